@@ -1,0 +1,201 @@
+//! The `Actor` trait and `Props`, the recipe an actor is made from.
+
+use std::fmt;
+
+use crate::context::Context;
+use crate::actor_ref::ActorHandle;
+use crate::supervision::{Failure, SupervisorStrategy};
+use crate::sync::Arc;
+
+/// A typed actor: state plus a handler for one message type.
+///
+/// An actor processes one message at a time, so `receive` takes `&mut self`
+/// and needs no locks. Use an enum as `Msg` to accept several kinds of message;
+/// [`ActorRef::tell`](crate::ActorRef::tell) takes `impl Into<Msg>`.
+///
+/// A panic in any of these methods is caught at the actor boundary and handed
+/// to the parent's [`SupervisorStrategy`].
+///
+/// # Lifecycle
+///
+/// `pre_start` runs before the first message. On restart, the old instance's
+/// `pre_restart` runs (default: stop all children, then `post_stop`), a fresh
+/// instance is made from the [`Props`], and its `post_restart` runs (default:
+/// `pre_start`). `post_stop` runs exactly once per incarnation, after all its
+/// children have stopped.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, ActorSystem, Context, Props, ask};
+/// use std::time::Duration;
+///
+/// enum CounterMsg {
+///     Add(u64),
+///     Get(weir_actor::ActorRef<u64>),
+/// }
+///
+/// #[derive(Default)]
+/// struct Counter(u64);
+///
+/// impl Actor for Counter {
+///     type Msg = CounterMsg;
+///     fn receive(&mut self, _ctx: &mut Context<Self>, msg: CounterMsg) {
+///         match msg {
+///             CounterMsg::Add(n) => self.0 += n,
+///             CounterMsg::Get(reply_to) => reply_to.tell(self.0),
+///         }
+///     }
+/// }
+///
+/// let system = ActorSystem::new("example").unwrap();
+/// let counter = system.spawn(Props::new(Counter::default), "counter").unwrap();
+/// counter.tell(CounterMsg::Add(2));
+/// counter.tell(CounterMsg::Add(3));
+/// let total = ask(&counter, CounterMsg::Get, Duration::from_secs(5)).wait().unwrap();
+/// assert_eq!(total, 5);
+/// system.terminate().wait().unwrap();
+/// ```
+pub trait Actor: Send + Sized + 'static {
+    /// The one message type this actor takes.
+    type Msg: Send + 'static;
+
+    /// Handle one message.
+    fn receive(&mut self, ctx: &mut Context<Self>, msg: Self::Msg);
+
+    /// Runs before the first message, and (through the default
+    /// [`post_restart`](Actor::post_restart)) after a restart.
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        let _ = ctx;
+    }
+
+    /// Runs once when this incarnation stops, after its children have stopped.
+    fn post_stop(&mut self, ctx: &mut Context<Self>) {
+        let _ = ctx;
+    }
+
+    /// Runs on the failed instance before it is replaced. The default stops
+    /// every child and calls [`post_stop`](Actor::post_stop); the new instance
+    /// is created once those children have stopped.
+    fn pre_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) {
+        let _ = failure;
+        ctx.stop_all_children();
+        self.post_stop(ctx);
+    }
+
+    /// Runs on the fresh instance after a restart. The default calls
+    /// [`pre_start`](Actor::pre_start).
+    fn post_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) {
+        let _ = failure;
+        self.pre_start(ctx);
+    }
+
+    /// A watched actor stopped (see [`Context::watch`]). Delivered exactly
+    /// once per watch, in order with the messages that actor sent before it
+    /// stopped.
+    fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) {
+        let _ = (ctx, terminated);
+    }
+
+    /// How failures of this actor's children are handled. Called when a child
+    /// fails; the default restarts the child (see [`SupervisorStrategy`]).
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::default()
+    }
+}
+
+/// The notice that a watched actor has stopped.
+#[derive(Debug, Clone)]
+pub struct Terminated {
+    pub(crate) actor: ActorHandle,
+}
+
+impl Terminated {
+    /// The actor that stopped.
+    pub fn actor(&self) -> &ActorHandle {
+        &self.actor
+    }
+}
+
+/// Which dispatcher runs an actor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum DispatcherKind {
+    /// The system's shared work-stealing pool (the default for every actor).
+    #[default]
+    Shared,
+    /// A thread of its own, for an actor that blocks (file or socket I/O,
+    /// a blocking client). The thread ends when the actor stops.
+    Pinned,
+}
+
+/// The recipe for an actor: a factory that makes fresh instances (called at
+/// start and at every restart) plus per-actor settings.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, Context, DispatcherKind, Props};
+///
+/// struct Blocking;
+/// impl Actor for Blocking {
+///     type Msg = String;
+///     fn receive(&mut self, _: &mut Context<Self>, path: String) {
+///         let _ = std::fs::metadata(path); // blocking I/O is fine on a pinned thread
+///     }
+/// }
+///
+/// let props = Props::new(|| Blocking)
+///     .with_dispatcher(DispatcherKind::Pinned)
+///     .with_throughput(1);
+/// # let _ = props;
+/// ```
+pub struct Props<A: Actor> {
+    pub(crate) factory: Arc<dyn Fn() -> A + Send + Sync>,
+    pub(crate) throughput: Option<usize>,
+    pub(crate) dispatcher: DispatcherKind,
+}
+
+impl<A: Actor> Props<A> {
+    /// Props whose instances come from `factory`.
+    pub fn new(factory: impl Fn() -> A + Send + Sync + 'static) -> Self {
+        Self {
+            factory: Arc::new(factory),
+            throughput: None,
+            dispatcher: DispatcherKind::Shared,
+        }
+    }
+
+    /// How many messages one run may process before the actor yields its
+    /// thread; the system's default when not set. Values below 1 count as 1.
+    pub fn with_throughput(mut self, throughput: usize) -> Self {
+        self.throughput = Some(throughput.max(1));
+        self
+    }
+
+    /// Which dispatcher runs this actor.
+    pub fn with_dispatcher(mut self, dispatcher: DispatcherKind) -> Self {
+        self.dispatcher = dispatcher;
+        self
+    }
+}
+
+impl<A: Actor> Clone for Props<A> {
+    fn clone(&self) -> Self {
+        Self {
+            factory: self.factory.clone(),
+            throughput: self.throughput,
+            dispatcher: self.dispatcher,
+        }
+    }
+}
+
+impl<A: Actor> fmt::Debug for Props<A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Props")
+            .field("actor", &std::any::type_name::<A>())
+            .field("throughput", &self.throughput)
+            .field("dispatcher", &self.dispatcher)
+            .finish()
+    }
+}

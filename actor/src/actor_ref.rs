@@ -1,0 +1,307 @@
+//! References to actors: the typed [`ActorRef`] and the untyped [`ActorHandle`].
+
+use std::any::Any;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use crate::cell::CellCore;
+use crate::path::ActorPath;
+use crate::system::ActorSystem;
+use crate::supervision::Failure;
+use crate::sync::Arc;
+
+/// What a recipient did with a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Delivery {
+    /// Queued, and the sender won the run token: it must schedule the actor.
+    MustSchedule,
+    /// Queued (or handed over); nothing more to do.
+    Queued,
+    /// The recipient is stopped; the message went to dead letters.
+    DeadLetter,
+}
+
+/// A system message: handled before user messages, even while suspended.
+#[derive(Debug)]
+pub(crate) enum SystemMsg {
+    /// Stop: children first, then `post_stop`.
+    Terminate,
+    /// `watcher` wants a `Terminated` notice when `watchee` (the recipient) stops.
+    Watch { watchee: ActorHandle, watcher: ActorHandle },
+    Unwatch(ActorHandle),
+    /// A child failed and is suspended, waiting for a directive.
+    ChildFailed(ActorHandle, Failure),
+    /// A child has stopped for good.
+    ChildTerminated(ActorHandle),
+    Resume,
+    Recreate(Failure),
+}
+
+/// What sits in a user mailbox slot: the message itself, inline.
+#[derive(Debug)]
+pub(crate) enum Envelope<M> {
+    Msg(M),
+    Control(Control),
+}
+
+/// The untyped face of anything that can be sent to: actor cells and the
+/// temporary actors behind `ask`.
+pub(crate) trait AnyActor: Send + Sync + 'static {
+    fn path(&self) -> &ActorPath;
+    fn system(&self) -> &ActorSystem;
+    /// The Rust type of the actor (for diagnostics and instrumentation).
+    fn type_name(&self) -> &'static str;
+    fn enqueue_system(&self, msg: SystemMsg) -> Delivery;
+    fn enqueue_control(&self, msg: Control) -> Delivery;
+    fn schedule(self: Arc<Self>);
+    fn is_terminated(&self) -> bool;
+    /// The hierarchy part, for actors that have one (not temporary actors).
+    fn core(&self) -> Option<&CellCore>;
+    /// If `slot` is an `Option<ActorRef<M>>` for this actor's `M`, fill it.
+    fn downcast_into(self: Arc<Self>, slot: &mut dyn Any);
+}
+
+/// A user-queue signal that is not a typed message. It travels in the user
+/// queue so it keeps its order with the messages around it.
+#[derive(Debug)]
+pub(crate) enum Control {
+    /// Stop once the messages queued before it are processed.
+    PoisonPill,
+    /// A watched actor stopped.
+    Terminated(ActorHandle),
+}
+
+/// Something that takes messages of type `M`.
+pub(crate) trait Recipient<M>: AnyActor {
+    fn enqueue(&self, msg: M) -> Delivery;
+}
+
+/// A typed reference to an actor that takes messages of type `M`.
+///
+/// Cheap to clone (one reference count), `Send` and `Sync`. [`tell`](Self::tell)
+/// never blocks on the recipient and never panics: a message to a stopped actor
+/// goes to dead letters.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, ActorSystem, Context, Props};
+///
+/// struct Echo;
+/// impl Actor for Echo {
+///     type Msg = String;
+///     fn receive(&mut self, _: &mut Context<Self>, msg: String) {
+///         assert!(!msg.is_empty());
+///     }
+/// }
+///
+/// let system = ActorSystem::new("refs").unwrap();
+/// let echo = system.spawn(Props::new(|| Echo), "echo").unwrap();
+/// echo.tell("hello"); // &str converts into String
+/// let again = echo.clone();
+/// assert_eq!(again, echo);
+/// system.terminate().wait().unwrap();
+/// ```
+pub struct ActorRef<M> {
+    pub(crate) inner: Arc<dyn Recipient<M>>,
+}
+
+impl<M: Send + 'static> ActorRef<M> {
+    pub(crate) fn new(inner: Arc<dyn Recipient<M>>) -> Self {
+        Self { inner }
+    }
+
+    /// Send a message. Returns at once; the message is processed later, in
+    /// order with the other messages from this sender.
+    #[inline]
+    pub fn tell(&self, msg: impl Into<M>) {
+        self.deliver(msg.into());
+    }
+
+    #[inline]
+    pub(crate) fn deliver(&self, msg: M) -> Delivery {
+        let delivery = self.inner.enqueue(msg);
+        if delivery == Delivery::MustSchedule {
+            self.inner.clone().schedule();
+        }
+        delivery
+    }
+
+    /// The actor's path.
+    pub fn path(&self) -> &ActorPath {
+        self.inner.path()
+    }
+
+    /// Stop the actor now: messages still queued go to dead letters. Its
+    /// children stop first.
+    pub fn stop(&self) {
+        self.handle().stop();
+    }
+
+    /// Stop the actor after the messages already queued are processed
+    /// (Akka's `PoisonPill`). Messages sent after this go to dead letters.
+    pub fn poison_pill(&self) {
+        self.handle().poison_pill();
+    }
+
+    /// The untyped handle of this actor.
+    pub fn handle(&self) -> ActorHandle {
+        ActorHandle { inner: self.inner.clone() }
+    }
+
+    /// Whether the actor has stopped for good.
+    pub fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+}
+
+impl<M> Clone for ActorRef<M> {
+    fn clone(&self) -> Self {
+        Self { inner: self.inner.clone() }
+    }
+}
+
+impl<M> PartialEq for ActorRef<M> {
+    fn eq(&self, other: &Self) -> bool {
+        addr(&self.inner) == addr(&other.inner)
+    }
+}
+
+impl<M> Eq for ActorRef<M> {}
+
+impl<M> Hash for ActorRef<M> {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        addr(&self.inner).hash(state);
+    }
+}
+
+impl<M: 'static> fmt::Debug for ActorRef<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ActorRef({})", self.inner.path())
+    }
+}
+
+impl<M: Send + 'static> From<&ActorRef<M>> for ActorHandle {
+    fn from(r: &ActorRef<M>) -> Self {
+        r.handle()
+    }
+}
+
+impl<M: Send + 'static> From<ActorRef<M>> for ActorHandle {
+    fn from(r: ActorRef<M>) -> Self {
+        ActorHandle { inner: r.inner }
+    }
+}
+
+/// An untyped handle to an actor: its path, stop, watch, and a checked
+/// downcast back to a typed [`ActorRef`].
+///
+/// Two handles are equal when they point to the same incarnation.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, ActorHandle, ActorRef, ActorSystem, Context, Props};
+///
+/// struct Named;
+/// impl Actor for Named {
+///     type Msg = u32;
+///     fn receive(&mut self, _: &mut Context<Self>, _: u32) {}
+/// }
+///
+/// let system = ActorSystem::new("handles").unwrap();
+/// let typed = system.spawn(Props::new(|| Named), "named").unwrap();
+/// let handle: ActorHandle = typed.handle();
+/// assert_eq!(handle.downcast::<u32>(), Some(typed));
+/// assert_eq!(handle.downcast::<String>(), None); // wrong message type
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Clone)]
+pub struct ActorHandle {
+    pub(crate) inner: Arc<dyn AnyActor>,
+}
+
+impl ActorHandle {
+    /// The actor's path.
+    pub fn path(&self) -> &ActorPath {
+        self.inner.path()
+    }
+
+    /// The Rust type name of the actor behind this handle.
+    pub fn actor_type_name(&self) -> &'static str {
+        self.inner.type_name()
+    }
+
+    /// The typed reference, if this actor takes messages of type `M`.
+    pub fn downcast<M: Send + 'static>(&self) -> Option<ActorRef<M>> {
+        let mut slot: Option<ActorRef<M>> = None;
+        self.inner.clone().downcast_into(&mut slot);
+        slot
+    }
+
+    /// Stop the actor now (see [`ActorRef::stop`]).
+    pub fn stop(&self) {
+        self.send_system(SystemMsg::Terminate);
+    }
+
+    /// Stop after the queued messages (see [`ActorRef::poison_pill`]).
+    pub fn poison_pill(&self) {
+        self.send_control(Control::PoisonPill);
+    }
+
+    /// Whether the actor has stopped for good.
+    pub fn is_terminated(&self) -> bool {
+        self.inner.is_terminated()
+    }
+
+    pub(crate) fn send_system(&self, msg: SystemMsg) -> Delivery {
+        let delivery = self.inner.enqueue_system(msg);
+        if delivery == Delivery::MustSchedule {
+            self.inner.clone().schedule();
+        }
+        delivery
+    }
+
+    pub(crate) fn send_control(&self, msg: Control) -> Delivery {
+        let delivery = self.inner.enqueue_control(msg);
+        if delivery == Delivery::MustSchedule {
+            self.inner.clone().schedule();
+        }
+        delivery
+    }
+
+    /// Identity of the incarnation, for maps keyed by actor.
+    pub(crate) fn key(&self) -> usize {
+        addr(&self.inner)
+    }
+}
+
+impl PartialEq for ActorHandle {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for ActorHandle {}
+
+impl Hash for ActorHandle {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
+    }
+}
+
+impl fmt::Debug for ActorHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ActorHandle({})", self.inner.path())
+    }
+}
+
+fn addr<T: ?Sized>(arc: &Arc<T>) -> usize {
+    Arc::as_ptr(arc).cast::<()>() as usize
+}
+
+impl From<&ActorHandle> for ActorHandle {
+    fn from(h: &ActorHandle) -> Self {
+        h.clone()
+    }
+}

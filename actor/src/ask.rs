@@ -1,0 +1,217 @@
+//! Ask: send a question with a one-off reply address and get the answer as a
+//! future (or by blocking).
+
+use std::any::Any;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
+use crate::cell::CellCore;
+use crate::error::AskError;
+use crate::path::ActorPath;
+use crate::promise::Promise;
+use crate::sync::{Arc, Mutex};
+use crate::system::ActorSystem;
+
+/// Send `target` the message `make(reply_to)` and wait for the first reply
+/// sent to `reply_to`.
+///
+/// `reply_to` is a temporary actor under `/temp`. It takes one reply; later
+/// replies, and a reply after the time-out, go to dead letters.
+///
+/// # Errors
+///
+/// The handle yields [`AskError::Timeout`] when no reply arrives within
+/// `timeout`, and [`AskError::TargetStopped`] when the question could not be
+/// delivered.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+///
+/// struct Doubler;
+/// impl Actor for Doubler {
+///     type Msg = (u32, ActorRef<u32>);
+///     fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): (u32, ActorRef<u32>)) {
+///         reply_to.tell(n * 2);
+///     }
+/// }
+///
+/// let system = ActorSystem::new("asking").unwrap();
+/// let doubler = system.spawn(Props::new(|| Doubler), "doubler").unwrap();
+/// let answer = ask(&doubler, |reply_to| (21, reply_to), Duration::from_secs(5));
+/// assert_eq!(answer.wait(), Ok(42));
+/// // The handle is also a future:
+/// let again = futures_executor::block_on(ask(&doubler, |r| (1, r), Duration::from_secs(5)));
+/// assert_eq!(again, Ok(2));
+/// system.terminate().wait().unwrap();
+/// ```
+pub fn ask<M, R>(target: &ActorRef<M>, make: impl FnOnce(ActorRef<R>) -> M, timeout: Duration) -> AskHandle<R>
+where
+    M: Send + 'static,
+    R: Send + 'static,
+{
+    let system = target.inner.system().clone();
+    let path = ActorPath::root(system.inner.name.clone(), 0)
+        .child("temp", 0)
+        .child(&system.next_temp_name(), system.next_uid());
+    let cell = Arc::new(AskCell {
+        path,
+        system: system.clone(),
+        promise: Promise::new(),
+        watchers: Mutex::new(Some(Vec::new())),
+    });
+    let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
+    if target.deliver(make(reply_to)) == Delivery::DeadLetter {
+        let _ = cell.finish(Err(AskError::TargetStopped));
+    } else {
+        let weak = Arc::downgrade(&cell);
+        let timed_out = Box::new(move || {
+            if let Some(cell) = weak.upgrade() {
+                let _ = cell.finish(Err(AskError::Timeout(timeout)));
+            }
+        });
+        if system.inner.scheduler.schedule_once(timeout, timed_out).is_err() {
+            // The system has shut down: no reply can come any more.
+            let _ = cell.finish(Err(AskError::TargetStopped));
+        }
+    }
+    AskHandle { cell }
+}
+
+/// The pending answer of an [`ask`]: a future, or a blocking
+/// [`wait`](Self::wait).
+///
+/// Cancel safety: dropping it before completion discards the answer; a reply
+/// that comes later goes to dead letters.
+#[must_use = "an ask's answer is lost unless awaited or waited for"]
+pub struct AskHandle<R> {
+    cell: Arc<AskCell<R>>,
+}
+
+impl<R: Send + 'static> AskHandle<R> {
+    /// Block until the reply or the time-out.
+    ///
+    /// # Errors
+    ///
+    /// As [`ask`].
+    pub fn wait(self) -> Result<R, AskError> {
+        self.cell.promise.wait_take()
+    }
+}
+
+impl<R: Send + 'static> Future for AskHandle<R> {
+    type Output = Result<R, AskError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<Self::Output> {
+        self.cell.promise.poll_take(cx)
+    }
+}
+
+impl<R> fmt::Debug for AskHandle<R> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("AskHandle").field("reply_to", &self.cell.path).finish()
+    }
+}
+
+/// The temporary actor behind an ask.
+struct AskCell<R> {
+    path: ActorPath,
+    system: ActorSystem,
+    promise: Promise<Result<R, AskError>>,
+    /// `(watchee, watcher)` pairs; `None` once finished. The watchee is this
+    /// cell's own handle, taken from the watch request; holding it until the
+    /// ask finishes is fine because every ask finishes (reply or time-out).
+    watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
+}
+
+impl<R: Send + 'static> AskCell<R> {
+    /// Complete with `result`; gives it back if already complete.
+    fn finish(&self, result: Result<R, AskError>) -> Result<(), Result<R, AskError>> {
+        self.promise.complete(result)?;
+        let watchers = self.watchers.lock().take().unwrap_or_default();
+        for (watchee, watcher) in watchers {
+            watcher.send_control(Control::Terminated(watchee));
+        }
+        Ok(())
+    }
+}
+
+impl<R: Send + 'static> AnyActor for AskCell<R> {
+    fn path(&self) -> &ActorPath {
+        &self.path
+    }
+
+    fn system(&self) -> &ActorSystem {
+        &self.system
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<Self>()
+    }
+
+    fn enqueue_system(&self, msg: SystemMsg) -> Delivery {
+        match msg {
+            SystemMsg::Watch { watchee, watcher } => {
+                let mut watchers = self.watchers.lock();
+                match watchers.as_mut() {
+                    Some(list) => list.push((watchee, watcher)),
+                    None => {
+                        drop(watchers);
+                        watcher.send_control(Control::Terminated(watchee));
+                    }
+                }
+                Delivery::Queued
+            }
+            SystemMsg::Unwatch(watcher) => {
+                if let Some(list) = self.watchers.lock().as_mut() {
+                    list.retain(|(_, w)| *w != watcher);
+                }
+                Delivery::Queued
+            }
+            SystemMsg::Terminate => {
+                // Stopping a pending ask is not meaningful; it ends on its own.
+                Delivery::Queued
+            }
+            _ => Delivery::DeadLetter,
+        }
+    }
+
+    fn enqueue_control(&self, _: Control) -> Delivery {
+        Delivery::DeadLetter
+    }
+
+    fn schedule(self: Arc<Self>) {}
+
+    fn is_terminated(&self) -> bool {
+        self.promise.is_completed()
+    }
+
+    fn core(&self) -> Option<&CellCore> {
+        None
+    }
+
+    fn downcast_into(self: Arc<Self>, slot: &mut dyn Any) {
+        if let Some(slot) = slot.downcast_mut::<Option<ActorRef<R>>>() {
+            *slot = Some(ActorRef::new(self));
+        }
+    }
+}
+
+impl<R: Send + 'static> Recipient<R> for AskCell<R> {
+    fn enqueue(&self, reply: R) -> Delivery {
+        match self.finish(Ok(reply)) {
+            Ok(()) => Delivery::Queued,
+            Err(Ok(reply)) => {
+                self.system.event_stream().publish_dead_letter(&self.path, reply);
+                Delivery::DeadLetter
+            }
+            Err(Err(_)) => unreachable!("complete gives back the value it was given"),
+        }
+    }
+}

@@ -1,0 +1,303 @@
+//! The actor cell: an actor's mailbox, its place in the hierarchy and the
+//! state its runs work on.
+//!
+//! * [`CellCore`] is the untyped, shared part: path, parent, children, the
+//!   system and the dispatcher. Other threads read it (child lookup, spawn).
+//! * [`Cell<A>`] adds the typed mailbox and the run state, which only the
+//!   holder of the mailbox's run token touches (see [`crate::mailbox`]).
+//! * [`run`] is the run loop: system messages first, then at most
+//!   `throughput` user messages; supervision, restart and stop live there.
+
+mod run;
+
+use std::any::Any;
+use std::collections::HashMap;
+use std::time::Instant;
+
+use crate::actor::{Actor, DispatcherKind, Props};
+use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
+use crate::context::Context;
+use crate::dispatcher::Dispatcher;
+use crate::dispatcher::pinned::Pinned;
+use crate::error::SpawnError;
+use crate::mailbox::{Enqueued, Mailbox};
+use crate::name::{generated_name, validate_name};
+use crate::path::ActorPath;
+use crate::supervision::{Failure, RestartStats};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell};
+use crate::system::ActorSystem;
+
+/// The untyped part of a cell, shared with other threads.
+pub(crate) struct CellCore {
+    pub(crate) path: ActorPath,
+    pub(crate) parent: Option<ActorHandle>,
+    pub(crate) system: ActorSystem,
+    pub(crate) children: Mutex<Children>,
+    dispatcher: Dispatcher,
+    terminated: AtomicBool,
+}
+
+/// The live children of one actor, by name.
+pub(crate) struct Children {
+    pub(crate) by_name: HashMap<Box<str>, ChildEntry>,
+    next_anonymous: u64,
+    /// `false` once the actor is stopping: no new children.
+    accepting: bool,
+}
+
+pub(crate) struct ChildEntry {
+    pub(crate) handle: ActorHandle,
+    /// A stop was requested; the parent waits for its termination.
+    pub(crate) stopping: bool,
+    pub(crate) restarts: Option<RestartStats>,
+}
+
+impl CellCore {
+    pub(crate) fn is_terminated(&self) -> bool {
+        self.terminated.load(Ordering::Acquire)
+    }
+
+    fn mark_terminated(&self) {
+        self.terminated.store(true, Ordering::Release);
+    }
+
+    /// The live child called `name`.
+    pub(crate) fn child(&self, name: &str) -> Option<ActorHandle> {
+        self.children.lock().by_name.get(name).map(|c| c.handle.clone())
+    }
+
+    pub(crate) fn children(&self) -> Vec<ActorHandle> {
+        self.children.lock().by_name.values().map(|c| c.handle.clone()).collect()
+    }
+}
+
+/// The run state: only the run-token holder touches it.
+pub(crate) struct RunState<A: Actor> {
+    actor: Option<A>,
+    ctx: Context<A>,
+    props: Props<A>,
+    phase: Phase,
+    watchers: HashMap<usize, ActorHandle>,
+}
+
+#[derive(Debug)]
+enum Phase {
+    /// Spawned; the factory and `pre_start` have not run yet.
+    Created,
+    Running,
+    /// Failed; waiting for the parent's directive. Only system messages run.
+    Suspended,
+    /// Restarting; waiting for children stopped by `pre_restart`.
+    Recreating(Failure),
+    /// Stopping; waiting for the children to stop.
+    Terminating,
+    /// Gone. The run state is dropped right after.
+    Stopped,
+}
+
+impl Phase {
+    fn takes_user_messages(&self) -> bool {
+        matches!(self, Phase::Running)
+    }
+}
+
+/// A typed actor cell.
+pub(crate) struct Cell<A: Actor> {
+    pub(crate) core: CellCore,
+    mailbox: Mailbox<Envelope<A::Msg>, SystemMsg>,
+    throughput: usize,
+    state: UnsafeCell<Option<RunState<A>>>,
+}
+
+// SAFETY: `state` is only touched by the thread holding the mailbox's run
+// token (mailbox rule 2), so it is never accessed from two threads at once;
+// everything else in the cell is `Sync` on its own. `A` and its messages are
+// `Send`, so moving the state between threads with the token is sound.
+unsafe impl<A: Actor> Sync for Cell<A> {}
+
+/// Make a child of `parent` (or the root when `parent` is `None`) and return
+/// its cell, whose run token the caller holds: it must submit the cell.
+fn new_cell<A: Actor>(
+    system: &ActorSystem,
+    parent: Option<ActorHandle>,
+    path: ActorPath,
+    props: Props<A>,
+) -> Result<Arc<Cell<A>>, SpawnError> {
+    let dispatcher = match props.dispatcher {
+        DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
+        DispatcherKind::Pinned => Dispatcher::Pinned(
+            Pinned::start(format!("{}-pinned", system.name()), &system.inner.threads)
+                .map_err(|e| SpawnError::DispatcherUnavailable(e.to_string()))?,
+        ),
+    };
+    let throughput = props.throughput.unwrap_or(system.inner.default_throughput);
+    let cell = Arc::new(Cell {
+        core: CellCore {
+            path,
+            parent,
+            system: system.clone(),
+            children: Mutex::new(Children {
+                by_name: HashMap::new(),
+                next_anonymous: 0,
+                accepting: true,
+            }),
+            dispatcher,
+            terminated: AtomicBool::new(false),
+        },
+        mailbox: Mailbox::new_claimed(),
+        throughput,
+        state: UnsafeCell::new(None),
+    });
+    let ctx = Context::new(cell.clone());
+    cell.state.with_mut(|state| {
+        // SAFETY: the mailbox was created claimed; this thread holds the run
+        // token until it submits the cell, so nothing else reads `state`.
+        unsafe {
+            *state = Some(RunState {
+                actor: None,
+                ctx,
+                props,
+                phase: Phase::Created,
+                watchers: HashMap::new(),
+            });
+        }
+    });
+    Ok(cell)
+}
+
+/// Spawn a child of `parent` named `name` (a generated `$` name when `None`).
+pub(crate) fn spawn_child<C: Actor>(
+    parent: &ActorHandle,
+    props: Props<C>,
+    name: Option<&str>,
+) -> Result<ActorRef<C::Msg>, SpawnError> {
+    if let Some(name) = name {
+        validate_name(name).map_err(|reason| SpawnError::InvalidName {
+            name: name.to_owned(),
+            reason,
+        })?;
+    }
+    let core = parent.inner.core().ok_or(SpawnError::ParentStopped)?;
+    let cell = {
+        let mut children = core.children.lock();
+        if !children.accepting {
+            return Err(SpawnError::ParentStopped);
+        }
+        let name: Box<str> = match name {
+            Some(name) if children.by_name.contains_key(name) => {
+                return Err(SpawnError::DuplicateName(name.to_owned()));
+            }
+            Some(name) => name.into(),
+            None => loop {
+                let candidate = generated_name(children.next_anonymous);
+                children.next_anonymous += 1;
+                if !children.by_name.contains_key(candidate.as_str()) {
+                    break candidate.into_boxed_str();
+                }
+            },
+        };
+        let system = &core.system;
+        let path = core.path.child(&name, system.next_uid());
+        let cell = new_cell(system, Some(parent.clone()), path, props)?;
+        children.by_name.insert(
+            name,
+            ChildEntry {
+                handle: ActorHandle { inner: cell.clone() },
+                stopping: false,
+                restarts: None,
+            },
+        );
+        cell
+    };
+    let actor_ref = ActorRef::new(cell.clone());
+    AnyActor::schedule(cell);
+    Ok(actor_ref)
+}
+
+/// Make the root guardian. The caller holds its run token and must call
+/// `schedule` on the handle once the guardians below it exist.
+pub(crate) fn new_root<A: Actor>(system: &ActorSystem, props: Props<A>) -> Result<ActorHandle, SpawnError> {
+    let path = ActorPath::root(system.inner.name.clone(), system.next_uid());
+    let cell = new_cell(system, None, path, props)?;
+    Ok(ActorHandle { inner: cell })
+}
+
+impl<A: Actor> AnyActor for Cell<A> {
+    fn path(&self) -> &ActorPath {
+        &self.core.path
+    }
+
+    fn system(&self) -> &ActorSystem {
+        &self.core.system
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<A>()
+    }
+
+    fn enqueue_system(&self, msg: SystemMsg) -> Delivery {
+        match self.mailbox.enqueue_system(msg) {
+            Ok(enqueued) => enqueued.into(),
+            Err(msg) => {
+                run::system_msg_to_closed(msg);
+                Delivery::DeadLetter
+            }
+        }
+    }
+
+    fn enqueue_control(&self, msg: Control) -> Delivery {
+        match self.mailbox.enqueue_user(Envelope::Control(msg)) {
+            Ok(enqueued) => enqueued.into(),
+            // A control signal to a stopped actor has nothing left to do: a
+            // late PoisonPill or a death notice to a stopped watcher.
+            Err(_) => Delivery::DeadLetter,
+        }
+    }
+
+    fn schedule(self: Arc<Self>) {
+        let dispatcher = self.core.dispatcher.clone();
+        dispatcher.submit(self);
+    }
+
+    fn is_terminated(&self) -> bool {
+        self.core.is_terminated()
+    }
+
+    fn core(&self) -> Option<&CellCore> {
+        Some(&self.core)
+    }
+
+    fn downcast_into(self: Arc<Self>, slot: &mut dyn Any) {
+        if let Some(slot) = slot.downcast_mut::<Option<ActorRef<A::Msg>>>() {
+            *slot = Some(ActorRef::new(self));
+        }
+    }
+}
+
+impl<A: Actor> Recipient<A::Msg> for Cell<A> {
+    #[inline]
+    fn enqueue(&self, msg: A::Msg) -> Delivery {
+        match self.mailbox.enqueue_user(Envelope::Msg(msg)) {
+            Ok(enqueued) => enqueued.into(),
+            Err(Envelope::Msg(msg)) => {
+                self.core.system.event_stream().publish_dead_letter(&self.core.path, msg);
+                Delivery::DeadLetter
+            }
+            Err(Envelope::Control(_)) => unreachable!("enqueue_user gives back what it was given"),
+        }
+    }
+}
+
+impl From<Enqueued> for Delivery {
+    fn from(e: Enqueued) -> Self {
+        match e {
+            Enqueued::MustSchedule => Delivery::MustSchedule,
+            Enqueued::Queued => Delivery::Queued,
+        }
+    }
+}
+
+/// Restart bookkeeping for one child; `now` is read once per decision.
+pub(crate) fn restart_stats(entry: &mut ChildEntry, now: Instant) -> &mut RestartStats {
+    entry.restarts.get_or_insert_with(|| RestartStats::new(now))
+}

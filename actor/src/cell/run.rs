@@ -1,0 +1,364 @@
+//! The run loop of a cell and everything it does: start, invoke, supervise,
+//! restart, stop.
+//!
+//! Every function here runs on the thread holding the mailbox's run token
+//! (see [`crate::mailbox`]), with exclusive access to the [`RunState`]. User
+//! code (factory, hooks, `receive`, deciders) is always called inside
+//! `catch_unwind`, so a panic becomes a [`Failure`] for the parent, never a
+//! dead thread.
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::Instant;
+
+use super::{Cell, Phase, RunState, restart_stats};
+use crate::actor::{Actor, Terminated};
+use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
+use crate::dispatcher::Runnable;
+use crate::supervision::{Directive, Failure, FailurePhase, Scope};
+use crate::sync::Arc;
+
+/// What to do with the run token after a batch.
+enum AfterRun {
+    /// Messages are left in the batch: keep the token and run again later.
+    Resubmit,
+    /// Hand the token back (mailbox rule 3), waking for user messages or not.
+    Release { with_user: bool },
+    /// The actor stopped; the token is kept forever (mailbox rule 4).
+    Stopped,
+}
+
+impl<A: Actor> Runnable for Cell<A> {
+    fn run(self: Arc<Self>) {
+        let after = self.state.with_mut(|state| {
+            // SAFETY: the dispatcher only runs a cell that was submitted by the
+            // holder of its run token, which handed the token over with it.
+            let state = unsafe { &mut *state };
+            match state {
+                Some(st) => {
+                    let after = self.run_batch(st);
+                    if let AfterRun::Stopped = after {
+                        // Drops the actor, the context and its self-reference.
+                        *state = None;
+                    }
+                    after
+                }
+                None => AfterRun::Stopped,
+            }
+        });
+        match after {
+            AfterRun::Resubmit => self.schedule_self(),
+            // SAFETY: this thread holds the run token and touches neither the
+            // batch nor the state again unless `release` returns `true`.
+            AfterRun::Release { with_user } => {
+                if unsafe { self.mailbox.release(with_user) } {
+                    self.schedule_self();
+                }
+            }
+            AfterRun::Stopped => {}
+        }
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    fn schedule_self(self: Arc<Self>) {
+        crate::actor_ref::AnyActor::schedule(self);
+    }
+
+    fn run_batch(&self, st: &mut RunState<A>) -> AfterRun {
+        if let Phase::Created = st.phase {
+            self.start(st);
+        }
+        let mut left = self.throughput;
+        loop {
+            // SAFETY (both calls below): this thread holds the run token.
+            while let Some(msg) = unsafe { self.mailbox.next_system() } {
+                self.handle_system(st, msg);
+                if let Phase::Stopped = st.phase {
+                    return AfterRun::Stopped;
+                }
+            }
+            if !st.phase.takes_user_messages() || left == 0 {
+                break;
+            }
+            let Some(envelope) = (unsafe { self.mailbox.next_user() }) else {
+                break;
+            };
+            self.invoke(st, envelope);
+            left -= 1;
+            if let Phase::Stopped = st.phase {
+                return AfterRun::Stopped;
+            }
+        }
+        let with_user = st.phase.takes_user_messages();
+        // SAFETY: this thread holds the run token.
+        if with_user && !unsafe { self.mailbox.batch_is_empty() } {
+            AfterRun::Resubmit
+        } else {
+            AfterRun::Release { with_user }
+        }
+    }
+
+    fn failure(&self, payload: &(dyn std::any::Any + Send), phase: FailurePhase) -> Failure {
+        Failure::from_panic(payload, phase, self.core.path.clone())
+    }
+
+    /// Make the first instance and run `pre_start`.
+    fn start(&self, st: &mut RunState<A>) {
+        st.phase = Phase::Running;
+        if let Err(failure) = self.instantiate(st, FailurePhase::Start) {
+            return self.fail(st, failure);
+        }
+        let actor = st.actor.as_mut().expect("just instantiated");
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.pre_start(&mut st.ctx))) {
+            let failure = self.failure(&*p, FailurePhase::Start);
+            self.fail(st, failure);
+        }
+    }
+
+    fn instantiate(&self, st: &mut RunState<A>, phase: FailurePhase) -> Result<(), Failure> {
+        let factory = &st.props.factory;
+        match catch_unwind(AssertUnwindSafe(|| factory())) {
+            Ok(actor) => {
+                st.actor = Some(actor);
+                Ok(())
+            }
+            Err(p) => Err(self.failure(&*p, phase)),
+        }
+    }
+
+    fn invoke(&self, st: &mut RunState<A>, envelope: Envelope<A::Msg>) {
+        match envelope {
+            Envelope::Msg(msg) => {
+                let actor = st.actor.as_mut().expect("a running actor has an instance");
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.receive(&mut st.ctx, msg))) {
+                    let failure = self.failure(&*p, FailurePhase::Receive);
+                    self.fail(st, failure);
+                }
+            }
+            Envelope::Control(Control::PoisonPill) => self.begin_stop(st),
+            Envelope::Control(Control::Terminated(who)) => {
+                // Exactly once per watch: the entry is removed on first notice.
+                if st.ctx.watching.remove(&who.key()).is_none() {
+                    return;
+                }
+                let actor = st.actor.as_mut().expect("a running actor has an instance");
+                let notice = Terminated { actor: who };
+                if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.on_terminated(&mut st.ctx, notice))) {
+                    let failure = self.failure(&*p, FailurePhase::Receive);
+                    self.fail(st, failure);
+                }
+            }
+        }
+    }
+
+    fn handle_system(&self, st: &mut RunState<A>, msg: SystemMsg) {
+        match msg {
+            SystemMsg::Terminate => self.begin_stop(st),
+            SystemMsg::Watch { watcher, .. } => {
+                st.watchers.insert(watcher.key(), watcher);
+            }
+            SystemMsg::Unwatch(watcher) => {
+                st.watchers.remove(&watcher.key());
+            }
+            SystemMsg::ChildFailed(child, failure) => self.supervise(st, &child, failure),
+            SystemMsg::ChildTerminated(child) => self.child_terminated(st, &child),
+            SystemMsg::Resume => {
+                if let Phase::Suspended = st.phase {
+                    if st.actor.is_some() {
+                        st.phase = Phase::Running;
+                        // Children suspended by an escalation resume with us.
+                        for child in self.core.children() {
+                            child.send_system(SystemMsg::Resume);
+                        }
+                    } else {
+                        // Failed before an instance existed: resuming means
+                        // trying to make one again.
+                        let failure = Failure::from_panic(&"resumed without an instance", FailurePhase::Start, self.core.path.clone());
+                        self.restart(st, failure);
+                    }
+                }
+            }
+            SystemMsg::Recreate(failure) => {
+                if !matches!(st.phase, Phase::Terminating | Phase::Stopped) {
+                    self.restart(st, failure);
+                }
+            }
+        }
+    }
+
+    /// Suspend and report `failure` to the parent. The root has no parent: it
+    /// stops, which ends the system.
+    fn fail(&self, st: &mut RunState<A>, failure: Failure) {
+        if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
+            return; // already going away; nothing to decide
+        }
+        st.phase = Phase::Suspended;
+        match &self.core.parent {
+            Some(parent) => {
+                parent.send_system(SystemMsg::ChildFailed(st.ctx.handle(), failure));
+            }
+            None => self.begin_stop(st),
+        }
+    }
+
+    /// Apply this actor's supervisor strategy to a failed child.
+    fn supervise(&self, st: &mut RunState<A>, child: &ActorHandle, failure: Failure) {
+        if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
+            return; // the child is being stopped with us
+        }
+        let strategy = match &st.actor {
+            Some(actor) => catch_unwind(AssertUnwindSafe(|| actor.supervisor_strategy())).unwrap_or_default(),
+            None => Default::default(),
+        };
+        let mut directive = catch_unwind(AssertUnwindSafe(|| strategy.decide(&failure))).unwrap_or(Directive::Escalate);
+        let mut children = self.core.children.lock();
+        let Some(entry) = children.by_name.get_mut(child.path().name()).filter(|e| e.handle == *child) else {
+            return; // not (or no longer) our child
+        };
+        let now = Instant::now();
+        if directive == Directive::Restart && !strategy.allow_restart(restart_stats(entry, now), now) {
+            directive = Directive::Stop; // the restart budget is spent
+        }
+        let targets: Vec<ActorHandle> = match strategy.scope {
+            Scope::OneForOne => vec![child.clone()],
+            Scope::AllForOne => children.by_name.values().filter(|e| !e.stopping).map(|e| e.handle.clone()).collect(),
+        };
+        if directive == Directive::Stop {
+            for entry in children.by_name.values_mut().filter(|e| targets.contains(&e.handle)) {
+                entry.stopping = true;
+            }
+        }
+        drop(children);
+        match directive {
+            // Resume applies to the failed child only, in either scope.
+            Directive::Resume => {
+                child.send_system(SystemMsg::Resume);
+            }
+            Directive::Restart => {
+                for target in targets {
+                    target.send_system(SystemMsg::Recreate(failure.clone()));
+                }
+            }
+            Directive::Stop => {
+                for target in targets {
+                    target.send_system(SystemMsg::Terminate);
+                }
+            }
+            Directive::Escalate => self.fail(st, failure.escalated()),
+        }
+    }
+
+    /// Replace the instance: `pre_restart` on the old one, then a fresh one
+    /// once the children it stopped have gone.
+    fn restart(&self, st: &mut RunState<A>, failure: Failure) {
+        if let Some(mut old) = st.actor.take() {
+            // Best effort, as in Akka: a panic here does not stop the restart.
+            let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
+        }
+        st.phase = Phase::Recreating(failure);
+        self.finish_restart_if_ready(st);
+    }
+
+    fn finish_restart_if_ready(&self, st: &mut RunState<A>) {
+        if !matches!(st.phase, Phase::Recreating(_)) || self.core.children.lock().by_name.values().any(|c| c.stopping) {
+            return;
+        }
+        let Phase::Recreating(failure) = std::mem::replace(&mut st.phase, Phase::Running) else {
+            unreachable!("checked above");
+        };
+        if let Err(failure) = self.instantiate(st, FailurePhase::Restart) {
+            return self.fail(st, failure);
+        }
+        let actor = st.actor.as_mut().expect("just instantiated");
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure))) {
+            let failure = self.failure(&*p, FailurePhase::Restart);
+            self.fail(st, failure);
+        }
+    }
+
+    fn child_terminated(&self, st: &mut RunState<A>, child: &ActorHandle) {
+        let no_children_left = {
+            let mut children = self.core.children.lock();
+            let name = child.path().name();
+            if children.by_name.get(name).is_some_and(|e| e.handle == *child) {
+                children.by_name.remove(name);
+            }
+            children.by_name.is_empty()
+        };
+        match st.phase {
+            Phase::Terminating if no_children_left => self.finish_stop(st),
+            Phase::Recreating(_) => self.finish_restart_if_ready(st),
+            _ => {}
+        }
+    }
+
+    /// Stop: children first (each is told to stop), then [`Self::finish_stop`].
+    fn begin_stop(&self, st: &mut RunState<A>) {
+        if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
+            return;
+        }
+        st.phase = Phase::Terminating;
+        let children: Vec<ActorHandle> = {
+            let mut children = self.core.children.lock();
+            children.accepting = false;
+            children
+                .by_name
+                .values_mut()
+                .map(|e| {
+                    e.stopping = true;
+                    e.handle.clone()
+                })
+                .collect()
+        };
+        if children.is_empty() {
+            return self.finish_stop(st);
+        }
+        for child in children {
+            child.send_system(SystemMsg::Terminate);
+        }
+    }
+
+    /// All children are gone: `post_stop`, close the mailbox, route what is
+    /// left, tell watchers and the parent.
+    fn finish_stop(&self, st: &mut RunState<A>) {
+        if let Some(mut actor) = st.actor.take() {
+            // A panic in post_stop cannot be supervised any more; the stop goes on.
+            let _ = catch_unwind(AssertUnwindSafe(|| actor.post_stop(&mut st.ctx)));
+        }
+        st.phase = Phase::Stopped;
+        // SAFETY: this thread holds the run token.
+        let drained = unsafe { self.mailbox.close() };
+        self.core.mark_terminated();
+        let me = st.ctx.handle();
+        let events = self.core.system.event_stream();
+        for envelope in drained.user {
+            if let Envelope::Msg(msg) = envelope {
+                events.publish_dead_letter(&self.core.path, msg);
+            }
+        }
+        for msg in drained.system {
+            system_msg_to_closed(msg);
+        }
+        for (_, watcher) in st.watchers.drain() {
+            watcher.send_control(Control::Terminated(me.clone()));
+        }
+        for (_, watched) in st.ctx.watching.drain() {
+            watched.send_system(SystemMsg::Unwatch(me.clone()));
+        }
+        self.core.dispatcher.retire();
+        match &self.core.parent {
+            Some(parent) => {
+                parent.send_system(SystemMsg::ChildTerminated(me));
+            }
+            None => self.core.system.root_stopped(),
+        }
+    }
+}
+
+/// What a system message to a stopped actor still has to do: a watch gets
+/// its `Terminated` notice at once; everything else is moot.
+pub(super) fn system_msg_to_closed(msg: SystemMsg) {
+    if let SystemMsg::Watch { watchee, watcher } = msg {
+        watcher.send_control(Control::Terminated(watchee));
+    }
+}

@@ -1,0 +1,45 @@
+//! Dispatchers: the threads that run actors.
+//!
+//! Every actor runs on the system's one shared work-stealing [`pool`] unless
+//! its props ask for a [`pinned`] thread. Both report the threads they start
+//! to a [`Threads`] registry, so termination can wait until every one of them
+//! has ended.
+
+pub(crate) mod pinned;
+pub(crate) mod pool;
+mod threads;
+
+pub(crate) use threads::Threads;
+
+use crate::sync::Arc;
+
+/// A unit of work: an actor cell whose run token the submitter holds.
+pub(crate) trait Runnable: Send + Sync + 'static {
+    fn run(self: Arc<Self>);
+}
+
+pub(crate) type Task = Arc<dyn Runnable>;
+
+/// Where an actor's runs are submitted.
+#[derive(Clone)]
+pub(crate) enum Dispatcher {
+    Pool(Arc<pool::Pool>),
+    Pinned(Arc<pinned::Pinned>),
+}
+
+impl Dispatcher {
+    #[inline]
+    pub(crate) fn submit(&self, task: Task) {
+        match self {
+            Self::Pool(pool) => pool.submit(task),
+            Self::Pinned(pinned) => pinned.submit(task),
+        }
+    }
+
+    /// The actor using this dispatcher has stopped for good.
+    pub(crate) fn retire(&self) {
+        if let Self::Pinned(pinned) = self {
+            pinned.retire();
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! The shared work-stealing pool.
+//!
+//! One worker thread per core by default, each with a FIFO deque; a global
+//! injector takes submissions from threads outside the pool. A worker takes
+//! from its own deque, then the injector, then steals from its siblings.
+//!
+//! # Sleeping without lost wake-ups
+//!
+//! An idle worker first *searches*: a short, bounded spin that re-checks the
+//! queues. Then it registers as a sleeper, issues a SeqCst fence, checks the
+//! queues once more and only then parks. A submitter pushes, issues a SeqCst
+//! fence, and reads the sleeper count: either it sees the sleeper and unparks
+//! it (the park token survives an unpark that comes before the park), or the
+//! sleeper's last check sees the task. A submitter skips the wake-up while some
+//! worker is still searching, because a searcher always checks the queues once
+//! more before it can sleep. Idle workers therefore burn no CPU.
+
+use std::cell::OnceCell;
+use std::thread::Thread;
+
+use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+
+use super::{Task, Threads};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, fence};
+
+/// Spin rounds of a searching worker before it sleeps: tens of microseconds at
+/// most, so an idle system goes quiet almost at once.
+const SEARCH_ROUNDS: u32 = 16;
+
+pub(crate) struct Pool {
+    id: usize,
+    injector: Injector<Task>,
+    stealers: Box<[Stealer<Task>]>,
+    sleepers: Mutex<Vec<Thread>>,
+    num_sleeping: AtomicUsize,
+    num_searching: AtomicUsize,
+    shutdown: AtomicBool,
+}
+
+struct Local {
+    pool_id: usize,
+    worker: Worker<Task>,
+}
+
+thread_local! {
+    static LOCAL: OnceCell<Local> = const { OnceCell::new() };
+}
+
+impl Pool {
+    /// Start `threads` workers named `<name>-<i>`.
+    pub(crate) fn start(id: usize, threads: usize, name: &str, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
+        let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
+        let pool = Arc::new(Self {
+            id,
+            injector: Injector::new(),
+            stealers: workers.iter().map(Worker::stealer).collect(),
+            sleepers: Mutex::new(Vec::with_capacity(threads)),
+            num_sleeping: AtomicUsize::new(0),
+            num_searching: AtomicUsize::new(0),
+            shutdown: AtomicBool::new(false),
+        });
+        for (index, worker) in workers.into_iter().enumerate() {
+            let me = pool.clone();
+            if let Err(e) = registry.spawn(format!("{name}-{index}"), move || me.work(index, worker)) {
+                pool.shutdown();
+                return Err(e);
+            }
+        }
+        Ok(pool)
+    }
+
+    /// Queue a task: on the caller's own deque when it is one of this pool's
+    /// workers, on the injector otherwise.
+    #[inline]
+    pub(crate) fn submit(&self, task: Task) {
+        let mut task = Some(task);
+        LOCAL.with(|local| {
+            if let Some(local) = local.get().filter(|l| l.pool_id == self.id) {
+                local.worker.push(task.take().expect("task not yet queued"));
+            }
+        });
+        if let Some(task) = task {
+            self.injector.push(task);
+        }
+        self.notify_one();
+    }
+
+    fn notify_one(&self) {
+        fence(Ordering::SeqCst);
+        if self.num_sleeping.load(Ordering::SeqCst) == 0 || self.num_searching.load(Ordering::SeqCst) > 0 {
+            return;
+        }
+        let mut sleepers = self.sleepers.lock();
+        if let Some(thread) = sleepers.pop() {
+            self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+            drop(sleepers);
+            thread.unpark();
+        }
+    }
+
+    /// Stop the workers once they run out of work.
+    pub(crate) fn shutdown(&self) {
+        self.shutdown.store(true, Ordering::SeqCst);
+        let sleepers = std::mem::take(&mut *self.sleepers.lock());
+        self.num_sleeping.store(0, Ordering::SeqCst);
+        for thread in sleepers {
+            thread.unpark();
+        }
+    }
+
+    fn work(&self, index: usize, worker: Worker<Task>) {
+        LOCAL.with(|local| {
+            let _ = local.set(Local { pool_id: self.id, worker });
+        });
+        loop {
+            if let Some(task) = self.find_task(index) {
+                task.run();
+                continue;
+            }
+            if self.shutdown.load(Ordering::SeqCst) {
+                return;
+            }
+            self.idle();
+        }
+    }
+
+    fn find_task(&self, index: usize) -> Option<Task> {
+        LOCAL.with(|local| {
+            let worker = &local.get().expect("worker thread has its deque").worker;
+            if let Some(task) = worker.pop() {
+                return Some(task);
+            }
+            loop {
+                match self.injector.steal_batch_and_pop(worker) {
+                    Steal::Success(task) => return Some(task),
+                    Steal::Empty => break,
+                    Steal::Retry => {}
+                }
+            }
+            let n = self.stealers.len();
+            (1..n).map(|k| (index + k) % n).find_map(|victim| loop {
+                match self.stealers[victim].steal() {
+                    Steal::Success(task) => break Some(task),
+                    Steal::Empty => break None,
+                    Steal::Retry => {}
+                }
+            })
+        })
+    }
+
+    fn has_work(&self) -> bool {
+        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+    }
+
+    fn idle(&self) {
+        self.num_searching.fetch_add(1, Ordering::SeqCst);
+        for round in 0..SEARCH_ROUNDS {
+            if self.has_work() || self.shutdown.load(Ordering::SeqCst) {
+                self.num_searching.fetch_sub(1, Ordering::SeqCst);
+                return;
+            }
+            for _ in 0..(1 << round.min(6)) {
+                std::hint::spin_loop();
+            }
+        }
+        self.num_searching.fetch_sub(1, Ordering::SeqCst);
+
+        let me = std::thread::current();
+        {
+            let mut sleepers = self.sleepers.lock();
+            sleepers.push(me.clone());
+            self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+        }
+        fence(Ordering::SeqCst);
+        if !self.has_work() && !self.shutdown.load(Ordering::SeqCst) {
+            std::thread::park();
+        }
+        let mut sleepers = self.sleepers.lock();
+        sleepers.retain(|t| t.id() != me.id());
+        self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+    }
+}

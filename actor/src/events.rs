@@ -1,0 +1,168 @@
+//! The event stream: dead letters (and, later, other system events) published
+//! to subscribers.
+
+use std::any::Any;
+use std::fmt;
+
+use crate::path::ActorPath;
+use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+
+/// An event published on the system's [`EventStream`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Event {
+    /// A message that could not be delivered.
+    DeadLetter(DeadLetter),
+}
+
+/// A message that could not be delivered: its recipient had stopped, or it was
+/// a reply to an `ask` that had already completed.
+pub struct DeadLetter {
+    recipient: ActorPath,
+    message_type: &'static str,
+    message: Box<dyn Any + Send>,
+}
+
+impl DeadLetter {
+    /// Where the message was sent.
+    pub fn recipient(&self) -> &ActorPath {
+        &self.recipient
+    }
+
+    /// The Rust type name of the message.
+    pub fn message_type(&self) -> &'static str {
+        self.message_type
+    }
+
+    /// The message, if it is a `T`.
+    pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
+        self.message.downcast_ref()
+    }
+}
+
+impl fmt::Debug for DeadLetter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadLetter")
+            .field("recipient", &self.recipient)
+            .field("message_type", &self.message_type)
+            .finish_non_exhaustive()
+    }
+}
+
+type Subscriber = Arc<dyn Fn(&Event) + Send + Sync>;
+
+/// Publishes system events to subscribers and counts dead letters.
+///
+/// Subscribers run on the thread that publishes (often a dispatcher thread):
+/// keep them short, e.g. forward to a channel or an actor.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use weir_actor::{Actor, ActorSystem, Context, Event, Props};
+///
+/// struct Sink;
+/// impl Actor for Sink {
+///     type Msg = u32;
+///     fn receive(&mut self, _: &mut Context<Self>, _: u32) {}
+/// }
+///
+/// let system = ActorSystem::new("events").unwrap();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let seen2 = seen.clone();
+/// let _subscription = system.event_stream().subscribe(move |event| {
+///     let Event::DeadLetter(letter) = event else { return };
+///     seen2.lock().unwrap().push(*letter.downcast_ref::<u32>().unwrap());
+/// });
+/// let sink = system.spawn(Props::new(|| Sink), "sink").unwrap();
+/// let terminated = system.terminate();
+/// terminated.wait().unwrap();
+/// sink.tell(7u32); // stopped: a dead letter, never a panic
+/// assert_eq!(*seen.lock().unwrap(), vec![7]);
+/// assert_eq!(system.event_stream().dead_letter_count(), 1);
+/// ```
+pub struct EventStream {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    subscribers: Mutex<Vec<(u64, Subscriber)>>,
+    next_id: AtomicU64,
+    dead_letters: AtomicU64,
+}
+
+impl EventStream {
+    pub(crate) fn new() -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                subscribers: Mutex::new(Vec::new()),
+                next_id: AtomicU64::new(0),
+                dead_letters: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// Call `subscriber` for every event until the returned [`Subscription`]
+    /// is dropped.
+    #[must_use = "dropping the subscription unsubscribes at once"]
+    pub fn subscribe(&self, subscriber: impl Fn(&Event) + Send + Sync + 'static) -> Subscription {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        self.inner.subscribers.lock().push((id, Arc::new(subscriber)));
+        Subscription {
+            inner: self.inner.clone(),
+            id,
+        }
+    }
+
+    /// How many dead letters have been published so far.
+    pub fn dead_letter_count(&self) -> u64 {
+        self.inner.dead_letters.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn publish_dead_letter<M: Send + 'static>(&self, recipient: &ActorPath, message: M) {
+        self.inner.dead_letters.fetch_add(1, Ordering::Relaxed);
+        let event = Event::DeadLetter(DeadLetter {
+            recipient: recipient.clone(),
+            message_type: std::any::type_name::<M>(),
+            message: Box::new(message),
+        });
+        self.publish(&event);
+    }
+
+    fn publish(&self, event: &Event) {
+        // Call subscribers outside the lock, so one may subscribe or drop its
+        // subscription from inside its callback.
+        let subscribers: Vec<Subscriber> = self.inner.subscribers.lock().iter().map(|(_, s)| s.clone()).collect();
+        for subscriber in subscribers {
+            subscriber(event);
+        }
+    }
+}
+
+impl fmt::Debug for EventStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EventStream")
+            .field("subscribers", &self.inner.subscribers.lock().len())
+            .field("dead_letters", &self.dead_letter_count())
+            .finish()
+    }
+}
+
+/// Keeps a subscription alive; dropping it unsubscribes.
+pub struct Subscription {
+    inner: Arc<Inner>,
+    id: u64,
+}
+
+impl Drop for Subscription {
+    fn drop(&mut self) {
+        self.inner.subscribers.lock().retain(|(id, _)| *id != self.id);
+    }
+}
+
+impl fmt::Debug for Subscription {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Subscription").field("id", &self.id).finish()
+    }
+}

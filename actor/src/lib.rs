@@ -1,0 +1,102 @@
+//! # weir-actor
+//!
+//! Typed actors for Rust in the model of Akka / Apache Pekko: a hierarchy with
+//! supervision, death watch, ask, and one shared work-stealing dispatcher.
+//!
+//! ## A short tour
+//!
+//! * [`Actor`]: your state plus `receive` for one message type (usually an enum).
+//! * [`Props`]: how to make instances (again on every restart) and per-actor
+//!   settings: throughput, [`DispatcherKind`].
+//! * [`ActorSystem`]: the threads, the `/user` and `/system` guardians, the
+//!   [`EventStream`] of dead letters, and [`terminate`](ActorSystem::terminate).
+//! * [`ActorRef<M>`]: a typed, cloneable address; [`tell`](ActorRef::tell)
+//!   never blocks on the recipient and never panics. [`ActorHandle`] is the
+//!   untyped form (path, stop, downcast).
+//! * [`Context`]: spawn children, watch, stop, reach yourself and the system.
+//! * [`SupervisorStrategy`]: what a parent does when a child panics.
+//! * [`ask`]: a question whose answer is a future (or a blocking `wait`).
+//!
+//! ```
+//! use std::time::Duration;
+//! use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+//!
+//! enum Msg {
+//!     Deposit(u64),
+//!     Balance(ActorRef<u64>),
+//! }
+//!
+//! #[derive(Default)]
+//! struct Account {
+//!     balance: u64,
+//! }
+//!
+//! impl Actor for Account {
+//!     type Msg = Msg;
+//!     fn receive(&mut self, _ctx: &mut Context<Self>, msg: Msg) {
+//!         match msg {
+//!             Msg::Deposit(n) => self.balance += n,
+//!             Msg::Balance(reply_to) => reply_to.tell(self.balance),
+//!         }
+//!     }
+//! }
+//!
+//! let system = ActorSystem::new("bank").unwrap();
+//! let account = system.spawn(Props::new(Account::default), "account").unwrap();
+//! for _ in 0..10 {
+//!     account.tell(Msg::Deposit(5));
+//! }
+//! let balance = ask(&account, Msg::Balance, Duration::from_secs(5)).wait();
+//! assert_eq!(balance, Ok(50));
+//! system.terminate().wait().unwrap();
+//! ```
+//!
+//! ## Guarantees
+//!
+//! * Messages from one sender to one actor are processed in the order sent.
+//! * An actor processes one message at a time; a run processes at most
+//!   `throughput` messages, then yields its thread. System messages (stop,
+//!   watch, supervision) go before user messages.
+//! * A panic in user code is caught at the actor boundary and handled by the
+//!   parent's [`SupervisorStrategy`]; it never takes down a thread.
+//! * A message that cannot be delivered is published as a [`DeadLetter`] and
+//!   counted, never silently dropped.
+
+#![warn(missing_docs)]
+
+mod mailbox;
+mod sync;
+
+macro_rules! runtime_modules {
+    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
+}
+
+// Under `--cfg loom` only the mailbox state machine and its models are built;
+// the runtime around it uses threads and blocking that loom does not model.
+runtime_modules! {
+    mod actor;
+    mod actor_ref;
+    mod ask;
+    mod cell;
+    mod context;
+    mod dispatcher;
+    mod error;
+    mod events;
+    mod name;
+    mod path;
+    mod promise;
+    mod scheduler;
+    mod supervision;
+    mod system;
+
+    pub use actor::{Actor, DispatcherKind, Props, Terminated};
+    pub use actor_ref::{ActorHandle, ActorRef};
+    pub use ask::{AskHandle, ask};
+    pub use context::Context;
+    pub use error::{AskError, BuildError, NameError, SpawnError, WaitError};
+    pub use events::{DeadLetter, Event, EventStream, Subscription};
+    pub use name::{NAME_PUNCTUATION, validate_name};
+    pub use path::ActorPath;
+    pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
+    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT, Termination};
+}

@@ -1,0 +1,231 @@
+//! The mailbox: two queues and the scheduling state machine.
+//!
+//! Every actor owns one `Mailbox<U, S>`: user messages of type `U` (stored
+//! inline, no box per message) and system messages of type `S` (stop, watch,
+//! child failed, ...). It is the only part of the runtime that several threads
+//! touch at once, so it is kept small and checked by the loom models at the end
+//! of this file.
+//!
+//! # State
+//!
+//! * `scheduled: bool` — the *run token*. Whoever flips it from `false` to
+//!   `true` owns the actor until it flips it back: it alone may take messages
+//!   out, and it must hand the actor to a dispatcher (or run it).
+//! * `shared` (behind a mutex) — the producers' queues and the `closed` flag.
+//! * `local` — the consumer's batch. The token owner swaps the whole shared user
+//!   queue into it in one lock, then pops from it without any synchronisation.
+//!   Both buffers keep their capacity, so a warm mailbox allocates nothing.
+//! * `system_pending` — a hint that the system queue is non-empty, so the
+//!   consumer can check "system messages first" after every user message with
+//!   one load instead of a lock.
+//!
+//! # Transitions and rules
+//!
+//! 1. **Send** (any thread): lock, fail with the message if `closed`, push,
+//!    unlock; then [`claim`](Mailbox::claim): if `scheduled` was `false`, set it
+//!    and schedule the actor. The push happens before the claim, so a consumer
+//!    that releases after our push sees the message (rule 3).
+//! 2. **Run** (token owner only): take system messages first, then user
+//!    messages, at most `throughput` of them.
+//! 3. **Release** (token owner, when its batch is empty): set `scheduled` to
+//!    `false`, *then* look at the shared queues under the lock. If anything is
+//!    there, try to claim again; if that wins, run again. Either the producer's
+//!    claim sees `false` or this look sees the message: a wake-up is never lost.
+//!    If the batch is not empty (the throughput limit was hit) the owner keeps
+//!    the token and resubmits instead of releasing. A suspended actor releases
+//!    looking at system messages only; its batch waits for the next owner.
+//! 4. **Close** (token owner): set `closed` under the lock and take everything
+//!    still queued, so the caller can route it to dead letters. The token is
+//!    never released after close, so a closed mailbox is never scheduled again;
+//!    every later send fails and returns its message to the sender.
+
+use std::collections::VecDeque;
+
+use crate::sync::{AtomicBool, Mutex, Ordering, UnsafeCell};
+
+/// What a successful enqueue asks of the caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "a mailbox that was claimed must be scheduled, or its messages are never processed"]
+pub(crate) enum Enqueued {
+    /// The caller won the run token and must schedule the actor.
+    MustSchedule,
+    /// Someone else owns the token; nothing more to do.
+    Queued,
+}
+
+#[derive(Debug)]
+struct Shared<U, S> {
+    user: VecDeque<U>,
+    system: VecDeque<S>,
+    closed: bool,
+}
+
+/// What [`Mailbox::close`] took out of a mailbox.
+#[derive(Debug)]
+pub(crate) struct Drained<U, S> {
+    pub(crate) user: VecDeque<U>,
+    pub(crate) system: VecDeque<S>,
+}
+
+/// A multi-producer mailbox with a single consumer at a time; see the module docs.
+#[derive(Debug)]
+pub(crate) struct Mailbox<U, S> {
+    scheduled: AtomicBool,
+    system_pending: AtomicBool,
+    shared: Mutex<Shared<U, S>>,
+    local: UnsafeCell<VecDeque<U>>,
+}
+
+impl<U, S> Mailbox<U, S> {
+    /// A new mailbox. `scheduled` starts `true` and the token belongs to the
+    /// spawner, which schedules the actor's start itself: a message sent before
+    /// the start signal is processed can never overtake it.
+    pub(crate) fn new_claimed() -> Self {
+        Self {
+            scheduled: AtomicBool::new(true),
+            system_pending: AtomicBool::new(false),
+            shared: Mutex::new(Shared {
+                user: VecDeque::new(),
+                system: VecDeque::new(),
+                closed: false,
+            }),
+            local: UnsafeCell::new(VecDeque::new()),
+        }
+    }
+
+    /// Rule 1 for a user message. `Err` gives the message back when closed.
+    #[inline]
+    pub(crate) fn enqueue_user(&self, msg: U) -> Result<Enqueued, U> {
+        {
+            let mut shared = self.shared.lock();
+            if shared.closed {
+                return Err(msg);
+            }
+            shared.user.push_back(msg);
+        }
+        Ok(self.claim())
+    }
+
+    /// Rule 1 for a system message. `Err` gives the message back when closed.
+    pub(crate) fn enqueue_system(&self, msg: S) -> Result<Enqueued, S> {
+        {
+            let mut shared = self.shared.lock();
+            if shared.closed {
+                return Err(msg);
+            }
+            shared.system.push_back(msg);
+            self.system_pending.store(true, Ordering::Release);
+        }
+        Ok(self.claim())
+    }
+
+    /// Try to take the run token.
+    #[inline]
+    fn claim(&self) -> Enqueued {
+        // The load keeps the common case (already scheduled) free of a
+        // read-modify-write; the swap decides races between claimers.
+        if !self.scheduled.load(Ordering::Acquire) && !self.scheduled.swap(true, Ordering::AcqRel) {
+            Enqueued::MustSchedule
+        } else {
+            Enqueued::Queued
+        }
+    }
+
+    /// The next system message, if any.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the run token (rule 2).
+    pub(crate) unsafe fn next_system(&self) -> Option<S> {
+        if !self.system_pending.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut shared = self.shared.lock();
+        let msg = shared.system.pop_front();
+        if shared.system.is_empty() {
+            self.system_pending.store(false, Ordering::Release);
+        }
+        msg
+    }
+
+    /// The next user message, if any.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the run token (rule 2).
+    #[inline]
+    pub(crate) unsafe fn next_user(&self) -> Option<U> {
+        self.local.with_mut(|local| {
+            // SAFETY: the caller owns the run token, so no other thread touches
+            // `local` until the token is released (module docs, rule 2).
+            let local = unsafe { &mut *local };
+            if let Some(msg) = local.pop_front() {
+                return Some(msg);
+            }
+            let mut shared = self.shared.lock();
+            debug_assert!(local.is_empty());
+            std::mem::swap(local, &mut shared.user);
+            drop(shared);
+            local.pop_front()
+        })
+    }
+
+    /// Whether the consumer's batch still holds messages.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the run token.
+    pub(crate) unsafe fn batch_is_empty(&self) -> bool {
+        // SAFETY: the caller owns the run token (rule 2).
+        self.local.with_mut(|local| unsafe { (*local).is_empty() })
+    }
+
+    /// Rule 3. Returns `true` when the caller claimed the token back and must
+    /// reschedule the actor.
+    ///
+    /// `with_user` says whether queued user messages count as work: an actor
+    /// that is suspended (waiting for its supervisor) only wakes for system
+    /// messages. A non-empty batch stays where it is for the next owner.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the run token, and does not touch the consumer side
+    /// again unless this returns `true`.
+    pub(crate) unsafe fn release(&self, with_user: bool) -> bool {
+        self.scheduled.store(false, Ordering::Release);
+        let has_work = {
+            let shared = self.shared.lock();
+            (with_user && !shared.user.is_empty()) || !shared.system.is_empty()
+        };
+        has_work && self.claim() == Enqueued::MustSchedule
+    }
+
+    /// Rule 4: close the mailbox and take what is left.
+    ///
+    /// # Safety
+    ///
+    /// The caller owns the run token.
+    pub(crate) unsafe fn close(&self) -> Drained<U, S> {
+        let mut shared = self.shared.lock();
+        shared.closed = true;
+        self.system_pending.store(false, Ordering::Release);
+        let mut user = self.local.with_mut(|local| {
+            // SAFETY: the caller owns the run token (rule 2).
+            std::mem::take(unsafe { &mut *local })
+        });
+        user.append(&mut shared.user);
+        Drained {
+            user,
+            system: std::mem::take(&mut shared.system),
+        }
+    }
+
+    /// Whether the mailbox was closed.
+    #[cfg(loom)]
+    pub(crate) fn is_closed(&self) -> bool {
+        self.shared.lock().closed
+    }
+}
+
+#[cfg(all(test, loom))]
+mod loom_models;

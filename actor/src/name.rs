@@ -1,0 +1,90 @@
+//! Actor name rules, enforced in one place.
+//!
+//! A name is one path segment. It is accepted when:
+//!
+//! * it is not empty;
+//! * every character is an ASCII letter, an ASCII digit, or one of
+//!   `` - _ . : @ & = + , ! ~ * ' ; `` or `$`;
+//! * it does not start with `$` (that prefix is reserved for names Weir
+//!   generates for anonymous actors);
+//! * it is not `.` or `..` (they mean "here" and "parent" in a path).
+//!
+//! `/` (the path separator) and `#` (the uid separator) are therefore never part
+//! of a name.
+
+use crate::error::NameError;
+
+/// The punctuation allowed in names besides ASCII letters and digits.
+pub const NAME_PUNCTUATION: &str = "-_.:@&=+,!~*';$";
+
+/// Check `name` against the rules in the [module docs](self).
+///
+/// # Errors
+///
+/// A [`NameError`] that says what is wrong, and for a bad character which
+/// character at which (character) position.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{NameError, validate_name};
+///
+/// assert!(validate_name("worker-1").is_ok());
+/// assert_eq!(validate_name("a/b"), Err(NameError::InvalidChar { ch: '/', position: 1 }));
+/// assert_eq!(validate_name("$gen"), Err(NameError::ReservedPrefix));
+/// ```
+pub fn validate_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if name.starts_with('$') {
+        return Err(NameError::ReservedPrefix);
+    }
+    if name == "." || name == ".." {
+        return Err(NameError::Reserved);
+    }
+    match name.chars().enumerate().find(|&(_, ch)| !is_name_char(ch)) {
+        Some((position, ch)) => Err(NameError::InvalidChar { ch, position }),
+        None => Ok(()),
+    }
+}
+
+fn is_name_char(ch: char) -> bool {
+    ch.is_ascii_alphanumeric() || NAME_PUNCTUATION.contains(ch)
+}
+
+/// The generated name of the `n`-th anonymous child: `$` followed by a
+/// base-36 counter (`$a`, `$b`, ..., `$ba`), as in Akka.
+pub(crate) fn generated_name(mut n: u64) -> String {
+    const DIGITS: &[u8; 26] = b"abcdefghijklmnopqrstuvwxyz";
+    let mut rev = Vec::new();
+    loop {
+        rev.push(DIGITS[(n % 26) as usize]);
+        n /= 26;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut name = String::with_capacity(rev.len() + 1);
+    name.push('$');
+    name.extend(rev.iter().rev().map(|&b| b as char));
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn generated_names_are_distinct_and_reserved() {
+        let names: Vec<String> = (0..30).map(generated_name).collect();
+        assert_eq!(names[0], "$a");
+        assert_eq!(names[25], "$z");
+        assert_eq!(names[26], "$ba");
+        let mut dedup = names.clone();
+        dedup.sort();
+        dedup.dedup();
+        assert_eq!(dedup.len(), names.len());
+        assert!(names.iter().all(|n| validate_name(n) == Err(NameError::ReservedPrefix)));
+    }
+}

@@ -1,0 +1,201 @@
+//! Supervision: what a parent does when a child fails.
+
+use std::any::Any;
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use crate::path::ActorPath;
+use crate::sync::Arc;
+
+/// What to do with a failed child.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Directive {
+    /// Keep the instance and its state; drop the failing message and go on.
+    Resume,
+    /// Replace the instance with a fresh one from its props. The mailbox is
+    /// kept; the failing message is dropped.
+    Restart,
+    /// Stop the child.
+    Stop,
+    /// Fail the parent with the same failure, for its own parent to decide.
+    Escalate,
+}
+
+/// Where in an actor's life a failure happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum FailurePhase {
+    /// In the props factory or `pre_start`, when the actor first started.
+    Start,
+    /// In `receive` or `on_terminated`.
+    Receive,
+    /// In the props factory or `post_restart`, during a restart.
+    Restart,
+    /// A child's failure that its parent escalated.
+    Escalated,
+}
+
+/// A caught failure: the panic message, where it happened and which actor
+/// it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    message: String,
+    phase: FailurePhase,
+    origin: ActorPath,
+}
+
+impl Failure {
+    pub(crate) fn from_panic(payload: &(dyn Any + Send), phase: FailurePhase, origin: ActorPath) -> Self {
+        let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
+            (*s).to_owned()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic with a non-string payload".to_owned()
+        };
+        Self { message, phase, origin }
+    }
+
+    pub(crate) fn escalated(&self) -> Self {
+        Self {
+            phase: FailurePhase::Escalated,
+            ..self.clone()
+        }
+    }
+
+    /// The panic message.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// Where in the actor's life it failed.
+    pub fn phase(&self) -> FailurePhase {
+        self.phase
+    }
+
+    /// The actor that panicked (for an escalated failure, the original one).
+    pub fn origin(&self) -> &ActorPath {
+        &self.origin
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "actor {} failed ({:?}): {}", self.origin, self.phase, self.message)
+    }
+}
+
+/// Whether a decision applies to the failed child only or to all siblings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Only the failed child.
+    OneForOne,
+    /// The failed child and all its siblings (for children that only make
+    /// sense together).
+    AllForOne,
+}
+
+/// How a parent handles its children's failures: a decider that maps a
+/// [`Failure`] to a [`Directive`], a [`Scope`], and a restart budget.
+///
+/// The default is one-for-one, restart on every failure, at most 10 restarts
+/// of one child within 60 seconds; past the budget the child is stopped.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_actor::{Directive, FailurePhase, SupervisorStrategy};
+///
+/// let strategy = SupervisorStrategy::all_for_one()
+///     .with_max_restarts(3, Duration::from_secs(10))
+///     .with_decider(|failure| match failure.phase() {
+///         FailurePhase::Start => Directive::Stop,
+///         _ => Directive::Restart,
+///     });
+/// # let _ = strategy;
+/// ```
+#[derive(Clone)]
+pub struct SupervisorStrategy {
+    pub(crate) scope: Scope,
+    max_restarts: u32,
+    within: Duration,
+    decider: Arc<dyn Fn(&Failure) -> Directive + Send + Sync>,
+}
+
+impl SupervisorStrategy {
+    /// One-for-one with the default decider (restart) and budget.
+    pub fn one_for_one() -> Self {
+        Self {
+            scope: Scope::OneForOne,
+            max_restarts: 10,
+            within: Duration::from_secs(60),
+            decider: Arc::new(|_| Directive::Restart),
+        }
+    }
+
+    /// All-for-one with the default decider (restart) and budget.
+    pub fn all_for_one() -> Self {
+        Self {
+            scope: Scope::AllForOne,
+            ..Self::one_for_one()
+        }
+    }
+
+    /// Allow at most `max_restarts` restarts of one child within `within`;
+    /// one more failure that asks for a restart stops the child instead.
+    pub fn with_max_restarts(mut self, max_restarts: u32, within: Duration) -> Self {
+        self.max_restarts = max_restarts;
+        self.within = within;
+        self
+    }
+
+    /// Decide per failure.
+    pub fn with_decider(mut self, decider: impl Fn(&Failure) -> Directive + Send + Sync + 'static) -> Self {
+        self.decider = Arc::new(decider);
+        self
+    }
+
+    pub(crate) fn decide(&self, failure: &Failure) -> Directive {
+        (self.decider)(failure)
+    }
+
+    /// Count a restart against the budget; `false` means the budget is spent.
+    pub(crate) fn allow_restart(&self, stats: &mut RestartStats, now: Instant) -> bool {
+        if now.duration_since(stats.window_start) > self.within {
+            stats.window_start = now;
+            stats.count = 0;
+        }
+        stats.count += 1;
+        stats.count <= self.max_restarts
+    }
+}
+
+impl Default for SupervisorStrategy {
+    fn default() -> Self {
+        Self::one_for_one()
+    }
+}
+
+impl fmt::Debug for SupervisorStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SupervisorStrategy")
+            .field("scope", &self.scope)
+            .field("max_restarts", &self.max_restarts)
+            .field("within", &self.within)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Restarts of one child within the current window.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RestartStats {
+    count: u32,
+    window_start: Instant,
+}
+
+impl RestartStats {
+    pub(crate) fn new(now: Instant) -> Self {
+        Self { count: 0, window_start: now }
+    }
+}

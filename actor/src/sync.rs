@@ -1,0 +1,122 @@
+//! The one place cross-thread primitives come from.
+//!
+//! Normally this re-exports `std`; under `--cfg loom` the atomics, locks and
+//! `UnsafeCell` come from loom so that the models in [`crate::mailbox`] explore
+//! every interleaving. Code elsewhere in the crate imports from here, never from
+//! `std::sync::atomic` directly (STYLE.md rule 7).
+//!
+//! `Arc` stays `std`'s in both builds: loom's `Arc` has no `Weak`, and reference
+//! counts are not what the models check.
+
+#![allow(unused_imports)] // each build uses a different subset
+
+pub(crate) use std::sync::Arc;
+pub(crate) use std::sync::atomic::Ordering;
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::fence;
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::fence;
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, MutexGuard};
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, MutexGuard};
+
+/// A mutex whose `lock` never reports poisoning.
+///
+/// Weir never runs user code while holding one of its own locks, so a poisoned
+/// lock can only mean a bug in Weir itself; the data is still consistent
+/// because every critical section is a few plain collection operations.
+#[derive(Debug, Default)]
+pub(crate) struct Mutex<T> {
+    #[cfg(not(loom))]
+    inner: std::sync::Mutex<T>,
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+impl<T> Mutex<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            inner: std::sync::Mutex::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wait on `condvar`, ignoring poisoning like [`Mutex::lock`].
+    #[cfg(not(loom))]
+    pub(crate) fn wait<'a>(
+        &self,
+        condvar: &Condvar,
+        guard: MutexGuard<'a, T>,
+    ) -> MutexGuard<'a, T> {
+        condvar
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Wait on `condvar` for at most `timeout`, ignoring poisoning.
+    #[cfg(not(loom))]
+    pub(crate) fn wait_timeout<'a>(
+        &self,
+        condvar: &Condvar,
+        guard: MutexGuard<'a, T>,
+        timeout: std::time::Duration,
+    ) -> MutexGuard<'a, T> {
+        condvar
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
+    }
+}
+
+/// An `UnsafeCell` with loom's closure-based API, so loom can check that no two
+/// threads touch the contents at once.
+#[derive(Debug, Default)]
+pub(crate) struct UnsafeCell<T> {
+    #[cfg(not(loom))]
+    inner: std::cell::UnsafeCell<T>,
+    #[cfg(loom)]
+    inner: loom::cell::UnsafeCell<T>,
+}
+
+impl<T> UnsafeCell<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            inner: std::cell::UnsafeCell::new(value),
+            #[cfg(loom)]
+            inner: loom::cell::UnsafeCell::new(value),
+        }
+    }
+
+    /// Run `f` with a mutable pointer to the contents.
+    ///
+    /// The caller must guarantee exclusive access for the duration of `f`;
+    /// under loom a violation is reported as a data race.
+    #[inline]
+    pub(crate) fn with_mut<R>(&self, f: impl FnOnce(*mut T) -> R) -> R {
+        #[cfg(not(loom))]
+        {
+            f(self.inner.get())
+        }
+        #[cfg(loom)]
+        {
+            self.inner.with_mut(f)
+        }
+    }
+}

@@ -1,0 +1,387 @@
+//! The actor system: guardians, dispatcher, scheduler, event stream and
+//! termination.
+
+use std::convert::Infallible;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll};
+
+use crate::actor::{Actor, Props, Terminated};
+use crate::actor_ref::{ActorHandle, ActorRef};
+use crate::cell::{new_root, spawn_child};
+use crate::context::Context;
+use crate::dispatcher::pool::Pool;
+use crate::dispatcher::Threads;
+use crate::error::{BuildError, SpawnError, WaitError};
+use crate::events::EventStream;
+use crate::name::validate_name;
+use crate::promise::Promise;
+use crate::scheduler::Scheduler;
+use crate::supervision::{Directive, SupervisorStrategy};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+
+/// Default messages per run before an actor yields its thread.
+pub const DEFAULT_THROUGHPUT: usize = 32;
+
+static NEXT_SYSTEM_ID: AtomicUsize = AtomicUsize::new(1);
+
+/// Builds an [`ActorSystem`].
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::ActorSystem;
+///
+/// let system = ActorSystem::builder().name("tuned").throughput(64).threads(2).build().unwrap();
+/// assert_eq!(system.name(), "tuned");
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone)]
+pub struct ActorSystemBuilder {
+    name: String,
+    throughput: usize,
+    threads: usize,
+}
+
+impl ActorSystemBuilder {
+    /// The system's name (first element of every path). Follows the actor
+    /// name rules. Default `weir`.
+    pub fn name(mut self, name: impl Into<String>) -> Self {
+        self.name = name.into();
+        self
+    }
+
+    /// Default messages per run for actors whose props do not set one.
+    /// Default [`DEFAULT_THROUGHPUT`].
+    pub fn throughput(mut self, throughput: usize) -> Self {
+        self.throughput = throughput;
+        self
+    }
+
+    /// Worker threads in the shared pool. Default: one per core.
+    pub fn threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Start the system: its threads and guardians.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError::InvalidName`], [`BuildError::Zero`] for a zero
+    /// throughput or thread count, [`BuildError::ThreadSpawn`] when the
+    /// operating system refuses a thread.
+    pub fn build(self) -> Result<ActorSystem, BuildError> {
+        validate_name(&self.name).map_err(BuildError::InvalidName)?;
+        if self.throughput == 0 {
+            return Err(BuildError::Zero("throughput"));
+        }
+        if self.threads == 0 {
+            return Err(BuildError::Zero("threads"));
+        }
+        let id = NEXT_SYSTEM_ID.fetch_add(1, Ordering::Relaxed);
+        let termination = Arc::new(Promise::new());
+        let on_exit = termination.clone();
+        let threads = Arc::new(Threads::new(
+            id,
+            Box::new(move || {
+                let _ = on_exit.complete(());
+            }),
+        ));
+        let spawn_error = |e: std::io::Error| BuildError::ThreadSpawn(e.to_string());
+        let pool = Pool::start(id, self.threads, &self.name, &threads).map_err(spawn_error)?;
+        let scheduler = match Scheduler::start(format!("{}-scheduler", self.name), &threads) {
+            Ok(s) => s,
+            Err(e) => {
+                pool.shutdown();
+                threads.release_system_count();
+                return Err(spawn_error(e));
+            }
+        };
+        let system = ActorSystem {
+            inner: Arc::new(SystemInner {
+                name: self.name.into(),
+                default_throughput: self.throughput,
+                pool,
+                scheduler,
+                threads,
+                events: EventStream::new(),
+                next_uid: AtomicU64::new(1),
+                next_temp: AtomicU64::new(0),
+                guardians: Mutex::new(None),
+                terminating: AtomicBool::new(false),
+                termination,
+            }),
+        };
+        let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
+        let guardian = |name| {
+            spawn_child(&root, Props::new(|| Guardian), Some(name))
+                .expect("a fresh root takes its guardians")
+                .handle()
+        };
+        let user = guardian("user");
+        let system_guardian = guardian("system");
+        *system.inner.guardians.lock() = Some(Guardians {
+            user,
+            system: system_guardian,
+        });
+        // The root was created holding its run token; start it now that the
+        // guardians it watches exist.
+        root.inner.schedule();
+        Ok(system)
+    }
+}
+
+/// A running actor system: the shared dispatcher, the guardians, the
+/// scheduler and the event stream. Cheap to clone; every clone is the same
+/// system.
+///
+/// Call [`terminate`](Self::terminate) when done: it stops every actor
+/// top-down and then every thread the system started.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, ActorSystem, Context, Props};
+///
+/// struct Hello;
+/// impl Actor for Hello {
+///     type Msg = &'static str;
+///     fn receive(&mut self, ctx: &mut Context<Self>, who: &'static str) {
+///         println!("hello, {who}, from {}", ctx.path());
+///     }
+/// }
+///
+/// let system = ActorSystem::new("hello").unwrap();
+/// let hello = system.spawn(Props::new(|| Hello), "greeter").unwrap();
+/// hello.tell("world");
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Clone)]
+pub struct ActorSystem {
+    pub(crate) inner: Arc<SystemInner>,
+}
+
+pub(crate) struct SystemInner {
+    pub(crate) name: Arc<str>,
+    pub(crate) default_throughput: usize,
+    pub(crate) pool: Arc<Pool>,
+    pub(crate) scheduler: Arc<Scheduler>,
+    pub(crate) threads: Arc<Threads>,
+    events: EventStream,
+    next_uid: AtomicU64,
+    next_temp: AtomicU64,
+    /// Dropped when the root stops, which breaks the cycle system -> cells.
+    guardians: Mutex<Option<Guardians>>,
+    terminating: AtomicBool,
+    termination: Arc<Promise<()>>,
+}
+
+struct Guardians {
+    user: ActorHandle,
+    system: ActorHandle,
+}
+
+impl ActorSystem {
+    /// A system with default settings and the given name.
+    ///
+    /// # Errors
+    ///
+    /// As [`ActorSystemBuilder::build`].
+    pub fn new(name: &str) -> Result<Self, BuildError> {
+        Self::builder().name(name).build()
+    }
+
+    /// A builder with default settings.
+    pub fn builder() -> ActorSystemBuilder {
+        ActorSystemBuilder {
+            name: "weir".to_owned(),
+            throughput: DEFAULT_THROUGHPUT,
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+
+    /// The system's name.
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+
+    /// Spawn a top-level actor (a child of the `/user` guardian).
+    ///
+    /// # Errors
+    ///
+    /// As [`Context::spawn`]; [`SpawnError::ParentStopped`] once the system
+    /// is terminating.
+    pub fn spawn<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
+        spawn_child(&self.user_guardian()?, props, Some(name))
+    }
+
+    /// Spawn a top-level actor with a generated name.
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::ParentStopped`] once the system is terminating.
+    pub fn spawn_anonymous<A: Actor>(&self, props: Props<A>) -> Result<ActorRef<A::Msg>, SpawnError> {
+        spawn_child(&self.user_guardian()?, props, None)
+    }
+
+    fn user_guardian(&self) -> Result<ActorHandle, SpawnError> {
+        self.inner
+            .guardians
+            .lock()
+            .as_ref()
+            .map(|g| g.user.clone())
+            .ok_or(SpawnError::ParentStopped)
+    }
+
+    /// Spawn an actor under the `/system` guardian (for Weir's own services).
+    #[doc(hidden)]
+    pub fn spawn_system_actor<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
+        let guardian = self.inner.guardians.lock().as_ref().map(|g| g.system.clone());
+        spawn_child(&guardian.ok_or(SpawnError::ParentStopped)?, props, Some(name))
+    }
+
+    /// The event stream (dead letters).
+    pub fn event_stream(&self) -> &EventStream {
+        &self.inner.events
+    }
+
+    /// Stop every actor, top-down (user actors first, then system actors),
+    /// then every thread. Returns at once; the returned [`Termination`] is a
+    /// future and has a blocking [`wait`](Termination::wait). Calling it again
+    /// is harmless.
+    pub fn terminate(&self) -> Termination {
+        if !self.inner.terminating.swap(true, Ordering::AcqRel) {
+            if let Some(user) = self.inner.guardians.lock().as_ref().map(|g| g.user.clone()) {
+                user.stop();
+            }
+        }
+        self.when_terminated()
+    }
+
+    /// Completes when the system has terminated, without starting it.
+    pub fn when_terminated(&self) -> Termination {
+        Termination {
+            system: self.inner.clone(),
+        }
+    }
+
+    pub(crate) fn next_uid(&self) -> u64 {
+        self.inner.next_uid.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn next_temp_name(&self) -> String {
+        crate::name::generated_name(self.inner.next_temp.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// The root guardian has stopped: every actor is gone. Stop the threads.
+    pub(crate) fn root_stopped(&self) {
+        let guardians = self.inner.guardians.lock().take();
+        drop(guardians);
+        self.inner.terminating.store(true, Ordering::Release);
+        self.inner.scheduler.shutdown();
+        self.inner.pool.shutdown();
+        self.inner.threads.release_system_count();
+    }
+}
+
+impl fmt::Debug for ActorSystem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActorSystem").field("name", &self.inner.name).finish_non_exhaustive()
+    }
+}
+
+/// Completion of a system's termination: a future, or a blocking
+/// [`wait`](Self::wait).
+///
+/// It completes once every actor has stopped and every thread the system
+/// started has finished its work.
+///
+/// Cancel safety: dropping it cancels nothing; termination goes on.
+#[must_use = "a Termination does nothing unless awaited or waited for"]
+pub struct Termination {
+    system: Arc<SystemInner>,
+}
+
+impl Termination {
+    /// Block until the system has terminated, then join its threads.
+    ///
+    /// # Errors
+    ///
+    /// [`WaitError::OnDispatcherThread`] when called on one of this system's
+    /// own threads (from inside an actor), which would wait for itself.
+    pub fn wait(self) -> Result<(), WaitError> {
+        if self.system.threads.is_own_thread() {
+            return Err(WaitError::OnDispatcherThread);
+        }
+        self.system.termination.wait_completed();
+        self.system.threads.join_all();
+        Ok(())
+    }
+
+    /// Whether termination has completed.
+    pub fn is_completed(&self) -> bool {
+        self.system.termination.is_completed()
+    }
+}
+
+impl Future for Termination {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        self.system.termination.poll_completed(cx)
+    }
+}
+
+impl fmt::Debug for Termination {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Termination").field("completed", &self.is_completed()).finish()
+    }
+}
+
+/// The `/user` and `/system` guardians: parents of top-level actors, with the
+/// default strategy (restart).
+struct Guardian;
+
+impl Actor for Guardian {
+    type Msg = Infallible;
+
+    fn receive(&mut self, _: &mut Context<Self>, msg: Infallible) {
+        match msg {}
+    }
+}
+
+/// The root: watches `/user`; when it stops, stops `/system`; when that stops,
+/// stops itself, which ends the system. A guardian that escalates a failure
+/// is stopped, so escalation to the top terminates the system (as in Akka).
+struct RootGuardian;
+
+impl Actor for RootGuardian {
+    type Msg = Infallible;
+
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        if let Some(user) = ctx.child("user") {
+            ctx.watch(user);
+        }
+    }
+
+    fn receive(&mut self, _: &mut Context<Self>, msg: Infallible) {
+        match msg {}
+    }
+
+    fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) {
+        ctx.system().inner.terminating.store(true, Ordering::Release);
+        match ctx.child("system").filter(|_| terminated.actor().path().name() == "user") {
+            Some(system_guardian) => {
+                ctx.watch(&system_guardian);
+                ctx.stop(system_guardian);
+            }
+            None => ctx.stop_self(),
+        }
+    }
+
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::one_for_one().with_decider(|_| Directive::Stop)
+    }
+}
