@@ -123,8 +123,16 @@ impl<U, S> Mailbox<U, S> {
     #[inline]
     fn claim(&self) -> Enqueued {
         // The load keeps the common case (already scheduled) free of a
-        // read-modify-write; the swap decides races between claimers.
-        if !self.scheduled.load(Ordering::Acquire) && !self.scheduled.swap(true, Ordering::AcqRel) {
+        // read-modify-write; the CAS decides races between claimers. A CAS,
+        // not a swap: a swap also writes `true` over `true`, and loom 0.7
+        // then lets a later RMW read past that write (it reported lost
+        // wake-ups for the swap form that the C11 model does not allow).
+        if !self.scheduled.load(Ordering::Acquire)
+            && self
+                .scheduled
+                .compare_exchange(false, true, Ordering::AcqRel, Ordering::Acquire)
+                .is_ok()
+        {
             Enqueued::MustSchedule
         } else {
             Enqueued::Queued
