@@ -1,1 +1,74 @@
-//! Cross-crate integration tests live in `tests/`; this library holds shared test helpers.
+//! Shared helpers for Weir's cross-crate integration tests.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::{Duration, Instant};
+
+/// How long a test waits for something that should happen.
+pub const PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a test waits to be confident something does not happen.
+pub const QUIET: Duration = Duration::from_millis(200);
+
+/// Poll `cond` until it holds or `timeout` passes; returns whether it held.
+pub fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// A recorder that actors write into and the test reads from.
+#[derive(Debug)]
+pub struct Probe<T> {
+    tx: Sender<T>,
+    rx: Receiver<T>,
+}
+
+impl<T> Default for Probe<T> {
+    fn default() -> Self {
+        let (tx, rx) = channel();
+        Self { tx, rx }
+    }
+}
+
+impl<T> Probe<T> {
+    /// A new, empty probe.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// A sender to hand to actors.
+    pub fn sender(&self) -> Sender<T> {
+        self.tx.clone()
+    }
+
+    /// The next value, waiting up to [`PATIENCE`]; panics when none comes.
+    pub fn expect(&self) -> T {
+        match self.rx.recv_timeout(PATIENCE) {
+            Ok(v) => v,
+            Err(RecvTimeoutError::Timeout) => panic!("probe: nothing arrived within {PATIENCE:?}"),
+            Err(RecvTimeoutError::Disconnected) => unreachable!("the probe holds a sender"),
+        }
+    }
+
+    /// The next `n` values.
+    pub fn expect_n(&self, n: usize) -> Vec<T> {
+        (0..n).map(|_| self.expect()).collect()
+    }
+
+    /// Asserts nothing arrives within [`QUIET`].
+    pub fn expect_nothing(&self)
+    where
+        T: std::fmt::Debug,
+    {
+        if let Ok(v) = self.rx.recv_timeout(QUIET) {
+            panic!("probe: expected nothing, got {v:?}");
+        }
+    }
+}

@@ -33,7 +33,7 @@ pub(crate) struct CellCore {
     pub(crate) parent: Option<ActorHandle>,
     pub(crate) system: ActorSystem,
     pub(crate) children: Mutex<Children>,
-    dispatcher: Dispatcher,
+    pub(crate) dispatcher: Dispatcher,
     terminated: AtomicBool,
 }
 

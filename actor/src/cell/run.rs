@@ -19,7 +19,8 @@ use crate::sync::Arc;
 
 /// What to do with the run token after a batch.
 enum AfterRun {
-    /// Messages are left in the batch: keep the token and run again later.
+    /// Messages are left in the batch: keep the token and run again after
+    /// the actors already waiting (fairness).
     Resubmit,
     /// Hand the token back (mailbox rule 3), waking for user messages or not.
     Release { with_user: bool },
@@ -46,7 +47,10 @@ impl<A: Actor> Runnable for Cell<A> {
             }
         });
         match after {
-            AfterRun::Resubmit => self.schedule_self(),
+            AfterRun::Resubmit => {
+                let dispatcher = self.core.dispatcher.clone();
+                dispatcher.submit_yielded(self);
+            }
             // SAFETY: this thread holds the run token and touches neither the
             // batch nor the state again unless `release` returns `true`.
             AfterRun::Release { with_user } => {

@@ -36,6 +36,15 @@ impl Dispatcher {
         }
     }
 
+    /// Submit a task that yielded after using up its throughput: it goes
+    /// behind everything already waiting, so other actors get their turn.
+    pub(crate) fn submit_yielded(&self, task: Task) {
+        match self {
+            Self::Pool(pool) => pool.submit_global(task),
+            Self::Pinned(pinned) => pinned.submit(task),
+        }
+    }
+
     /// The actor using this dispatcher has stopped for good.
     pub(crate) fn retire(&self) {
         if let Self::Pinned(pinned) = self {

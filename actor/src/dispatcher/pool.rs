@@ -85,6 +85,13 @@ impl Pool {
         self.notify_one();
     }
 
+    /// Queue a task on the injector, behind everything already waiting there
+    /// (used for actors that yielded, for fairness).
+    pub(crate) fn submit_global(&self, task: Task) {
+        self.injector.push(task);
+        self.notify_one();
+    }
+
     fn notify_one(&self) {
         fence(Ordering::SeqCst);
         if self.num_sleeping.load(Ordering::SeqCst) == 0 || self.num_searching.load(Ordering::SeqCst) > 0 {

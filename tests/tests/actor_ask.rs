@@ -1,0 +1,87 @@
+//! Ask: replies, typed time-outs, late replies to dead letters, asking a stopped actor.
+
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use weir_actor::{Actor, ActorRef, ActorSystem, AskError, Context, Event, Props, ask};
+use weir_tests::{PATIENCE, Probe, eventually};
+
+enum Msg {
+    Double(u32, ActorRef<u32>),
+    /// Keeps the reply address without answering.
+    Hold(ActorRef<u32>),
+    /// Answers the held address.
+    Release(u32),
+}
+
+#[derive(Default)]
+struct Responder {
+    held: Option<ActorRef<u32>>,
+}
+
+impl Actor for Responder {
+    type Msg = Msg;
+    fn receive(&mut self, _: &mut Context<Self>, msg: Msg) {
+        match msg {
+            Msg::Double(n, reply_to) => reply_to.tell(n * 2),
+            Msg::Hold(reply_to) => self.held = Some(reply_to),
+            Msg::Release(n) => {
+                if let Some(r) = self.held.take() {
+                    r.tell(n);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn ask_gets_the_reply_blocking_and_as_a_future() {
+    let system = ActorSystem::new("ask").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    assert_eq!(ask(&r, |to| Msg::Double(21, to), PATIENCE).wait(), Ok(42));
+    let answers: Vec<_> = (0..100)
+        .map(|i| ask(&r, move |to| Msg::Double(i, to), PATIENCE))
+        .collect();
+    for (i, a) in answers.into_iter().enumerate() {
+        assert_eq!(futures_executor::block_on(a), Ok(i as u32 * 2));
+    }
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn no_reply_is_a_typed_timeout_and_a_late_reply_is_a_dead_letter() {
+    let system = ActorSystem::new("timeout").unwrap();
+    let dead = Probe::new();
+    let tx: Sender<(String, u32)> = dead.sender();
+    let _sub = system.event_stream().subscribe(move |e| {
+        let Event::DeadLetter(d) = e else { return };
+        if let Some(v) = d.downcast_ref::<u32>() {
+            tx.send((d.recipient().to_string_without_uid(), *v))
+                .unwrap();
+        }
+    });
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    let timeout = Duration::from_millis(50);
+    let reply = ask(&r, Msg::Hold, timeout);
+    assert_eq!(reply.wait(), Err(AskError::Timeout(timeout)));
+    r.tell(Msg::Release(7));
+    let (recipient, value) = dead.expect();
+    assert_eq!(value, 7);
+    assert!(
+        recipient.starts_with("weir://timeout/temp/$"),
+        "{recipient}"
+    );
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn asking_a_stopped_actor_fails_at_once() {
+    let system = ActorSystem::new("stopped").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    r.stop();
+    assert!(eventually(PATIENCE, || r.is_terminated()));
+    // A long time-out: the answer must not wait for it.
+    let answer = ask(&r, |to| Msg::Double(1, to), Duration::from_secs(3600));
+    assert_eq!(answer.wait(), Err(AskError::TargetStopped));
+    system.terminate().wait().unwrap();
+}

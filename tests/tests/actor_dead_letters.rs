@@ -1,0 +1,75 @@
+//! Dead letters: messages to stopped actors are counted and published, never a panic.
+
+use std::sync::{Arc, Mutex};
+
+use weir_actor::{Actor, ActorSystem, Context, Event, Props};
+use weir_tests::{PATIENCE, eventually};
+
+struct Quiet;
+impl Actor for Quiet {
+    type Msg = String;
+    fn receive(&mut self, _: &mut Context<Self>, _: String) {}
+}
+
+#[test]
+fn messages_to_a_stopped_actor_are_counted_and_published() {
+    let system = ActorSystem::new("dead").unwrap();
+    let letters = Arc::new(Mutex::new(Vec::new()));
+    let l = letters.clone();
+    let subscription = system.event_stream().subscribe(move |e| {
+        let Event::DeadLetter(d) = e else { return };
+        l.lock().unwrap().push((
+            d.recipient().name().to_owned(),
+            d.message_type(),
+            d.downcast_ref::<String>().cloned(),
+        ));
+    });
+    let q = system.spawn(Props::new(|| Quiet), "quiet").unwrap();
+    q.stop();
+    assert!(eventually(PATIENCE, || q.is_terminated()));
+    for i in 0..3 {
+        q.tell(format!("lost {i}"));
+    }
+    assert_eq!(system.event_stream().dead_letter_count(), 3);
+    let letters_now = letters.lock().unwrap().clone();
+    assert_eq!(letters_now.len(), 3);
+    assert_eq!(
+        letters_now[0],
+        (
+            "quiet".to_owned(),
+            std::any::type_name::<String>(),
+            Some("lost 0".to_owned())
+        )
+    );
+    // Unsubscribed: still counted, no longer published to us.
+    drop(subscription);
+    q.tell("after".to_owned());
+    assert_eq!(system.event_stream().dead_letter_count(), 4);
+    assert_eq!(letters.lock().unwrap().len(), 3);
+    system.terminate().wait().unwrap();
+    // After termination too: counted, no panic.
+    q.tell("after terminate".to_owned());
+    assert_eq!(system.event_stream().dead_letter_count(), 5);
+}
+
+#[test]
+fn messages_queued_when_an_actor_stops_become_dead_letters() {
+    let system = ActorSystem::new("queued").unwrap();
+    let q = system.spawn(Props::new(|| Quiet), "quiet").unwrap();
+    let sent = 10_000;
+    let sender = {
+        let q = q.clone();
+        std::thread::spawn(move || {
+            for i in 0..sent {
+                q.tell(i.to_string());
+            }
+        })
+    };
+    q.stop();
+    sender.join().unwrap();
+    assert!(eventually(PATIENCE, || q.is_terminated()));
+    // Every message was either processed or is a dead letter; the count of
+    // dead letters can be anything from 0 to `sent`, and never panics.
+    assert!(system.event_stream().dead_letter_count() <= sent);
+    system.terminate().wait().unwrap();
+}

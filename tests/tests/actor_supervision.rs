@@ -1,0 +1,348 @@
+//! Supervision: restart, resume, stop and escalate; one-for-one and all-for-one; the restart budget.
+
+use std::sync::mpsc::Sender;
+use std::time::Duration;
+
+use weir_actor::{
+    Actor, ActorRef, ActorSystem, Context, Directive, Failure, FailurePhase, Props,
+    SupervisorStrategy, ask,
+};
+use weir_tests::{PATIENCE, Probe, eventually};
+
+/// A counter that panics on `Crash`, logs its hooks, and reports its count.
+struct Worker {
+    name: &'static str,
+    count: u64,
+    log: Sender<String>,
+    crash_in_pre_start: bool,
+}
+
+enum WorkerMsg {
+    Add,
+    Crash,
+    Get(ActorRef<u64>),
+}
+
+impl Actor for Worker {
+    type Msg = WorkerMsg;
+    fn pre_start(&mut self, _: &mut Context<Self>) {
+        self.log.send(format!("{}:pre_start", self.name)).unwrap();
+        if self.crash_in_pre_start {
+            panic!("boom in pre_start");
+        }
+    }
+    fn receive(&mut self, _: &mut Context<Self>, msg: WorkerMsg) {
+        match msg {
+            WorkerMsg::Add => self.count += 1,
+            WorkerMsg::Crash => panic!("boom"),
+            WorkerMsg::Get(reply_to) => reply_to.tell(self.count),
+        }
+    }
+    fn pre_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) {
+        self.log
+            .send(format!("{}:pre_restart:{}", self.name, failure.message()))
+            .unwrap();
+        ctx.stop_all_children();
+        self.post_stop(ctx);
+    }
+    fn post_restart(&mut self, ctx: &mut Context<Self>, _: &Failure) {
+        self.log
+            .send(format!("{}:post_restart", self.name))
+            .unwrap();
+        self.pre_start(ctx);
+    }
+    fn post_stop(&mut self, _: &mut Context<Self>) {
+        self.log.send(format!("{}:post_stop", self.name)).unwrap();
+    }
+}
+
+fn worker(name: &'static str, log: &Sender<String>) -> Props<Worker> {
+    let log = log.clone();
+    Props::new(move || Worker {
+        name,
+        count: 0,
+        log: log.clone(),
+        crash_in_pre_start: false,
+    })
+}
+
+fn count(w: &ActorRef<WorkerMsg>) -> u64 {
+    ask(w, WorkerMsg::Get, PATIENCE).wait().unwrap()
+}
+
+/// A parent with a given strategy and children.
+struct Supervisor {
+    strategy: SupervisorStrategy,
+    children: Vec<(&'static str, Props<Worker>)>,
+    refs: Sender<ActorRef<WorkerMsg>>,
+}
+
+impl Actor for Supervisor {
+    type Msg = ();
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        for (name, props) in self.children.clone() {
+            self.refs.send(ctx.spawn(props, name).unwrap()).unwrap();
+        }
+    }
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        self.strategy.clone()
+    }
+}
+
+fn supervised(
+    system: &ActorSystem,
+    strategy: SupervisorStrategy,
+    children: Vec<(&'static str, Props<Worker>)>,
+) -> Vec<ActorRef<WorkerMsg>> {
+    let refs = Probe::new();
+    let n = children.len();
+    let tx = refs.sender();
+    system
+        .spawn(
+            Props::new(move || Supervisor {
+                strategy: strategy.clone(),
+                children: children.clone(),
+                refs: tx.clone(),
+            }),
+            "supervisor",
+        )
+        .unwrap();
+    refs.expect_n(n)
+}
+
+#[test]
+fn the_default_strategy_restarts_with_a_fresh_instance_and_keeps_the_mailbox() {
+    let system = ActorSystem::new("restart").unwrap();
+    let log = Probe::new();
+    // Top level: supervised by the user guardian, whose default is restart.
+    let w = system.spawn(worker("w", &log.sender()), "w").unwrap();
+    assert_eq!(log.expect(), "w:pre_start");
+    w.tell(WorkerMsg::Add);
+    w.tell(WorkerMsg::Add);
+    w.tell(WorkerMsg::Crash);
+    w.tell(WorkerMsg::Add); // queued behind the crash: kept across the restart
+    assert_eq!(
+        log.expect_n(4),
+        [
+            "w:pre_restart:boom",
+            "w:post_stop",
+            "w:post_restart",
+            "w:pre_start"
+        ]
+    );
+    assert_eq!(
+        count(&w),
+        1,
+        "fresh state, plus the message queued after the crash"
+    );
+    assert!(!w.is_terminated());
+    system.terminate().wait().unwrap();
+    assert_eq!(
+        log.expect(),
+        "w:post_stop",
+        "post_stop once for the second incarnation"
+    );
+    log.expect_nothing();
+}
+
+#[test]
+fn resume_keeps_the_state_and_drops_only_the_failing_message() {
+    let system = ActorSystem::new("resume").unwrap();
+    let log = Probe::new();
+    let strategy = SupervisorStrategy::one_for_one().with_decider(|_| Directive::Resume);
+    let w = supervised(&system, strategy, vec![("w", worker("w", &log.sender()))]).remove(0);
+    assert_eq!(log.expect(), "w:pre_start");
+    w.tell(WorkerMsg::Add);
+    w.tell(WorkerMsg::Crash);
+    w.tell(WorkerMsg::Add);
+    assert_eq!(count(&w), 2);
+    log.expect_nothing();
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn stop_directive_stops_the_child() {
+    let system = ActorSystem::new("stopDir").unwrap();
+    let log = Probe::new();
+    let strategy = SupervisorStrategy::one_for_one().with_decider(|_| Directive::Stop);
+    let w = supervised(&system, strategy, vec![("w", worker("w", &log.sender()))]).remove(0);
+    assert_eq!(log.expect(), "w:pre_start");
+    w.tell(WorkerMsg::Crash);
+    w.tell(WorkerMsg::Add);
+    assert_eq!(log.expect(), "w:post_stop");
+    assert!(eventually(PATIENCE, || w.is_terminated()));
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn all_for_one_restarts_the_siblings_too() {
+    let system = ActorSystem::new("allForOne").unwrap();
+    let log = Probe::new();
+    let children = vec![
+        ("a", worker("a", &log.sender())),
+        ("b", worker("b", &log.sender())),
+    ];
+    let refs = supervised(&system, SupervisorStrategy::all_for_one(), children);
+    log.expect_n(2);
+    refs[1].tell(WorkerMsg::Add);
+    assert_eq!(count(&refs[1]), 1);
+    refs[0].tell(WorkerMsg::Crash);
+    let mut events = log.expect_n(8);
+    events.sort();
+    assert_eq!(
+        events,
+        [
+            "a:post_restart",
+            "a:post_stop",
+            "a:pre_restart:boom",
+            "a:pre_start",
+            "b:post_restart",
+            "b:post_stop",
+            "b:pre_restart:boom",
+            "b:pre_start"
+        ]
+    );
+    assert_eq!(
+        count(&refs[1]),
+        0,
+        "the sibling was restarted with fresh state"
+    );
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn one_for_one_leaves_the_siblings_alone() {
+    let system = ActorSystem::new("oneForOne").unwrap();
+    let log = Probe::new();
+    let children = vec![
+        ("a", worker("a", &log.sender())),
+        ("b", worker("b", &log.sender())),
+    ];
+    let refs = supervised(&system, SupervisorStrategy::one_for_one(), children);
+    log.expect_n(2);
+    refs[1].tell(WorkerMsg::Add);
+    refs[0].tell(WorkerMsg::Crash);
+    assert_eq!(
+        log.expect_n(4),
+        [
+            "a:pre_restart:boom",
+            "a:post_stop",
+            "a:post_restart",
+            "a:pre_start"
+        ]
+    );
+    assert_eq!(count(&refs[1]), 1);
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn past_the_restart_budget_the_child_is_stopped() {
+    let system = ActorSystem::new("budget").unwrap();
+    let log = Probe::new();
+    let strategy = SupervisorStrategy::one_for_one().with_max_restarts(2, Duration::from_secs(60));
+    let w = supervised(&system, strategy, vec![("w", worker("w", &log.sender()))]).remove(0);
+    assert_eq!(log.expect(), "w:pre_start");
+    for _ in 0..3 {
+        w.tell(WorkerMsg::Crash);
+    }
+    // Two restarts, then the third failure stops it.
+    assert_eq!(
+        log.expect_n(8)
+            .iter()
+            .filter(|e| e.ends_with("pre_restart:boom"))
+            .count(),
+        2
+    );
+    assert_eq!(log.expect(), "w:post_stop");
+    assert!(eventually(PATIENCE, || w.is_terminated()));
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn a_panic_in_pre_start_is_supervised() {
+    let system = ActorSystem::new("preStart").unwrap();
+    let log = Probe::new();
+    let tx = log.sender();
+    let phases = Probe::new();
+    let ptx = phases.sender();
+    let strategy = SupervisorStrategy::one_for_one()
+        .with_max_restarts(1, Duration::from_secs(60))
+        .with_decider(move |f: &Failure| {
+            ptx.send(f.phase()).unwrap();
+            Directive::Restart
+        });
+    let props = Props::new(move || Worker {
+        name: "w",
+        count: 0,
+        log: tx.clone(),
+        crash_in_pre_start: true,
+    });
+    let w = supervised(&system, strategy, vec![("w", props)]).remove(0);
+    assert_eq!(phases.expect(), FailurePhase::Start);
+    assert_eq!(
+        phases.expect(),
+        FailurePhase::Restart,
+        "post_restart calls pre_start, which fails again"
+    );
+    assert!(
+        eventually(PATIENCE, || w.is_terminated()),
+        "budget of 1 spent: stopped"
+    );
+    assert!(log.expect_n(3).contains(&"w:pre_start".to_owned()));
+    system.terminate().wait().unwrap();
+}
+
+/// A middle actor that escalates whatever its child does.
+struct Escalator {
+    log: Sender<String>,
+    child: Sender<ActorRef<WorkerMsg>>,
+}
+
+impl Actor for Escalator {
+    type Msg = ();
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        self.log.send("mid:pre_start".into()).unwrap();
+        self.child
+            .send(ctx.spawn(worker("leaf", &self.log), "leaf").unwrap())
+            .unwrap();
+    }
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::one_for_one().with_decider(|_| Directive::Escalate)
+    }
+}
+
+#[test]
+fn escalate_hands_the_failure_to_the_grandparent() {
+    let system = ActorSystem::new("escalate").unwrap();
+    let log = Probe::new();
+    let children = Probe::new();
+    let (l, c) = (log.sender(), children.sender());
+    // Top level under the user guardian: restart on escalation.
+    system
+        .spawn(
+            Props::new(move || Escalator {
+                log: l.clone(),
+                child: c.clone(),
+            }),
+            "mid",
+        )
+        .unwrap();
+    let leaf = children.expect();
+    log.expect_n(2);
+    leaf.tell(WorkerMsg::Add);
+    leaf.tell(WorkerMsg::Crash);
+    // The middle actor restarts: its default pre_restart stops the leaf, and
+    // the fresh instance spawns a fresh leaf.
+    let events = log.expect_n(3);
+    assert_eq!(
+        events,
+        ["leaf:post_stop", "mid:pre_start", "leaf:pre_start"]
+    );
+    let new_leaf = children.expect();
+    assert_ne!(new_leaf, leaf);
+    assert!(leaf.is_terminated());
+    assert_eq!(count(&new_leaf), 0);
+    system.terminate().wait().unwrap();
+}

@@ -1,0 +1,47 @@
+//! After terminate, no thread the system started is left (one test per binary, so the count is exact).
+
+use weir_actor::{Actor, ActorSystem, Context, DispatcherKind, Props};
+
+struct Pinned;
+impl Actor for Pinned {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+}
+
+fn live_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn terminate_leaves_no_thread_running() {
+    let before = live_threads();
+    let system = ActorSystem::builder()
+        .name("threads")
+        .threads(3)
+        .build()
+        .unwrap();
+    for i in 0..3 {
+        let a = system
+            .spawn(
+                Props::new(|| Pinned).with_dispatcher(DispatcherKind::Pinned),
+                &format!("p{i}"),
+            )
+            .unwrap();
+        a.tell(());
+    }
+    // 3 workers + 1 scheduler + 3 pinned.
+    assert!(
+        live_threads() >= before + 7,
+        "threads started: {} -> {}",
+        before,
+        live_threads()
+    );
+    system.terminate().wait().unwrap();
+    assert_eq!(
+        live_threads(),
+        before,
+        "every system thread has been joined"
+    );
+}
