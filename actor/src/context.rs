@@ -124,10 +124,10 @@ impl<A: Actor> Context<A> {
     /// actor finishes its current message, stops its children, then stops.
     pub fn stop(&mut self, target: impl Into<ActorHandle>) {
         let target = target.into();
-        if let Some(entry) = self.cell.core.children.lock().by_name.get_mut(target.path().name()) {
-            if entry.handle == target {
-                entry.stopping = true;
-            }
+        if let Some(entry) = self.cell.core.children.lock().by_name.get_mut(target.path().name())
+            && entry.handle == target
+        {
+            entry.stopping = true;
         }
         target.send_system(SystemMsg::Terminate);
     }

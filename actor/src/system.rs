@@ -252,10 +252,10 @@ impl ActorSystem {
     /// future and has a blocking [`wait`](Termination::wait). Calling it again
     /// is harmless.
     pub fn terminate(&self) -> Termination {
-        if !self.inner.terminating.swap(true, Ordering::AcqRel) {
-            if let Some(user) = self.inner.guardians.lock().as_ref().map(|g| g.user.clone()) {
-                user.stop();
-            }
+        if !self.inner.terminating.swap(true, Ordering::AcqRel)
+            && let Some(user) = self.inner.guardians.lock().as_ref().map(|g| g.user.clone())
+        {
+            user.stop();
         }
         self.when_terminated()
     }

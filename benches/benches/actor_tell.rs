@@ -1,1 +1,177 @@
+//! Actor core benchmarks: one actor counting tells, and a two-actor ping-pong.
+//!
+//! `cargo bench -p weir-benches --bench actor_tell` prints an allocation
+//! report (heap allocations per message once warm, from a counting global
+//! allocator) and then the criterion timings (messages per second).
 
+use std::hint::black_box;
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::time::Duration;
+
+use criterion::{Criterion, Throughput, criterion_group};
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
+use weir_benches::CountingAlloc;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc::new();
+
+const TELLS: u64 = 1_000_000;
+const HITS: u64 = 200_000;
+
+enum CountMsg {
+    Inc(u64),
+    /// Reply with the count so far; arrives after every earlier `Inc`.
+    Flush(SyncSender<u64>),
+}
+
+#[derive(Default)]
+struct Counter {
+    sum: u64,
+}
+
+impl Actor for Counter {
+    type Msg = CountMsg;
+    fn receive(&mut self, _: &mut Context<Self>, msg: CountMsg) {
+        match msg {
+            CountMsg::Inc(n) => self.sum = self.sum.wrapping_add(n),
+            CountMsg::Flush(reply) => reply.send(self.sum).unwrap(),
+        }
+    }
+}
+
+struct Tell {
+    counter: ActorRef<CountMsg>,
+    flushed: (SyncSender<u64>, Receiver<u64>),
+}
+
+fn tell_setup(system: &ActorSystem) -> Tell {
+    Tell {
+        counter: system
+            .spawn(Props::new(Counter::default), "counter")
+            .unwrap(),
+        flushed: sync_channel(1),
+    }
+}
+
+/// One sender thread tells `TELLS` messages, then waits until all are
+/// processed. The flush channel is reused, so a round allocates nothing of
+/// its own.
+fn tell_round(t: &Tell) {
+    for i in 0..TELLS {
+        t.counter.tell(CountMsg::Inc(black_box(i)));
+    }
+    t.counter.tell(CountMsg::Flush(t.flushed.0.clone()));
+    black_box(t.flushed.1.recv().unwrap());
+}
+
+enum Ball {
+    Peer(ActorRef<Ball>),
+    Hit(u64),
+}
+
+struct Player {
+    peer: Option<ActorRef<Ball>>,
+    done: SyncSender<()>,
+}
+
+impl Actor for Player {
+    type Msg = Ball;
+    fn receive(&mut self, _: &mut Context<Self>, msg: Ball) {
+        match msg {
+            Ball::Peer(p) => self.peer = Some(p),
+            Ball::Hit(0) => self.done.send(()).unwrap(),
+            Ball::Hit(n) => self.peer.as_ref().expect("peer set").tell(Ball::Hit(n - 1)),
+        }
+    }
+}
+
+struct PingPong {
+    a: ActorRef<Ball>,
+    done: Receiver<()>,
+}
+
+fn ping_pong(system: &ActorSystem) -> PingPong {
+    let (tx, done) = sync_channel(1);
+    let (ta, tb) = (tx.clone(), tx);
+    let a = system
+        .spawn_anonymous(Props::new(move || Player {
+            peer: None,
+            done: ta.clone(),
+        }))
+        .unwrap();
+    let b = system
+        .spawn_anonymous(Props::new(move || Player {
+            peer: None,
+            done: tb.clone(),
+        }))
+        .unwrap();
+    a.tell(Ball::Peer(b.clone()));
+    b.tell(Ball::Peer(a.clone()));
+    PingPong { a, done }
+}
+
+fn ping_pong_round(pp: &PingPong) {
+    pp.a.tell(Ball::Hit(HITS));
+    pp.done.recv().unwrap();
+}
+
+/// Allocations per message once warm, measured over one full round.
+fn allocations_per_message(warm_rounds: usize, messages: u64, mut round: impl FnMut()) -> f64 {
+    for _ in 0..warm_rounds {
+        round();
+    }
+    let before = ALLOC.allocations();
+    round();
+    (ALLOC.allocations() - before) as f64 / messages as f64
+}
+
+fn allocation_report() {
+    let system = ActorSystem::new("allocs").unwrap();
+    let t = tell_setup(&system);
+    let tell = allocations_per_message(3, TELLS, || tell_round(&t));
+    let pp = ping_pong(&system);
+    let pong = allocations_per_message(3, HITS + 1, || ping_pong_round(&pp));
+    system.terminate().wait().unwrap();
+    println!("allocation report (counting global allocator, after 3 warm-up rounds):");
+    println!("  tell      : {tell:.6} allocations per message over {TELLS} messages");
+    println!(
+        "  ping-pong : {pong:.6} allocations per message over {} messages",
+        HITS + 1
+    );
+}
+
+fn bench_tell(c: &mut Criterion) {
+    let system = ActorSystem::new("tell").unwrap();
+    let t = tell_setup(&system);
+    let mut group = c.benchmark_group("actor_tell");
+    group.throughput(Throughput::Elements(TELLS));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("weir/one_actor_1M_tells", |b| b.iter(|| tell_round(&t)));
+    group.finish();
+    system.terminate().wait().unwrap();
+}
+
+fn bench_ping_pong(c: &mut Criterion) {
+    let system = ActorSystem::new("pingpong").unwrap();
+    let pp = ping_pong(&system);
+    let mut group = c.benchmark_group("actor_ping_pong");
+    group.throughput(Throughput::Elements(HITS + 1));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("weir/two_actors_200k_hits", |b| {
+        b.iter(|| ping_pong_round(&pp))
+    });
+    group.finish();
+    system.terminate().wait().unwrap();
+}
+
+criterion_group!(benches, bench_tell, bench_ping_pong);
+
+fn main() {
+    allocation_report();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -182,8 +182,7 @@ fn interleaving(throughput: usize) -> Vec<&'static str> {
     open.send(()).unwrap();
     assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 6));
     system.terminate().wait().unwrap();
-    let order = log.lock().unwrap().clone();
-    order
+    log.lock().unwrap().clone()
 }
 
 #[test]

@@ -51,9 +51,9 @@ impl<A: Actor> Runnable for Cell<A> {
                 let dispatcher = self.core.dispatcher.clone();
                 dispatcher.submit_yielded(self);
             }
-            // SAFETY: this thread holds the run token and touches neither the
-            // batch nor the state again unless `release` returns `true`.
             AfterRun::Release { with_user } => {
+                // SAFETY: this thread holds the run token and touches neither
+                // the batch nor the state again unless `release` returns `true`.
                 if unsafe { self.mailbox.release(with_user) } {
                     self.schedule_self();
                 }
@@ -74,7 +74,7 @@ impl<A: Actor> Cell<A> {
         }
         let mut left = self.throughput;
         loop {
-            // SAFETY (both calls below): this thread holds the run token.
+            // SAFETY: this thread holds the run token.
             while let Some(msg) = unsafe { self.mailbox.next_system() } {
                 self.handle_system(st, msg);
                 if let Phase::Stopped = st.phase {
@@ -84,6 +84,7 @@ impl<A: Actor> Cell<A> {
             if !st.phase.takes_user_messages() || left == 0 {
                 break;
             }
+            // SAFETY: this thread holds the run token.
             let Some(envelope) = (unsafe { self.mailbox.next_user() }) else {
                 break;
             };

@@ -1,8 +1,14 @@
 //! The shared work-stealing pool.
 //!
 //! One worker thread per core by default, each with a FIFO deque; a global
-//! injector takes submissions from threads outside the pool. A worker takes
-//! from its own deque, then the injector, then steals from its siblings.
+//! queue takes submissions from threads outside the pool and actors that
+//! yielded. A worker takes from its own deque, then the global queue, then
+//! steals from its siblings.
+//!
+//! The global queue is a mutex-guarded `VecDeque` with an atomic length
+//! rather than crossbeam's `Injector`: the injector allocates a block per 63
+//! pushes, which made a busy actor that yields every `throughput` messages
+//! allocate; the deque keeps its capacity, so a warm pool allocates nothing.
 //!
 //! # Sleeping without lost wake-ups
 //!
@@ -18,7 +24,9 @@
 use std::cell::OnceCell;
 use std::thread::Thread;
 
-use crossbeam_deque::{Injector, Steal, Stealer, Worker};
+use std::collections::VecDeque;
+
+use crossbeam_deque::{Steal, Stealer, Worker};
 
 use super::{Task, Threads};
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, fence};
@@ -27,9 +35,13 @@ use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, fence};
 /// most, so an idle system goes quiet almost at once.
 const SEARCH_ROUNDS: u32 = 16;
 
+/// Every this many tasks a worker looks at the global queue before its own
+/// deque (the same prime tokio uses).
+const GLOBAL_QUEUE_INTERVAL: u32 = 61;
+
 pub(crate) struct Pool {
     id: usize,
-    injector: Injector<Task>,
+    global: GlobalQueue,
     stealers: Box<[Stealer<Task>]>,
     sleepers: Mutex<Vec<Thread>>,
     num_sleeping: AtomicUsize,
@@ -52,7 +64,7 @@ impl Pool {
         let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
         let pool = Arc::new(Self {
             id,
-            injector: Injector::new(),
+            global: GlobalQueue::default(),
             stealers: workers.iter().map(Worker::stealer).collect(),
             sleepers: Mutex::new(Vec::with_capacity(threads)),
             num_sleeping: AtomicUsize::new(0),
@@ -80,15 +92,15 @@ impl Pool {
             }
         });
         if let Some(task) = task {
-            self.injector.push(task);
+            self.global.push(task);
         }
         self.notify_one();
     }
 
-    /// Queue a task on the injector, behind everything already waiting there
-    /// (used for actors that yielded, for fairness).
+    /// Queue a task on the global queue, behind everything already waiting
+    /// there (used for actors that yielded, for fairness).
     pub(crate) fn submit_global(&self, task: Task) {
-        self.injector.push(task);
+        self.global.push(task);
         self.notify_one();
     }
 
@@ -119,8 +131,10 @@ impl Pool {
         LOCAL.with(|local| {
             let _ = local.set(Local { pool_id: self.id, worker });
         });
+        let mut tick: u32 = 0;
         loop {
-            if let Some(task) = self.find_task(index) {
+            tick = tick.wrapping_add(1);
+            if let Some(task) = self.find_task(index, tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL)) {
                 task.run();
                 continue;
             }
@@ -131,18 +145,17 @@ impl Pool {
         }
     }
 
-    fn find_task(&self, index: usize) -> Option<Task> {
+    /// The next task: own deque, global queue, siblings. With `global_first`
+    /// the global queue goes first, so a worker whose deque never empties
+    /// (two actors playing ping-pong) still serves it.
+    fn find_task(&self, index: usize, global_first: bool) -> Option<Task> {
         LOCAL.with(|local| {
             let worker = &local.get().expect("worker thread has its deque").worker;
-            if let Some(task) = worker.pop() {
+            if global_first && let Some(task) = self.global.pop() {
                 return Some(task);
             }
-            loop {
-                match self.injector.steal_batch_and_pop(worker) {
-                    Steal::Success(task) => return Some(task),
-                    Steal::Empty => break,
-                    Steal::Retry => {}
-                }
+            if let Some(task) = worker.pop().or_else(|| self.global.pop()) {
+                return Some(task);
             }
             let n = self.stealers.len();
             (1..n).map(|k| (index + k) % n).find_map(|victim| loop {
@@ -156,7 +169,7 @@ impl Pool {
     }
 
     fn has_work(&self) -> bool {
-        !self.injector.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
+        !self.global.is_empty() || self.stealers.iter().any(|s| !s.is_empty())
     }
 
     fn idle(&self) {
@@ -185,5 +198,35 @@ impl Pool {
         let mut sleepers = self.sleepers.lock();
         sleepers.retain(|t| t.id() != me.id());
         self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+    }
+}
+
+/// The pool's shared FIFO queue.
+#[derive(Default)]
+struct GlobalQueue {
+    tasks: Mutex<VecDeque<Task>>,
+    /// Mirrors `tasks.len()`, so idle checks need no lock.
+    len: AtomicUsize,
+}
+
+impl GlobalQueue {
+    fn push(&self, task: Task) {
+        let mut tasks = self.tasks.lock();
+        tasks.push_back(task);
+        self.len.store(tasks.len(), Ordering::SeqCst);
+    }
+
+    fn pop(&self) -> Option<Task> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut tasks = self.tasks.lock();
+        let task = tasks.pop_front();
+        self.len.store(tasks.len(), Ordering::SeqCst);
+        task
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len.load(Ordering::SeqCst) == 0
     }
 }
