@@ -53,8 +53,10 @@ type Subscriber = Arc<dyn Fn(&Event) + Send + Sync>;
 
 /// Publishes system events to subscribers and counts dead letters.
 ///
-/// Subscribers run on the thread that publishes (often a dispatcher thread):
-/// keep them short, e.g. forward to a channel or an actor.
+/// Subscribers run on the thread that publishes (often a dispatcher thread,
+/// or the thread calling `tell`): keep them short, e.g. forward to a channel
+/// or an actor. A subscriber that panics is skipped for that event; the
+/// publisher never sees the panic.
 ///
 /// # Examples
 ///
@@ -135,7 +137,9 @@ impl EventStream {
         // subscription from inside its callback.
         let subscribers: Vec<Subscriber> = self.inner.subscribers.lock().iter().map(|(_, s)| s.clone()).collect();
         for subscriber in subscribers {
-            subscriber(event);
+            // Publishing happens inside `tell`, which must never panic: a
+            // panicking subscriber is reported by the panic hook and skipped.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| subscriber(event)));
         }
     }
 }
