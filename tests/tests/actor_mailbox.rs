@@ -123,6 +123,78 @@ impl Actor for Gate {
     }
 }
 
+/// A one-thread system whose only worker the test can block and release, to
+/// queue messages while no actor runs.
+struct OneThread {
+    system: ActorSystem,
+    gate: ActorRef<()>,
+    entered: Receiver<()>,
+    open: Sender<()>,
+    log: Arc<Mutex<Vec<&'static str>>>,
+}
+
+impl OneThread {
+    fn new(name: &str, throughput: usize) -> Self {
+        let system = ActorSystem::builder()
+            .name(name)
+            .threads(1)
+            .throughput(throughput)
+            .build()
+            .unwrap();
+        let (entered_tx, entered) = channel();
+        let (open, open_rx) = channel();
+        let open_rx = Arc::new(Mutex::new(open_rx));
+        let gate = system
+            .spawn(
+                Props::new(move || Gate {
+                    entered: entered_tx.clone(),
+                    open: open_rx.clone(),
+                }),
+                "gate",
+            )
+            .unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        Self {
+            system,
+            gate,
+            entered,
+            open,
+            log,
+        }
+    }
+
+    /// An actor that appends `name` to the log for every message.
+    fn logger(
+        &self,
+        props: impl FnOnce(Props<Logger>) -> Props<Logger>,
+        name: &'static str,
+    ) -> ActorRef<()> {
+        let log = self.log.clone();
+        self.system
+            .spawn(
+                props(Props::new(move || Logger {
+                    name,
+                    log: log.clone(),
+                })),
+                name,
+            )
+            .unwrap()
+    }
+
+    /// Returns once the only worker is blocked.
+    fn block(&self) {
+        self.gate.tell(());
+        self.entered.recv_timeout(PATIENCE).unwrap();
+    }
+
+    /// Releases the worker and waits until `n` log entries exist.
+    fn open_and_wait_for(&self, n: usize) -> Vec<&'static str> {
+        self.open.send(()).unwrap();
+        assert!(eventually(PATIENCE, || self.log.lock().unwrap().len() >= n));
+        self.log.lock().unwrap().clone()
+    }
+}
+
 struct Logger {
     name: &'static str,
     log: Arc<Mutex<Vec<&'static str>>>,
@@ -138,51 +210,19 @@ impl Actor for Logger {
 /// On a one-thread system, block the only worker, queue 3 messages to each of
 /// two actors, open the gate and return the processing order.
 fn interleaving(throughput: usize) -> Vec<&'static str> {
-    let system = ActorSystem::builder()
-        .name("fair")
-        .threads(1)
-        .throughput(throughput)
-        .build()
-        .unwrap();
-    let (entered_tx, entered) = channel();
-    let (open, open_rx) = channel();
-    let open_rx = Arc::new(Mutex::new(open_rx));
-    let gate = system
-        .spawn(
-            Props::new(move || Gate {
-                entered: entered_tx.clone(),
-                open: open_rx.clone(),
-            }),
-            "gate",
-        )
-        .unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let spawn_logger = |name: &'static str| -> ActorRef<()> {
-        let log = log.clone();
-        system
-            .spawn(
-                Props::new(move || Logger {
-                    name,
-                    log: log.clone(),
-                }),
-                name,
-            )
-            .unwrap()
-    };
-    let a = spawn_logger("a");
-    let b = spawn_logger("b");
-    gate.tell(());
-    entered.recv_timeout(PATIENCE).unwrap();
+    let one = OneThread::new("fair", throughput);
+    let a = one.logger(|p| p, "a");
+    let b = one.logger(|p| p, "b");
+    one.block();
     for _ in 0..3 {
         a.tell(());
     }
     for _ in 0..3 {
         b.tell(());
     }
-    open.send(()).unwrap();
-    assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 6));
-    system.terminate().wait().unwrap();
-    log.lock().unwrap().clone()
+    let order = one.open_and_wait_for(6);
+    one.system.terminate().wait().unwrap();
+    order
 }
 
 #[test]
@@ -194,104 +234,37 @@ fn a_run_processes_at_most_throughput_messages_then_yields() {
 
 #[test]
 fn per_actor_throughput_overrides_the_system_default() {
-    let system = ActorSystem::builder()
-        .name("perActor")
-        .threads(1)
-        .throughput(100)
-        .build()
-        .unwrap();
-    let (entered_tx, entered) = channel();
-    let (open, open_rx) = channel();
-    let open_rx = Arc::new(Mutex::new(open_rx));
-    let gate = system
-        .spawn(
-            Props::new(move || Gate {
-                entered: entered_tx.clone(),
-                open: open_rx.clone(),
-            }),
-            "gate",
-        )
-        .unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let (la, lb) = (log.clone(), log.clone());
-    let a = system
-        .spawn(
-            Props::new(move || Logger {
-                name: "a",
-                log: la.clone(),
-            })
-            .with_throughput(1),
-            "a",
-        )
-        .unwrap();
-    let b = system
-        .spawn(
-            Props::new(move || Logger {
-                name: "b",
-                log: lb.clone(),
-            })
-            .with_throughput(1),
-            "b",
-        )
-        .unwrap();
-    gate.tell(());
-    entered.recv_timeout(PATIENCE).unwrap();
+    let one = OneThread::new("perActor", 100);
+    let a = one.logger(|p| p.with_throughput(1), "a");
+    let b = one.logger(|p| p.with_throughput(1), "b");
+    one.block();
     for _ in 0..2 {
         a.tell(());
         b.tell(());
     }
-    open.send(()).unwrap();
-    assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 4));
-    assert_eq!(*log.lock().unwrap(), vec!["a", "b", "a", "b"]);
-    system.terminate().wait().unwrap();
+    assert_eq!(one.open_and_wait_for(4), vec!["a", "b", "a", "b"]);
+    one.system.terminate().wait().unwrap();
 }
 
 #[test]
 fn a_stop_overtakes_queued_user_messages() {
-    let system = ActorSystem::builder()
-        .name("sysFirst")
-        .threads(1)
-        .build()
-        .unwrap();
-    let (entered_tx, entered) = channel();
-    let (open, open_rx) = channel();
-    let open_rx = Arc::new(Mutex::new(open_rx));
-    let gate = system
-        .spawn(
-            Props::new(move || Gate {
-                entered: entered_tx.clone(),
-                open: open_rx.clone(),
-            }),
-            "gate",
-        )
-        .unwrap();
-    let log = Arc::new(Mutex::new(Vec::new()));
-    let l = log.clone();
-    let victim = system
-        .spawn(
-            Props::new(move || Logger {
-                name: "victim",
-                log: l.clone(),
-            }),
-            "victim",
-        )
-        .unwrap();
-    // Let the victim start, then block the only worker.
+    let one = OneThread::new("sysFirst", 32);
+    let victim = one.logger(|p| p, "victim");
+    // Let the victim start and handle one message, then block the worker.
     victim.tell(());
-    assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 1));
-    gate.tell(());
-    entered.recv_timeout(PATIENCE).unwrap();
+    assert!(eventually(PATIENCE, || one.log.lock().unwrap().len() == 1));
+    one.block();
     for _ in 0..5 {
         victim.tell(());
     }
     victim.stop();
-    open.send(()).unwrap();
+    one.open.send(()).unwrap();
     assert!(eventually(PATIENCE, || victim.is_terminated()));
     assert_eq!(
-        log.lock().unwrap().len(),
+        one.log.lock().unwrap().len(),
         1,
         "queued messages must not run after a stop"
     );
-    assert_eq!(system.event_stream().dead_letter_count(), 5);
-    system.terminate().wait().unwrap();
+    assert_eq!(one.system.event_stream().dead_letter_count(), 5);
+    one.system.terminate().wait().unwrap();
 }
