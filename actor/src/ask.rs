@@ -11,9 +11,11 @@ use std::time::Duration;
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::error::AskError;
+use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::promise::Promise;
 use crate::sync::{Arc, Mutex};
+use std::sync::Weak;
 use crate::system::ActorSystem;
 
 /// Send `target` the message `make(reply_to)` and wait for the first reply
@@ -66,6 +68,7 @@ where
         promise: Promise::new(),
         watchers: Mutex::new(Some(Vec::new())),
     });
+    system.register_temp(cell.path.name(), Arc::downgrade(&cell) as Weak<dyn AnyActor>);
     let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
     if target.deliver(make(reply_to)) == Delivery::DeadLetter {
         let _ = cell.finish(Err(AskError::TargetStopped));
@@ -134,6 +137,7 @@ impl<R: Send + 'static> AskCell<R> {
     /// Complete with `result`; gives it back if already complete.
     fn finish(&self, result: Result<R, AskError>) -> Result<(), Result<R, AskError>> {
         self.promise.complete(result)?;
+        self.system.unregister_temp(self.path.name());
         let watchers = self.watchers.lock().take().unwrap_or_default();
         for (watchee, watcher) in watchers {
             watcher.send_control(Control::Terminated(watchee));
@@ -208,7 +212,9 @@ impl<R: Send + 'static> Recipient<R> for AskCell<R> {
         match self.finish(Ok(reply)) {
             Ok(()) => Delivery::Queued,
             Err(Ok(reply)) => {
-                self.system.event_stream().publish_dead_letter(&self.path, reply);
+                self.system
+                    .event_stream()
+                    .publish_dead_letter(&self.path, reply, DeadLetterReason::AskCompleted);
                 Delivery::DeadLetter
             }
             Err(Err(_)) => unreachable!("complete gives back the value it was given"),

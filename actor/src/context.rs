@@ -115,6 +115,12 @@ impl<A: Actor> Context<A> {
         self.cell.core.child(name)
     }
 
+    /// The child called `name` even if it has already stopped (for the
+    /// root, which must watch its guardians whatever their state).
+    pub(crate) fn child_entry(&self, name: &str) -> Option<ActorHandle> {
+        self.cell.core.child_entry(name)
+    }
+
     /// All live children.
     pub fn children(&self) -> Vec<ActorHandle> {
         self.cell.core.children()

@@ -135,6 +135,8 @@ pub enum WaitError {
     /// would wait for itself to stop. Await the future from async code, or
     /// wait from a thread outside the system.
     OnDispatcherThread,
+    /// The system did not finish terminating within the time given.
+    TimedOut,
 }
 
 impl fmt::Display for WaitError {
@@ -143,8 +145,117 @@ impl fmt::Display for WaitError {
             Self::OnDispatcherThread => f.write_str(
                 "cannot block on termination from inside the actor system's own dispatcher thread",
             ),
+            Self::TimedOut => f.write_str("the actor system did not terminate within the time given"),
         }
     }
 }
 
 impl std::error::Error for WaitError {}
+
+/// Why a path string could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PathError {
+    /// A full path must start with `weir://`.
+    MissingScheme,
+    /// A path to resolve must be absolute: `/...` or `weir://...`.
+    NotAbsolute,
+    /// The system name is not a valid name.
+    InvalidSystemName(NameError),
+    /// Element `index` (0 = the first after the system name) is not a valid
+    /// name (or, in a selection, a valid pattern).
+    InvalidElement {
+        /// Which element, counted from 0.
+        index: usize,
+        /// What is wrong with it.
+        error: NameError,
+    },
+    /// The text after `#` is not a decimal uid.
+    InvalidUid,
+}
+
+impl fmt::Display for PathError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MissingScheme => f.write_str("actor path must start with 'weir://'"),
+            Self::NotAbsolute => f.write_str("actor path must start with '/' or 'weir://'"),
+            Self::InvalidSystemName(e) => write!(f, "invalid system name in path: {e}"),
+            Self::InvalidElement { index, error } => write!(f, "invalid path element {index}: {error}"),
+            Self::InvalidUid => f.write_str("the uid after '#' must be a decimal number"),
+        }
+    }
+}
+
+impl std::error::Error for PathError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::InvalidSystemName(e) | Self::InvalidElement { error: e, .. } => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// Why [`ActorSystem::resolve`](crate::ActorSystem::resolve) found no actor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ResolveError {
+    /// The path is well formed but names no live actor of this system.
+    NotFound,
+    /// The path is not well formed.
+    Malformed(PathError),
+}
+
+impl fmt::Display for ResolveError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NotFound => f.write_str("no live actor at this path"),
+            Self::Malformed(e) => write!(f, "malformed actor path: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ResolveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Malformed(e) => Some(e),
+            Self::NotFound => None,
+        }
+    }
+}
+
+impl From<PathError> for ResolveError {
+    fn from(e: PathError) -> Self {
+        Self::Malformed(e)
+    }
+}
+
+/// A message sent through an [`ActorHandle`](crate::ActorHandle) to an actor
+/// that takes another type. Gives the message back.
+pub struct WrongMessageType<M> {
+    /// The message, unsent.
+    pub message: M,
+    /// The type of the actor that refused it.
+    pub actor_type: &'static str,
+}
+
+impl<M> fmt::Debug for WrongMessageType<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WrongMessageType")
+            .field("message_type", &std::any::type_name::<M>())
+            .field("actor_type", &self.actor_type)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<M> fmt::Display for WrongMessageType<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "actor {} does not take messages of type {}",
+            self.actor_type,
+            std::any::type_name::<M>()
+        )
+    }
+}
+
+impl<M> std::error::Error for WrongMessageType<M> {}

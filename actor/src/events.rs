@@ -15,12 +15,29 @@ pub enum Event {
     DeadLetter(DeadLetter),
 }
 
-/// A message that could not be delivered: its recipient had stopped, or it was
-/// a reply to an `ask` that had already completed.
+/// A message that could not be delivered, with the reason.
 pub struct DeadLetter {
     recipient: ActorPath,
     message_type: &'static str,
     message: Box<dyn Any + Send>,
+    reason: DeadLetterReason,
+}
+
+/// Why a message became a dead letter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DeadLetterReason {
+    /// The recipient had stopped (or stopped with the message still queued).
+    RecipientStopped,
+    /// A reply to an `ask` that had already completed (answered or timed out).
+    AskCompleted,
+    /// An [`ActorSelection`](crate::ActorSelection) matched no actor.
+    NoMatch,
+    /// The actor takes another message type.
+    WrongMessageType {
+        /// The type of the actor that was matched.
+        actor_type: &'static str,
+    },
 }
 
 impl DeadLetter {
@@ -34,6 +51,11 @@ impl DeadLetter {
         self.message_type
     }
 
+    /// Why it was not delivered.
+    pub fn reason(&self) -> DeadLetterReason {
+        self.reason
+    }
+
     /// The message, if it is a `T`.
     pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
         self.message.downcast_ref()
@@ -45,6 +67,7 @@ impl fmt::Debug for DeadLetter {
         f.debug_struct("DeadLetter")
             .field("recipient", &self.recipient)
             .field("message_type", &self.message_type)
+            .field("reason", &self.reason)
             .finish_non_exhaustive()
     }
 }
@@ -122,12 +145,18 @@ impl EventStream {
         self.inner.dead_letters.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn publish_dead_letter<M: Send + 'static>(&self, recipient: &ActorPath, message: M) {
+    pub(crate) fn publish_dead_letter<M: Send + 'static>(
+        &self,
+        recipient: &ActorPath,
+        message: M,
+        reason: DeadLetterReason,
+    ) {
         self.inner.dead_letters.fetch_add(1, Ordering::Relaxed);
         let event = Event::DeadLetter(DeadLetter {
             recipient: recipient.clone(),
             message_type: std::any::type_name::<M>(),
             message: Box::new(message),
+            reason,
         });
         self.publish(&event);
     }

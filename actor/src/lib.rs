@@ -88,6 +88,8 @@ runtime_modules! {
     mod name;
     mod path;
     mod promise;
+    mod resolve;
+    mod selection;
     mod scheduler;
     mod supervision;
     mod system;
@@ -96,8 +98,9 @@ runtime_modules! {
     pub use actor_ref::{ActorHandle, ActorRef};
     pub use ask::{AskHandle, ask};
     pub use context::Context;
-    pub use error::{AskError, BuildError, NameError, SpawnError, WaitError};
-    pub use events::{DeadLetter, Event, EventStream, Subscription};
+    pub use error::{AskError, BuildError, NameError, PathError, ResolveError, SpawnError, WaitError, WrongMessageType};
+    pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, Subscription};
+    pub use selection::ActorSelection;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};

@@ -49,7 +49,19 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     }
 }
 
-fn is_name_char(ch: char) -> bool {
+/// Check one element of a path: a user-given name, or a generated `$` name.
+pub(crate) fn validate_element(element: &str) -> Result<(), NameError> {
+    match element.strip_prefix('$') {
+        Some("") => Err(NameError::InvalidChar { ch: '$', position: 0 }),
+        Some(rest) => match rest.chars().enumerate().find(|&(_, ch)| !is_name_char(ch)) {
+            Some((position, ch)) => Err(NameError::InvalidChar { ch, position: position + 1 }),
+            None => Ok(()),
+        },
+        None => validate_name(element),
+    }
+}
+
+pub(crate) fn is_name_char(ch: char) -> bool {
     ch.is_ascii_alphanumeric() || NAME_PUNCTUATION.contains(ch)
 }
 

@@ -1,16 +1,24 @@
 //! Actor paths: where an actor lives in the hierarchy.
 
 use std::fmt;
+use std::str::FromStr;
 
+use crate::error::PathError;
+use crate::name::{validate_element, validate_name};
 use crate::sync::Arc;
 
 /// The address of an actor: the system, the chain of names from the root and
 /// the uid of this incarnation.
 ///
 /// It displays as `weir://<system>/<name>/<name>...#<uid>`, for example
-/// `weir://demo/user/parent/child#17`. Two paths are equal when the system and
-/// the names are equal; the uid is ignored, so the path of a restarted-and-
-/// replaced actor equals the old one (compare refs to tell incarnations apart).
+/// `weir://demo/user/parent/child#17`; the root is `weir://<system>/#<uid>`.
+/// [`ActorPath::parse`] reads the same form back (the `#<uid>` part is
+/// optional there and defaults to 0). Top-level actors live under `/user`,
+/// Weir's own under `/system`, the temporary actors of `ask` under `/temp`.
+///
+/// Two paths are equal when the system and the names are equal; the uid is
+/// ignored, so the path of a stopped-and-replaced actor equals the old one
+/// (compare refs or [`uid`](Self::uid)s to tell incarnations apart).
 ///
 /// # Examples
 ///
@@ -48,6 +56,65 @@ impl ActorPath {
                 system,
                 elements: Vec::new(),
                 uid,
+            }),
+        }
+    }
+
+    /// Parse the full form `weir://<system>/<name>/...[#<uid>]`.
+    ///
+    /// # Errors
+    ///
+    /// A [`PathError`] saying which part is malformed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::ActorPath;
+    ///
+    /// let path = ActorPath::parse("weir://demo/user/a/$b#42").unwrap();
+    /// assert_eq!(path.elements().collect::<Vec<_>>(), ["user", "a", "$b"]);
+    /// assert_eq!(path.uid(), 42);
+    /// assert_eq!(path.to_string(), "weir://demo/user/a/$b#42");
+    /// assert!(ActorPath::parse("weir://demo/user/a b").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Self, PathError> {
+        let rest = s.strip_prefix("weir://").ok_or(PathError::MissingScheme)?;
+        let (body, uid) = match rest.rsplit_once('#') {
+            Some((body, uid)) => (body, parse_uid(uid)?),
+            None => (rest, 0),
+        };
+        let (system, elements) = body.split_once('/').unwrap_or((body, ""));
+        validate_name(system).map_err(PathError::InvalidSystemName)?;
+        let elements = if elements.is_empty() {
+            Vec::new()
+        } else {
+            elements
+                .split('/')
+                .enumerate()
+                .map(|(index, e)| {
+                    validate_element(e)
+                        .map(|()| Box::<str>::from(e))
+                        .map_err(|error| PathError::InvalidElement { index, error })
+                })
+                .collect::<Result<_, _>>()?
+        };
+        Ok(Self {
+            inner: Arc::new(PathInner {
+                system: system.into(),
+                elements,
+                uid,
+            }),
+        })
+    }
+
+    /// The path a selection pattern was aimed at, for its dead letters. The
+    /// elements are not validated: they may hold `*` and `?`.
+    pub(crate) fn pattern(system: &str, local: &str) -> Self {
+        Self {
+            inner: Arc::new(PathInner {
+                system: system.into(),
+                elements: local.split('/').filter(|e| !e.is_empty()).map(Box::from).collect(),
+                uid: 0,
             }),
         }
     }
@@ -101,6 +168,22 @@ impl ActorPath {
             s.push_str(e);
         }
         s
+    }
+}
+
+/// A uid: decimal digits only.
+pub(crate) fn parse_uid(s: &str) -> Result<u64, PathError> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(PathError::InvalidUid);
+    }
+    s.parse().map_err(|_| PathError::InvalidUid)
+}
+
+impl FromStr for ActorPath {
+    type Err = PathError;
+
+    fn from_str(s: &str) -> Result<Self, PathError> {
+        Self::parse(s)
     }
 }
 

@@ -1,6 +1,7 @@
 //! A one-shot value that can be awaited as a future or waited for blocking.
 
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use crate::sync::{Condvar, Mutex};
 
@@ -79,6 +80,20 @@ impl<T> Promise<T> {
         while !state.completed {
             state = self.state.wait(&self.ready, state);
         }
+    }
+
+    /// Block until completed or `timeout` has passed; whether it completed.
+    pub(crate) fn wait_completed_for(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.state.lock();
+        while !state.completed {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            state = self.state.wait_timeout(&self.ready, state, deadline - now);
+        }
+        true
     }
 
     /// Block until completed, then take the value.

@@ -1,19 +1,23 @@
 //! The actor system: guardians, dispatcher, scheduler, event stream and
 //! termination.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
+use std::sync::Weak;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 
 use crate::actor::{Actor, Props, Terminated};
-use crate::actor_ref::{ActorHandle, ActorRef};
+use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
 use crate::dispatcher::pool::Pool;
 use crate::dispatcher::Threads;
-use crate::error::{BuildError, SpawnError, WaitError};
+use crate::error::{BuildError, ResolveError, SpawnError, WaitError};
+use crate::resolve::{Node, absolute, walk};
+use crate::selection::ActorSelection;
 use crate::events::EventStream;
 use crate::name::validate_name;
 use crate::promise::Promise;
@@ -112,6 +116,7 @@ impl ActorSystemBuilder {
                 guardians: Mutex::new(None),
                 terminating: AtomicBool::new(false),
                 termination,
+                temp: Mutex::new(HashMap::new()),
             }),
         };
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
@@ -123,6 +128,7 @@ impl ActorSystemBuilder {
         let user = guardian("user");
         let system_guardian = guardian("system");
         *system.inner.guardians.lock() = Some(Guardians {
+            root: root.clone(),
             user,
             system: system_guardian,
         });
@@ -176,9 +182,12 @@ pub(crate) struct SystemInner {
     guardians: Mutex<Option<Guardians>>,
     terminating: AtomicBool,
     termination: Arc<Promise<()>>,
+    /// The temporary actors of pending asks, by name, for `/temp` lookups.
+    temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>>>,
 }
 
 struct Guardians {
+    root: ActorHandle,
     user: ActorHandle,
     system: ActorHandle,
 }
@@ -240,6 +249,76 @@ impl ActorSystem {
     pub fn spawn_system_actor<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
         let guardian = self.inner.guardians.lock().as_ref().map(|g| g.system.clone());
         spawn_child(&guardian.ok_or(SpawnError::ParentStopped)?, props, Some(name))
+    }
+
+    /// Find the live actor at an absolute path: `/user/a/b` or the full form
+    /// `weir://<system>/user/a/b`, each element optionally `name#uid` to
+    /// match one incarnation only. `..`, `.` and empty elements work as in
+    /// [`ActorHandle::child`]. Temporary `ask` actors resolve under `/temp`
+    /// while they wait. Allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a path that is not absolute or has an
+    /// invalid element; [`ResolveError::NotFound`] when no live actor of this
+    /// system is there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props, ResolveError};
+    ///
+    /// struct Leaf;
+    /// impl Actor for Leaf {
+    ///     type Msg = ();
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("resolve").unwrap();
+    /// let leaf = system.spawn(Props::new(|| Leaf), "leaf").unwrap();
+    /// assert_eq!(system.resolve("/user/leaf"), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve(&leaf.path().to_string()), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve("/user/nobody"), Err(ResolveError::NotFound));
+    /// assert!(matches!(system.resolve("user/leaf"), Err(ResolveError::Malformed(_))));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn resolve(&self, path: &str) -> Result<ActorHandle, ResolveError> {
+        let (ours, local) = absolute(self, path)?;
+        let start = if ours { self.root().map(Node::Actor) } else { None };
+        walk(self, start, local)?.ok_or(ResolveError::NotFound)
+    }
+
+    /// A selection of every actor matching `pattern`, which may use `*` and
+    /// `?` in its elements (see [`ActorSelection`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a pattern that is not absolute or has
+    /// an invalid element.
+    pub fn select(&self, pattern: &str) -> Result<ActorSelection, ResolveError> {
+        ActorSelection::new(self, pattern)
+    }
+
+    pub(crate) fn root(&self) -> Option<ActorHandle> {
+        self.inner.guardians.lock().as_ref().map(|g| g.root.clone())
+    }
+
+    pub(crate) fn register_temp(&self, name: &str, actor: Weak<dyn AnyActor>) {
+        self.inner.temp.lock().insert(name.into(), actor);
+    }
+
+    pub(crate) fn unregister_temp(&self, name: &str) {
+        self.inner.temp.lock().remove(name);
+    }
+
+    pub(crate) fn temp_actor(&self, name: &str) -> Option<ActorHandle> {
+        let inner = self.inner.temp.lock().get(name)?.upgrade()?;
+        Some(ActorHandle { inner })
+    }
+
+    pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
+        let temp = self.inner.temp.lock();
+        temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
     }
 
     /// The event stream (dead letters).
@@ -320,6 +399,24 @@ impl Termination {
         Ok(())
     }
 
+    /// Like [`wait`](Self::wait), giving up after `timeout`.
+    ///
+    /// # Errors
+    ///
+    /// [`WaitError::OnDispatcherThread`] as for `wait`;
+    /// [`WaitError::TimedOut`] when termination has not completed in time
+    /// (it goes on; wait again or drop the handle).
+    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<(), WaitError> {
+        if self.system.threads.is_own_thread() {
+            return Err(WaitError::OnDispatcherThread);
+        }
+        if !self.system.termination.wait_completed_for(timeout) {
+            return Err(WaitError::TimedOut);
+        }
+        self.system.threads.join_all();
+        Ok(())
+    }
+
     /// Whether termination has completed.
     pub fn is_completed(&self) -> bool {
         self.system.termination.is_completed()
@@ -361,7 +458,10 @@ impl Actor for RootGuardian {
     type Msg = Infallible;
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) {
-        if let Some(user) = ctx.child("user") {
+        // `child_entry`, not `child`: `terminate` may have stopped `/user`
+        // before the root first ran, and the watch must still be placed (it
+        // then answers at once).
+        if let Some(user) = ctx.child_entry("user") {
             ctx.watch(user);
         }
     }
@@ -372,7 +472,7 @@ impl Actor for RootGuardian {
 
     fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) {
         ctx.system().inner.terminating.store(true, Ordering::Release);
-        match ctx.child("system").filter(|_| terminated.actor().path().name() == "user") {
+        match ctx.child_entry("system").filter(|_| terminated.actor().path().name() == "user") {
             Some(system_guardian) => {
                 ctx.watch(&system_guardian);
                 ctx.stop(system_guardian);

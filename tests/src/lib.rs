@@ -72,3 +72,12 @@ impl<T> Probe<T> {
         }
     }
 }
+
+/// Terminate `system` and wait for it, failing the test (instead of hanging
+/// it) when termination takes longer than [`PATIENCE`].
+pub fn shutdown(system: &weir_actor::ActorSystem) {
+    system
+        .terminate()
+        .wait_timeout(PATIENCE)
+        .expect("the system terminates in time");
+}

@@ -4,7 +4,7 @@ use std::sync::mpsc::Sender;
 use std::time::Duration;
 
 use weir_actor::{Actor, ActorRef, ActorSystem, AskError, Context, Event, Props, ask};
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 enum Msg {
     Double(u32, ActorRef<u32>),
@@ -45,7 +45,7 @@ fn ask_gets_the_reply_blocking_and_as_a_future() {
     for (i, a) in answers.into_iter().enumerate() {
         assert_eq!(futures_executor::block_on(a), Ok(i as u32 * 2));
     }
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -71,7 +71,7 @@ fn no_reply_is_a_typed_timeout_and_a_late_reply_is_a_dead_letter() {
         recipient.starts_with("weir://timeout/temp/$"),
         "{recipient}"
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -83,5 +83,5 @@ fn asking_a_stopped_actor_fails_at_once() {
     // A long time-out: the answer must not wait for it.
     let answer = ask(&r, |to| Msg::Double(1, to), Duration::from_secs(3600));
     assert_eq!(answer.wait(), Err(AskError::TargetStopped));
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }

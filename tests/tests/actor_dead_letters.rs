@@ -3,7 +3,7 @@
 use std::sync::{Arc, Mutex};
 
 use weir_actor::{Actor, ActorSystem, Context, Event, Props};
-use weir_tests::{PATIENCE, eventually};
+use weir_tests::{PATIENCE, eventually, shutdown};
 
 struct Quiet;
 impl Actor for Quiet {
@@ -46,7 +46,7 @@ fn messages_to_a_stopped_actor_are_counted_and_published() {
     q.tell("after".to_owned());
     assert_eq!(system.event_stream().dead_letter_count(), 4);
     assert_eq!(letters.lock().unwrap().len(), 3);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
     // After termination too: counted, no panic.
     q.tell("after terminate".to_owned());
     assert_eq!(system.event_stream().dead_letter_count(), 5);
@@ -71,5 +71,5 @@ fn messages_queued_when_an_actor_stops_become_dead_letters() {
     // Every message was either processed or is a dead letter; the count of
     // dead letters can be anything from 0 to `sent`, and never panics.
     assert!(system.event_stream().dead_letter_count() <= sent);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }

@@ -3,7 +3,7 @@
 use std::sync::mpsc::Sender;
 
 use weir_actor::{Actor, ActorHandle, ActorRef, ActorSystem, Context, Props, Terminated};
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 struct Target;
 impl Actor for Target {
@@ -62,7 +62,7 @@ fn terminated_is_delivered_exactly_once_even_when_watched_twice() {
     target.tell(());
     assert_eq!(probe.expect(), "terminated:target");
     probe.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -76,7 +76,7 @@ fn watching_an_already_dead_actor_still_gives_one_notice() {
     w.tell(WatcherMsg::Watch(target.handle()));
     assert_eq!(probe.expect(), "terminated:target");
     probe.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -92,7 +92,7 @@ fn unwatch_means_no_notice() {
     target.tell(());
     assert!(eventually(PATIENCE, || target.is_terminated()));
     probe.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// Sends `n` notes to the watcher, then stops.
@@ -132,7 +132,7 @@ fn terminated_comes_after_the_last_messages_of_the_watched_actor() {
     let mut expected: Vec<String> = (0..50).map(|i| format!("note {i}")).collect();
     expected.push("terminated:chatty".into());
     assert_eq!(probe.expect_n(51), expected);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// Watches `target` from pre_start and reports to the probe.
@@ -171,5 +171,5 @@ fn many_watchers_each_get_one_notice() {
     target.tell(());
     assert_eq!(probe.expect_n(20), vec!["target".to_owned(); 20]);
     probe.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }

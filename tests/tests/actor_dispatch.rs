@@ -3,7 +3,7 @@
 use std::sync::mpsc::Sender;
 
 use weir_actor::{Actor, ActorSystem, Context, DispatcherKind, Props};
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 struct ThreadName(Sender<String>);
 impl Actor for ThreadName {
@@ -59,7 +59,7 @@ fn a_pinned_blocking_actor_does_not_block_the_shared_pool() {
     pinned.tell(());
     assert_eq!(probe.expect(), "pin-pinned");
     unblock.send(()).unwrap();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// The scheduler state letter of each thread whose name starts with `prefix`.
@@ -108,5 +108,5 @@ fn idle_pool_threads_sleep() {
         "states: {:?}",
         thread_states("idle-")
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }

@@ -3,7 +3,7 @@
 use std::sync::mpsc::Sender;
 
 use weir_actor::{Actor, ActorSystem, Context, Props, WaitError};
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 /// Logs its hooks as "<name>:<hook>" and spawns the children it is given.
 struct Node {
@@ -79,7 +79,7 @@ fn children_stop_before_their_parent_and_post_stop_runs_once() {
     assert!(eventually(PATIENCE, || parent.is_terminated()));
     parent.stop(); // stopping again is harmless
     probe.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
     probe.expect_nothing();
 }
 
@@ -104,7 +104,7 @@ fn stop_self_stop_child_and_stop_through_a_ref() {
 
     parent.stop();
     assert_eq!(probe.expect_n(2), ["c2:post_stop", "p:post_stop"]);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -126,7 +126,7 @@ fn poison_pill_stops_after_the_queued_messages() {
     actor.tell(NodeMsg::Echo("late".into()));
     probe.expect_nothing();
     assert_eq!(system.event_stream().dead_letter_count(), 1);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -189,5 +189,18 @@ fn waiting_for_termination_from_inside_an_actor_is_refused() {
         .unwrap();
     actor.tell(());
     assert_eq!(probe.expect(), Err(WaitError::OnDispatcherThread));
-    system.terminate().wait().unwrap();
+    shutdown(&system);
+}
+
+#[test]
+fn terminate_right_after_build_completes() {
+    // Races `terminate` against the root's first run, many times.
+    for _ in 0..200 {
+        let system = ActorSystem::builder()
+            .name("quick")
+            .threads(2)
+            .build()
+            .unwrap();
+        system.terminate().wait_timeout(PATIENCE).unwrap();
+    }
 }

@@ -4,7 +4,7 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 /// Checks each sender's sequence numbers arrive in order, reports totals.
 struct OrderChecker {
@@ -62,7 +62,7 @@ fn messages_from_each_sender_arrive_in_order() {
     assert_eq!(next, vec![PER_SENDER; SENDERS]);
     // A panic in the checker would have restarted it and lost the count.
     assert!(!checker.is_terminated());
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// Records whether `pre_start` ran before each message.
@@ -106,7 +106,7 @@ fn the_ref_works_at_once_and_start_runs_before_any_message() {
         actor.tell(()); // immediately after spawn returns
         assert_eq!(probe.expect_n(2), vec!["pre_start", "message after start"]);
     }
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// Blocks its thread until the test opens the gate.
@@ -221,7 +221,7 @@ fn interleaving(throughput: usize) -> Vec<&'static str> {
         b.tell(());
     }
     let order = one.open_and_wait_for(6);
-    one.system.terminate().wait().unwrap();
+    shutdown(&one.system);
     order
 }
 
@@ -243,7 +243,7 @@ fn per_actor_throughput_overrides_the_system_default() {
         b.tell(());
     }
     assert_eq!(one.open_and_wait_for(4), vec!["a", "b", "a", "b"]);
-    one.system.terminate().wait().unwrap();
+    shutdown(&one.system);
 }
 
 #[test]
@@ -266,5 +266,5 @@ fn a_stop_overtakes_queued_user_messages() {
         "queued messages must not run after a stop"
     );
     assert_eq!(one.system.event_stream().dead_letter_count(), 5);
-    one.system.terminate().wait().unwrap();
+    shutdown(&one.system);
 }

@@ -3,7 +3,7 @@
 use weir_actor::{
     Actor, ActorSystem, BuildError, Context, NameError, Props, SpawnError, validate_name,
 };
-use weir_tests::{PATIENCE, eventually};
+use weir_tests::{PATIENCE, eventually, shutdown};
 
 struct Idle;
 impl Actor for Idle {
@@ -76,7 +76,7 @@ fn every_invalid_name_is_a_typed_error() {
         message.contains("'/'") && message.contains("position 1"),
         "{message}"
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -103,7 +103,7 @@ fn duplicate_live_sibling_is_refused_and_the_name_frees_after_stop() {
         .spawn(Props::new(|| Idle), "same")
         .is_ok()));
     assert!(first.is_terminated());
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -118,13 +118,13 @@ fn anonymous_children_get_distinct_generated_names() {
         a.path().to_string_without_uid(),
         format!("weir://anon/user/{}", a.path().name())
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
 fn spawning_on_a_terminated_system_is_an_error() {
     let system = ActorSystem::new("late").unwrap();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
     assert_eq!(
         system.spawn(Props::new(|| Idle), "late").unwrap_err(),
         SpawnError::ParentStopped

@@ -7,7 +7,7 @@ use weir_actor::{
     Actor, ActorRef, ActorSystem, Context, Directive, Failure, FailurePhase, Props,
     SupervisorStrategy, ask,
 };
-use weir_tests::{PATIENCE, Probe, eventually};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
 /// A counter that panics on `Crash`, logs its hooks, and reports its count.
 struct Worker {
@@ -137,7 +137,7 @@ fn the_default_strategy_restarts_with_a_fresh_instance_and_keeps_the_mailbox() {
         "fresh state, plus the message queued after the crash"
     );
     assert!(!w.is_terminated());
-    system.terminate().wait().unwrap();
+    shutdown(&system);
     assert_eq!(
         log.expect(),
         "w:post_stop",
@@ -158,7 +158,7 @@ fn resume_keeps_the_state_and_drops_only_the_failing_message() {
     w.tell(WorkerMsg::Add);
     assert_eq!(count(&w), 2);
     log.expect_nothing();
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -172,7 +172,7 @@ fn stop_directive_stops_the_child() {
     w.tell(WorkerMsg::Add);
     assert_eq!(log.expect(), "w:post_stop");
     assert!(eventually(PATIENCE, || w.is_terminated()));
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -208,7 +208,7 @@ fn all_for_one_restarts_the_siblings_too() {
         0,
         "the sibling was restarted with fresh state"
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -233,7 +233,7 @@ fn one_for_one_leaves_the_siblings_alone() {
         ]
     );
     assert_eq!(count(&refs[1]), 1);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -256,7 +256,7 @@ fn past_the_restart_budget_the_child_is_stopped() {
     );
     assert_eq!(log.expect(), "w:post_stop");
     assert!(eventually(PATIENCE, || w.is_terminated()));
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 #[test]
@@ -290,7 +290,7 @@ fn a_panic_in_pre_start_is_supervised() {
         "budget of 1 spent: stopped"
     );
     assert!(log.expect_n(3).contains(&"w:pre_start".to_owned()));
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }
 
 /// A middle actor that escalates whatever its child does.
@@ -344,5 +344,5 @@ fn escalate_hands_the_failure_to_the_grandparent() {
     assert_ne!(new_leaf, leaf);
     assert!(leaf.is_terminated());
     assert_eq!(count(&new_leaf), 0);
-    system.terminate().wait().unwrap();
+    shutdown(&system);
 }

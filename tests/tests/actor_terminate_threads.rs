@@ -1,6 +1,7 @@
 //! After terminate, no thread the system started is left (one test per binary, so the count is exact).
 
 use weir_actor::{Actor, ActorSystem, Context, DispatcherKind, Props};
+use weir_tests::shutdown;
 
 struct Pinned;
 impl Actor for Pinned {
@@ -38,7 +39,7 @@ fn terminate_leaves_no_thread_running() {
         before,
         live_threads()
     );
-    system.terminate().wait().unwrap();
+    shutdown(&system);
     assert_eq!(
         live_threads(),
         before,

@@ -20,6 +20,7 @@ use crate::context::Context;
 use crate::dispatcher::Dispatcher;
 use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
+use crate::events::DeadLetterReason;
 use crate::mailbox::{Enqueued, Mailbox};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
@@ -61,13 +62,24 @@ impl CellCore {
         self.terminated.store(true, Ordering::Release);
     }
 
-    /// The live child called `name`.
+    /// The live child called `name`. A child that has stopped but whose
+    /// termination the parent has not processed yet is not live.
     pub(crate) fn child(&self, name: &str) -> Option<ActorHandle> {
+        let children = self.children.lock();
+        let child = &children.by_name.get(name)?.handle;
+        (!child.is_terminated()).then(|| child.clone())
+    }
+
+    /// The child called `name`, live or stopped, as long as this actor has
+    /// not processed its termination yet.
+    pub(crate) fn child_entry(&self, name: &str) -> Option<ActorHandle> {
         self.children.lock().by_name.get(name).map(|c| c.handle.clone())
     }
 
+    /// The live children.
     pub(crate) fn children(&self) -> Vec<ActorHandle> {
-        self.children.lock().by_name.values().map(|c| c.handle.clone()).collect()
+        let children = self.children.lock();
+        children.by_name.values().map(|c| &c.handle).filter(|h| !h.is_terminated()).cloned().collect()
     }
 }
 
@@ -280,7 +292,10 @@ impl<A: Actor> Recipient<A::Msg> for Cell<A> {
         match self.mailbox.enqueue_user(Envelope::Msg(msg)) {
             Ok(enqueued) => enqueued.into(),
             Err(Envelope::Msg(msg)) => {
-                self.core.system.event_stream().publish_dead_letter(&self.core.path, msg);
+                self.core
+                    .system
+                    .event_stream()
+                    .publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
                 Delivery::DeadLetter
             }
             Err(Envelope::Control(_)) => unreachable!("enqueue_user gives back what it was given"),

@@ -14,6 +14,7 @@ use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
 use crate::dispatcher::Runnable;
+use crate::events::DeadLetterReason;
 use crate::supervision::{Directive, Failure, FailurePhase, Scope};
 use crate::sync::Arc;
 
@@ -338,7 +339,7 @@ impl<A: Actor> Cell<A> {
         let events = self.core.system.event_stream();
         for envelope in drained.user {
             if let Envelope::Msg(msg) = envelope {
-                events.publish_dead_letter(&self.core.path, msg);
+                events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
             }
         }
         for msg in drained.system {
