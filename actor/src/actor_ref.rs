@@ -285,7 +285,7 @@ impl ActorHandle {
     /// system.terminate().wait().unwrap();
     /// ```
     pub fn child(&self, path: &str) -> Option<ActorHandle> {
-        crate::resolve::walk(self.inner.system(), Some(crate::resolve::Node::Actor(self.clone())), path)
+        crate::resolve::walk(self.inner.system(), Some(crate::resolve::Node::At(self)), path)
             .ok()
             .flatten()
     }

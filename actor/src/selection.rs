@@ -75,25 +75,19 @@ impl ActorSelection {
         for segment in local.split('/') {
             frontier = match segment {
                 "" | "." => frontier,
-                ".." => frontier.into_iter().filter_map(|n| n.up(&self.system)).collect(),
-                pattern => frontier.into_iter().flat_map(|n| self.children_matching(n, pattern)).collect(),
+                ".." => frontier.iter().filter_map(|n| n.up(&self.system)).collect(),
+                pattern => frontier.iter().flat_map(|n| self.children_matching(n, pattern)).collect(),
             };
         }
-        let mut found: Vec<ActorHandle> = frontier
-            .into_iter()
-            .filter_map(|n| match n {
-                Node::Actor(a) => Some(a),
-                Node::TempDir => None,
-            })
-            .collect();
+        let mut found: Vec<ActorHandle> = frontier.into_iter().filter_map(Node::into_handle).collect();
         found.sort_by(|a, b| a.path().elements().cmp(b.path().elements()));
         found.dedup();
         found
     }
 
-    fn children_matching(&self, node: Node, pattern: &str) -> Vec<Node> {
-        match node {
-            Node::Actor(actor) => {
+    fn children_matching(&self, node: &Node<'_>, pattern: &str) -> Vec<Node<'static>> {
+        match node.actor() {
+            Some(actor) => {
                 let Some(core) = actor.inner.core() else { return Vec::new() };
                 let mut out: Vec<Node> = core
                     .children()
@@ -106,7 +100,7 @@ impl ActorSelection {
                 }
                 out
             }
-            Node::TempDir => self
+            None => self
                 .system
                 .temp_actors()
                 .into_iter()

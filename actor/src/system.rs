@@ -116,7 +116,7 @@ impl ActorSystemBuilder {
                 guardians: Mutex::new(None),
                 terminating: AtomicBool::new(false),
                 termination,
-                temp: Mutex::new(HashMap::new()),
+                temp: Mutex::new(HashMap::default()),
             }),
         };
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
@@ -183,7 +183,7 @@ pub(crate) struct SystemInner {
     terminating: AtomicBool,
     termination: Arc<Promise<()>>,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
-    temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>>>,
+    temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
 
 struct Guardians {
@@ -284,8 +284,9 @@ impl ActorSystem {
     /// ```
     pub fn resolve(&self, path: &str) -> Result<ActorHandle, ResolveError> {
         let (ours, local) = absolute(self, path)?;
-        let start = if ours { self.root().map(Node::Actor) } else { None };
-        walk(self, start, local)?.ok_or(ResolveError::NotFound)
+        // `local` starts with '/' (or is empty): skip it, start at the top.
+        let local = local.strip_prefix('/').unwrap_or(local);
+        walk(self, ours.then_some(Node::Top), local)?.ok_or(ResolveError::NotFound)
     }
 
     /// A selection of every actor matching `pattern`, which may use `*` and

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 #[derive(Debug)]
 pub struct CountingAlloc {
     allocations: AtomicU64,
+    bytes: AtomicU64,
 }
 
 impl CountingAlloc {
@@ -19,12 +20,18 @@ impl CountingAlloc {
     pub const fn new() -> Self {
         Self {
             allocations: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
         }
     }
 
     /// Allocations so far.
     pub fn allocations(&self) -> u64 {
         self.allocations.load(Ordering::Relaxed)
+    }
+
+    /// Bytes requested by allocations so far (frees are not subtracted).
+    pub fn bytes(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
     }
 }
 
@@ -40,6 +47,8 @@ impl Default for CountingAlloc {
 unsafe impl GlobalAlloc for CountingAlloc {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         self.allocations.fetch_add(1, Ordering::Relaxed);
+        self.bytes
+            .fetch_add(layout.size() as u64, Ordering::Relaxed);
         // SAFETY: forwarded unchanged from our caller, who upholds `alloc`'s contract.
         unsafe { System.alloc(layout) }
     }
@@ -51,6 +60,7 @@ unsafe impl GlobalAlloc for CountingAlloc {
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         self.allocations.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(new_size as u64, Ordering::Relaxed);
         // SAFETY: forwarded unchanged from our caller, who upholds `realloc`'s contract.
         unsafe { System.realloc(ptr, layout, new_size) }
     }

@@ -214,7 +214,7 @@ fn absolute_resolution_from_the_system() {
     assert_eq!(
         system.resolve("/user/t p/a"),
         Err(ResolveError::Malformed(PathError::InvalidElement {
-            index: 2,
+            index: 1, // elements count from the first after the address: user = 0
             error: NameError::InvalidChar {
                 ch: ' ',
                 position: 1
