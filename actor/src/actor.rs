@@ -97,6 +97,16 @@ pub trait Actor: Send + Sized + 'static {
         let _ = (ctx, terminated);
     }
 
+    /// Whether processing `msg` resets the receive timeout (see
+    /// [`Context::set_receive_timeout`]). The default says yes for every
+    /// message; return `false` for messages such as periodic ticks that
+    /// should not count as activity (Akka's `NotInfluenceReceiveTimeout`).
+    /// Only called while a receive timeout is set.
+    fn influences_receive_timeout(&self, msg: &Self::Msg) -> bool {
+        let _ = msg;
+        true
+    }
+
     /// How failures of this actor's children are handled. Called when a child
     /// fails; the default restarts the child (see [`SupervisorStrategy`]).
     fn supervisor_strategy(&self) -> SupervisorStrategy {

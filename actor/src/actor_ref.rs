@@ -70,6 +70,10 @@ pub(crate) enum Control {
     PoisonPill,
     /// A watched actor stopped.
     Terminated(ActorHandle),
+    /// Timer `id` of `ctx.timers()` fired.
+    Timer(u64),
+    /// The receive-timeout check armed with this generation fired.
+    ReceiveTimeout(u32),
 }
 
 /// Something that takes messages of type `M`.

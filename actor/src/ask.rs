@@ -14,6 +14,7 @@ use crate::error::AskError;
 use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::promise::Promise;
+use crate::scheduler::Cancellable;
 use crate::sync::{Arc, Mutex};
 use std::sync::Weak;
 use crate::system::ActorSystem;
@@ -67,6 +68,7 @@ where
         system: system.clone(),
         promise: Promise::new(),
         watchers: Mutex::new(Some(Vec::new())),
+        timer: Cancellable::new(),
     });
     system.register_temp(cell.path.name(), Arc::downgrade(&cell) as Weak<dyn AnyActor>);
     let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
@@ -79,7 +81,7 @@ where
                 let _ = cell.finish(Err(AskError::Timeout(timeout)));
             }
         });
-        if system.inner.scheduler.schedule_once(timeout, timed_out).is_err() {
+        if !system.scheduler().run_once(timeout, &cell.timer, timed_out) {
             // The system has shut down: no reply can come any more.
             let _ = cell.finish(Err(AskError::TargetStopped));
         }
@@ -131,12 +133,15 @@ struct AskCell<R> {
     /// cell's own handle, taken from the watch request; holding it until the
     /// ask finishes is fine because every ask finishes (reply or time-out).
     watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
+    /// The time-out, cancelled when the ask finishes first.
+    timer: Cancellable,
 }
 
 impl<R: Send + 'static> AskCell<R> {
     /// Complete with `result`; gives it back if already complete.
     fn finish(&self, result: Result<R, AskError>) -> Result<(), Result<R, AskError>> {
         self.promise.complete(result)?;
+        self.timer.cancel();
         self.system.unregister_temp(self.path.name());
         let watchers = self.watchers.lock().take().unwrap_or_default();
         for (watchee, watcher) in watchers {

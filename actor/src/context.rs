@@ -3,11 +3,15 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::time::{Duration, Instant};
 
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorHandle, ActorRef, SystemMsg};
 use crate::cell::{Cell, spawn_child};
-use crate::error::SpawnError;
+use crate::error::{ScheduleError, SpawnError};
+use crate::scheduler::Timers;
+use crate::scheduler::receive_timeout::ReceiveTimeout;
+use crate::scheduler::timers::TimerTable;
 use crate::path::ActorPath;
 use crate::sync::Arc;
 use crate::system::ActorSystem;
@@ -50,15 +54,23 @@ use crate::system::ActorSystem;
 /// ```
 pub struct Context<A: Actor> {
     cell: Arc<Cell<A>>,
+    /// The untyped handle of `cell`, kept for timers and checks.
+    pub(crate) me: ActorHandle,
     /// Actors this one watches, by incarnation.
     pub(crate) watching: HashMap<usize, ActorHandle>,
+    pub(crate) timers: TimerTable<A::Msg>,
+    /// Created by the first `set_receive_timeout`.
+    pub(crate) receive_timeout: Option<Box<ReceiveTimeout<A::Msg>>>,
 }
 
 impl<A: Actor> Context<A> {
     pub(crate) fn new(cell: Arc<Cell<A>>) -> Self {
         Self {
+            me: ActorHandle { inner: cell.clone() },
             cell,
             watching: HashMap::new(),
+            timers: TimerTable::default(),
+            receive_timeout: None,
         }
     }
 
@@ -69,9 +81,99 @@ impl<A: Actor> Context<A> {
 
     /// This actor's untyped handle.
     pub fn handle(&self) -> ActorHandle {
-        ActorHandle {
-            inner: self.cell.clone(),
+        self.me.clone()
+    }
+
+    /// This actor's keyed timers.
+    pub fn timers(&mut self) -> Timers<'_, A> {
+        Timers {
+            table: &mut self.timers,
+            me: &self.me,
+            scheduler: self.cell.core.system.scheduler(),
         }
+    }
+
+    /// After `timeout` with no influencing message processed (see
+    /// [`Actor::influences_receive_timeout`]), send this actor `msg`; again
+    /// after every further idle period, until cancelled. Measured from the
+    /// end of the last influencing message, or from this call. Replaces an
+    /// earlier setting. Survives restarts; cancelled by stop.
+    ///
+    /// A timeout is not a proof of idleness: a message may arrive just as it
+    /// fires.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::ZeroTimeout`] for a zero duration; use
+    /// [`cancel_receive_timeout`](Self::cancel_receive_timeout) to turn it
+    /// off.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// #[derive(Clone)]
+    /// enum Msg {
+    ///     Work,
+    ///     Idle,
+    /// }
+    ///
+    /// struct Session(std::sync::mpsc::Sender<&'static str>);
+    /// impl Actor for Session {
+    ///     type Msg = Msg;
+    ///     fn pre_start(&mut self, ctx: &mut Context<Self>) {
+    ///         ctx.set_receive_timeout(Duration::from_millis(20), Msg::Idle).unwrap();
+    ///     }
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+    ///         match msg {
+    ///             Msg::Work => {}
+    ///             Msg::Idle => {
+    ///                 self.0.send("idle").unwrap();
+    ///                 ctx.cancel_receive_timeout();
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("idle").unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let session = system.spawn(Props::new(move || Session(tx.clone())), "s").unwrap();
+    /// session.tell(Msg::Work);
+    /// assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("idle"));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn set_receive_timeout(&mut self, timeout: Duration, msg: A::Msg) -> Result<(), ScheduleError>
+    where
+        A::Msg: Clone,
+    {
+        if timeout.is_zero() {
+            return Err(ScheduleError::ZeroTimeout);
+        }
+        let now = Instant::now();
+        let scheduler = self.cell.core.system.scheduler();
+        match &mut self.receive_timeout {
+            Some(state) => state.set(timeout, msg, now, &self.me, scheduler),
+            None => {
+                let mut state = Box::new(ReceiveTimeout::new(timeout, msg, <A::Msg as Clone>::clone, now));
+                state.restart_from(now, &self.me, scheduler);
+                self.receive_timeout = Some(state);
+            }
+        }
+        Ok(())
+    }
+
+    /// Turn the receive timeout off. A check already on its way is ignored.
+    pub fn cancel_receive_timeout(&mut self) {
+        if let Some(state) = &mut self.receive_timeout {
+            state.cancel();
+        }
+    }
+
+    /// The receive timeout in force, if any.
+    pub fn receive_timeout(&self) -> Option<Duration> {
+        self.receive_timeout.as_ref().and_then(|s| s.timeout())
     }
 
     /// This actor's path.

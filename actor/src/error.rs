@@ -259,3 +259,26 @@ impl<M> fmt::Display for WrongMessageType<M> {
 }
 
 impl<M> std::error::Error for WrongMessageType<M> {}
+
+/// Why something could not be scheduled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ScheduleError {
+    /// A periodic timer needs an interval above zero.
+    ZeroInterval,
+    /// A receive timeout needs a duration above zero (cancel it instead).
+    ZeroTimeout,
+}
+
+impl fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroInterval => f.write_str("a periodic timer needs an interval above zero"),
+            Self::ZeroTimeout => {
+                f.write_str("a receive timeout needs a duration above zero; use cancel_receive_timeout to turn it off")
+            }
+        }
+    }
+}
+
+impl std::error::Error for ScheduleError {}

@@ -98,11 +98,14 @@ runtime_modules! {
     pub use actor_ref::{ActorHandle, ActorRef};
     pub use ask::{AskHandle, ask};
     pub use context::Context;
-    pub use error::{AskError, BuildError, NameError, PathError, ResolveError, SpawnError, WaitError, WrongMessageType};
+    pub use error::{
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
+    };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, Subscription};
     pub use selection::ActorSelection;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
+    pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT, Termination};
 }

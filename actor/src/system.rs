@@ -22,6 +22,7 @@ use crate::events::EventStream;
 use crate::name::validate_name;
 use crate::promise::Promise;
 use crate::scheduler::Scheduler;
+use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
@@ -95,8 +96,8 @@ impl ActorSystemBuilder {
         ));
         let spawn_error = |e: std::io::Error| BuildError::ThreadSpawn(e.to_string());
         let pool = Pool::start(id, self.threads, &self.name, &threads).map_err(spawn_error)?;
-        let scheduler = match Scheduler::start(format!("{}-scheduler", self.name), &threads) {
-            Ok(s) => s,
+        let scheduler = match TimerThread::start(format!("{}-scheduler", self.name), &threads) {
+            Ok(timer) => Scheduler::new(timer),
             Err(e) => {
                 pool.shutdown();
                 threads.release_system_count();
@@ -173,7 +174,7 @@ pub(crate) struct SystemInner {
     pub(crate) name: Arc<str>,
     pub(crate) default_throughput: usize,
     pub(crate) pool: Arc<Pool>,
-    pub(crate) scheduler: Arc<Scheduler>,
+    scheduler: Scheduler,
     pub(crate) threads: Arc<Threads>,
     events: EventStream,
     next_uid: AtomicU64,
@@ -320,6 +321,11 @@ impl ActorSystem {
     pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
         let temp = self.inner.temp.lock();
         temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
+    }
+
+    /// The scheduler: timed and periodic sends and closures.
+    pub fn scheduler(&self) -> &Scheduler {
+        &self.inner.scheduler
     }
 
     /// The event stream (dead letters).

@@ -94,6 +94,8 @@ pub(crate) struct RunState<A: Actor> {
     props: Props<A>,
     phase: Phase,
     watchers: HashMap<usize, ActorHandle>,
+    /// An influencing message was processed in this run (receive timeout).
+    timeout_touched: bool,
 }
 
 #[derive(Debug)]
@@ -175,6 +177,7 @@ fn new_cell<A: Actor>(
                 props,
                 phase: Phase::Created,
                 watchers: HashMap::new(),
+                timeout_touched: false,
             });
         }
     });

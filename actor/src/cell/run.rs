@@ -10,6 +10,8 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use crate::scheduler::receive_timeout::Check;
+
 use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
@@ -95,6 +97,11 @@ impl<A: Actor> Cell<A> {
                 return AfterRun::Stopped;
             }
         }
+        if std::mem::take(&mut st.timeout_touched)
+            && let Some(state) = st.ctx.receive_timeout.as_mut()
+        {
+            state.touched(Instant::now(), &st.ctx.me, self.core.system.scheduler());
+        }
         let with_user = st.phase.takes_user_messages();
         // SAFETY: this thread holds the run token.
         if with_user && !unsafe { self.mailbox.batch_is_empty() } {
@@ -132,13 +139,40 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// Hand one message to `receive`. While a receive timeout is set, ask
+    /// whether the message influences it first (so a panicking handler still
+    /// counts as activity); the deadline itself moves once, at the end of
+    /// the run (see `scheduler::receive_timeout`).
+    #[inline]
+    fn deliver(&self, st: &mut RunState<A>, msg: A::Msg) {
+        let actor = st.actor.as_mut().expect("a running actor has an instance");
+        let (ctx, touched) = (&mut st.ctx, &mut st.timeout_touched);
+        let handled = catch_unwind(AssertUnwindSafe(|| {
+            if ctx.receive_timeout.is_some() && actor.influences_receive_timeout(&msg) {
+                *touched = true;
+            }
+            actor.receive(ctx, msg);
+        }));
+        if let Err(p) = handled {
+            let failure = self.failure(&*p, FailurePhase::Receive);
+            self.fail(st, failure);
+        }
+    }
+
     fn invoke(&self, st: &mut RunState<A>, envelope: Envelope<A::Msg>) {
         match envelope {
-            Envelope::Msg(msg) => {
-                let actor = st.actor.as_mut().expect("a running actor has an instance");
-                if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.receive(&mut st.ctx, msg))) {
-                    let failure = self.failure(&*p, FailurePhase::Receive);
-                    self.fail(st, failure);
+            Envelope::Msg(msg) => self.deliver(st, msg),
+            Envelope::Control(Control::Timer(id)) => {
+                if let Some(msg) = st.ctx.timers.take_due(id) {
+                    self.deliver(st, msg);
+                }
+            }
+            Envelope::Control(Control::ReceiveTimeout(generation)) => {
+                let ctx = &mut st.ctx;
+                let Some(state) = ctx.receive_timeout.as_mut() else { return };
+                let scheduler = self.core.system.scheduler();
+                if let Check::Deliver(msg) = state.check(generation, Instant::now(), &ctx.me, scheduler) {
+                    self.deliver(st, msg);
                 }
             }
             Envelope::Control(Control::PoisonPill) => self.begin_stop(st),
@@ -257,6 +291,7 @@ impl<A: Actor> Cell<A> {
     /// Replace the instance: `pre_restart` on the old one, then a fresh one
     /// once the children it stopped have gone.
     fn restart(&self, st: &mut RunState<A>, failure: Failure) {
+        st.ctx.timers.cancel_all();
         if let Some(mut old) = st.actor.take() {
             // Best effort, as in Akka: a panic here does not stop the restart.
             let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
@@ -274,6 +309,11 @@ impl<A: Actor> Cell<A> {
         };
         if let Err(failure) = self.instantiate(st, FailurePhase::Restart) {
             return self.fail(st, failure);
+        }
+        // A receive timeout survives the restart, measured afresh from now
+        // (one set again by post_restart replaces it anyway).
+        if let Some(state) = st.ctx.receive_timeout.as_mut() {
+            state.restart_from(Instant::now(), &st.ctx.me, self.core.system.scheduler());
         }
         let actor = st.actor.as_mut().expect("just instantiated");
         if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure))) {
@@ -332,6 +372,8 @@ impl<A: Actor> Cell<A> {
             let _ = catch_unwind(AssertUnwindSafe(|| actor.post_stop(&mut st.ctx)));
         }
         st.phase = Phase::Stopped;
+        st.ctx.timers.cancel_all();
+        st.ctx.cancel_receive_timeout();
         // SAFETY: this thread holds the run token.
         let drained = unsafe { self.mailbox.close() };
         self.core.mark_terminated();

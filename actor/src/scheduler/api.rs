@@ -1,0 +1,208 @@
+//! `system.scheduler()`: one-shot and periodic sends and closures.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use super::wheel::{Job, TimerThread};
+use crate::actor_ref::ActorRef;
+use crate::error::ScheduleError;
+use crate::sync::{Arc, AtomicBool, Ordering};
+
+/// Cancels a scheduled send or closure.
+///
+/// Cancelling stops what has not run yet; a message already sent stays sent.
+/// Clones cancel the same task.
+#[derive(Clone)]
+pub struct Cancellable {
+    cancelled: Arc<AtomicBool>,
+}
+
+impl Cancellable {
+    pub(crate) fn new() -> Self {
+        Self {
+            cancelled: Arc::new(AtomicBool::new(false)),
+        }
+    }
+
+    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
+        self.cancelled.clone()
+    }
+
+    /// Cancel; `true` if this call did it (it was not cancelled before).
+    pub fn cancel(&self) -> bool {
+        !self.cancelled.swap(true, Ordering::AcqRel)
+    }
+
+    /// Whether it has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Acquire)
+    }
+}
+
+impl fmt::Debug for Cancellable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Cancellable").field("cancelled", &self.is_cancelled()).finish()
+    }
+}
+
+/// The system's scheduler: sends messages and runs closures later, once or
+/// periodically, from one timer thread that sleeps until the next deadline.
+///
+/// Closures run on the timer thread: keep them short (a `tell`). Periodic
+/// sends stop by themselves once their target has stopped. After the system
+/// has terminated nothing more is scheduled: a message to send goes to dead
+/// letters at once, a closure is dropped, and the returned [`Cancellable`] is
+/// already cancelled.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_actor::{Actor, ActorSystem, Context, Props};
+///
+/// struct Ticks(std::sync::mpsc::Sender<()>);
+/// impl Actor for Ticks {
+///     type Msg = ();
+///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {
+///         let _ = self.0.send(());
+///     }
+/// }
+///
+/// let system = ActorSystem::new("sched").unwrap();
+/// let (tx, rx) = std::sync::mpsc::channel();
+/// let ticks = system.spawn(Props::new(move || Ticks(tx.clone())), "ticks").unwrap();
+/// let ms = Duration::from_millis;
+/// let every = system.scheduler().schedule_at_fixed_rate(ms(0), ms(5), &ticks, ()).unwrap();
+/// for _ in 0..3 {
+///     rx.recv_timeout(Duration::from_secs(5)).unwrap();
+/// }
+/// every.cancel();
+/// system.scheduler().schedule_once(ms(1), &ticks, ());
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Clone)]
+pub struct Scheduler {
+    timer: Arc<TimerThread>,
+}
+
+impl Scheduler {
+    pub(crate) fn new(timer: Arc<TimerThread>) -> Self {
+        Self { timer }
+    }
+
+    pub(crate) fn shutdown(&self) {
+        self.timer.shutdown();
+    }
+
+    /// Run `job` after `delay`; `false` when the timer thread has shut down.
+    pub(crate) fn run_once(&self, delay: Duration, cancellable: &Cancellable, job: Box<dyn FnOnce() + Send>) -> bool {
+        self.timer
+            .schedule(Instant::now() + delay, Job::Once(job), cancellable.flag())
+            .is_ok()
+    }
+
+    pub(crate) fn run_repeatedly(
+        &self,
+        initial_delay: Duration,
+        interval: Duration,
+        fixed_rate: bool,
+        cancellable: &Cancellable,
+        run: Box<dyn FnMut() -> bool + Send>,
+    ) -> Result<bool, ScheduleError> {
+        if interval.is_zero() {
+            return Err(ScheduleError::ZeroInterval);
+        }
+        let job = Job::Repeat {
+            run,
+            interval,
+            fixed_rate,
+        };
+        Ok(self
+            .timer
+            .schedule(Instant::now() + initial_delay, job, cancellable.flag())
+            .is_ok())
+    }
+
+    /// Send `msg` to `target` after `delay`.
+    pub fn schedule_once<M: Send + 'static>(&self, delay: Duration, target: &ActorRef<M>, msg: M) -> Cancellable {
+        let cancellable = Cancellable::new();
+        let to = target.clone();
+        let send = Box::new(move || to.tell(msg));
+        if !self.run_once(delay, &cancellable, send) {
+            // Terminated: the target is stopped too; its dead letters say so.
+            cancellable.cancel();
+        }
+        cancellable
+    }
+
+    /// Run `f` on the timer thread after `delay`.
+    pub fn schedule_once_fn(&self, delay: Duration, f: impl FnOnce() + Send + 'static) -> Cancellable {
+        let cancellable = Cancellable::new();
+        if !self.run_once(delay, &cancellable, Box::new(f)) {
+            cancellable.cancel();
+        }
+        cancellable
+    }
+
+    /// Send a clone of `msg` to `target` after `initial_delay`, then again
+    /// `delay` after each send.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::ZeroInterval`] when `delay` is zero.
+    pub fn schedule_with_fixed_delay<M: Clone + Send + 'static>(
+        &self,
+        initial_delay: Duration,
+        delay: Duration,
+        target: &ActorRef<M>,
+        msg: M,
+    ) -> Result<Cancellable, ScheduleError> {
+        self.periodic(initial_delay, delay, false, target, msg)
+    }
+
+    /// Send a clone of `msg` to `target` after `initial_delay`, then every
+    /// `interval` measured from the first deadline: a late send is followed by
+    /// quicker ones until the schedule has caught up.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::ZeroInterval`] when `interval` is zero.
+    pub fn schedule_at_fixed_rate<M: Clone + Send + 'static>(
+        &self,
+        initial_delay: Duration,
+        interval: Duration,
+        target: &ActorRef<M>,
+        msg: M,
+    ) -> Result<Cancellable, ScheduleError> {
+        self.periodic(initial_delay, interval, true, target, msg)
+    }
+
+    fn periodic<M: Clone + Send + 'static>(
+        &self,
+        initial_delay: Duration,
+        interval: Duration,
+        fixed_rate: bool,
+        target: &ActorRef<M>,
+        msg: M,
+    ) -> Result<Cancellable, ScheduleError> {
+        let cancellable = Cancellable::new();
+        let to = target.clone();
+        let send = Box::new(move || {
+            if to.is_terminated() {
+                return false;
+            }
+            to.tell(msg.clone());
+            true
+        });
+        if !self.run_repeatedly(initial_delay, interval, fixed_rate, &cancellable, send)? {
+            cancellable.cancel();
+        }
+        Ok(cancellable)
+    }
+}
+
+impl fmt::Debug for Scheduler {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Scheduler").finish_non_exhaustive()
+    }
+}

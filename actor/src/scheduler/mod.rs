@@ -1,0 +1,20 @@
+//! Time: one timer thread per system, and everything built on it.
+//!
+//! * [`wheel`]: the timer thread itself, a deadline heap that sleeps until the
+//!   earliest deadline (an idle system with timers armed far ahead burns no
+//!   CPU).
+//! * [`Scheduler`]: the public face, `system.scheduler()`: one-shot and
+//!   periodic sends and closures, each with a [`Cancellable`].
+//! * [`timers`]: per-actor keyed timers (`ctx.timers()`), whose messages are
+//!   checked against a generation when they arrive, so a replaced or
+//!   cancelled timer never delivers.
+//! * [`receive_timeout`]: the per-actor idle timeout, with no allocation per
+//!   message.
+
+mod api;
+pub(crate) mod receive_timeout;
+pub(crate) mod timers;
+pub(crate) mod wheel;
+
+pub use api::{Cancellable, Scheduler};
+pub use timers::{TimerKey, Timers};
