@@ -89,11 +89,14 @@ impl std::borrow::Borrow<dyn DynKey> for Key {
     }
 }
 
+/// How a periodic timer copies its message for each firing.
+type Copy<M> = fn(&M) -> M;
+
 struct Entry<M> {
     key: Key,
     msg: M,
-    /// `Some` for periodic timers: how to copy the message for each firing.
-    repeat: Option<fn(&M) -> M>,
+    /// `Some` for periodic timers.
+    repeat: Option<Copy<M>>,
     cancellable: Cancellable,
 }
 
@@ -282,7 +285,7 @@ impl<A: Actor> Timers<'_, A> {
         &mut self,
         key: K,
         msg: A::Msg,
-        repeat: Option<fn(&A::Msg) -> A::Msg>,
+        repeat: Option<Copy<A::Msg>>,
     ) -> (u64, Cancellable) {
         self.table.remove_key(&key);
         let id = self.table.next_id;
