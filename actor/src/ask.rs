@@ -81,7 +81,7 @@ where
                 let _ = cell.finish(Err(AskError::Timeout(timeout)));
             }
         });
-        if !system.scheduler().run_once(timeout, &cell.timer, timed_out) {
+        if system.scheduler().run_once(timeout, &cell.timer, timed_out).is_err() {
             // The system has shut down: no reply can come any more.
             let _ = cell.finish(Err(AskError::TargetStopped));
         }

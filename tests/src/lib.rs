@@ -62,6 +62,11 @@ impl<T> Probe<T> {
         (0..n).map(|_| self.expect()).collect()
     }
 
+    /// Everything that has arrived so far, without waiting.
+    pub fn drain(&self) -> Vec<T> {
+        self.rx.try_iter().collect()
+    }
+
     /// Asserts nothing arrives within [`QUIET`].
     pub fn expect_nothing(&self)
     where

@@ -99,6 +99,10 @@ fn idle_pool_threads_sleep() {
         a.tell(());
     }
     probe.expect_n(1000);
+    // A timer armed far ahead must not keep the timer thread ticking.
+    let _far = system
+        .scheduler()
+        .schedule_once(std::time::Duration::from_secs(3600), &a, ());
     // Workers and the timer thread all end up asleep ('S'), not running.
     assert!(
         eventually(PATIENCE, || {

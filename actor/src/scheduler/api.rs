@@ -94,11 +94,19 @@ impl Scheduler {
         self.timer.shutdown();
     }
 
-    /// Run `job` after `delay`; `false` when the timer thread has shut down.
-    pub(crate) fn run_once(&self, delay: Duration, cancellable: &Cancellable, job: Box<dyn FnOnce() + Send>) -> bool {
-        self.timer
-            .schedule(Instant::now() + delay, Job::Once(job), cancellable.flag())
-            .is_ok()
+    /// Run `job` after `delay`; gives it back when the timer thread has
+    /// shut down.
+    pub(crate) fn run_once(
+        &self,
+        delay: Duration,
+        cancellable: &Cancellable,
+        job: Box<dyn FnOnce() + Send>,
+    ) -> Result<(), Box<dyn FnOnce() + Send>> {
+        match self.timer.schedule(Instant::now() + delay, Job::Once(job), cancellable.flag()) {
+            Ok(()) => Ok(()),
+            Err(Job::Once(job)) => Err(job),
+            Err(Job::Repeat { .. }) => unreachable!("schedule gives back the job it was given"),
+        }
     }
 
     pub(crate) fn run_repeatedly(
@@ -128,9 +136,11 @@ impl Scheduler {
         let cancellable = Cancellable::new();
         let to = target.clone();
         let send = Box::new(move || to.tell(msg));
-        if !self.run_once(delay, &cancellable, send) {
-            // Terminated: the target is stopped too; its dead letters say so.
+        if let Err(send) = self.run_once(delay, &cancellable, send) {
+            // Terminated: the target is stopped too, so sending now puts the
+            // message in dead letters instead of losing it.
             cancellable.cancel();
+            send();
         }
         cancellable
     }
@@ -138,7 +148,7 @@ impl Scheduler {
     /// Run `f` on the timer thread after `delay`.
     pub fn schedule_once_fn(&self, delay: Duration, f: impl FnOnce() + Send + 'static) -> Cancellable {
         let cancellable = Cancellable::new();
-        if !self.run_once(delay, &cancellable, Box::new(f)) {
+        if self.run_once(delay, &cancellable, Box::new(f)).is_err() {
             cancellable.cancel();
         }
         cancellable

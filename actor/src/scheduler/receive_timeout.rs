@@ -113,7 +113,7 @@ impl<M> ReceiveTimeout<M> {
             }
         });
         let delay = self.deadline.saturating_duration_since(Instant::now());
-        if scheduler.run_once(delay, &Cancellable::new(), check) {
+        if scheduler.run_once(delay, &Cancellable::new(), check).is_ok() {
             self.check_at = Some(self.deadline);
         }
     }

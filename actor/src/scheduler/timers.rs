@@ -216,7 +216,8 @@ impl<A: Actor> Timers<'_, A> {
                 ActorHandle { inner: me }.send_control(Control::Timer(id));
             }
         });
-        self.scheduler.run_once(delay, &cancellable, fire);
+        // After termination the actor is stopped too: nothing to deliver to.
+        let _ = self.scheduler.run_once(delay, &cancellable, fire);
     }
 
     /// Deliver a clone of `msg` after `delay`, then again `delay` after each
