@@ -6,6 +6,7 @@ use std::hash::{Hash, Hasher};
 
 use crate::cell::CellCore;
 use crate::error::WrongMessageType;
+use crate::instrument::Stamp;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::supervision::Failure;
@@ -20,6 +21,21 @@ pub(crate) enum Delivery {
     Queued,
     /// The recipient is stopped; the message went to dead letters.
     DeadLetter,
+}
+
+impl SystemMsg {
+    /// The name instrumentation shows for it.
+    pub(crate) fn type_name(&self) -> &'static str {
+        match self {
+            SystemMsg::Terminate => "weir::Terminate",
+            SystemMsg::Watch { .. } => "weir::Watch",
+            SystemMsg::Unwatch(_) => "weir::Unwatch",
+            SystemMsg::ChildFailed(..) => "weir::ChildFailed",
+            SystemMsg::ChildTerminated(_) => "weir::ChildTerminated",
+            SystemMsg::Resume => "weir::Resume",
+            SystemMsg::Recreate(_) => "weir::Recreate",
+        }
+    }
 }
 
 /// A system message: handled before user messages, even while suspended.
@@ -41,7 +57,8 @@ pub(crate) enum SystemMsg {
 /// What sits in a user mailbox slot: the message itself, inline.
 #[derive(Debug)]
 pub(crate) enum Envelope<M> {
-    Msg(M),
+    /// The message and what the instrumentation recorded at send time.
+    Msg(M, Stamp),
     Control(Control),
 }
 

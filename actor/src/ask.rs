@@ -13,6 +13,7 @@ use crate::cell::CellCore;
 use crate::error::AskError;
 use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
+use crate::instrument::{COMPILED_IN, MessageInfo, MessageKind, Outcome};
 use crate::promise::Promise;
 use crate::scheduler::Cancellable;
 use crate::sync::{Arc, Mutex};
@@ -214,6 +215,33 @@ impl<R: Send + 'static> AnyActor for AskCell<R> {
 
 impl<R: Send + 'static> Recipient<R> for AskCell<R> {
     fn enqueue(&self, reply: R) -> Delivery {
+        match &self.system.inner.hooks {
+            Some(hooks) if COMPILED_IN => {
+                let info = MessageInfo {
+                    path: &self.path,
+                    actor_type: std::any::type_name::<Self>(),
+                    message_type: std::any::type_name::<R>(),
+                    kind: MessageKind::AskReply,
+                    enqueued_at: None,
+                    sender_context: hooks.stamp(&self.path).context(),
+                };
+                let (mut reply, mut delivery) = (Some(reply), Delivery::DeadLetter);
+                hooks.around(&info, &mut || {
+                    if let Some(reply) = reply.take() {
+                        delivery = self.complete_with_reply(reply);
+                    }
+                    Outcome::Handled
+                });
+                delivery
+            }
+            _ => self.complete_with_reply(reply),
+        }
+    }
+}
+
+impl<R: Send + 'static> AskCell<R> {
+    /// A reply arrived: the first completes the ask, later ones are dead letters.
+    fn complete_with_reply(&self, reply: R) -> Delivery {
         match self.finish(Ok(reply)) {
             Ok(()) => Delivery::Queued,
             Err(Ok(reply)) => {

@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::fmt;
 
+use crate::instrument::{COMPILED_IN, Hooks};
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
 
@@ -109,6 +110,7 @@ type Subscriber = Arc<dyn Fn(&Event) + Send + Sync>;
 /// ```
 pub struct EventStream {
     inner: Arc<Inner>,
+    hooks: Option<Hooks>,
 }
 
 struct Inner {
@@ -118,8 +120,9 @@ struct Inner {
 }
 
 impl EventStream {
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(hooks: Option<Hooks>) -> Self {
         Self {
+            hooks,
             inner: Arc::new(Inner {
                 subscribers: Mutex::new(Vec::new()),
                 next_id: AtomicU64::new(0),
@@ -158,6 +161,11 @@ impl EventStream {
             message: Box::new(message),
             reason,
         });
+        if let (Some(hooks), Event::DeadLetter(letter)) = (&self.hooks, &event)
+            && COMPILED_IN
+        {
+            hooks.dead_letter(letter);
+        }
         self.publish(&event);
     }
 

@@ -85,6 +85,7 @@ runtime_modules! {
     mod dispatcher;
     mod error;
     mod events;
+    pub mod instrument;
     mod name;
     mod path;
     mod promise;
@@ -102,6 +103,7 @@ runtime_modules! {
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, Subscription};
+    pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
     pub use selection::ActorSelection;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;

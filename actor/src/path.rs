@@ -152,9 +152,11 @@ impl ActorPath {
         self.inner.uid
     }
 
-    /// Whether this actor lives under the `/system` guardian (or is a guardian).
+    /// Whether this is one of Weir's actors rather than a user actor: the
+    /// root, the guardians, anything under `/system` and the temporary actors
+    /// under `/temp`. User actors live under `/user`.
     pub fn is_system(&self) -> bool {
-        self.inner.elements.first().is_none_or(|n| &**n != "user")
+        !(self.inner.elements.len() >= 2 && &*self.inner.elements[0] == "user")
     }
 
     /// The full form without the `#uid` suffix.

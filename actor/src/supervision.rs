@@ -46,14 +46,11 @@ pub struct Failure {
 
 impl Failure {
     pub(crate) fn from_panic(payload: &(dyn Any + Send), phase: FailurePhase, origin: ActorPath) -> Self {
-        let message = if let Some(s) = payload.downcast_ref::<&'static str>() {
-            (*s).to_owned()
-        } else if let Some(s) = payload.downcast_ref::<String>() {
-            s.clone()
-        } else {
-            "panic with a non-string payload".to_owned()
-        };
-        Self { message, phase, origin }
+        Self {
+            message: panic_message(payload),
+            phase,
+            origin,
+        }
     }
 
     pub(crate) fn escalated(&self) -> Self {
@@ -82,6 +79,17 @@ impl Failure {
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "actor {} failed ({:?}): {}", self.origin, self.phase, self.message)
+    }
+}
+
+/// The message of a caught panic.
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&'static str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic with a non-string payload".to_owned()
     }
 }
 

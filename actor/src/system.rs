@@ -19,6 +19,7 @@ use crate::error::{BuildError, ResolveError, SpawnError, WaitError};
 use crate::resolve::{Node, absolute, walk};
 use crate::selection::ActorSelection;
 use crate::events::EventStream;
+use crate::instrument::{Hooks, Instrumentation};
 use crate::name::validate_name;
 use crate::promise::Promise;
 use crate::scheduler::Scheduler;
@@ -42,11 +43,23 @@ static NEXT_SYSTEM_ID: AtomicUsize = AtomicUsize::new(1);
 /// assert_eq!(system.name(), "tuned");
 /// system.terminate().wait().unwrap();
 /// ```
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ActorSystemBuilder {
     name: String,
     throughput: usize,
     threads: usize,
+    instrumentation: Vec<Arc<dyn Instrumentation>>,
+}
+
+impl fmt::Debug for ActorSystemBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ActorSystemBuilder")
+            .field("name", &self.name)
+            .field("throughput", &self.throughput)
+            .field("threads", &self.threads)
+            .field("instrumentation", &self.instrumentation.len())
+            .finish()
+    }
 }
 
 impl ActorSystemBuilder {
@@ -67,6 +80,14 @@ impl ActorSystemBuilder {
     /// Worker threads in the shared pool. Default: one per core.
     pub fn threads(mut self, threads: usize) -> Self {
         self.threads = threads;
+        self
+    }
+
+    /// Install an [`Instrumentation`]: it is called around every message of
+    /// every actor of this system. Several can be installed; the first is
+    /// outermost.
+    pub fn instrumentation(mut self, hook: Arc<dyn Instrumentation>) -> Self {
+        self.instrumentation.push(hook);
         self
     }
 
@@ -104,14 +125,16 @@ impl ActorSystemBuilder {
                 return Err(spawn_error(e));
             }
         };
+        let hooks = Hooks::new(self.instrumentation);
         let system = ActorSystem {
             inner: Arc::new(SystemInner {
+                events: EventStream::new(hooks.clone()),
+                hooks,
                 name: self.name.into(),
                 default_throughput: self.throughput,
                 pool,
                 scheduler,
                 threads,
-                events: EventStream::new(),
                 next_uid: AtomicU64::new(1),
                 next_temp: AtomicU64::new(0),
                 guardians: Mutex::new(None),
@@ -177,6 +200,7 @@ pub(crate) struct SystemInner {
     scheduler: Scheduler,
     pub(crate) threads: Arc<Threads>,
     events: EventStream,
+    pub(crate) hooks: Option<Hooks>,
     next_uid: AtomicU64,
     next_temp: AtomicU64,
     /// Dropped when the root stops, which breaks the cycle system -> cells.
@@ -209,6 +233,7 @@ impl ActorSystem {
             name: "weir".to_owned(),
             throughput: DEFAULT_THROUGHPUT,
             threads: std::thread::available_parallelism().map_or(1, usize::from),
+            instrumentation: Vec::new(),
         }
     }
 

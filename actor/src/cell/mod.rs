@@ -21,6 +21,7 @@ use crate::dispatcher::Dispatcher;
 use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
 use crate::events::DeadLetterReason;
+use crate::instrument::{COMPILED_IN, Hooks, Stamp};
 use crate::mailbox::{Enqueued, Mailbox};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
@@ -36,6 +37,9 @@ pub(crate) struct CellCore {
     pub(crate) children: Mutex<Children>,
     pub(crate) dispatcher: Dispatcher,
     terminated: AtomicBool,
+    /// The system's instrumentation, copied here so the hot paths test one
+    /// field.
+    pub(crate) hooks: Option<Hooks>,
 }
 
 /// The live children of one actor, by name.
@@ -161,6 +165,7 @@ fn new_cell<A: Actor>(
             }),
             dispatcher,
             terminated: AtomicBool::new(false),
+            hooks: system.inner.hooks.clone(),
         },
         mailbox: Mailbox::new_claimed(),
         throughput,
@@ -296,9 +301,13 @@ impl<A: Actor> AnyActor for Cell<A> {
 impl<A: Actor> Recipient<A::Msg> for Cell<A> {
     #[inline]
     fn enqueue(&self, msg: A::Msg) -> Delivery {
-        match self.mailbox.enqueue_user(Envelope::Msg(msg)) {
+        let stamp = match &self.core.hooks {
+            Some(hooks) if COMPILED_IN => hooks.stamp(&self.core.path),
+            _ => Stamp::default(),
+        };
+        match self.mailbox.enqueue_user(Envelope::Msg(msg, stamp)) {
             Ok(enqueued) => enqueued.into(),
-            Err(Envelope::Msg(msg)) => {
+            Err(Envelope::Msg(msg, _)) => {
                 self.core
                     .system
                     .event_stream()

@@ -10,6 +10,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use std::any::type_name;
+
+use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, MessageKind, Outcome, Stamp};
+use crate::path::ActorPath;
 use crate::scheduler::receive_timeout::Check;
 
 use super::{Cell, Phase, RunState, restart_stats};
@@ -79,7 +83,7 @@ impl<A: Actor> Cell<A> {
         loop {
             // SAFETY: this thread holds the run token.
             while let Some(msg) = unsafe { self.mailbox.next_system() } {
-                self.handle_system(st, msg);
+                self.process_system(st, msg);
                 if let Phase::Stopped = st.phase {
                     return AfterRun::Stopped;
                 }
@@ -91,7 +95,7 @@ impl<A: Actor> Cell<A> {
             let Some(envelope) = (unsafe { self.mailbox.next_user() }) else {
                 break;
             };
-            self.invoke(st, envelope);
+            self.process_user(st, envelope);
             left -= 1;
             if let Phase::Stopped = st.phase {
                 return AfterRun::Stopped;
@@ -122,9 +126,9 @@ impl<A: Actor> Cell<A> {
             return self.fail(st, failure);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.pre_start(&mut st.ctx))) {
-            let failure = self.failure(&*p, FailurePhase::Start);
-            self.fail(st, failure);
+        let result = catch_unwind(AssertUnwindSafe(|| actor.pre_start(&mut st.ctx)));
+        if self.outcome(st, result, FailurePhase::Start) == Outcome::Handled {
+            self.lifecycle(|path, actor_type| LifecycleEvent::Started { path, actor_type });
         }
     }
 
@@ -144,7 +148,7 @@ impl<A: Actor> Cell<A> {
     /// counts as activity); the deadline itself moves once, at the end of
     /// the run (see `scheduler::receive_timeout`).
     #[inline]
-    fn deliver(&self, st: &mut RunState<A>, msg: A::Msg) {
+    fn deliver(&self, st: &mut RunState<A>, msg: A::Msg) -> Outcome {
         let actor = st.actor.as_mut().expect("a running actor has an instance");
         let (ctx, touched) = (&mut st.ctx, &mut st.timeout_touched);
         let handled = catch_unwind(AssertUnwindSafe(|| {
@@ -153,40 +157,120 @@ impl<A: Actor> Cell<A> {
             }
             actor.receive(ctx, msg);
         }));
-        if let Err(p) = handled {
-            let failure = self.failure(&*p, FailurePhase::Receive);
-            self.fail(st, failure);
+        self.outcome(st, handled, FailurePhase::Receive)
+    }
+
+    /// Turn a caught result of user code into an outcome, failing the actor
+    /// on a panic.
+    fn outcome(&self, st: &mut RunState<A>, result: std::thread::Result<()>, phase: FailurePhase) -> Outcome {
+        match result {
+            Ok(()) => Outcome::Handled,
+            Err(p) => {
+                let failure = self.failure(&*p, phase);
+                let outcome = Outcome::Panicked(failure.message().to_owned());
+                self.fail(st, failure);
+                outcome
+            }
         }
     }
 
-    fn invoke(&self, st: &mut RunState<A>, envelope: Envelope<A::Msg>) {
-        match envelope {
-            Envelope::Msg(msg) => self.deliver(st, msg),
-            Envelope::Control(Control::Timer(id)) => {
-                if let Some(msg) = st.ctx.timers.take_due(id) {
-                    self.deliver(st, msg);
-                }
+    /// Process one user-queue envelope, inside the instrumentation if any.
+    #[inline]
+    fn process_user(&self, st: &mut RunState<A>, envelope: Envelope<A::Msg>) {
+        match &self.core.hooks {
+            Some(hooks) if COMPILED_IN => {
+                let (message_type, kind, stamp) = match &envelope {
+                    Envelope::Msg(_, stamp) => (type_name::<A::Msg>(), MessageKind::User, *stamp),
+                    Envelope::Control(Control::Timer(_) | Control::ReceiveTimeout(_)) => {
+                        (type_name::<A::Msg>(), MessageKind::User, Stamp::default())
+                    }
+                    Envelope::Control(Control::Terminated(_)) => ("weir::Terminated", MessageKind::Control, Stamp::default()),
+                    Envelope::Control(Control::PoisonPill) => ("weir::PoisonPill", MessageKind::Control, Stamp::default()),
+                };
+                let (enqueued_at, sender_context) = hooks.unstamp(stamp);
+                let info = MessageInfo {
+                    path: &self.core.path,
+                    actor_type: type_name::<A>(),
+                    message_type,
+                    kind,
+                    enqueued_at,
+                    sender_context,
+                };
+                let mut envelope = Some(envelope);
+                hooks.around(&info, &mut || match envelope.take() {
+                    Some(envelope) => self.invoke(st, envelope),
+                    None => Outcome::Handled,
+                });
             }
+            _ => {
+                self.invoke(st, envelope);
+            }
+        }
+    }
+
+    /// Process one system message, inside the instrumentation if any.
+    fn process_system(&self, st: &mut RunState<A>, msg: SystemMsg) {
+        match &self.core.hooks {
+            Some(hooks) if COMPILED_IN => {
+                let info = MessageInfo {
+                    path: &self.core.path,
+                    actor_type: type_name::<A>(),
+                    message_type: msg.type_name(),
+                    kind: MessageKind::System,
+                    enqueued_at: None,
+                    sender_context: 0,
+                };
+                let mut msg = Some(msg);
+                hooks.around(&info, &mut || {
+                    if let Some(msg) = msg.take() {
+                        self.handle_system(st, msg);
+                    }
+                    Outcome::Handled
+                });
+            }
+            _ => self.handle_system(st, msg),
+        }
+    }
+
+    fn lifecycle(&self, event: for<'p> fn(&'p ActorPath, &'static str) -> LifecycleEvent<'p>) {
+        if let Some(hooks) = &self.core.hooks
+            && COMPILED_IN
+        {
+            hooks.lifecycle(&event(&self.core.path, type_name::<A>()));
+        }
+    }
+
+    fn invoke(&self, st: &mut RunState<A>, envelope: Envelope<A::Msg>) -> Outcome {
+        match envelope {
+            Envelope::Msg(msg, _) => self.deliver(st, msg),
+            Envelope::Control(Control::Timer(id)) => match st.ctx.timers.take_due(id) {
+                Some(msg) => self.deliver(st, msg),
+                None => Outcome::Handled, // replaced or cancelled: nothing to deliver
+            },
             Envelope::Control(Control::ReceiveTimeout(generation)) => {
                 let ctx = &mut st.ctx;
-                let Some(state) = ctx.receive_timeout.as_mut() else { return };
+                let Some(state) = ctx.receive_timeout.as_mut() else {
+                    return Outcome::Handled;
+                };
                 let scheduler = self.core.system.scheduler();
-                if let Check::Deliver(msg) = state.check(generation, Instant::now(), &ctx.me, scheduler) {
-                    self.deliver(st, msg);
+                match state.check(generation, Instant::now(), &ctx.me, scheduler) {
+                    Check::Deliver(msg) => self.deliver(st, msg),
+                    Check::Nothing => Outcome::Handled,
                 }
             }
-            Envelope::Control(Control::PoisonPill) => self.begin_stop(st),
+            Envelope::Control(Control::PoisonPill) => {
+                self.begin_stop(st);
+                Outcome::Handled
+            }
             Envelope::Control(Control::Terminated(who)) => {
                 // Exactly once per watch: the entry is removed on first notice.
                 if st.ctx.watching.remove(&who.key()).is_none() {
-                    return;
+                    return Outcome::Handled;
                 }
                 let actor = st.actor.as_mut().expect("a running actor has an instance");
                 let notice = Terminated { actor: who };
-                if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.on_terminated(&mut st.ctx, notice))) {
-                    let failure = self.failure(&*p, FailurePhase::Receive);
-                    self.fail(st, failure);
-                }
+                let result = catch_unwind(AssertUnwindSafe(|| actor.on_terminated(&mut st.ctx, notice)));
+                self.outcome(st, result, FailurePhase::Receive)
             }
         }
     }
@@ -316,9 +400,9 @@ impl<A: Actor> Cell<A> {
             state.restart_from(Instant::now(), &st.ctx.me, self.core.system.scheduler());
         }
         let actor = st.actor.as_mut().expect("just instantiated");
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure))) {
-            let failure = self.failure(&*p, FailurePhase::Restart);
-            self.fail(st, failure);
+        let result = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure)));
+        if self.outcome(st, result, FailurePhase::Restart) == Outcome::Handled {
+            self.lifecycle(|path, actor_type| LifecycleEvent::Restarted { path, actor_type });
         }
     }
 
@@ -372,6 +456,7 @@ impl<A: Actor> Cell<A> {
             let _ = catch_unwind(AssertUnwindSafe(|| actor.post_stop(&mut st.ctx)));
         }
         st.phase = Phase::Stopped;
+        self.lifecycle(|path, actor_type| LifecycleEvent::Stopped { path, actor_type });
         st.ctx.timers.cancel_all();
         st.ctx.cancel_receive_timeout();
         // SAFETY: this thread holds the run token.
@@ -380,7 +465,7 @@ impl<A: Actor> Cell<A> {
         let me = st.ctx.handle();
         let events = self.core.system.event_stream();
         for envelope in drained.user {
-            if let Envelope::Msg(msg) = envelope {
+            if let Envelope::Msg(msg, _) = envelope {
                 events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
             }
         }
