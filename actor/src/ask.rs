@@ -226,7 +226,7 @@ impl<R: Send + 'static> Recipient<R> for AskCell<R> {
                     sender_context: hooks.stamp(&self.path).context(),
                 };
                 let (mut reply, mut delivery) = (Some(reply), Delivery::DeadLetter);
-                hooks.around(&info, &mut || {
+                hooks.around(&info, || {
                     if let Some(reply) = reply.take() {
                         delivery = self.complete_with_reply(reply);
                     }

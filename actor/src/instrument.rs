@@ -87,17 +87,32 @@ pub trait Instrumentation: Send + Sync + 'static {
     }
 
     /// Called on the sender's thread for every user message sent to an
-    /// actor. The word returned travels with the message and is given back
-    /// as [`MessageInfo::sender_context`], e.g. a trace id. Only the first
+    /// actor, when [`captures_context`](Self::captures_context) says so.
+    /// The word returned travels with the message and is given back as
+    /// [`MessageInfo::sender_context`], e.g. a trace id. Only the first
     /// installed hook that returns a non-zero word sets it.
     fn capture_context(&self, target: &ActorPath) -> u64 {
         let _ = target;
         0
     }
 
+    /// Whether [`capture_context`](Self::capture_context) should be called
+    /// on every send. Opt-in, so hooks that carry no context cost nothing on
+    /// the sender's side.
+    fn captures_context(&self) -> bool {
+        false
+    }
+
     /// Whether to record when each user message was enqueued (one clock
     /// read per send), for [`MessageInfo::enqueued_at`].
     fn wants_enqueue_time(&self) -> bool {
+        false
+    }
+
+    /// Whether to time processing (two clock reads per message), for
+    /// [`Processed::started`] and [`Processed::ended`]. Clock reads cost
+    /// more than everything else a hook adds, so they are opt-in.
+    fn wants_timing(&self) -> bool {
         false
     }
 
@@ -187,16 +202,17 @@ pub enum Outcome {
     Panicked(String),
 }
 
-/// The result of [`Next::run`]: the outcome and when processing started and
+/// The result of [`Next::run`]: the outcome and, when a hook asked for
+/// timing ([`Instrumentation::wants_timing`]), when processing started and
 /// ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Processed {
     /// How it went.
     pub outcome: Outcome,
-    /// When processing started.
-    pub started: Instant,
-    /// When processing ended.
-    pub ended: Instant,
+    /// When processing started (if timed).
+    pub started: Option<Instant>,
+    /// When processing ended (if timed).
+    pub ended: Option<Instant>,
 }
 
 /// The rest of the processing of one message: the next hook, or the actor.
@@ -205,12 +221,11 @@ pub struct Next<'a> {
     ran: &'a mut Option<Processed>,
 }
 
-impl Next<'_> {
+impl<'a> Next<'a> {
     /// Process the message (through the remaining hooks) and say how it went.
-    pub fn run(self) -> Processed {
-        let processed = (self.run)();
-        *self.ran = Some(processed.clone());
-        processed
+    #[inline]
+    pub fn run(self) -> &'a Processed {
+        self.ran.insert((self.run)())
     }
 }
 
@@ -276,6 +291,8 @@ pub(crate) const COMPILED_IN: bool = !cfg!(weir_no_instrument);
 pub(crate) struct Hooks {
     slots: Arc<[Slot]>,
     wants_enqueue_time: bool,
+    wants_timing: bool,
+    captures_context: bool,
     /// Enqueue times are stored as nanoseconds since this instant.
     epoch: Instant,
 }
@@ -311,6 +328,8 @@ impl Hooks {
             return None;
         }
         let wants_enqueue_time = hooks.iter().any(|h| h.wants_enqueue_time());
+        let wants_timing = hooks.iter().any(|h| h.wants_timing());
+        let captures_context = hooks.iter().any(|h| h.captures_context());
         let slots: Vec<Slot> = hooks
             .into_iter()
             .map(|hook| Slot {
@@ -321,6 +340,8 @@ impl Hooks {
         Some(Self {
             slots: slots.into(),
             wants_enqueue_time,
+            wants_timing,
+            captures_context,
             epoch: Instant::now(),
         })
     }
@@ -340,9 +361,13 @@ impl Hooks {
     }
 
     /// On the sender's thread: the stamp for a user message to `target`.
+    #[inline]
     pub(crate) fn stamp(&self, target: &ActorPath) -> Stamp {
+        if !self.captures_context && !self.wants_enqueue_time {
+            return Stamp::default();
+        }
         let mut context = 0;
-        for slot in self.slots.iter().filter(|s| s.enabled()) {
+        for slot in self.slots.iter().filter(|s| self.captures_context && s.enabled() && s.hook.captures_context()) {
             match catch_unwind(AssertUnwindSafe(|| slot.hook.capture_context(target))) {
                 Ok(0) => {}
                 Ok(word) => {
@@ -369,23 +394,33 @@ impl Hooks {
     }
 
     /// Run `process` inside every enabled hook, first installed outermost.
-    pub(crate) fn around(&self, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Outcome) -> Outcome {
-        let mut timed = || {
-            let started = Instant::now();
+    #[inline]
+    pub(crate) fn around(&self, info: &MessageInfo<'_>, mut process: impl FnMut() -> Outcome) -> Outcome {
+        let timing = self.wants_timing;
+        let mut timed = move || {
+            let started = timing.then(Instant::now);
             let outcome = process();
             Processed {
                 outcome,
                 started,
-                ended: Instant::now(),
+                ended: timing.then(Instant::now),
             }
         };
-        self.chain(0, info, &mut timed).outcome
+        match &*self.slots {
+            // The common case, one hook: no chain to walk.
+            [slot] if slot.enabled() => self.last(slot, info, &mut timed).outcome,
+            _ => self.chain(0, info, &mut timed).outcome,
+        }
     }
 
     fn chain(&self, index: usize, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Processed) -> Processed {
         let Some(slot) = self.slots.get(index) else {
             return process();
         };
+        if index + 1 == self.slots.len() && slot.enabled() {
+            return self.last(slot, info, process);
+        }
+        // (`last` handles the innermost hook without another level.)
         if !slot.enabled() {
             return self.chain(index + 1, info, process);
         }
@@ -407,6 +442,23 @@ impl Hooks {
         }
     }
 
+    /// The innermost hook: `next` runs the message itself, no more chain.
+    #[inline]
+    fn last(&self, slot: &Slot, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Processed) -> Processed {
+        let mut ran = None;
+        let next = Next {
+            run: process,
+            ran: &mut ran,
+        };
+        if let Err(p) = catch_unwind(AssertUnwindSafe(|| slot.hook.around_message(info, next))) {
+            slot.report_and_disable(&*p);
+        }
+        match ran {
+            Some(processed) => processed,
+            None => process(),
+        }
+    }
+
     pub(crate) fn lifecycle(&self, event: &LifecycleEvent<'_>) {
         for slot in self.slots.iter().filter(|s| s.enabled()) {
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| slot.hook.on_lifecycle(event))) {
@@ -423,3 +475,8 @@ impl Hooks {
         }
     }
 }
+
+#[cfg(feature = "tracing")]
+mod tracing_hook;
+#[cfg(feature = "tracing")]
+pub use tracing_hook::TracingInstrumentation;

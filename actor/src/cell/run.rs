@@ -197,7 +197,7 @@ impl<A: Actor> Cell<A> {
                     sender_context,
                 };
                 let mut envelope = Some(envelope);
-                hooks.around(&info, &mut || match envelope.take() {
+                hooks.around(&info, || match envelope.take() {
                     Some(envelope) => self.invoke(st, envelope),
                     None => Outcome::Handled,
                 });
@@ -221,7 +221,7 @@ impl<A: Actor> Cell<A> {
                     sender_context: 0,
                 };
                 let mut msg = Some(msg);
-                hooks.around(&info, &mut || {
+                hooks.around(&info, || {
                     if let Some(msg) = msg.take() {
                         self.handle_system(st, msg);
                     }

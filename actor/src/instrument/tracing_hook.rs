@@ -1,0 +1,52 @@
+//! The `tracing` feature: one span per message.
+
+use super::{Instrumentation, LifecycleEvent, MessageInfo, Next};
+use crate::events::DeadLetter;
+
+/// Turns each message into a `tracing` span named `weir.message` with the
+/// fields `path`, `actor_type`, `message_type` and `kind`, entered while the
+/// message is processed; a panic is recorded as an `error` event inside it.
+/// Lifecycle events and dead letters become `debug` events on the `weir`
+/// target.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_actor::ActorSystem;
+/// use weir_actor::instrument::TracingInstrumentation;
+///
+/// let system = ActorSystem::builder()
+///     .name("traced")
+///     .instrumentation(Arc::new(TracingInstrumentation::default()))
+///     .build()
+///     .unwrap();
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TracingInstrumentation;
+
+impl Instrumentation for TracingInstrumentation {
+    fn around_message(&self, info: &MessageInfo<'_>, next: Next<'_>) {
+        let span = tracing::info_span!(
+            target: "weir",
+            "weir.message",
+            path = %info.path(),
+            actor_type = info.actor_type(),
+            message_type = info.message_type(),
+            kind = ?info.kind(),
+        );
+        let _entered = span.enter();
+        if let super::Outcome::Panicked(message) = &next.run().outcome {
+            tracing::error!(target: "weir", panic = %message, "message handler panicked");
+        }
+    }
+
+    fn on_lifecycle(&self, event: &LifecycleEvent<'_>) {
+        tracing::debug!(target: "weir", ?event, "actor lifecycle");
+    }
+
+    fn on_dead_letter(&self, letter: &DeadLetter) {
+        tracing::debug!(target: "weir", recipient = %letter.recipient(), message_type = letter.message_type(), reason = ?letter.reason(), "dead letter");
+    }
+}

@@ -1,0 +1,238 @@
+//! What instrumentation costs: ping-pong and gated tell batches with no hook,
+//! a no-op hook and a counting hook, in one run, interleaved, reporting
+//! median ns per message and ratios against no hook, plus allocations per
+//! message (counting global allocator).
+//!
+//! `cargo bench -p weir-benches --bench actor_instrument`
+//!
+//! The baseline without the machinery compiled in is the same bench built
+//! with `RUSTFLAGS="--cfg weir_no_instrument"` (its own target dir keeps the
+//! two builds apart); it runs the no-hook configuration only.
+
+use std::hint::black_box;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use weir_actor::{
+    Actor, ActorRef, ActorSystem, Context, Instrumentation, MessageInfo, Next, Props,
+};
+use weir_benches::CountingAlloc;
+
+#[global_allocator]
+static ALLOC: CountingAlloc = CountingAlloc::new();
+
+const HITS: u64 = 100_000;
+const BATCH: u64 = 10_000;
+const ROUNDS_DEFAULT: usize = 31;
+
+struct NoOp;
+impl Instrumentation for NoOp {}
+
+#[derive(Default)]
+struct Counting(AtomicU64);
+impl Instrumentation for Counting {
+    fn around_message(&self, _: &MessageInfo<'_>, next: Next<'_>) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+        next.run();
+    }
+}
+
+enum Ball {
+    Peer(ActorRef<Ball>),
+    Hit(u64),
+}
+
+struct Player {
+    peer: Option<ActorRef<Ball>>,
+    done: SyncSender<()>,
+}
+
+impl Actor for Player {
+    type Msg = Ball;
+    fn receive(&mut self, _: &mut Context<Self>, msg: Ball) {
+        match msg {
+            Ball::Peer(p) => self.peer = Some(p),
+            Ball::Hit(0) => self.done.send(()).unwrap(),
+            Ball::Hit(n) => self.peer.as_ref().expect("peer set").tell(Ball::Hit(n - 1)),
+        }
+    }
+}
+
+enum Work {
+    Gate,
+    Add(u64),
+    Done(SyncSender<u64>),
+}
+
+struct Worker {
+    sum: u64,
+    gate: Arc<Mutex<Receiver<()>>>,
+}
+
+impl Actor for Worker {
+    type Msg = Work;
+    fn receive(&mut self, _: &mut Context<Self>, msg: Work) {
+        match msg {
+            Work::Gate => self.gate.lock().unwrap().recv().unwrap(),
+            Work::Add(n) => self.sum = self.sum.wrapping_add(n),
+            Work::Done(reply) => reply.send(self.sum).unwrap(),
+        }
+    }
+}
+
+struct Setup {
+    name: &'static str,
+    system: ActorSystem,
+    ping: ActorRef<Ball>,
+    pong_done: Receiver<()>,
+    worker: ActorRef<Work>,
+    open: SyncSender<()>,
+    done: (SyncSender<u64>, Receiver<u64>),
+}
+
+fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
+    let mut builder = ActorSystem::builder().name(name).threads(1);
+    if let Some(hook) = hook {
+        builder = builder.instrumentation(hook);
+    }
+    let system = builder.build().unwrap();
+    let (tx, pong_done) = sync_channel(1);
+    let (ta, tb) = (tx.clone(), tx);
+    let ping = system
+        .spawn(
+            Props::new(move || Player {
+                peer: None,
+                done: ta.clone(),
+            }),
+            "ping",
+        )
+        .unwrap();
+    let pong = system
+        .spawn(
+            Props::new(move || Player {
+                peer: None,
+                done: tb.clone(),
+            }),
+            "pong",
+        )
+        .unwrap();
+    ping.tell(Ball::Peer(pong.clone()));
+    pong.tell(Ball::Peer(ping.clone()));
+    let (open, gate) = sync_channel(1);
+    let gate = Arc::new(Mutex::new(gate));
+    let worker = system
+        .spawn(
+            Props::new(move || Worker {
+                sum: 0,
+                gate: gate.clone(),
+            })
+            .with_throughput(1000),
+            "worker",
+        )
+        .unwrap();
+    Setup {
+        name,
+        system,
+        ping,
+        pong_done,
+        worker,
+        open,
+        done: sync_channel(1),
+    }
+}
+
+/// ns per message of one ping-pong round.
+fn ping_pong(s: &Setup) -> f64 {
+    let start = Instant::now();
+    s.ping.tell(Ball::Hit(HITS));
+    s.pong_done.recv().unwrap();
+    start.elapsed().as_nanos() as f64 / (HITS + 1) as f64
+}
+
+/// ns per message of one gated batch (the mailbox is filled first).
+fn gated_tell(s: &Setup) -> f64 {
+    s.worker.tell(Work::Gate);
+    for i in 0..BATCH {
+        s.worker.tell(Work::Add(black_box(i)));
+    }
+    s.worker.tell(Work::Done(s.done.0.clone()));
+    let start = Instant::now();
+    s.open.send(()).unwrap();
+    black_box(s.done.1.recv().unwrap());
+    start.elapsed().as_nanos() as f64 / (BATCH + 1) as f64
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn allocations_per_message(s: &Setup) -> f64 {
+    for _ in 0..3 {
+        ping_pong(s);
+        gated_tell(s);
+    }
+    let before = ALLOC.allocations();
+    ping_pong(s);
+    gated_tell(s);
+    (ALLOC.allocations() - before) as f64 / (HITS + 1 + BATCH + 2) as f64
+}
+
+fn main() {
+    let compiled_in = !cfg!(weir_no_instrument);
+    let mut setups = vec![setup("none", None)];
+    if compiled_in {
+        setups.push(setup("noop", Some(Arc::new(NoOp))));
+        setups.push(setup("counting", Some(Arc::new(Counting::default()))));
+    }
+    println!(
+        "instrumentation machinery compiled in: {}",
+        if compiled_in {
+            "yes"
+        } else {
+            "no (--cfg weir_no_instrument)"
+        }
+    );
+    let allocs: Vec<f64> = setups.iter().map(allocations_per_message).collect();
+    let mut pp = vec![Vec::new(); setups.len()];
+    let mut tell = vec![Vec::new(); setups.len()];
+    let rounds: usize = std::env::var("WEIR_BENCH_ROUNDS")
+        .ok()
+        .and_then(|r| r.parse().ok())
+        .unwrap_or(ROUNDS_DEFAULT);
+    for round in 0..rounds {
+        // Rotate the order each round so no configuration always goes first.
+        for k in 0..setups.len() {
+            let i = (k + round) % setups.len();
+            pp[i].push(ping_pong(&setups[i]));
+            tell[i].push(gated_tell(&setups[i]));
+        }
+    }
+    let (pp, tell): (Vec<f64>, Vec<f64>) = (
+        pp.into_iter().map(median).collect(),
+        tell.into_iter().map(median).collect(),
+    );
+    println!(
+        "medians over {rounds} interleaved rounds (ping-pong: {HITS} hits; gated tell: batches of {BATCH}):"
+    );
+    println!(
+        "{:<10} {:>14} {:>10} {:>16} {:>10} {:>14}",
+        "hook", "ping-pong ns", "ratio", "gated tell ns", "ratio", "allocs/msg"
+    );
+    for (i, s) in setups.iter().enumerate() {
+        println!(
+            "{:<10} {:>14.2} {:>10.3} {:>16.2} {:>10.3} {:>14.6}",
+            s.name,
+            pp[i],
+            pp[i] / pp[0],
+            tell[i],
+            tell[i] / tell[0],
+            allocs[i]
+        );
+    }
+    for s in setups {
+        s.system.terminate().wait().unwrap();
+    }
+}

@@ -1,0 +1,384 @@
+//! Instrumentation: hooks see every message of every actor, outcomes, lifecycle, dead letters; broken hooks harm nothing.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use weir_actor::{
+    Actor, ActorRef, ActorSystem, Context, DeadLetter, Instrumentation, LifecycleEvent,
+    MessageInfo, MessageKind, Next, Outcome, Props, ask,
+};
+use weir_tests::{PATIENCE, Probe, eventually, shutdown};
+
+/// One processed message: path, kind, message type, outcome, sender context.
+type Seen = (String, MessageKind, &'static str, Outcome, u64);
+
+/// Records every message and every lifecycle event.
+#[derive(Default)]
+struct Recorder {
+    messages: Mutex<Vec<Seen>>,
+    lifecycle: Mutex<Vec<String>>,
+    dead_letters: AtomicU64,
+    waited: Mutex<Vec<Duration>>,
+}
+
+thread_local! {
+    static TRACE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+impl Instrumentation for Recorder {
+    fn around_message(&self, info: &MessageInfo<'_>, next: Next<'_>) {
+        // Make the sender's context current while processing, as a tracer would.
+        let previous = TRACE.with(|t| t.replace(info.sender_context()));
+        let processed = next.run();
+        TRACE.with(|t| t.set(previous));
+        if let (Some(at), Some(started)) = (info.enqueued_at(), processed.started) {
+            self.waited
+                .lock()
+                .unwrap()
+                .push(started.saturating_duration_since(at));
+        }
+        self.messages.lock().unwrap().push((
+            info.path().to_string_without_uid(),
+            info.kind(),
+            info.message_type(),
+            processed.outcome.clone(),
+            info.sender_context(),
+        ));
+    }
+    fn capture_context(&self, _: &weir_actor::ActorPath) -> u64 {
+        TRACE.with(|t| t.get())
+    }
+    fn captures_context(&self) -> bool {
+        true
+    }
+    fn wants_enqueue_time(&self) -> bool {
+        true
+    }
+    fn wants_timing(&self) -> bool {
+        true
+    }
+    fn on_lifecycle(&self, event: &LifecycleEvent<'_>) {
+        let line = match event {
+            LifecycleEvent::Started { path, .. } => format!("started {}", path.name()),
+            LifecycleEvent::Restarted { path, .. } => format!("restarted {}", path.name()),
+            LifecycleEvent::Stopped { path, .. } => format!("stopped {}", path.name()),
+            _ => "other".to_owned(),
+        };
+        self.lifecycle.lock().unwrap().push(line);
+    }
+    fn on_dead_letter(&self, _: &DeadLetter) {
+        self.dead_letters.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+impl Recorder {
+    fn user_counts(&self) -> HashMap<String, usize> {
+        let mut counts = HashMap::new();
+        for (path, kind, ..) in self.messages.lock().unwrap().iter() {
+            if *kind == MessageKind::User {
+                *counts.entry(path.clone()).or_default() += 1;
+            }
+        }
+        counts
+    }
+}
+
+#[derive(Clone)]
+enum Msg {
+    Count,
+    Crash,
+    Echo(ActorRef<u32>),
+}
+
+/// Spawns one child until `depth` levels exist; reports every `n`-th message.
+struct Level {
+    depth: usize,
+    seen: usize,
+    report: Sender<String>,
+    children: Sender<ActorRef<Msg>>,
+}
+
+impl Actor for Level {
+    type Msg = Msg;
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        self.children.send(ctx.myself()).unwrap();
+        if self.depth > 1 {
+            let (depth, report, children) =
+                (self.depth - 1, self.report.clone(), self.children.clone());
+            ctx.spawn(
+                Props::new(move || Level {
+                    depth,
+                    seen: 0,
+                    report: report.clone(),
+                    children: children.clone(),
+                }),
+                &format!("l{depth}"),
+            )
+            .unwrap();
+        }
+    }
+    fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+        match msg {
+            Msg::Count => {
+                self.seen += 1;
+                if self.seen.is_multiple_of(100) {
+                    self.report.send(ctx.path().name().to_owned()).unwrap();
+                }
+            }
+            Msg::Crash => panic!("boom"),
+            Msg::Echo(to) => to.tell(7u32),
+        }
+    }
+}
+
+fn level(depth: usize, report: &Sender<String>, children: &Sender<ActorRef<Msg>>) -> Props<Level> {
+    let (report, children) = (report.clone(), children.clone());
+    Props::new(move || Level {
+        depth,
+        seen: 0,
+        report: report.clone(),
+        children: children.clone(),
+    })
+}
+
+#[test]
+fn a_counting_hook_sees_exactly_every_message_at_every_level_and_of_system_actors() {
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("seen")
+        .instrumentation(recorder.clone())
+        .build()
+        .unwrap();
+    let (reports, refs) = (Probe::new(), Probe::new());
+    system
+        .spawn(level(3, &reports.sender(), &refs.sender()), "l3")
+        .unwrap();
+    let levels = refs.expect_n(3);
+    let service = system
+        .spawn_system_actor(level(1, &reports.sender(), &refs.sender()), "service")
+        .unwrap();
+    refs.expect();
+    for actor in levels.iter().chain([&service]) {
+        for _ in 0..100 {
+            actor.tell(Msg::Count);
+        }
+    }
+    reports.expect_n(4);
+    // The hook records after processing returns: let the last ones land.
+    let paths = [
+        "weir://seen/user/l3",
+        "weir://seen/user/l3/l2",
+        "weir://seen/user/l3/l2/l1",
+        "weir://seen/system/service",
+    ];
+    assert!(eventually(PATIENCE, || {
+        let counts = recorder.user_counts();
+        paths
+            .iter()
+            .all(|p| counts.get(*p).is_some_and(|n| *n >= 100))
+    }));
+    std::thread::sleep(Duration::from_millis(50));
+    let counts = recorder.user_counts();
+    for path in [
+        "weir://seen/user/l3",
+        "weir://seen/user/l3/l2",
+        "weir://seen/user/l3/l2/l1",
+        "weir://seen/system/service",
+    ] {
+        assert_eq!(counts.get(path), Some(&100), "{path}: {counts:?}");
+    }
+    // The reply of an ask is seen at its temporary actor.
+    assert_eq!(ask(&levels[2], Msg::Echo, PATIENCE).wait(), Ok(7));
+    assert!(eventually(PATIENCE, || recorder
+        .messages
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(path, kind, ty, ..)| path
+            .starts_with("weir://seen/temp/")
+            && *kind == MessageKind::AskReply
+            && *ty == "u32")));
+    // Guardians process system messages too: a crash reaches /user as ChildFailed.
+    levels[0].tell(Msg::Crash);
+    assert!(eventually(PATIENCE, || recorder
+        .messages
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(path, kind, ty, ..)| path == "weir://seen/user"
+            && *kind == MessageKind::System
+            && *ty == "weir::ChildFailed")));
+    // Every recorded user message had an enqueue time.
+    assert!(recorder.waited.lock().unwrap().len() >= 400);
+    shutdown(&system);
+}
+
+#[test]
+fn panics_are_reported_as_outcomes_and_lifecycle_events_arrive_in_order() {
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("outcome")
+        .instrumentation(recorder.clone())
+        .build()
+        .unwrap();
+    let (reports, refs) = (Probe::new(), Probe::new());
+    let a = system
+        .spawn(level(1, &reports.sender(), &refs.sender()), "a")
+        .unwrap();
+    refs.expect();
+    a.tell(Msg::Crash);
+    refs.expect(); // restarted: pre_start ran again
+    a.stop();
+    assert!(eventually(PATIENCE, || a.is_terminated()));
+    let outcomes: Vec<Outcome> = recorder
+        .messages
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(path, kind, ..)| path == "weir://outcome/user/a" && *kind == MessageKind::User)
+        .map(|m| m.3.clone())
+        .collect();
+    assert_eq!(outcomes, [Outcome::Panicked("boom".into())]);
+    let lifecycle: Vec<String> = recorder
+        .lifecycle
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|l| l.ends_with(" a"))
+        .cloned()
+        .collect();
+    assert_eq!(lifecycle, ["started a", "restarted a", "stopped a"]);
+    a.tell(Msg::Count);
+    assert_eq!(recorder.dead_letters.load(Ordering::Relaxed), 1);
+    shutdown(&system);
+}
+
+/// Sends to the `next` actor from inside its own processing.
+struct Relay {
+    next: Option<ActorRef<u32>>,
+    seen: Sender<u32>,
+}
+impl Actor for Relay {
+    type Msg = u32;
+    fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+        match &self.next {
+            Some(next) => next.tell(n),
+            None => self.seen.send(n).unwrap(),
+        }
+    }
+}
+
+#[test]
+fn the_sender_context_travels_with_the_message() {
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("ctx")
+        .instrumentation(recorder.clone())
+        .build()
+        .unwrap();
+    let seen = Probe::new();
+    let tx = seen.sender();
+    let last = system
+        .spawn(
+            Props::new(move || Relay {
+                next: None,
+                seen: tx.clone(),
+            }),
+            "last",
+        )
+        .unwrap();
+    let first = system
+        .spawn(
+            Props::new(move || Relay {
+                next: Some(last.clone()),
+                seen: seen_sender(),
+            }),
+            "first",
+        )
+        .unwrap();
+    TRACE.with(|t| t.set(42));
+    first.tell(1u32);
+    TRACE.with(|t| t.set(0));
+    assert_eq!(seen.expect(), 1);
+    let contexts: HashMap<String, u64> = recorder
+        .messages
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, kind, ..)| *kind == MessageKind::User)
+        .map(|m| (m.0.clone(), m.4))
+        .collect();
+    assert_eq!(
+        contexts.get("weir://ctx/user/first"),
+        Some(&42),
+        "captured on the test thread"
+    );
+    assert_eq!(
+        contexts.get("weir://ctx/user/last"),
+        Some(&42),
+        "carried on by the hook while processing"
+    );
+    shutdown(&system);
+}
+
+fn seen_sender() -> Sender<u32> {
+    std::sync::mpsc::channel().0
+}
+
+/// Panics on every call.
+#[derive(Default)]
+struct Broken {
+    calls: AtomicU64,
+}
+impl Instrumentation for Broken {
+    fn around_message(&self, _: &MessageInfo<'_>, _: Next<'_>) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        panic!("broken hook");
+    }
+}
+
+#[test]
+fn a_panicking_hook_never_stops_an_actor_and_is_disabled() {
+    let broken = Arc::new(Broken::default());
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("broken")
+        .instrumentation(broken.clone())
+        .instrumentation(recorder.clone())
+        .build()
+        .unwrap();
+    let (reports, refs) = (Probe::new(), Probe::new());
+    let a = system
+        .spawn(level(1, &reports.sender(), &refs.sender()), "a")
+        .unwrap();
+    refs.expect();
+    for _ in 0..100 {
+        a.tell(Msg::Count);
+    }
+    assert_eq!(reports.expect(), "a", "every message was processed");
+    assert!(!a.is_terminated());
+    // Disabled after its first panic; calls already in flight on the other
+    // worker may panic too, but none start afterwards.
+    let calls = broken.calls.load(Ordering::Relaxed);
+    assert!((1..=2).contains(&calls), "calls: {calls}");
+    assert!(
+        eventually(PATIENCE, || recorder
+            .user_counts()
+            .get("weir://broken/user/a")
+            == Some(&100)),
+        "the other hook still sees all"
+    );
+    for _ in 0..100 {
+        a.tell(Msg::Count);
+    }
+    assert_eq!(reports.expect(), "a");
+    assert_eq!(
+        broken.calls.load(Ordering::Relaxed),
+        calls,
+        "a disabled hook is not called again"
+    );
+    shutdown(&system);
+}
