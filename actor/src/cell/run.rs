@@ -29,8 +29,10 @@ enum AfterRun {
     /// Messages are left in the batch: keep the token and run again after
     /// the actors already waiting (fairness).
     Resubmit,
-    /// Hand the token back (mailbox rule 3), waking for user messages or not.
-    Release { with_user: bool },
+    /// Hand the token back (mailbox rule 3), waking for user messages or not;
+    /// `used_up` says the run ended on its throughput limit, so a run claimed
+    /// back goes behind the waiting actors too.
+    Release { with_user: bool, used_up: bool },
     /// The actor stopped; the token is kept forever (mailbox rule 4).
     Stopped,
 }
@@ -58,11 +60,16 @@ impl<A: Actor> Runnable for Cell<A> {
                 let dispatcher = self.core.dispatcher.clone();
                 dispatcher.submit_yielded(self);
             }
-            AfterRun::Release { with_user } => {
+            AfterRun::Release { with_user, used_up } => {
                 // SAFETY: this thread holds the run token and touches neither
                 // the batch nor the state again unless `release` returns `true`.
                 if unsafe { self.mailbox.release(with_user) } {
-                    self.schedule_self();
+                    if used_up {
+                        let dispatcher = self.core.dispatcher.clone();
+                        dispatcher.submit_yielded(self);
+                    } else {
+                        self.schedule_self();
+                    }
                 }
             }
             AfterRun::Stopped => {}
@@ -111,7 +118,10 @@ impl<A: Actor> Cell<A> {
         if with_user && !unsafe { self.mailbox.batch_is_empty() } {
             AfterRun::Resubmit
         } else {
-            AfterRun::Release { with_user }
+            AfterRun::Release {
+                with_user,
+                used_up: left == 0,
+            }
         }
     }
 
