@@ -19,6 +19,7 @@ use weir_actor::{
     Actor, ActorRef, ActorSystem, Context, Instrumentation, MessageInfo, Next, Props,
 };
 use weir_benches::CountingAlloc;
+use weir_benches::ping_pong::PingPong;
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc::new();
@@ -36,27 +37,6 @@ impl Instrumentation for Counting {
     fn around_message(&self, _: &MessageInfo<'_>, next: Next<'_>) {
         self.0.fetch_add(1, Ordering::Relaxed);
         next.run();
-    }
-}
-
-enum Ball {
-    Peer(ActorRef<Ball>),
-    Hit(u64),
-}
-
-struct Player {
-    peer: Option<ActorRef<Ball>>,
-    done: SyncSender<()>,
-}
-
-impl Actor for Player {
-    type Msg = Ball;
-    fn receive(&mut self, _: &mut Context<Self>, msg: Ball) {
-        match msg {
-            Ball::Peer(p) => self.peer = Some(p),
-            Ball::Hit(0) => self.done.send(()).unwrap(),
-            Ball::Hit(n) => self.peer.as_ref().expect("peer set").tell(Ball::Hit(n - 1)),
-        }
     }
 }
 
@@ -85,8 +65,7 @@ impl Actor for Worker {
 struct Setup {
     name: &'static str,
     system: ActorSystem,
-    ping: ActorRef<Ball>,
-    pong_done: Receiver<()>,
+    ping_pong: PingPong,
     worker: ActorRef<Work>,
     open: SyncSender<()>,
     done: (SyncSender<u64>, Receiver<u64>),
@@ -98,28 +77,7 @@ fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
         builder = builder.instrumentation(hook);
     }
     let system = builder.build().unwrap();
-    let (tx, pong_done) = sync_channel(1);
-    let (ta, tb) = (tx.clone(), tx);
-    let ping = system
-        .spawn(
-            Props::new(move || Player {
-                peer: None,
-                done: ta.clone(),
-            }),
-            "ping",
-        )
-        .unwrap();
-    let pong = system
-        .spawn(
-            Props::new(move || Player {
-                peer: None,
-                done: tb.clone(),
-            }),
-            "pong",
-        )
-        .unwrap();
-    ping.tell(Ball::Peer(pong.clone()));
-    pong.tell(Ball::Peer(ping.clone()));
+    let ping_pong = PingPong::new(&system);
     let (open, gate) = sync_channel(1);
     let gate = Arc::new(Mutex::new(gate));
     let worker = system
@@ -135,8 +93,7 @@ fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
     Setup {
         name,
         system,
-        ping,
-        pong_done,
+        ping_pong,
         worker,
         open,
         done: sync_channel(1),
@@ -146,8 +103,7 @@ fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
 /// ns per message of one ping-pong round.
 fn ping_pong(s: &Setup) -> f64 {
     let start = Instant::now();
-    s.ping.tell(Ball::Hit(HITS));
-    s.pong_done.recv().unwrap();
+    s.ping_pong.play(HITS);
     start.elapsed().as_nanos() as f64 / (HITS + 1) as f64
 }
 

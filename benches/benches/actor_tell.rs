@@ -11,6 +11,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group};
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
 use weir_benches::CountingAlloc;
+use weir_benches::ping_pong::PingPong;
 
 #[global_allocator]
 static ALLOC: CountingAlloc = CountingAlloc::new();
@@ -64,57 +65,6 @@ fn tell_round(t: &Tell) {
     black_box(t.flushed.1.recv().unwrap());
 }
 
-enum Ball {
-    Peer(ActorRef<Ball>),
-    Hit(u64),
-}
-
-struct Player {
-    peer: Option<ActorRef<Ball>>,
-    done: SyncSender<()>,
-}
-
-impl Actor for Player {
-    type Msg = Ball;
-    fn receive(&mut self, _: &mut Context<Self>, msg: Ball) {
-        match msg {
-            Ball::Peer(p) => self.peer = Some(p),
-            Ball::Hit(0) => self.done.send(()).unwrap(),
-            Ball::Hit(n) => self.peer.as_ref().expect("peer set").tell(Ball::Hit(n - 1)),
-        }
-    }
-}
-
-struct PingPong {
-    a: ActorRef<Ball>,
-    done: Receiver<()>,
-}
-
-fn ping_pong(system: &ActorSystem) -> PingPong {
-    let (tx, done) = sync_channel(1);
-    let (ta, tb) = (tx.clone(), tx);
-    let a = system
-        .spawn_anonymous(Props::new(move || Player {
-            peer: None,
-            done: ta.clone(),
-        }))
-        .unwrap();
-    let b = system
-        .spawn_anonymous(Props::new(move || Player {
-            peer: None,
-            done: tb.clone(),
-        }))
-        .unwrap();
-    a.tell(Ball::Peer(b.clone()));
-    b.tell(Ball::Peer(a.clone()));
-    PingPong { a, done }
-}
-
-fn ping_pong_round(pp: &PingPong) {
-    pp.a.tell(Ball::Hit(HITS));
-    pp.done.recv().unwrap();
-}
-
 /// Allocations per message once warm, measured over one full round.
 fn allocations_per_message(warm_rounds: usize, messages: u64, mut round: impl FnMut()) -> f64 {
     for _ in 0..warm_rounds {
@@ -129,8 +79,8 @@ fn allocation_report() {
     let system = ActorSystem::new("allocs").unwrap();
     let t = tell_setup(&system);
     let tell = allocations_per_message(3, TELLS, || tell_round(&t));
-    let pp = ping_pong(&system);
-    let pong = allocations_per_message(3, HITS + 1, || ping_pong_round(&pp));
+    let pp = PingPong::new(&system);
+    let pong = allocations_per_message(3, HITS + 1, || pp.play(HITS));
     system.terminate().wait().unwrap();
     println!("allocation report (counting global allocator, after 3 warm-up rounds):");
     println!("  tell      : {tell:.6} allocations per message over {TELLS} messages");
@@ -155,15 +105,13 @@ fn bench_tell(c: &mut Criterion) {
 
 fn bench_ping_pong(c: &mut Criterion) {
     let system = ActorSystem::new("pingpong").unwrap();
-    let pp = ping_pong(&system);
+    let pp = PingPong::new(&system);
     let mut group = c.benchmark_group("actor_ping_pong");
     group.throughput(Throughput::Elements(HITS + 1));
     group
         .sample_size(20)
         .measurement_time(Duration::from_secs(10));
-    group.bench_function("weir/two_actors_200k_hits", |b| {
-        b.iter(|| ping_pong_round(&pp))
-    });
+    group.bench_function("weir/two_actors_200k_hits", |b| b.iter(|| pp.play(HITS)));
     group.finish();
     system.terminate().wait().unwrap();
 }

@@ -65,3 +65,71 @@ unsafe impl GlobalAlloc for CountingAlloc {
         unsafe { System.realloc(ptr, layout, new_size) }
     }
 }
+
+/// A two-actor ping-pong: one ball bounced `n` times between two players.
+pub mod ping_pong {
+    use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+
+    use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
+
+    /// What the players exchange.
+    #[derive(Debug)]
+    pub enum Ball {
+        /// Who to play with.
+        Peer(ActorRef<Ball>),
+        /// The ball, with the number of hits left.
+        Hit(u64),
+    }
+
+    struct Player {
+        peer: Option<ActorRef<Ball>>,
+        done: SyncSender<()>,
+    }
+
+    impl Actor for Player {
+        type Msg = Ball;
+        fn receive(&mut self, _: &mut Context<Self>, msg: Ball) {
+            match msg {
+                Ball::Peer(p) => self.peer = Some(p),
+                Ball::Hit(0) => self.done.send(()).unwrap(),
+                Ball::Hit(n) => self.peer.as_ref().expect("peer set").tell(Ball::Hit(n - 1)),
+            }
+        }
+    }
+
+    /// Two players that know each other.
+    #[derive(Debug)]
+    pub struct PingPong {
+        first: ActorRef<Ball>,
+        done: Receiver<()>,
+    }
+
+    impl PingPong {
+        /// Spawn the two players in `system`.
+        pub fn new(system: &ActorSystem) -> Self {
+            let (tx, done) = sync_channel(1);
+            let (ta, tb) = (tx.clone(), tx);
+            let a = system
+                .spawn_anonymous(Props::new(move || Player {
+                    peer: None,
+                    done: ta.clone(),
+                }))
+                .unwrap();
+            let b = system
+                .spawn_anonymous(Props::new(move || Player {
+                    peer: None,
+                    done: tb.clone(),
+                }))
+                .unwrap();
+            a.tell(Ball::Peer(b.clone()));
+            b.tell(Ball::Peer(a.clone()));
+            Self { first: a, done }
+        }
+
+        /// Play `hits` hits (`hits + 1` messages) and wait for the last.
+        pub fn play(&self, hits: u64) {
+            self.first.tell(Ball::Hit(hits));
+            self.done.recv().unwrap();
+        }
+    }
+}
