@@ -60,6 +60,8 @@ pub enum SpawnError {
     ParentStopped,
     /// A pinned dispatcher's thread could not be started.
     DispatcherUnavailable(String),
+    /// The props name a pool the system builder did not declare.
+    UnknownDispatcher(String),
 }
 
 impl fmt::Display for SpawnError {
@@ -69,6 +71,7 @@ impl fmt::Display for SpawnError {
             Self::DuplicateName(name) => write!(f, "actor name {name:?} is not unique among its live siblings"),
             Self::ParentStopped => f.write_str("the parent actor is stopping or stopped"),
             Self::DispatcherUnavailable(e) => write!(f, "could not start a pinned dispatcher thread: {e}"),
+            Self::UnknownDispatcher(name) => write!(f, "no pool named {name:?} was declared on the system builder"),
         }
     }
 }
@@ -111,6 +114,8 @@ pub enum BuildError {
     InvalidName(NameError),
     /// A setting that must be at least 1 was 0; names the setting.
     Zero(&'static str),
+    /// Two pools were declared with the same name.
+    DuplicatePool(&'static str),
     /// The operating system refused to start a thread.
     ThreadSpawn(String),
 }
@@ -120,6 +125,7 @@ impl fmt::Display for BuildError {
         match self {
             Self::InvalidName(e) => write!(f, "invalid actor system name: {e}"),
             Self::Zero(setting) => write!(f, "{setting} must be at least 1"),
+            Self::DuplicatePool(name) => write!(f, "pool {name:?} is declared twice"),
             Self::ThreadSpawn(e) => write!(f, "could not start a dispatcher thread: {e}"),
         }
     }

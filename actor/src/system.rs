@@ -48,6 +48,8 @@ pub struct ActorSystemBuilder {
     name: String,
     throughput: usize,
     threads: usize,
+    pools: Vec<(&'static str, usize)>,
+    throughput_deadline: Option<std::time::Duration>,
     instrumentation: Vec<Arc<dyn Instrumentation>>,
 }
 
@@ -57,6 +59,8 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("name", &self.name)
             .field("throughput", &self.throughput)
             .field("threads", &self.threads)
+            .field("pools", &self.pools)
+            .field("throughput_deadline", &self.throughput_deadline)
             .field("instrumentation", &self.instrumentation.len())
             .finish()
     }
@@ -83,6 +87,23 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Declare an extra pool of `threads` threads for actors whose props say
+    /// [`DispatcherKind::Named(name)`](crate::DispatcherKind::Named), to keep
+    /// their work apart from the shared pool (which stays the default).
+    pub fn pool(mut self, name: &'static str, threads: usize) -> Self {
+        self.pools.push((name, threads));
+        self
+    }
+
+    /// Make an actor yield its thread once a run has taken this long, even
+    /// before it has processed `throughput` messages (Akka's
+    /// `throughput-deadline-time`), on the shared and the named pools.
+    /// Costs a clock read per message while set.
+    pub fn throughput_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.throughput_deadline = Some(deadline);
+        self
+    }
+
     /// Install an [`Instrumentation`]: it is called around every message of
     /// every actor of this system. Several can be installed; the first is
     /// outermost.
@@ -95,16 +116,26 @@ impl ActorSystemBuilder {
     ///
     /// # Errors
     ///
-    /// [`BuildError::InvalidName`], [`BuildError::Zero`] for a zero
-    /// throughput or thread count, [`BuildError::ThreadSpawn`] when the
+    /// [`BuildError::InvalidName`] (for the system or a pool name),
+    /// [`BuildError::Zero`] for a zero throughput, thread count or deadline,
+    /// [`BuildError::DuplicatePool`], [`BuildError::ThreadSpawn`] when the
     /// operating system refuses a thread.
     pub fn build(self) -> Result<ActorSystem, BuildError> {
         validate_name(&self.name).map_err(BuildError::InvalidName)?;
         if self.throughput == 0 {
             return Err(BuildError::Zero("throughput"));
         }
-        if self.threads == 0 {
+        if self.threads == 0 || self.pools.iter().any(|&(_, n)| n == 0) {
             return Err(BuildError::Zero("threads"));
+        }
+        for (i, &(name, _)) in self.pools.iter().enumerate() {
+            validate_name(name).map_err(BuildError::InvalidName)?;
+            if self.pools[..i].iter().any(|&(other, _)| other == name) {
+                return Err(BuildError::DuplicatePool(name));
+            }
+        }
+        if self.throughput_deadline.is_some_and(|d| d.is_zero()) {
+            return Err(BuildError::Zero("throughput_deadline"));
         }
         let id = NEXT_SYSTEM_ID.fetch_add(1, Ordering::Relaxed);
         let termination = Arc::new(Promise::new());
@@ -115,14 +146,31 @@ impl ActorSystemBuilder {
                 let _ = on_exit.complete(());
             }),
         ));
-        let spawn_error = |e: std::io::Error| BuildError::ThreadSpawn(e.to_string());
-        let pool = Pool::start(id, self.threads, &self.name, &threads).map_err(spawn_error)?;
-        let scheduler = match TimerThread::start(format!("{}-scheduler", self.name), &threads) {
-            Ok(timer) => Scheduler::new(timer),
+        // Start the threads; on any failure, stop what was started.
+        let mut started: Vec<Arc<Pool>> = Vec::new();
+        let deadline = self.throughput_deadline;
+        let mut start = |threads_n: usize, name: String| {
+            let pool = Pool::start(threads_n, &name, deadline, &threads)?;
+            started.push(pool.clone());
+            Ok::<_, std::io::Error>(pool)
+        };
+        let pools = (|| {
+            let pool = start(self.threads, self.name.clone())?;
+            let mut named = HashMap::new();
+            for &(pool_name, n) in &self.pools {
+                named.insert(pool_name, start(n, format!("{}-{pool_name}", self.name))?);
+            }
+            let timer = TimerThread::start(format!("{}-scheduler", self.name), &threads)?;
+            Ok::<_, std::io::Error>((pool, named, Scheduler::new(timer)))
+        })();
+        let (pool, named_pools, scheduler) = match pools {
+            Ok(started) => started,
             Err(e) => {
-                pool.shutdown();
+                for pool in started {
+                    pool.shutdown();
+                }
                 threads.release_system_count();
-                return Err(spawn_error(e));
+                return Err(BuildError::ThreadSpawn(e.to_string()));
             }
         };
         let hooks = Hooks::new(self.instrumentation);
@@ -133,6 +181,7 @@ impl ActorSystemBuilder {
                 name: self.name.into(),
                 default_throughput: self.throughput,
                 pool,
+                named_pools,
                 scheduler,
                 threads,
                 next_uid: AtomicU64::new(1),
@@ -197,6 +246,8 @@ pub(crate) struct SystemInner {
     pub(crate) name: Arc<str>,
     pub(crate) default_throughput: usize,
     pub(crate) pool: Arc<Pool>,
+    /// The extra pools declared with [`ActorSystemBuilder::pool`].
+    pub(crate) named_pools: HashMap<&'static str, Arc<Pool>>,
     scheduler: Scheduler,
     pub(crate) threads: Arc<Threads>,
     events: EventStream,
@@ -233,6 +284,8 @@ impl ActorSystem {
             name: "weir".to_owned(),
             throughput: DEFAULT_THROUGHPUT,
             threads: std::thread::available_parallelism().map_or(1, usize::from),
+            pools: Vec::new(),
+            throughput_deadline: None,
             instrumentation: Vec::new(),
         }
     }
@@ -393,6 +446,9 @@ impl ActorSystem {
         self.inner.terminating.store(true, Ordering::Release);
         self.inner.scheduler.shutdown();
         self.inner.pool.shutdown();
+        for pool in self.inner.named_pools.values() {
+            pool.shutdown();
+        }
         self.inner.threads.release_system_count();
     }
 }

@@ -114,3 +114,212 @@ fn idle_pool_threads_sleep() {
     );
     shutdown(&system);
 }
+
+/// Counts messages; forwards each to `next` (if any) until `hops` runs out.
+struct Hop {
+    seen: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    next: Option<weir_actor::ActorRef<u64>>,
+}
+impl Actor for Hop {
+    type Msg = u64;
+    fn receive(&mut self, ctx: &mut Context<Self>, hops: u64) {
+        self.seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if hops > 0 {
+            match &self.next {
+                Some(next) => next.tell(hops - 1),
+                None => ctx.myself().tell(hops - 1),
+            }
+        }
+    }
+}
+
+#[test]
+fn calling_thread_actors_run_before_tell_returns_without_recursion() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let system = ActorSystem::new("calling").unwrap();
+    let seen = Arc::new(AtomicU64::new(0));
+    let s = seen.clone();
+    let props = move || {
+        Props::new({
+            let s = s.clone();
+            move || Hop {
+                seen: s.clone(),
+                next: None,
+            }
+        })
+    };
+    let a = system
+        .spawn(
+            props()
+                .with_dispatcher(DispatcherKind::CallingThread)
+                .with_throughput(1),
+            "a",
+        )
+        .unwrap();
+    // Started on spawn, on this thread; each tell is processed before it returns.
+    a.tell(0u64);
+    assert_eq!(seen.load(Ordering::SeqCst), 1);
+    // An actor that sends itself 100,000 more messages, with a throughput
+    // of 1: every run yields, and none of it may grow the stack.
+    a.tell(100_000u64);
+    assert_eq!(seen.load(Ordering::SeqCst), 100_002);
+    shutdown(&system);
+}
+
+#[test]
+fn named_pools_run_their_actors_on_their_own_threads() {
+    let system = ActorSystem::builder()
+        .name("named")
+        .threads(1)
+        .pool("io", 2)
+        .build()
+        .unwrap();
+    let probe = Probe::new();
+    let tx = probe.sender();
+    let on_io = system
+        .spawn(
+            Props::new(move || ThreadName(tx.clone())).with_dispatcher(DispatcherKind::Named("io")),
+            "io-actor",
+        )
+        .unwrap();
+    on_io.tell(());
+    assert!(probe.expect().starts_with("named-io-"));
+    let tx = probe.sender();
+    assert_eq!(
+        system
+            .spawn(
+                Props::new(move || ThreadName(tx.clone()))
+                    .with_dispatcher(DispatcherKind::Named("nope")),
+                "x"
+            )
+            .unwrap_err(),
+        weir_actor::SpawnError::UnknownDispatcher("nope".into())
+    );
+    assert_eq!(
+        ActorSystem::builder()
+            .pool("a", 1)
+            .pool("a", 2)
+            .build()
+            .unwrap_err(),
+        weir_actor::BuildError::DuplicatePool("a")
+    );
+    assert_eq!(
+        ActorSystem::builder().pool("a", 0).build().unwrap_err(),
+        weir_actor::BuildError::Zero("threads")
+    );
+    shutdown(&system);
+}
+
+/// Takes `ms` milliseconds per message and logs its name.
+struct Slow {
+    name: &'static str,
+    log: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+}
+impl Actor for Slow {
+    type Msg = u64;
+    fn receive(&mut self, _: &mut Context<Self>, ms: u64) {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        self.log.lock().unwrap().push(self.name);
+    }
+}
+
+/// Blocks until released.
+struct Hold(
+    std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+    std::sync::mpsc::Sender<()>,
+);
+impl Actor for Hold {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {
+        self.1.send(()).unwrap();
+        self.0.lock().unwrap().recv().unwrap();
+    }
+}
+
+fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
+    use std::sync::{Arc, Mutex};
+    let mut builder = ActorSystem::builder()
+        .name("deadline")
+        .threads(1)
+        .throughput(1000);
+    if let Some(d) = deadline {
+        builder = builder.throughput_deadline(d);
+    }
+    let system = builder.build().unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let (release, held) = std::sync::mpsc::channel();
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let held = Arc::new(Mutex::new(held));
+    let hold = system
+        .spawn(
+            Props::new(move || Hold(held.clone(), entered_tx.clone())),
+            "hold",
+        )
+        .unwrap();
+    let spawn = |name: &'static str| {
+        let log = log.clone();
+        system
+            .spawn(
+                Props::new(move || Slow {
+                    name,
+                    log: log.clone(),
+                }),
+                name,
+            )
+            .unwrap()
+    };
+    let (a, b) = (spawn("a"), spawn("b"));
+    hold.tell(());
+    entered.recv_timeout(PATIENCE).unwrap();
+    for _ in 0..3 {
+        a.tell(2u64);
+        b.tell(2u64);
+    }
+    release.send(()).unwrap();
+    assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 6));
+    shutdown(&system);
+    let order = log.lock().unwrap().clone();
+    order
+}
+
+#[test]
+fn a_throughput_deadline_makes_a_slow_actor_yield() {
+    // Each message takes 2 ms; with a 1 ms deadline every run ends after one.
+    assert_eq!(
+        order_with(Some(std::time::Duration::from_millis(1))),
+        ["a", "b", "a", "b", "a", "b"]
+    );
+    assert_eq!(order_with(None), ["a", "a", "a", "b", "b", "b"]);
+}
+
+struct Idle;
+impl Actor for Idle {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+}
+
+#[test]
+fn ten_thousand_idle_actors_need_no_extra_threads_and_sleep() {
+    let system = ActorSystem::builder()
+        .name("tenk")
+        .threads(2)
+        .build()
+        .unwrap();
+    let actors: Vec<_> = (0..10_000)
+        .map(|i| system.spawn(Props::new(|| Idle), &format!("i{i}")).unwrap())
+        .collect();
+    for a in &actors {
+        a.tell(());
+    }
+    // Two workers and the timer thread: nothing per actor.
+    assert!(
+        eventually(PATIENCE, || {
+            let states = thread_states("tenk-");
+            states.len() == 3 && states.iter().all(|&s| s == 'S')
+        }),
+        "states: {:?}",
+        thread_states("tenk-")
+    );
+    shutdown(&system);
+}

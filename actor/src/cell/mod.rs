@@ -147,6 +147,15 @@ fn new_cell<A: Actor>(
 ) -> Result<Arc<Cell<A>>, SpawnError> {
     let dispatcher = match props.dispatcher {
         DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
+        DispatcherKind::CallingThread => Dispatcher::CallingThread,
+        DispatcherKind::Named(name) => Dispatcher::Pool(
+            system
+                .inner
+                .named_pools
+                .get(name)
+                .ok_or_else(|| SpawnError::UnknownDispatcher(name.to_owned()))?
+                .clone(),
+        ),
         DispatcherKind::Pinned => Dispatcher::Pinned(
             Pinned::start(format!("{}-pinned", system.name()), &system.inner.threads)
                 .map_err(|e| SpawnError::DispatcherUnavailable(e.to_string()))?,

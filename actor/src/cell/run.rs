@@ -87,6 +87,7 @@ impl<A: Actor> Cell<A> {
             self.start(st);
         }
         let mut left = self.throughput;
+        let deadline = self.core.dispatcher.throughput_deadline().map(|d| Instant::now() + d);
         loop {
             // SAFETY: this thread holds the run token.
             while let Some(msg) = unsafe { self.mailbox.next_system() } {
@@ -104,6 +105,9 @@ impl<A: Actor> Cell<A> {
             };
             self.process_user(st, envelope);
             left -= 1;
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                left = 0; // the run took long enough: yield like a used-up throughput
+            }
             if let Phase::Stopped = st.phase {
                 return AfterRun::Stopped;
             }

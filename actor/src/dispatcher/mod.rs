@@ -5,6 +5,7 @@
 //! to a [`Threads`] registry, so termination can wait until every one of them
 //! has ended.
 
+pub(crate) mod calling_thread;
 pub(crate) mod pinned;
 pub(crate) mod pool;
 mod threads;
@@ -25,6 +26,7 @@ pub(crate) type Task = Arc<dyn Runnable>;
 pub(crate) enum Dispatcher {
     Pool(Arc<pool::Pool>),
     Pinned(Arc<pinned::Pinned>),
+    CallingThread,
 }
 
 impl Dispatcher {
@@ -33,6 +35,15 @@ impl Dispatcher {
         match self {
             Self::Pool(pool) => pool.submit(task),
             Self::Pinned(pinned) => pinned.submit(task),
+            Self::CallingThread => calling_thread::submit(task),
+        }
+    }
+
+    /// How long one run may take before the actor yields, if bounded.
+    pub(crate) fn throughput_deadline(&self) -> Option<std::time::Duration> {
+        match self {
+            Self::Pool(pool) => pool.throughput_deadline,
+            Self::Pinned(_) | Self::CallingThread => None,
         }
     }
 
@@ -42,6 +53,7 @@ impl Dispatcher {
         match self {
             Self::Pool(pool) => pool.submit_global(task),
             Self::Pinned(pinned) => pinned.submit(task),
+            Self::CallingThread => calling_thread::submit(task),
         }
     }
 

@@ -39,8 +39,13 @@ const SEARCH_ROUNDS: u32 = 16;
 /// deque (the same prime tokio uses).
 const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 
+/// Distinguishes pools (a system may have several) in the thread-local check.
+static NEXT_POOL_ID: AtomicUsize = AtomicUsize::new(1);
+
 pub(crate) struct Pool {
     id: usize,
+    /// How long one actor may run before it yields, whatever its throughput.
+    pub(crate) throughput_deadline: Option<std::time::Duration>,
     global: GlobalQueue,
     stealers: Box<[Stealer<Task>]>,
     sleepers: Mutex<Vec<Thread>>,
@@ -60,10 +65,16 @@ thread_local! {
 
 impl Pool {
     /// Start `threads` workers named `<name>-<i>`.
-    pub(crate) fn start(id: usize, threads: usize, name: &str, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
+    pub(crate) fn start(
+        threads: usize,
+        name: &str,
+        throughput_deadline: Option<std::time::Duration>,
+        registry: &Arc<Threads>,
+    ) -> std::io::Result<Arc<Self>> {
         let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
         let pool = Arc::new(Self {
-            id,
+            id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
+            throughput_deadline,
             global: GlobalQueue::default(),
             stealers: workers.iter().map(Worker::stealer).collect(),
             sleepers: Mutex::new(Vec::with_capacity(threads)),
