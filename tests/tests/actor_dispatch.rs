@@ -279,8 +279,7 @@ fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
     release.send(()).unwrap();
     assert!(eventually(PATIENCE, || log.lock().unwrap().len() == 6));
     shutdown(&system);
-    let order = log.lock().unwrap().clone();
-    order
+    log.lock().unwrap().clone()
 }
 
 #[test]
