@@ -134,15 +134,7 @@ pub mod ping_pong {
     }
 }
 
-/// Peer frameworks side by side (the `peers` feature).
-pub mod peers {
-    /// Run the peer comparison; without the `peers` feature, say how to get it.
-    pub fn run(args: &[String]) {
-        let _ = args;
-        eprintln!(
-            "the peer comparison is not built yet; it will need `--features peers` \
-             (see the open dispatcher/PingPong issue)"
-        );
-        std::process::exit(2);
-    }
-}
+pub mod akka_pingpong;
+
+/// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
+pub mod peers;
