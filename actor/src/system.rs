@@ -160,8 +160,11 @@ impl ActorSystemBuilder {
             for &(pool_name, n) in &self.pools {
                 named.insert(pool_name, start(n, format!("{}-{pool_name}", self.name))?);
             }
-            let timer = TimerThread::start(format!("{}-scheduler", self.name), &threads)?;
-            Ok::<_, std::io::Error>((pool, named, Scheduler::new(timer)))
+            let timer = Scheduler::new(TimerThread::start(format!("{}-scheduler", self.name), &threads)?);
+            for p in std::iter::once(&pool).chain(named.values()) {
+                p.set_timer(timer.clone());
+            }
+            Ok::<_, std::io::Error>((pool, named, timer))
         })();
         let (pool, named_pools, scheduler) = match pools {
             Ok(started) => started,

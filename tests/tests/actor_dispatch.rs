@@ -322,3 +322,60 @@ fn ten_thousand_idle_actors_need_no_extra_threads_and_sleep() {
     );
     shutdown(&system);
 }
+
+/// Answers with the number it is given.
+struct Answer;
+impl Actor for Answer {
+    type Msg = (u32, weir_actor::ActorRef<u32>);
+    fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): (u32, weir_actor::ActorRef<u32>)) {
+        reply_to.tell(n);
+    }
+}
+
+/// Blocks its worker on an ask to an actor it has just woken (an
+/// anti-pattern, but one the pool must survive: the answerer's task sits
+/// alone on the blocked worker's deque).
+struct BlockingAsker {
+    answer: weir_actor::ActorRef<(u32, weir_actor::ActorRef<u32>)>,
+    out: std::sync::mpsc::Sender<Result<u32, weir_actor::AskError>>,
+}
+impl Actor for BlockingAsker {
+    type Msg = u32;
+    fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+        let reply = weir_actor::ask(&self.answer, |r| (n, r), PATIENCE).wait();
+        self.out.send(reply).unwrap();
+    }
+}
+
+#[test]
+fn a_handler_blocked_on_an_ask_still_gets_its_answer() {
+    let system = ActorSystem::builder()
+        .name("blocked")
+        .threads(2)
+        .build()
+        .unwrap();
+    let probe = Probe::new();
+    for i in 0..20u32 {
+        let answer = system
+            .spawn(Props::new(|| Answer), &format!("answer{i}"))
+            .unwrap();
+        let out = probe.sender();
+        let asker = system
+            .spawn(
+                Props::new(move || BlockingAsker {
+                    answer: answer.clone(),
+                    out: out.clone(),
+                }),
+                &format!("asker{i}"),
+            )
+            .unwrap();
+        asker.tell(i);
+        let started = std::time::Instant::now();
+        assert_eq!(probe.expect(), Ok(i));
+        assert!(
+            started.elapsed() < PATIENCE,
+            "answered by a stealing worker, not by the time-out"
+        );
+    }
+    shutdown(&system);
+}

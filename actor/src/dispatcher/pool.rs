@@ -20,6 +20,20 @@
 //! sleeper's last check sees the task. A submitter skips the wake-up while some
 //! worker is still searching, because a searcher always checks the queues once
 //! more before it can sleep. Idle workers therefore burn no CPU.
+//!
+//! # Locality, and the watchdog that keeps it safe
+//!
+//! Two actors in conversation should stay on one core: a hand-over between
+//! cores per message costs more than the message. So a worker that queues
+//! the first task on its own empty deque wakes nobody (it runs that task
+//! next), and idle workers steal from a sibling only when it has two or more
+//! tasks queued. That alone would leave a task stranded behind a handler that
+//! blocks (an actor waiting on an `ask`, say). A watchdog on the timer thread
+//! therefore looks every [`WATCHDOG_PERIOD`] while work is queued: a worker
+//! that has tasks queued and has not started a new one since the last look is
+//! marked *stuck*, its last task becomes stealable, and a sleeper is woken.
+//! The watchdog disarms itself when every deque is empty, so an idle system
+//! still burns no CPU.
 
 use std::cell::OnceCell;
 use std::thread::Thread;
@@ -29,7 +43,8 @@ use std::collections::VecDeque;
 use crossbeam_deque::{Steal, Stealer, Worker};
 
 use super::{Task, Threads};
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, fence};
+use crate::scheduler::{Cancellable, Scheduler};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, fence};
 
 /// Spin rounds of a searching worker before it sleeps: tens of microseconds at
 /// most, so an idle system goes quiet almost at once.
@@ -42,6 +57,9 @@ const SEARCH_ROUNDS: u32 = 16;
 /// one PingPong pair at 16 M msgs/s on two threads against 50 M on one).
 const STEAL_THRESHOLD: usize = 2;
 
+/// How often the watchdog looks for workers stuck with queued work.
+const WATCHDOG_PERIOD: std::time::Duration = std::time::Duration::from_millis(2);
+
 /// Every this many tasks a worker looks at the global queue before its own
 /// deque (the same prime tokio uses).
 const GLOBAL_QUEUE_INTERVAL: u32 = 61;
@@ -50,6 +68,8 @@ const GLOBAL_QUEUE_INTERVAL: u32 = 61;
 static NEXT_POOL_ID: AtomicUsize = AtomicUsize::new(1);
 
 pub(crate) struct Pool {
+    /// This pool, for the watchdog to hold weakly.
+    me: std::sync::Weak<Pool>,
     id: usize,
     /// How long one actor may run before it yields, whatever its throughput.
     pub(crate) throughput_deadline: Option<std::time::Duration>,
@@ -58,6 +78,14 @@ pub(crate) struct Pool {
     sleepers: Mutex<Vec<Thread>>,
     num_sleeping: AtomicUsize,
     num_searching: AtomicUsize,
+    /// Per worker: how many tasks it has started (only the owner writes).
+    progress: Box<[AtomicU64]>,
+    /// Per worker: the watchdog saw queued work and no progress; even its
+    /// last queued task may be stolen.
+    stuck: Box<[AtomicBool]>,
+    watchdog_armed: AtomicBool,
+    /// The timer the watchdog runs on (set once the system's timer exists).
+    timer: std::sync::OnceLock<Scheduler>,
     shutdown: AtomicBool,
 }
 
@@ -79,7 +107,8 @@ impl Pool {
         registry: &Arc<Threads>,
     ) -> std::io::Result<Arc<Self>> {
         let workers: Vec<Worker<Task>> = (0..threads).map(|_| Worker::new_fifo()).collect();
-        let pool = Arc::new(Self {
+        let pool = Arc::new_cyclic(|me| Self {
+            me: me.clone(),
             id: NEXT_POOL_ID.fetch_add(1, Ordering::Relaxed),
             throughput_deadline,
             global: GlobalQueue::default(),
@@ -87,6 +116,10 @@ impl Pool {
             sleepers: Mutex::new(Vec::with_capacity(threads)),
             num_sleeping: AtomicUsize::new(0),
             num_searching: AtomicUsize::new(0),
+            progress: (0..threads).map(|_| AtomicU64::new(0)).collect(),
+            stuck: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            watchdog_armed: AtomicBool::new(false),
+            timer: std::sync::OnceLock::new(),
             shutdown: AtomicBool::new(false),
         });
         for (index, worker) in workers.into_iter().enumerate() {
@@ -117,11 +150,79 @@ impl Pool {
                 local.worker.push(task.take().expect("task not yet queued"));
             }
         });
-        if let Some(task) = task {
-            self.global.push(task);
+        match task {
+            Some(task) => self.global.push(task),
+            // Kept local without a wake-up: make sure someone looks in case
+            // the current handler blocks.
+            None if !wake => self.arm_watchdog(),
+            None => {}
         }
         if wake {
             self.notify_one();
+        }
+    }
+
+    /// Give the pool its timer; the watchdog runs on it.
+    pub(crate) fn set_timer(&self, timer: Scheduler) {
+        let _ = self.timer.set(timer);
+    }
+
+    fn arm_watchdog(&self) {
+        if self.watchdog_armed.load(Ordering::Relaxed) || self.watchdog_armed.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Some(me) = self.me.upgrade() else {
+            self.watchdog_armed.store(false, Ordering::Release);
+            return;
+        };
+        let last: Vec<u64> = me.progress.iter().map(|p| p.load(Ordering::Relaxed)).collect();
+        me.schedule_watch(last);
+    }
+
+    fn schedule_watch(self: &Arc<Self>, last: Vec<u64>) {
+        let Some(timer) = self.timer.get() else {
+            self.watchdog_armed.store(false, Ordering::Release);
+            return;
+        };
+        let pool = Arc::downgrade(self);
+        let watch = Box::new(move || {
+            if let Some(pool) = pool.upgrade() {
+                pool.watch(last);
+            }
+        });
+        if timer.run_once(WATCHDOG_PERIOD, &Cancellable::new(), watch).is_err() {
+            self.watchdog_armed.store(false, Ordering::Release); // shut down
+        }
+    }
+
+    /// One look (see the module docs): mark workers stuck with queued work,
+    /// wake a sleeper for them, and look again while anything is queued.
+    fn watch(self: &Arc<Self>, mut last: Vec<u64>) {
+        if self.shutdown.load(Ordering::Acquire) {
+            self.watchdog_armed.store(false, Ordering::Release);
+            return;
+        }
+        let mut queued = false;
+        for (i, seen) in last.iter_mut().enumerate() {
+            let progress = self.progress[i].load(Ordering::Relaxed);
+            if !self.stealers[i].is_empty() {
+                queued = true;
+                if progress == *seen {
+                    self.stuck[i].store(true, Ordering::Release);
+                    self.notify_one();
+                }
+            }
+            *seen = progress;
+        }
+        if queued {
+            return self.schedule_watch(last);
+        }
+        self.watchdog_armed.store(false, Ordering::Release);
+        // A push that saw the watchdog armed just before we disarmed would
+        // otherwise go unwatched: look once more.
+        fence(Ordering::SeqCst);
+        if self.stealers.iter().any(|s| !s.is_empty()) {
+            self.arm_watchdog();
         }
     }
 
@@ -177,6 +278,12 @@ impl Pool {
         loop {
             tick = tick.wrapping_add(1);
             if let Some(task) = self.find_task(index, tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL)) {
+                // Progress: only this worker writes its counter.
+                let progress = &self.progress[index];
+                progress.store(progress.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+                if self.stuck[index].load(Ordering::Relaxed) {
+                    self.stuck[index].store(false, Ordering::Relaxed);
+                }
                 task.run();
                 continue;
             }
@@ -203,7 +310,7 @@ impl Pool {
             (1..n).map(|k| (index + k) % n).find_map(|victim| loop {
                 // Leave a sibling its last queued task: it is busy now and
                 // runs that task next, on the core that has its data warm.
-                if self.stealers[victim].len() < STEAL_THRESHOLD {
+                if !self.may_steal_from(victim) {
                     break None;
                 }
                 match self.stealers[victim].steal() {
@@ -218,7 +325,13 @@ impl Pool {
     /// Work this worker may take (must agree with `find_task`, or an idle
     /// worker would spin on work it is not allowed to steal).
     fn has_work(&self) -> bool {
-        !self.global.is_empty() || self.stealers.iter().any(|s| s.len() >= STEAL_THRESHOLD)
+        !self.global.is_empty() || (0..self.stealers.len()).any(|i| self.may_steal_from(i))
+    }
+
+    /// Two or more queued tasks, or a stuck owner (see the module docs).
+    fn may_steal_from(&self, victim: usize) -> bool {
+        let queued = self.stealers[victim].len();
+        queued >= STEAL_THRESHOLD || (queued > 0 && self.stuck[victim].load(Ordering::Acquire))
     }
 
     fn idle(&self) {
