@@ -48,7 +48,7 @@ pub struct ActorSystemBuilder {
     name: String,
     throughput: usize,
     threads: usize,
-    pools: Vec<(&'static str, usize)>,
+    pools: Vec<(&'static str, usize, Option<std::time::Duration>)>,
     throughput_deadline: Option<std::time::Duration>,
     instrumentation: Vec<Arc<dyn Instrumentation>>,
 }
@@ -91,14 +91,22 @@ impl ActorSystemBuilder {
     /// [`DispatcherKind::Named(name)`](crate::DispatcherKind::Named), to keep
     /// their work apart from the shared pool (which stays the default).
     pub fn pool(mut self, name: &'static str, threads: usize) -> Self {
-        self.pools.push((name, threads));
+        self.pools.push((name, threads, None));
         self
     }
 
-    /// Make an actor yield its thread once a run has taken this long, even
-    /// before it has processed `throughput` messages (Akka's
-    /// `throughput-deadline-time`), on the shared and the named pools.
-    /// Costs a clock read per message while set.
+    /// Like [`pool`](Self::pool), with its own throughput deadline (see
+    /// [`throughput_deadline`](Self::throughput_deadline)).
+    pub fn pool_with_deadline(mut self, name: &'static str, threads: usize, deadline: std::time::Duration) -> Self {
+        self.pools.push((name, threads, Some(deadline)));
+        self
+    }
+
+    /// Make an actor on the shared pool yield its thread once a run has taken
+    /// this long, even before it has processed `throughput` messages (Akka's
+    /// `throughput-deadline-time`). Named pools take theirs from
+    /// [`pool_with_deadline`](Self::pool_with_deadline). Costs a clock read
+    /// per message while set.
     pub fn throughput_deadline(mut self, deadline: std::time::Duration) -> Self {
         self.throughput_deadline = Some(deadline);
         self
@@ -125,16 +133,17 @@ impl ActorSystemBuilder {
         if self.throughput == 0 {
             return Err(BuildError::Zero("throughput"));
         }
-        if self.threads == 0 || self.pools.iter().any(|&(_, n)| n == 0) {
+        if self.threads == 0 || self.pools.iter().any(|&(_, n, _)| n == 0) {
             return Err(BuildError::Zero("threads"));
         }
-        for (i, &(name, _)) in self.pools.iter().enumerate() {
+        for (i, &(name, _, _)) in self.pools.iter().enumerate() {
             validate_name(name).map_err(BuildError::InvalidName)?;
-            if self.pools[..i].iter().any(|&(other, _)| other == name) {
+            if self.pools[..i].iter().any(|&(other, _, _)| other == name) {
                 return Err(BuildError::DuplicatePool(name));
             }
         }
-        if self.throughput_deadline.is_some_and(|d| d.is_zero()) {
+        let deadlines = std::iter::once(self.throughput_deadline).chain(self.pools.iter().map(|p| p.2));
+        if deadlines.flatten().any(|d| d.is_zero()) {
             return Err(BuildError::Zero("throughput_deadline"));
         }
         let id = NEXT_SYSTEM_ID.fetch_add(1, Ordering::Relaxed);
@@ -148,17 +157,16 @@ impl ActorSystemBuilder {
         ));
         // Start the threads; on any failure, stop what was started.
         let mut started: Vec<Arc<Pool>> = Vec::new();
-        let deadline = self.throughput_deadline;
-        let mut start = |threads_n: usize, name: String| {
+        let mut start = |threads_n: usize, name: String, deadline| {
             let pool = Pool::start(threads_n, &name, deadline, &threads)?;
             started.push(pool.clone());
             Ok::<_, std::io::Error>(pool)
         };
         let pools = (|| {
-            let pool = start(self.threads, self.name.clone())?;
+            let pool = start(self.threads, self.name.clone(), self.throughput_deadline)?;
             let mut named = HashMap::new();
-            for &(pool_name, n) in &self.pools {
-                named.insert(pool_name, start(n, format!("{}-{pool_name}", self.name))?);
+            for &(pool_name, n, deadline) in &self.pools {
+                named.insert(pool_name, start(n, format!("{}-{pool_name}", self.name), deadline)?);
             }
             let timer = Scheduler::new(TimerThread::start(format!("{}-scheduler", self.name), &threads)?);
             for p in std::iter::once(&pool).chain(named.values()) {

@@ -237,15 +237,24 @@ impl Actor for Hold {
     }
 }
 
-fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
+/// With `on_named`, the actors run on a named one-thread pool that has the
+/// deadline, and the shared pool has none.
+fn order_with(deadline: Option<std::time::Duration>, on_named: bool) -> Vec<&'static str> {
     use std::sync::{Arc, Mutex};
     let mut builder = ActorSystem::builder()
         .name("deadline")
         .threads(1)
         .throughput(1000);
-    if let Some(d) = deadline {
-        builder = builder.throughput_deadline(d);
+    match (deadline, on_named) {
+        (Some(d), false) => builder = builder.throughput_deadline(d),
+        (Some(d), true) => builder = builder.pool_with_deadline("slow", 1, d),
+        (None, _) => builder = builder.pool("slow", 1),
     }
+    let kind = if on_named {
+        DispatcherKind::Named("slow")
+    } else {
+        DispatcherKind::Shared
+    };
     let system = builder.build().unwrap();
     let log = Arc::new(Mutex::new(Vec::new()));
     let (release, held) = std::sync::mpsc::channel();
@@ -253,7 +262,7 @@ fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
     let held = Arc::new(Mutex::new(held));
     let hold = system
         .spawn(
-            Props::new(move || Hold(held.clone(), entered_tx.clone())),
+            Props::new(move || Hold(held.clone(), entered_tx.clone())).with_dispatcher(kind),
             "hold",
         )
         .unwrap();
@@ -264,7 +273,8 @@ fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
                 Props::new(move || Slow {
                     name,
                     log: log.clone(),
-                }),
+                })
+                .with_dispatcher(kind),
                 name,
             )
             .unwrap()
@@ -285,11 +295,18 @@ fn order_with(deadline: Option<std::time::Duration>) -> Vec<&'static str> {
 #[test]
 fn a_throughput_deadline_makes_a_slow_actor_yield() {
     // Each message takes 2 ms; with a 1 ms deadline every run ends after one.
+    let ms = std::time::Duration::from_millis;
     assert_eq!(
-        order_with(Some(std::time::Duration::from_millis(1))),
+        order_with(Some(ms(1)), false),
         ["a", "b", "a", "b", "a", "b"]
     );
-    assert_eq!(order_with(None), ["a", "a", "a", "b", "b", "b"]);
+    assert_eq!(order_with(None, false), ["a", "a", "a", "b", "b", "b"]);
+    // A named pool's own deadline.
+    assert_eq!(
+        order_with(Some(ms(1)), true),
+        ["a", "b", "a", "b", "a", "b"]
+    );
+    assert_eq!(order_with(None, true), ["a", "a", "a", "b", "b", "b"]);
 }
 
 struct Idle;
