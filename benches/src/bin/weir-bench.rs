@@ -1,7 +1,7 @@
 //! The `weir-bench` report.
 //!
 //! ```sh
-//! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N]
+//! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S]
 //! ```
@@ -40,7 +40,11 @@ fn pingpong(args: &Args) {
         pairs: pairs as usize,
         messages,
     };
-    for throughput in THROUGHPUTS {
+    let rows: Vec<usize> = match args.get("--throughput") {
+        Some(t) => vec![t as usize],
+        None => THROUGHPUTS.to_vec(),
+    };
+    for throughput in rows {
         let m = akka_pingpong::weir(load, Some(throughput), threads);
         let rate = (load.total() as f64 / m.elapsed.as_secs_f64()) as u64;
         let ms = m.elapsed.as_millis();
@@ -123,7 +127,7 @@ fn main() {
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N]"
             );
             std::process::exit(2);
         }
