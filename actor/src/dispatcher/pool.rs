@@ -32,8 +32,8 @@
 //! therefore looks every [`WATCHDOG_PERIOD`] while work is queued: a worker
 //! that has tasks queued and has not started a new one since the last look is
 //! marked *stuck*, its last task becomes stealable, and a sleeper is woken.
-//! The watchdog disarms itself when every deque is empty, so an idle system
-//! still burns no CPU.
+//! The watchdog disarms itself once every worker sleeps, so an idle system
+//! still burns no CPU, and a busy one arms it once (one allocation).
 
 use std::cell::OnceCell;
 use std::thread::Thread;
@@ -83,6 +83,8 @@ pub(crate) struct Pool {
     /// Per worker: the watchdog saw queued work and no progress; even its
     /// last queued task may be stolen.
     stuck: Box<[AtomicBool]>,
+    /// Per worker: its progress at the watchdog's last look.
+    last_seen: Box<[AtomicU64]>,
     watchdog_armed: AtomicBool,
     /// The timer the watchdog runs on (set once the system's timer exists).
     timer: std::sync::OnceLock<Scheduler>,
@@ -118,6 +120,7 @@ impl Pool {
             num_searching: AtomicUsize::new(0),
             progress: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             stuck: (0..threads).map(|_| AtomicBool::new(false)).collect(),
+            last_seen: (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect(),
             watchdog_armed: AtomicBool::new(false),
             timer: std::sync::OnceLock::new(),
             shutdown: AtomicBool::new(false),
@@ -167,63 +170,54 @@ impl Pool {
         let _ = self.timer.set(timer);
     }
 
+    /// Start the watchdog unless it runs. One periodic timer entry (one
+    /// allocation) per arming; it stays armed until every worker sleeps, so a
+    /// busy pool arms it once.
     fn arm_watchdog(&self) {
         if self.watchdog_armed.load(Ordering::Relaxed) || self.watchdog_armed.swap(true, Ordering::AcqRel) {
             return;
         }
-        let Some(me) = self.me.upgrade() else {
-            self.watchdog_armed.store(false, Ordering::Release);
-            return;
-        };
-        let last: Vec<u64> = me.progress.iter().map(|p| p.load(Ordering::Relaxed)).collect();
-        me.schedule_watch(last);
-    }
-
-    fn schedule_watch(self: &Arc<Self>, last: Vec<u64>) {
         let Some(timer) = self.timer.get() else {
             self.watchdog_armed.store(false, Ordering::Release);
             return;
         };
-        let pool = Arc::downgrade(self);
-        let watch = Box::new(move || {
-            if let Some(pool) = pool.upgrade() {
-                pool.watch(last);
-            }
-        });
-        if timer.run_once(WATCHDOG_PERIOD, &Cancellable::new(), watch).is_err() {
+        let pool = self.me.clone();
+        let watch = Box::new(move || pool.upgrade().is_some_and(|pool| pool.watch()));
+        if timer
+            .run_repeatedly(WATCHDOG_PERIOD, WATCHDOG_PERIOD, false, &Cancellable::new(), watch)
+            .map_or(true, |scheduled| !scheduled)
+        {
             self.watchdog_armed.store(false, Ordering::Release); // shut down
         }
     }
 
-    /// One look (see the module docs): mark workers stuck with queued work,
-    /// wake a sleeper for them, and look again while anything is queued.
-    fn watch(self: &Arc<Self>, mut last: Vec<u64>) {
+    /// One look (see the module docs): mark workers stuck with queued work
+    /// and wake a sleeper for them. Returns whether to keep watching: until
+    /// every worker sleeps.
+    fn watch(&self) -> bool {
         if self.shutdown.load(Ordering::Acquire) {
             self.watchdog_armed.store(false, Ordering::Release);
-            return;
+            return false;
         }
-        let mut queued = false;
-        for (i, seen) in last.iter_mut().enumerate() {
+        for (i, seen) in self.last_seen.iter().enumerate() {
             let progress = self.progress[i].load(Ordering::Relaxed);
-            if !self.stealers[i].is_empty() {
-                queued = true;
-                if progress == *seen {
-                    self.stuck[i].store(true, Ordering::Release);
-                    self.notify_one();
-                }
+            if !self.stealers[i].is_empty() && progress == seen.load(Ordering::Relaxed) {
+                self.stuck[i].store(true, Ordering::Release);
+                self.notify_one();
             }
-            *seen = progress;
+            seen.store(progress, Ordering::Relaxed);
         }
-        if queued {
-            return self.schedule_watch(last);
+        if self.num_sleeping.load(Ordering::SeqCst) < self.stealers.len() {
+            return true;
         }
         self.watchdog_armed.store(false, Ordering::Release);
-        // A push that saw the watchdog armed just before we disarmed would
-        // otherwise go unwatched: look once more.
+        // A worker that woke and queued work just before we disarmed saw the
+        // watchdog armed and did not arm it: look once more.
         fence(Ordering::SeqCst);
-        if self.stealers.iter().any(|s| !s.is_empty()) {
+        if self.num_sleeping.load(Ordering::SeqCst) < self.stealers.len() {
             self.arm_watchdog();
         }
+        false
     }
 
     /// Queue a task that yielded: behind everything already waiting in the
