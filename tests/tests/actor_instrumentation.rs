@@ -303,6 +303,8 @@ fn the_sender_context_travels_with_the_message() {
     first.tell(1u32);
     TRACE.with(|t| t.set(0));
     assert_eq!(seen.expect(), 1);
+    // The hook records after processing returns: let both records land.
+    assert!(eventually(PATIENCE, || recorder.user_counts().len() == 2));
     let contexts: HashMap<String, u64> = recorder
         .messages
         .lock()
