@@ -229,17 +229,24 @@ fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
         .spawn(Props::new(move || Count(d.clone())), "delay")
         .unwrap();
     let scheduler = system.scheduler();
-    // Block the timer thread first: every later deadline comes due at once
-    // when it is released, and due jobs run in deadline order.
-    scheduler.schedule_once_fn(Duration::ZERO, || std::thread::sleep(ms(300)));
+    // Hold the timer thread before anything else is scheduled, so every
+    // deadline below is overdue when it is released, whatever the machine's
+    // load, and due jobs then run in deadline order.
+    let (blocked_tx, blocked) = channel();
+    let (go, go_rx) = channel::<()>();
+    scheduler.schedule_once_fn(Duration::ZERO, move || {
+        blocked_tx.send(()).unwrap();
+        let _ = go_rx.recv_timeout(PATIENCE);
+    });
+    blocked.recv_timeout(PATIENCE).unwrap();
     let at_rate = scheduler
         .schedule_at_fixed_rate(ms(10), ms(10), &rate, ())
         .unwrap();
     let at_delay = scheduler
         .schedule_with_fixed_delay(ms(10), ms(10), &delay, ())
         .unwrap();
-    // Runs after every rate deadline up to 200 ms, and after the first (and
-    // only overdue) fixed-delay send.
+    // Due after every rate deadline up to 200 ms and after the first
+    // fixed-delay send, whose next send is due 10 ms after the release.
     let (done_tx, done) = channel();
     let (c1, c2) = (at_rate.clone(), at_delay.clone());
     scheduler.schedule_once_fn(ms(205), move || {
@@ -247,6 +254,8 @@ fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
         c2.cancel();
         done_tx.send(()).unwrap();
     });
+    std::thread::sleep(ms(300));
+    go.send(()).unwrap();
     done.recv_timeout(PATIENCE).unwrap();
     assert!(at_rate.is_cancelled() && at_delay.is_cancelled());
     assert!(
