@@ -142,11 +142,7 @@ impl<M: Send + 'static> ActorRef<M> {
 
     #[inline]
     pub(crate) fn deliver(&self, msg: M) -> Delivery {
-        let delivery = self.inner.enqueue(msg);
-        if delivery == Delivery::MustSchedule {
-            self.inner.clone().schedule();
-        }
-        delivery
+        schedule_if_claimed(&self.inner, self.inner.enqueue(msg))
     }
 
     /// The actor's path.
@@ -346,19 +342,11 @@ impl ActorHandle {
     }
 
     pub(crate) fn send_system(&self, msg: SystemMsg) -> Delivery {
-        let delivery = self.inner.enqueue_system(msg);
-        if delivery == Delivery::MustSchedule {
-            self.inner.clone().schedule();
-        }
-        delivery
+        schedule_if_claimed(&self.inner, self.inner.enqueue_system(msg))
     }
 
     pub(crate) fn send_control(&self, msg: Control) -> Delivery {
-        let delivery = self.inner.enqueue_control(msg);
-        if delivery == Delivery::MustSchedule {
-            self.inner.clone().schedule();
-        }
-        delivery
+        schedule_if_claimed(&self.inner, self.inner.enqueue_control(msg))
     }
 
     /// Identity of the incarnation, for maps keyed by actor.
@@ -385,6 +373,16 @@ impl fmt::Debug for ActorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "ActorHandle({})", self.inner.path())
     }
+}
+
+/// The sender that claimed the run token schedules the actor; only then is
+/// the reference count touched.
+#[inline]
+fn schedule_if_claimed<T: AnyActor + ?Sized>(actor: &Arc<T>, delivery: Delivery) -> Delivery {
+    if delivery == Delivery::MustSchedule {
+        actor.clone().schedule();
+    }
+    delivery
 }
 
 fn addr<T: ?Sized>(arc: &Arc<T>) -> usize {

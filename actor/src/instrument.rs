@@ -406,57 +406,31 @@ impl Hooks {
                 ended: timing.then(Instant::now),
             }
         };
-        match &*self.slots {
-            // The common case, one hook: no chain to walk.
-            [slot] if slot.enabled() => self.last(slot, info, &mut timed).outcome,
-            _ => self.chain(0, info, &mut timed).outcome,
+        self.chain(0, info, &mut timed).outcome
+    }
+
+    /// Hooks from `index` on, then the message itself.
+    fn chain(&self, index: usize, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Processed) -> Processed {
+        match self.slots.get(index) {
+            None => process(),
+            Some(slot) if !slot.enabled() => self.chain(index + 1, info, process),
+            // The innermost hook runs the message itself: no extra level.
+            Some(slot) if index + 1 == self.slots.len() => Self::call(slot, info, process),
+            Some(slot) => Self::call(slot, info, &mut || self.chain(index + 1, info, process)),
         }
     }
 
-    fn chain(&self, index: usize, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Processed) -> Processed {
-        let Some(slot) = self.slots.get(index) else {
-            return process();
-        };
-        if index + 1 == self.slots.len() && slot.enabled() {
-            return self.last(slot, info, process);
-        }
-        // (`last` handles the innermost hook without another level.)
-        if !slot.enabled() {
-            return self.chain(index + 1, info, process);
-        }
+    /// Call one hook with `run` as its `next`; if the hook returns (or
+    /// panics) without running it, run it now.
+    fn call(slot: &Slot, info: &MessageInfo<'_>, run: &mut dyn FnMut() -> Processed) -> Processed {
         let mut ran = None;
         {
-            let mut rest = || self.chain(index + 1, info, process);
-            let next = Next {
-                run: &mut rest,
-                ran: &mut ran,
-            };
+            let next = Next { run: &mut *run, ran: &mut ran };
             if let Err(p) = catch_unwind(AssertUnwindSafe(|| slot.hook.around_message(info, next))) {
                 slot.report_and_disable(&*p);
             }
         }
-        match ran {
-            Some(processed) => processed,
-            // The hook returned (or panicked) without processing: do it now.
-            None => self.chain(index + 1, info, process),
-        }
-    }
-
-    /// The innermost hook: `next` runs the message itself, no more chain.
-    #[inline]
-    fn last(&self, slot: &Slot, info: &MessageInfo<'_>, process: &mut dyn FnMut() -> Processed) -> Processed {
-        let mut ran = None;
-        let next = Next {
-            run: process,
-            ran: &mut ran,
-        };
-        if let Err(p) = catch_unwind(AssertUnwindSafe(|| slot.hook.around_message(info, next))) {
-            slot.report_and_disable(&*p);
-        }
-        match ran {
-            Some(processed) => processed,
-            None => process(),
-        }
+        ran.unwrap_or_else(run)
     }
 
     pub(crate) fn lifecycle(&self, event: &LifecycleEvent<'_>) {

@@ -490,12 +490,10 @@ impl Termination {
     /// [`WaitError::OnDispatcherThread`] when called on one of this system's
     /// own threads (from inside an actor), which would wait for itself.
     pub fn wait(self) -> Result<(), WaitError> {
-        if self.system.threads.is_own_thread() {
-            return Err(WaitError::OnDispatcherThread);
-        }
-        self.system.termination.wait_completed();
-        self.system.threads.join_all();
-        Ok(())
+        self.wait_with(|termination| {
+            termination.wait_completed();
+            true
+        })
     }
 
     /// Like [`wait`](Self::wait), giving up after `timeout`.
@@ -506,10 +504,16 @@ impl Termination {
     /// [`WaitError::TimedOut`] when termination has not completed in time
     /// (it goes on; wait again or drop the handle).
     pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<(), WaitError> {
+        self.wait_with(|termination| termination.wait_completed_for(timeout))
+    }
+
+    /// Refuse on a dispatcher thread; block with `block` (which says whether
+    /// termination completed); then join the threads.
+    fn wait_with(&self, block: impl FnOnce(&Promise<()>) -> bool) -> Result<(), WaitError> {
         if self.system.threads.is_own_thread() {
             return Err(WaitError::OnDispatcherThread);
         }
-        if !self.system.termination.wait_completed_for(timeout) {
+        if !block(&self.system.termination) {
             return Err(WaitError::TimedOut);
         }
         self.system.threads.join_all();

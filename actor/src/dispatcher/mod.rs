@@ -51,7 +51,7 @@ impl Dispatcher {
     /// behind everything already waiting, so other actors get their turn.
     pub(crate) fn submit_yielded(&self, task: Task) {
         match self {
-            Self::Pool(pool) => pool.submit_global(task),
+            Self::Pool(pool) => pool.submit_yielded(task),
             Self::Pinned(pinned) => pinned.submit(task),
             Self::CallingThread => calling_thread::submit(task),
         }

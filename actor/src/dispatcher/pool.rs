@@ -136,32 +136,60 @@ impl Pool {
     }
 
     /// Queue a task: on the caller's own deque when it is one of this pool's
-    /// workers, on the injector otherwise.
-    #[inline]
+    /// workers, on the global queue otherwise.
     ///
     /// A worker that queues the first task on its own empty deque wakes
     /// nobody: it runs that task itself as soon as its current one returns,
     /// which keeps two actors that talk to each other on one core (as
     /// tokio does for its LIFO slot). Only a second queued task, or one from
     /// outside, wakes a sleeping worker to share the load.
+    #[inline]
     pub(crate) fn submit(&self, task: Task) {
+        match self.push_local(task) {
+            // Kept local without a wake-up: make sure someone looks in case
+            // the current handler blocks.
+            Ok(true) => self.arm_watchdog(),
+            Ok(false) => self.notify_one(),
+            Err(task) => {
+                self.global.push(task);
+                self.notify_one();
+            }
+        }
+    }
+
+    /// Queue a task that yielded: behind everything already waiting in the
+    /// global queue, for fairness; but when nothing waits there, at the back
+    /// of this worker's own deque, so a busy actor keeps its core (it runs
+    /// after what is there).
+    pub(crate) fn submit_yielded(&self, task: Task) {
+        let task = if self.global.is_empty() {
+            match self.push_local(task) {
+                Ok(_) => return,
+                Err(task) => task,
+            }
+        } else {
+            task
+        };
+        self.global.push(task);
+        self.notify_one();
+    }
+
+    /// Push onto the calling worker's own deque; `Ok(true)` if it was empty
+    /// before. Gives the task back when the caller is not one of this pool's
+    /// workers.
+    #[inline]
+    fn push_local(&self, task: Task) -> Result<bool, Task> {
         let mut task = Some(task);
-        let mut wake = true;
+        let mut was_empty = false;
         LOCAL.with(|local| {
             if let Some(local) = local.get().filter(|l| l.pool_id == self.id) {
-                wake = !local.worker.is_empty();
+                was_empty = local.worker.is_empty();
                 local.worker.push(task.take().expect("task not yet queued"));
             }
         });
         match task {
-            Some(task) => self.global.push(task),
-            // Kept local without a wake-up: make sure someone looks in case
-            // the current handler blocks.
-            None if !wake => self.arm_watchdog(),
-            None => {}
-        }
-        if wake {
-            self.notify_one();
+            None => Ok(was_empty),
+            Some(task) => Err(task),
         }
     }
 
@@ -218,27 +246,6 @@ impl Pool {
             self.arm_watchdog();
         }
         false
-    }
-
-    /// Queue a task that yielded: behind everything already waiting in the
-    /// global queue, for fairness; but when nothing waits there, at the back
-    /// of this worker's own deque, so a busy actor keeps its core.
-    pub(crate) fn submit_global(&self, task: Task) {
-        if self.global.is_empty() {
-            let mut task = Some(task);
-            LOCAL.with(|local| {
-                if let Some(local) = local.get().filter(|l| l.pool_id == self.id) {
-                    local.worker.push(task.take().expect("task not yet queued"));
-                }
-            });
-            match task {
-                None => return, // on our deque; we run it after what is there
-                Some(task) => self.global.push(task),
-            }
-        } else {
-            self.global.push(task);
-        }
-        self.notify_one();
     }
 
     fn notify_one(&self) {
