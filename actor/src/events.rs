@@ -34,6 +34,8 @@ pub enum DeadLetterReason {
     AskCompleted,
     /// An [`ActorSelection`](crate::ActorSelection) matched no actor.
     NoMatch,
+    /// The stream stage it was meant for has stopped (weir-streams).
+    StageStopped,
     /// The actor takes another message type.
     WrongMessageType {
         /// The type of the actor that was matched.
@@ -148,7 +150,22 @@ impl EventStream {
         self.inner.dead_letters.load(Ordering::Relaxed)
     }
 
-    pub(crate) fn publish_dead_letter<M: Send + 'static>(
+    /// Publish `message` as a dead letter for `recipient` (for libraries
+    /// built on the runtime, such as stream stages that received a message
+    /// after they stopped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{ActorSystem, DeadLetterReason};
+    ///
+    /// let system = ActorSystem::new("letters").unwrap();
+    /// let path = "weir://letters/user/gone".parse().unwrap();
+    /// system.event_stream().publish_dead_letter(&path, 7u32, DeadLetterReason::StageStopped);
+    /// assert_eq!(system.event_stream().dead_letter_count(), 1);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn publish_dead_letter<M: Send + 'static>(
         &self,
         recipient: &ActorPath,
         message: M,

@@ -89,6 +89,7 @@ runtime_modules! {
     mod name;
     mod path;
     mod promise;
+    pub use promise::Promise;
     mod resolve;
     mod selection;
     mod scheduler;

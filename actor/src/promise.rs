@@ -1,11 +1,27 @@
 //! A one-shot value that can be awaited as a future or waited for blocking.
+//!
+//! [`Promise`] is the completion cell behind `ask` and termination, and the
+//! one other crates (weir-streams' sink completions) build their futures on.
 
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use crate::sync::{Condvar, Mutex};
 
-pub(crate) struct Promise<T> {
+/// A value that is completed once and read by blocking or by polling.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Arc;
+/// use weir_actor::Promise;
+///
+/// let promise = Arc::new(Promise::new());
+/// let writer = Arc::clone(&promise);
+/// std::thread::spawn(move || writer.complete(7).unwrap());
+/// assert_eq!(promise.wait_take(), 7);
+/// ```
+pub struct Promise<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
 }
@@ -17,7 +33,8 @@ struct State<T> {
 }
 
 impl<T> Promise<T> {
-    pub(crate) fn new() -> Self {
+    /// An empty promise.
+    pub fn new() -> Self {
         Self {
             state: Mutex::new(State {
                 value: None,
@@ -29,7 +46,7 @@ impl<T> Promise<T> {
     }
 
     /// Complete with `value`; gives it back if already completed.
-    pub(crate) fn complete(&self, value: T) -> Result<(), T> {
+    pub fn complete(&self, value: T) -> Result<(), T> {
         let wakers = {
             let mut state = self.state.lock();
             if state.completed {
@@ -46,12 +63,17 @@ impl<T> Promise<T> {
         Ok(())
     }
 
-    pub(crate) fn is_completed(&self) -> bool {
+    /// Whether a value has been set (even if it was taken since).
+    pub fn is_completed(&self) -> bool {
         self.state.lock().completed
     }
 
     /// Poll for completion without taking the value (for many waiters).
-    pub(crate) fn poll_completed(&self, cx: &mut Context<'_>) -> Poll<()> {
+    ///
+    /// # Panics
+    ///
+    /// Never.
+    pub fn poll_completed(&self, cx: &mut Context<'_>) -> Poll<()> {
         let mut state = self.state.lock();
         if state.completed {
             return Poll::Ready(());
@@ -63,7 +85,11 @@ impl<T> Promise<T> {
     }
 
     /// Poll and take the value (for the one owner of the result).
-    pub(crate) fn poll_take(&self, cx: &mut Context<'_>) -> Poll<T> {
+    ///
+    /// # Panics
+    ///
+    /// If the value was already taken.
+    pub fn poll_take(&self, cx: &mut Context<'_>) -> Poll<T> {
         let mut state = self.state.lock();
         if let Some(value) = state.value.take() {
             return Poll::Ready(value);
@@ -75,7 +101,7 @@ impl<T> Promise<T> {
     }
 
     /// Block until completed.
-    pub(crate) fn wait_completed(&self) {
+    pub fn wait_completed(&self) {
         let mut state = self.state.lock();
         while !state.completed {
             state = self.state.wait(&self.ready, state);
@@ -83,7 +109,7 @@ impl<T> Promise<T> {
     }
 
     /// Block until completed or `timeout` has passed; whether it completed.
-    pub(crate) fn wait_completed_for(&self, timeout: Duration) -> bool {
+    pub fn wait_completed_for(&self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         let mut state = self.state.lock();
         while !state.completed {
@@ -97,7 +123,11 @@ impl<T> Promise<T> {
     }
 
     /// Block until completed, then take the value.
-    pub(crate) fn wait_take(&self) -> T {
+    ///
+    /// # Panics
+    ///
+    /// If the value was already taken.
+    pub fn wait_take(&self) -> T {
         let mut state = self.state.lock();
         loop {
             if let Some(value) = state.value.take() {
@@ -106,5 +136,17 @@ impl<T> Promise<T> {
             assert!(!state.completed, "promise value waited for after it was taken");
             state = self.state.wait(&self.ready, state);
         }
+    }
+}
+
+impl<T> Default for Promise<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> std::fmt::Debug for Promise<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Promise").field("completed", &self.is_completed()).finish()
     }
 }

@@ -1,1 +1,69 @@
-//! Back-pressured streams on Weir actors. The graph-stage interpreter arrives with its own issue; this crate is a placeholder so the workspace has its final shape.
+//! Weir streams: back-pressured stream processing on Weir's actors, in the
+//! model of Akka Streams.
+//!
+//! - Blueprints are values: a [`Source`] emits elements, a [`Flow`]
+//!   transforms them, a [`Sink`] takes them; `via` / `to` connect them
+//!   into a [`RunnableGraph`], and [`Keep`] picks the materialized value.
+//!   Nothing runs until a blueprint is run with a [`Materializer`], and a
+//!   blueprint can be run any number of times.
+//! - The operators live on [`FlowOps`] (bring it in with the [`prelude`]).
+//! - A run is a graph of stages. Stages between async boundaries are
+//!   fused into one island run by one actor; an interpreter moves
+//!   elements through typed per-connection slots, with no allocation per
+//!   element. Simple operators are fused further, before interpretation.
+//! - Custom stages are a public path: see [`stage`].
+//! - Every sink reports how the stream ended through a [`Completion`]
+//!   (a future, and a blocking `wait`), with a [`StreamError`] naming
+//!   the stage a failure started in.
+//!
+//! # Examples
+//!
+//! ```
+//! use weir_streams::prelude::*;
+//!
+//! let system = weir_actor::ActorSystem::new("tour").unwrap();
+//! let materializer = Materializer::new(&system);
+//!
+//! let evens_squared = Source::range(1u64..=10)
+//!     .filter(|x| x % 2 == 0)
+//!     .map(|x| x * x)
+//!     .run_with(Sink::collect(), &materializer);
+//! assert_eq!(evens_squared.wait(), Ok(vec![4, 16, 36, 64, 100]));
+//!
+//! // The same pipeline across two islands (two actors).
+//! let sum = Source::range(1u64..=1000)
+//!     .map(|x| x * 2)
+//!     .async_boundary()
+//!     .run_with(Sink::fold(0, |a, x| a + x), &materializer);
+//! assert_eq!(sum.wait(), Ok(1_001_000));
+//!
+//! system.terminate().wait().unwrap();
+//! ```
+
+mod blueprint;
+mod completion;
+mod error;
+mod fusion;
+mod interpreter;
+mod kill_switch;
+mod materializer;
+mod ops;
+mod overflow;
+pub mod stage;
+
+pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+pub use completion::Completion;
+pub use error::{ArgumentError, ErrorKind, StreamError};
+pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
+pub use materializer::Materializer;
+pub use ops::{FlowOps, TickHandle};
+pub use overflow::OverflowStrategy;
+pub use stage::Attributes;
+
+/// The names a stream program needs: `use weir_streams::prelude::*;`.
+pub mod prelude {
+    pub use crate::{
+        Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RunnableGraph, Sink,
+        Source, StreamError,
+    };
+}

@@ -1,0 +1,16 @@
+//! Blueprints: [`Source`], [`Flow`], [`Sink`], [`RunnableGraph`] and [`Keep`].
+
+mod flow;
+mod keep;
+pub(crate) mod linear;
+mod runnable;
+mod sink;
+mod source;
+
+pub use flow::Flow;
+pub(crate) use flow::step_flow;
+pub use keep::Keep;
+pub use runnable::RunnableGraph;
+pub use sink::Sink;
+pub(crate) use sink::SinkKind;
+pub use source::Source;

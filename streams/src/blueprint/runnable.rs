@@ -1,0 +1,72 @@
+//! [`RunnableGraph`]: a closed blueprint, ready to run.
+
+use super::linear::Linear;
+use crate::Materializer;
+use crate::interpreter::materialize;
+
+/// A source connected to a sink: run it to start the stream and get the
+/// materialized value. Reusable: each `run` is an independent stream.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("runnable").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let graph = Source::range(1u32..=3).to_mat(Sink::collect(), Keep::right);
+/// assert_eq!(graph.run(&materializer).wait(), Ok(vec![1, 2, 3]));
+/// assert_eq!(graph.run(&materializer).wait(), Ok(vec![1, 2, 3]));
+/// system.terminate().wait().unwrap();
+/// ```
+#[must_use = "a RunnableGraph does nothing until it is run"]
+pub struct RunnableGraph<Mat> {
+    linear: Linear<Mat>,
+}
+
+impl<Mat> Clone for RunnableGraph<Mat> {
+    fn clone(&self) -> Self {
+        Self {
+            linear: self.linear.clone(),
+        }
+    }
+}
+
+impl<Mat: 'static> RunnableGraph<Mat> {
+    pub(crate) fn from_linear(linear: Linear<Mat>) -> Self {
+        Self { linear }
+    }
+
+    /// Start the stream; returns at once with the materialized value
+    /// (handles in it work immediately, before the stream's actors start).
+    ///
+    /// # Panics
+    ///
+    /// If a stage's `create_logic` panics.
+    pub fn run(&self, materializer: &Materializer) -> Mat {
+        let values = materialize(&self.linear.nodes, materializer);
+        debug_assert_eq!(
+            values.len(),
+            self.linear.values,
+            "each stage materializes its values"
+        );
+        let mut values: Vec<_> = values.into_iter().map(Some).collect();
+        (self.linear.mat)(&mut values)
+    }
+
+    /// Transform the materialized value.
+    pub fn map_materialized_value<M2: 'static>(
+        self,
+        f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
+    ) -> RunnableGraph<M2> {
+        RunnableGraph::from_linear(self.linear.map_mat(f))
+    }
+}
+
+impl<Mat> std::fmt::Debug for RunnableGraph<Mat> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunnableGraph")
+            .field("stages", &self.linear.nodes.len())
+            .finish()
+    }
+}

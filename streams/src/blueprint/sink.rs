@@ -1,0 +1,135 @@
+//! [`Sink`]: a blueprint with one input.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::linear::Linear;
+use crate::Attributes;
+use crate::fusion::{Consumer, ConsumerFactory, ConsumerStage};
+use crate::interpreter::Node;
+use crate::stage::{GraphStage, SinkShape};
+
+/// A blueprint that takes `In` and materializes `Mat` (usually a
+/// [`Completion`](crate::Completion)). Immutable and reusable.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("sink").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let longest = Sink::fold(0usize, |m, s: &str| m.max(s.len()));
+/// let done = Source::from_iter(["a", "abc", "ab"]).run_with(longest, &materializer);
+/// assert_eq!(done.wait(), Ok(3));
+/// system.terminate().wait().unwrap();
+/// ```
+#[must_use = "a Sink does nothing until it is part of a graph that is run"]
+pub struct Sink<In, Mat = ()> {
+    pub(crate) linear: Linear<Mat>,
+    pub(crate) kind: SinkKind<In>,
+    _in: PhantomData<fn(In)>,
+}
+
+pub(crate) enum SinkKind<In> {
+    Graph,
+    /// Exactly one folding stage: it fuses with an iterator source.
+    Consumer(ConsumerFactory<In>),
+}
+
+impl<In> Clone for SinkKind<In> {
+    fn clone(&self) -> Self {
+        match self {
+            SinkKind::Graph => SinkKind::Graph,
+            SinkKind::Consumer(c) => SinkKind::Consumer(Arc::clone(c)),
+        }
+    }
+}
+
+impl<In, Mat> Clone for Sink<In, Mat> {
+    fn clone(&self) -> Self {
+        Self {
+            linear: self.linear.clone(),
+            kind: self.kind.clone(),
+            _in: PhantomData,
+        }
+    }
+}
+
+impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
+    /// A sink made of one custom stage.
+    pub fn from_graph<S>(stage: S) -> Self
+    where
+        S: GraphStage<Shape = SinkShape<In>, Mat = Mat>,
+    {
+        Self::from_parts(Linear::single(Node::stage(stage), 1), SinkKind::Graph)
+    }
+
+    /// A sink of one folding stage, made fresh per run by `make`.
+    pub(crate) fn from_consumer<C, F>(name: &'static str, make: F) -> Self
+    where
+        C: Consumer<In>,
+        F: Fn() -> (C, Mat) + Send + Sync + 'static,
+    {
+        let factory: ConsumerFactory<In> = Arc::new(move || {
+            let (consumer, mat) = make();
+            (
+                Box::new(consumer) as Box<dyn Consumer<In>>,
+                Box::new(mat) as Box<dyn std::any::Any + Send>,
+            )
+        });
+        let node = Node::Stage {
+            stage: Arc::new(ConsumerStage {
+                name,
+                factory: Arc::clone(&factory),
+            }),
+            attributes: Attributes::named(name),
+        };
+        Self::from_parts(Linear::single(node, 1), SinkKind::Consumer(factory))
+    }
+}
+
+impl<In, Mat: 'static> Sink<In, Mat> {
+    pub(crate) fn from_parts(linear: Linear<Mat>, kind: SinkKind<In>) -> Self {
+        Self {
+            linear,
+            kind,
+            _in: PhantomData,
+        }
+    }
+
+    /// Transform the materialized value.
+    pub fn map_materialized_value<M2: 'static>(
+        self,
+        f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
+    ) -> Sink<In, M2> {
+        let kind = match self.kind {
+            SinkKind::Graph => SinkKind::Graph,
+            // The consumer's value goes through the blueprint's mat function.
+            SinkKind::Consumer(c) => SinkKind::Consumer(c),
+        };
+        Sink::from_parts(self.linear.map_mat(f), kind)
+    }
+
+    /// Name the sink's stage (used in errors and actor names).
+    pub fn named(self, name: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        self.with_attributes(Attributes::named(name))
+    }
+
+    /// Set attributes on the sink's first stage.
+    pub fn with_attributes(mut self, attributes: Attributes) -> Self {
+        if let Some(Node::Stage { attributes: a, .. }) = self.linear.nodes.first_mut() {
+            *a = std::mem::take(a).and(&attributes);
+        }
+        self
+    }
+}
+
+impl<In, Mat> std::fmt::Debug for Sink<In, Mat> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sink")
+            .field("stages", &self.linear.nodes.len())
+            .field("fused", &matches!(self.kind, SinkKind::Consumer(_)))
+            .finish()
+    }
+}

@@ -1,0 +1,261 @@
+//! [`Source`]: a blueprint with one output.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use super::flow::Flow;
+use super::linear::Linear;
+use super::runnable::RunnableGraph;
+use super::sink::{Sink, SinkKind};
+use crate::fusion::{BoxIter, IterConsumerStage, IterFactory, IterSource, StepIter};
+use crate::interpreter::Node;
+use crate::interpreter::boundary::Boundary;
+use crate::stage::{GraphStage, SourceShape};
+use crate::{Attributes, Materializer};
+
+/// A blueprint that emits `Out` and materializes `Mat`. Immutable: every
+/// composition returns a new blueprint, and one blueprint can be
+/// materialized any number of times, each run independent.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("source").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let squares = Source::range(1u64..=4).map(|x| x * x);
+/// assert_eq!(squares.clone().run_with(Sink::collect(), &materializer).wait(), Ok(vec![1, 4, 9, 16]));
+/// assert_eq!(squares.run_with(Sink::fold(0, |a, x| a + x), &materializer).wait(), Ok(30));
+/// system.terminate().wait().unwrap();
+/// ```
+#[must_use = "a Source does nothing until it is run"]
+pub struct Source<Out, Mat = ()> {
+    pub(crate) linear: Linear<Mat>,
+    /// Set when the source is exactly one iterator stage: simple
+    /// operators then fuse into the iterator.
+    pub(crate) iter: Option<(IterFactory<Out>, Attributes)>,
+    _out: PhantomData<fn() -> Out>,
+}
+
+impl<Out, Mat> Clone for Source<Out, Mat> {
+    fn clone(&self) -> Self {
+        Self {
+            linear: self.linear.clone(),
+            iter: self.iter.clone(),
+            _out: PhantomData,
+        }
+    }
+}
+
+fn iter_node<Out: Send + 'static>(
+    name: &'static str,
+    factory: IterFactory<Out>,
+    attributes: Attributes,
+) -> Node {
+    Node::Stage {
+        stage: Arc::new(IterSource { name, factory }),
+        attributes,
+    }
+}
+
+impl<Out: Send + 'static> Source<Out, ()> {
+    /// A source of the elements of a fresh iterator for each run.
+    pub(crate) fn from_iter_factory(name: &'static str, factory: IterFactory<Out>) -> Self {
+        let attributes = Attributes::named(name);
+        Self {
+            linear: Linear::single(iter_node(name, factory.clone(), attributes.clone()), 1),
+            iter: Some((factory, attributes)),
+            _out: PhantomData,
+        }
+    }
+}
+
+impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
+    /// A source made of one custom stage.
+    pub fn from_graph<S>(stage: S) -> Self
+    where
+        S: GraphStage<Shape = SourceShape<Out>, Mat = Mat>,
+    {
+        Self::from_linear(Linear::single(Node::stage(stage), 1))
+    }
+
+    pub(crate) fn from_linear(linear: Linear<Mat>) -> Self {
+        Self {
+            linear,
+            iter: None,
+            _out: PhantomData,
+        }
+    }
+
+    /// This source, then `flow`; the materialized value is the source's.
+    pub fn via<Next: Send + 'static, M2: 'static>(
+        self,
+        flow: Flow<Out, Next, M2>,
+    ) -> Source<Next, Mat> {
+        self.via_mat(flow, super::Keep::left)
+    }
+
+    /// This source, then `flow`, with the materialized values combined by `combine`.
+    pub fn via_mat<Next: Send + 'static, M2: 'static, M3: 'static>(
+        self,
+        flow: Flow<Out, Next, M2>,
+        combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
+    ) -> Source<Next, M3> {
+        if let (Some((iter, attrs)), Some((step, step_attrs))) = (&self.iter, &flow.step) {
+            // Fuse the step into the iterator.
+            let (iter, step) = (iter.clone(), step.clone());
+            let factory: IterFactory<Next> = Arc::new(move || {
+                Box::new(StepIter {
+                    inner: iter(),
+                    step: step(),
+                    done: false,
+                }) as BoxIter<Next>
+            });
+            let name = format!(
+                "{}.{}",
+                attrs.name().unwrap_or("iter"),
+                step_attrs.name().unwrap_or("step")
+            );
+            let attributes = attrs.clone().with_name(name);
+            let (left, right) = (self.linear.mat, flow.linear.mat);
+            return Source {
+                linear: Linear {
+                    nodes: vec![iter_node("fused", factory.clone(), attributes.clone())],
+                    values: 1,
+                    mat: Arc::new(move |v| {
+                        let mut one = [Some(Box::new(()) as Box<dyn std::any::Any + Send>)];
+                        let l = left(v);
+                        combine(l, right(&mut one))
+                    }),
+                },
+                iter: Some((factory, attributes)),
+                _out: PhantomData,
+            };
+        }
+        let keeps_iter = flow.linear.nodes.is_empty();
+        let iter = if keeps_iter {
+            retype_iter(self.iter)
+        } else {
+            None
+        };
+        Source {
+            linear: self.linear.then(flow.linear, combine),
+            iter,
+            _out: PhantomData,
+        }
+    }
+
+    /// This source, then `sink`: a runnable graph materializing the source's value.
+    pub fn to<M2: 'static>(self, sink: Sink<Out, M2>) -> RunnableGraph<Mat> {
+        self.to_mat(sink, super::Keep::left)
+    }
+
+    /// This source, then `sink`, with the materialized values combined by `combine`.
+    pub fn to_mat<M2: 'static, M3: 'static>(
+        self,
+        sink: Sink<Out, M2>,
+        combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
+    ) -> RunnableGraph<M3> {
+        if let (Some((iter, attrs)), SinkKind::Consumer(consumer)) = (&self.iter, &sink.kind) {
+            // An iterator source straight into a folding sink: one loop.
+            let stage = IterConsumerStage {
+                name: "fused",
+                source: iter.clone(),
+                sink: consumer.clone(),
+            };
+            let sink_name = sink
+                .linear
+                .nodes
+                .first()
+                .and_then(|n| match n {
+                    Node::Stage { attributes, stage } => {
+                        Some(attributes.name().unwrap_or(stage.name()).to_owned())
+                    }
+                    Node::Boundary(_) => None,
+                })
+                .unwrap_or_default();
+            let name = format!("{}.{}", attrs.name().unwrap_or("iter"), sink_name);
+            let node = Node::Stage {
+                stage: Arc::new(stage),
+                attributes: attrs.clone().with_name(name),
+            };
+            let (left, right) = (self.linear.mat, sink.linear.mat);
+            return RunnableGraph::from_linear(Linear {
+                nodes: vec![node],
+                values: 2,
+                mat: Arc::new(move |v| {
+                    let (l, r) = v.split_at_mut(1);
+                    combine(left(l), right(r))
+                }),
+            });
+        }
+        RunnableGraph::from_linear(self.linear.then(sink.linear, combine))
+    }
+
+    /// Run this source into `sink`; the sink's materialized value.
+    pub fn run_with<M2: 'static>(self, sink: Sink<Out, M2>, materializer: &Materializer) -> M2 {
+        self.to_mat(sink, super::Keep::right).run(materializer)
+    }
+
+    /// Transform the materialized value.
+    pub fn map_materialized_value<M2: 'static>(
+        self,
+        f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
+    ) -> Source<Out, M2> {
+        Source {
+            linear: self.linear.map_mat(f),
+            iter: self.iter,
+            _out: PhantomData,
+        }
+    }
+
+    /// Name the last stage (used in errors and actor names).
+    pub fn named(self, name: impl Into<std::borrow::Cow<'static, str>>) -> Self {
+        self.with_attributes(Attributes::named(name))
+    }
+
+    /// Set attributes on the last stage.
+    pub fn with_attributes(self, attributes: Attributes) -> Self {
+        let iter = self
+            .iter
+            .map(|(iter, attrs)| (iter, attrs.and(&attributes)));
+        Self {
+            linear: self.linear.with_last_attributes(|a| a.and(&attributes)),
+            iter,
+            _out: PhantomData,
+        }
+    }
+
+    /// End the island here: what comes after runs on another actor, joined
+    /// by a bounded buffer (the next stage's input buffer, 16 by default)
+    /// that requests in batches.
+    pub fn async_boundary(mut self) -> Self {
+        self.linear
+            .nodes
+            .push(Node::Boundary(Arc::new(Boundary::<Out>::new())));
+        self.iter = None;
+        self
+    }
+}
+
+/// An iterator factory typed `A` seen as `B` when the types are equal
+/// (an identity flow was appended).
+fn retype_iter<A: 'static, B: 'static>(
+    iter: Option<(IterFactory<A>, Attributes)>,
+) -> Option<(IterFactory<B>, Attributes)> {
+    let (iter, attributes) = iter?;
+    let any: Box<dyn std::any::Any> = Box::new(iter);
+    any.downcast::<IterFactory<B>>()
+        .ok()
+        .map(|iter| (*iter, attributes))
+}
+
+impl<Out, Mat> std::fmt::Debug for Source<Out, Mat> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Source")
+            .field("stages", &self.linear.nodes.len())
+            .field("fused", &self.iter.is_some())
+            .finish()
+    }
+}

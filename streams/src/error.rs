@@ -1,0 +1,217 @@
+//! The one error type a stream fails with.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// Why a stream failed. Cheap to clone: a failure travels to every stage
+/// downstream of where it started and to every sink's completion.
+///
+/// [`StreamError::stage`] names the stage the failure started in when it
+/// came from stage code (a panic, an error a handler returned, a broken
+/// push/pull protocol); the interpreter fills it in.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::{ErrorKind, StreamError};
+///
+/// let error = StreamError::msg("no more beans");
+/// assert_eq!(error.to_string(), "no more beans");
+/// assert!(matches!(error.kind(), ErrorKind::Message(_)));
+/// ```
+#[derive(Clone)]
+pub struct StreamError {
+    kind: Arc<ErrorKind>,
+    stage: Option<Arc<str>>,
+}
+
+/// What went wrong; see [`StreamError::kind`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// A failure the user raised with a message.
+    Message(String),
+    /// A failure the user raised with an error value.
+    Custom(Box<dyn std::error::Error + Send + Sync>),
+    /// Stage code panicked; the panic's message.
+    Panicked(String),
+    /// A stage broke the push/pull protocol (for example pushed without a pull).
+    Protocol(String),
+    /// A bounded buffer was full under `OverflowStrategy::Fail`.
+    BufferOverflow {
+        /// The buffer's capacity.
+        capacity: usize,
+    },
+    /// The stream ended without the element the sink needed (`Sink::head`, `Sink::reduce`, ...).
+    EmptyStream,
+    /// The actor running the stream stopped before the stream finished
+    /// (the system shut down, or the island was stopped).
+    AbruptTermination,
+    /// A kill switch aborted the stream, or a materialized handle was
+    /// used after the stage it talks to had stopped.
+    Detached,
+}
+
+impl StreamError {
+    /// A failure with a message.
+    pub fn msg(message: impl Into<String>) -> Self {
+        Self::from_kind(ErrorKind::Message(message.into()))
+    }
+
+    /// A failure carrying an error value.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::StreamError;
+    ///
+    /// let parse = "x".parse::<u8>().unwrap_err();
+    /// let error = StreamError::custom(parse);
+    /// assert!(error.to_string().contains("invalid digit"));
+    /// ```
+    pub fn custom(error: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::from_kind(ErrorKind::Custom(Box::new(error)))
+    }
+
+    /// A failure of the given kind.
+    pub fn from_kind(kind: ErrorKind) -> Self {
+        Self {
+            kind: Arc::new(kind),
+            stage: None,
+        }
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &ErrorKind {
+        &self.kind
+    }
+
+    /// The stage the failure started in, when it came from stage code.
+    pub fn stage(&self) -> Option<&str> {
+        self.stage.as_deref()
+    }
+
+    /// Attribute the failure to `stage` unless it already names one.
+    pub(crate) fn in_stage(mut self, stage: &Arc<str>) -> Self {
+        if self.stage.is_none() {
+            self.stage = Some(Arc::clone(stage));
+        }
+        self
+    }
+
+    pub(crate) fn protocol(detail: impl Into<String>) -> Self {
+        Self::from_kind(ErrorKind::Protocol(detail.into()))
+    }
+
+    pub(crate) fn panicked(payload: &(dyn std::any::Any + Send)) -> Self {
+        let message = if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_owned()
+        } else if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "non-string panic payload".to_owned()
+        };
+        Self::from_kind(ErrorKind::Panicked(message))
+    }
+
+    /// Whether two errors are the same failure (the same origin, shared by clones).
+    pub fn same_failure(&self, other: &StreamError) -> bool {
+        Arc::ptr_eq(&self.kind, &other.kind)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ErrorKind::Message(m) => f.write_str(m),
+            ErrorKind::Custom(e) => fmt::Display::fmt(e, f),
+            ErrorKind::Panicked(m) => write!(f, "panicked: {m}"),
+            ErrorKind::Protocol(m) => write!(f, "protocol violation: {m}"),
+            ErrorKind::BufferOverflow { capacity } => {
+                write!(f, "buffer overflow (max capacity was: {capacity})")
+            }
+            ErrorKind::EmptyStream => f.write_str("the stream completed without an element"),
+            ErrorKind::AbruptTermination => {
+                f.write_str("the actor running the stream stopped before the stream finished")
+            }
+            ErrorKind::Detached => f.write_str("the stage was detached from the stream"),
+        }
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.stage {
+            Some(stage) => write!(f, "stage `{stage}` failed: {}", self.kind),
+            None => fmt::Display::fmt(&self.kind, f),
+        }
+    }
+}
+
+impl fmt::Debug for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamError")
+            .field("kind", &self.kind)
+            .field("stage", &self.stage)
+            .finish()
+    }
+}
+
+impl std::error::Error for StreamError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match &*self.kind {
+            ErrorKind::Custom(e) => Some(&**e),
+            _ => None,
+        }
+    }
+}
+
+/// A typed error for a bad argument to an operator or a source
+/// (a zero where a size is needed, a strategy that cannot apply).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArgumentError {
+    /// The argument must be at least 1.
+    Zero {
+        /// The argument's name.
+        argument: &'static str,
+    },
+    /// `OverflowStrategy::Backpressure` cannot apply where the producer cannot be slowed down.
+    BackpressureUnsupported {
+        /// What to use instead.
+        hint: &'static str,
+    },
+    /// An argument is out of its range.
+    Invalid {
+        /// The argument's name.
+        argument: &'static str,
+        /// What is wrong with it.
+        reason: &'static str,
+    },
+}
+
+impl fmt::Display for ArgumentError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ArgumentError::Zero { argument } => write!(f, "`{argument}` must be at least 1"),
+            ArgumentError::BackpressureUnsupported { hint } => {
+                write!(
+                    f,
+                    "OverflowStrategy::Backpressure is not supported here; {hint}"
+                )
+            }
+            ArgumentError::Invalid { argument, reason } => write!(f, "`{argument}`: {reason}"),
+        }
+    }
+}
+
+impl std::error::Error for ArgumentError {}
+
+/// Two errors are equal when they say the same: the same stage and the
+/// same description (clones of one failure always are).
+impl PartialEq for StreamError {
+    fn eq(&self, other: &Self) -> bool {
+        self.same_failure(other)
+            || (self.stage == other.stage && self.kind.to_string() == other.kind.to_string())
+    }
+}

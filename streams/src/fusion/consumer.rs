@@ -1,0 +1,222 @@
+//! [`Consumer`]: a sink that folds over elements, run as a sink stage or
+//! fused with an iterator source into one port-less stage.
+
+use std::any::Any;
+use std::ops::ControlFlow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use super::iter::{BoxIter, IterFactory};
+use crate::StreamError;
+use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{
+    AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
+};
+
+/// How far one [`Consumer::drain`] got.
+pub(crate) enum Drained {
+    /// The iterator ended.
+    Exhausted,
+    /// The consumer needs no more elements.
+    Stopped,
+    /// The budget ran out; call again.
+    Budget,
+}
+
+/// The running part of a folding sink.
+pub(crate) trait Consumer<In>: Send + 'static {
+    /// One element. `Break` means the consumer has its result and wants no
+    /// more (upstream is cancelled).
+    fn on_next(&mut self, element: In) -> ControlFlow<()>;
+
+    /// Upstream ended with `outcome`.
+    fn finish(&mut self, outcome: Result<(), StreamError>);
+
+    /// Whether to ask for elements at all (`Sink::cancelled` does not).
+    fn wants_elements(&self) -> bool {
+        true
+    }
+
+    /// Feed up to `budget` elements from `iter`. Instantiated per consumer
+    /// type, so `on_next` is a direct call here.
+    fn drain(&mut self, iter: &mut dyn Iterator<Item = In>, budget: usize) -> Drained {
+        for _ in 0..budget {
+            match iter.next() {
+                Some(element) => {
+                    if self.on_next(element).is_break() {
+                        return Drained::Stopped;
+                    }
+                }
+                None => return Drained::Exhausted,
+            }
+        }
+        Drained::Budget
+    }
+}
+
+/// Makes a fresh consumer and its materialized value for each run.
+pub(crate) type ConsumerFactory<In> =
+    Arc<dyn Fn() -> (Box<dyn Consumer<In>>, Box<dyn Any + Send>) + Send + Sync>;
+
+/// A consumer run as an ordinary sink stage.
+pub(crate) struct ConsumerStage<In> {
+    pub(crate) name: &'static str,
+    pub(crate) factory: ConsumerFactory<In>,
+}
+
+impl<In: Send + 'static> ErasedStage for ConsumerStage<In> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn initial_attributes(&self) -> Attributes {
+        Attributes::new()
+    }
+    fn ports(&self) -> (u16, u16) {
+        (1, 0)
+    }
+    fn outlet_slot(&self) -> SlotKind {
+        unreachable!("a sink has no outlet")
+    }
+    fn create(
+        &self,
+        _: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
+        let (consumer, mat) = (self.factory)();
+        mats.push(mat);
+        Box::new(ConsumerLogic { consumer })
+    }
+}
+
+struct ConsumerLogic<In> {
+    consumer: Box<dyn Consumer<In>>,
+}
+
+const INLET: u16 = 0;
+
+impl<In: Send + 'static> GraphStageLogic for ConsumerLogic<In> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = Inlet::<In>::new(INLET);
+        if self.consumer.wants_elements() {
+            ctx.pull(inlet)
+        } else {
+            self.consumer.finish(Ok(()));
+            ctx.cancel(inlet);
+            Ok(())
+        }
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = Inlet::<In>::new(INLET);
+        let element = ctx.grab(inlet)?;
+        match self.consumer.on_next(element) {
+            ControlFlow::Continue(()) => ctx.pull(inlet),
+            ControlFlow::Break(()) => {
+                ctx.cancel(inlet);
+                Ok(())
+            }
+        }
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
+        self.consumer.finish(Ok(()));
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.consumer.finish(Err(error));
+        Ok(())
+    }
+}
+
+/// An iterator source fused with a consumer: one stage, no ports, that
+/// drives the iterator in a loop, a budget of elements per actor message.
+pub(crate) struct IterConsumerStage<In> {
+    pub(crate) name: &'static str,
+    pub(crate) source: IterFactory<In>,
+    pub(crate) sink: ConsumerFactory<In>,
+}
+
+/// Elements per actor message, so a long fused run shares its thread.
+const DRAIN_BUDGET: usize = 4096;
+
+impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn initial_attributes(&self) -> Attributes {
+        Attributes::new()
+    }
+    fn ports(&self) -> (u16, u16) {
+        (0, 0)
+    }
+    fn outlet_slot(&self) -> SlotKind {
+        unreachable!("a fused source-to-sink stage has no outlet")
+    }
+    fn create(
+        &self,
+        _: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
+        let (consumer, mat) = (self.sink)();
+        mats.push(Box::new(()));
+        mats.push(mat);
+        Box::new(IterConsumerLogic {
+            iter: (self.source)(),
+            consumer,
+            resume: None,
+        })
+    }
+}
+
+struct IterConsumerLogic<In> {
+    iter: BoxIter<In>,
+    consumer: Box<dyn Consumer<In>>,
+    resume: Option<AsyncCallback<()>>,
+}
+
+impl<In: Send + 'static> IterConsumerLogic<In> {
+    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let (iter, consumer) = (&mut self.iter, &mut self.consumer);
+        match catch_unwind(AssertUnwindSafe(|| {
+            consumer.drain(&mut **iter, DRAIN_BUDGET)
+        })) {
+            Ok(Drained::Budget) => {
+                if let Some(resume) = &self.resume {
+                    resume.invoke(());
+                }
+            }
+            Ok(Drained::Exhausted) => {
+                self.consumer.finish(Ok(()));
+                ctx.complete_stage();
+            }
+            Ok(Drained::Stopped) => ctx.complete_stage(),
+            Err(payload) => {
+                let name: Arc<str> = ctx.stage_name().into();
+                self.consumer
+                    .finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                ctx.complete_stage();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<In: Send + 'static> GraphStageLogic for IterConsumerLogic<In> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !self.consumer.wants_elements() {
+            self.consumer.finish(Ok(()));
+            return Ok(());
+        }
+        ctx.set_keep_going(true);
+        let resume = ctx.async_callback(|this: &mut Self, (), ctx| this.drive(ctx));
+        resume.invoke(());
+        self.resume = Some(resume);
+        Ok(())
+    }
+}

@@ -1,0 +1,20 @@
+//! Fusion before interpretation.
+//!
+//! Simple element-wise operators (map, filter, filter_map, inspect, take,
+//! take_while, skip, skip_while) are [`Step`] functions. Consecutive ones
+//! compose into one step, which runs as one stage; after an iterator
+//! source they become an iterator adapter of the source itself. A sink
+//! that folds over elements is a [`Consumer`]; attached to an iterator
+//! source it drives the iterator in a loop, so `range -> map -> filter ->
+//! fold` runs as one stage with no port traffic per element. Every fused
+//! form keeps the semantics of the unfused stages: elements are produced
+//! only on demand, in order, and a panic fails the stream naming the
+//! fused stage.
+
+mod consumer;
+mod iter;
+mod step;
+
+pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, IterConsumerStage};
+pub(crate) use iter::{BoxIter, IterFactory, IterSource, StepIter};
+pub(crate) use step::{Step, StepFactory, StepStage, compose};

@@ -1,0 +1,332 @@
+//! The island's state apart from the logics: connections with their
+//! typed slots, the event queue, per-stage bookkeeping.
+//!
+//! # The connection state machine
+//!
+//! Every connection joins one outlet (upstream stage) to one inlet
+//! (downstream stage) and holds one slot for one element. Its state is a
+//! set of bits:
+//!
+//! | bit | set by | cleared by | meaning |
+//! |---|---|---|---|
+//! | `DEMANDED` | `pull` | `push` | downstream asked for one element |
+//! | `PUSHED` | `push` | delivering the push | an element is in the slot, `on_push` not yet run |
+//! | `AVAILABLE` | delivering the push | `grab`, `pull`, `cancel` | the element waits to be grabbed |
+//! | `UP_CLOSED` | `complete` / `fail` | never | upstream will push no more |
+//! | `DOWN_CLOSED` | `cancel` | never | downstream wants no more |
+//! | `IN_DONE` | `cancel`, delivering a completion | never | the inlet is closed for its stage |
+//! | `OUT_DONE` | `complete` / `fail`, delivering a cancel | never | the outlet is closed for its stage |
+//! | `COMPLETE_AFTER_EMIT` | `complete` with emits queued | the last emit | complete once the emit queue drains |
+//!
+//! The Reactive Streams rules between two stages follow from it: a push
+//! needs `DEMANDED` (else a protocol error fails the pushing stage), at
+//! most one element is in flight, nothing is pushed after `OUT_DONE`, a
+//! completion is delivered after the push before it (the event queue is
+//! FIFO) and at most once (`IN_DONE`), a cancel is delivered at most once
+//! (`OUT_DONE`), and pushes into a cancelled connection are absorbed.
+//!
+//! A stage counts its open ports; when the count reaches 0 (and the stage
+//! does not keep going) it is finished and its `post_stop` runs.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use weir_actor::{ActorRef, ActorSystem, Cancellable};
+
+use super::actor::IslandMsg;
+use crate::StreamError;
+use crate::stage::{
+    Attributes, GraphStageLogic, Slot, SlotKind, StageContext, StageResult, TimerKey,
+};
+
+pub(crate) const DEMANDED: u16 = 1;
+pub(crate) const PUSHED: u16 = 2;
+pub(crate) const AVAILABLE: u16 = 4;
+pub(crate) const UP_CLOSED: u16 = 8;
+pub(crate) const DOWN_CLOSED: u16 = 16;
+pub(crate) const IN_DONE: u16 = 32;
+pub(crate) const OUT_DONE: u16 = 64;
+pub(crate) const COMPLETE_AFTER_EMIT: u16 = 128;
+
+/// A signal over one connection, delivered in FIFO order.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Event {
+    Push(u32),
+    Pull(u32),
+    Complete(u32),
+    Fail(u32),
+    Cancel(u32),
+}
+
+pub(crate) struct Conn {
+    pub(crate) state: u16,
+    pub(crate) up: u32,
+    pub(crate) up_port: u16,
+    pub(crate) down: u32,
+    pub(crate) down_port: u16,
+    /// `Option<T>` for the connection's element type.
+    pub(crate) slot: Slot,
+    pub(crate) clear: fn(&mut Slot),
+    pub(crate) failure: Option<StreamError>,
+    /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
+    pub(crate) emits: Option<(Box<dyn Any + Send>, EmitNext)>,
+}
+
+pub(crate) type EmitNext = fn(&mut Core, u32) -> StageResult;
+
+/// A handler registered with an async callback.
+pub(crate) type Handler = Box<
+    dyn FnMut(&mut dyn GraphStageLogic, Box<dyn Any + Send>, &mut StageContext<'_>) -> StageResult
+        + Send,
+>;
+
+pub(crate) struct StageMeta {
+    pub(crate) name: Arc<str>,
+    pub(crate) attributes: Attributes,
+    pub(crate) ins: Box<[u32]>,
+    pub(crate) outs: Box<[u32]>,
+    pub(crate) open_ports: u16,
+    pub(crate) keep_going: bool,
+    pub(crate) finished: bool,
+    pub(crate) handlers: Vec<Option<Handler>>,
+    pub(crate) timers: Vec<TimerEntry>,
+}
+
+pub(crate) struct TimerEntry {
+    pub(crate) key: TimerKey,
+    pub(crate) generation: u64,
+    pub(crate) period: Option<std::time::Duration>,
+    pub(crate) cancel: Cancellable,
+}
+
+/// The actor an island runs on, for callbacks and timers.
+#[derive(Clone)]
+pub(crate) struct Host {
+    pub(crate) island: ActorRef<IslandMsg>,
+    pub(crate) system: ActorSystem,
+}
+
+pub(crate) struct Core {
+    pub(crate) conns: Vec<Conn>,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) stages: Vec<StageMeta>,
+    pub(crate) host: Host,
+    pub(crate) timer_generation: u64,
+    pub(crate) live_stages: usize,
+    /// Stages to call when the island has run out of events (the upstream
+    /// halves of async boundaries hand over their batches then).
+    pub(crate) flushers: Vec<(usize, Flush)>,
+}
+
+pub(crate) type Flush = fn(&mut dyn GraphStageLogic, &mut StageContext<'_>) -> StageResult;
+
+impl Core {
+    pub(crate) fn conn_in(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
+        self.stages[stage]
+            .ins
+            .get(usize::from(port))
+            .copied()
+            .ok_or_else(|| StreamError::protocol(format!("inlet {port} is not connected")))
+    }
+
+    pub(crate) fn conn_out(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
+        self.stages[stage]
+            .outs
+            .get(usize::from(port))
+            .copied()
+            .ok_or_else(|| StreamError::protocol(format!("outlet {port} is not connected")))
+    }
+
+    fn close_port(&mut self, stage: u32) {
+        let meta = &mut self.stages[stage as usize];
+        meta.open_ports = meta.open_ports.saturating_sub(1);
+    }
+
+    pub(crate) fn pull(&mut self, c: u32) -> StageResult {
+        let conn = &mut self.conns[c as usize];
+        let s = conn.state;
+        if s & IN_DONE != 0 {
+            return Err(StreamError::protocol("pull on a closed inlet"));
+        }
+        if s & (DEMANDED | PUSHED) != 0 {
+            return Err(StreamError::protocol(
+                "pull on an inlet that was already pulled",
+            ));
+        }
+        if s & AVAILABLE != 0 {
+            // Pulling again without grabbing drops the element, as in Akka.
+            conn.state &= !AVAILABLE;
+            conn.slot_clear();
+        }
+        conn.state |= DEMANDED;
+        if s & UP_CLOSED == 0 {
+            self.events.push_back(Event::Pull(c));
+        }
+        Ok(())
+    }
+
+    pub(crate) fn push<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
+        let conn = &mut self.conns[c as usize];
+        let s = conn.state;
+        if s & OUT_DONE != 0 {
+            if s & DOWN_CLOSED != 0 {
+                // Downstream cancelled: pushes are absorbed.
+                return Ok(());
+            }
+            return Err(StreamError::protocol("push on a completed outlet"));
+        }
+        if s & DOWN_CLOSED != 0 {
+            return Ok(());
+        }
+        if s & DEMANDED == 0 || conn.emits_pending() {
+            return Err(StreamError::protocol("push without a pull"));
+        }
+        *conn.slot_mut::<T>() = Some(element);
+        conn.state = (s & !DEMANDED) | PUSHED;
+        self.events.push_back(Event::Push(c));
+        Ok(())
+    }
+
+    pub(crate) fn grab<T: Send + 'static>(&mut self, c: u32) -> Result<T, StreamError> {
+        let conn = &mut self.conns[c as usize];
+        if conn.state & AVAILABLE == 0 {
+            return Err(StreamError::protocol("grab with no element available"));
+        }
+        conn.state &= !AVAILABLE;
+        Ok(conn
+            .slot_mut::<T>()
+            .take()
+            .expect("AVAILABLE implies an element in the slot"))
+    }
+
+    pub(crate) fn complete(&mut self, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        if conn.state & OUT_DONE != 0 {
+            return;
+        }
+        if conn.emits_pending() {
+            conn.state |= COMPLETE_AFTER_EMIT;
+            return;
+        }
+        conn.state |= UP_CLOSED | OUT_DONE;
+        let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
+        self.close_port(up);
+        if deliver {
+            self.events.push_back(Event::Complete(c));
+        }
+    }
+
+    pub(crate) fn fail(&mut self, c: u32, error: StreamError) {
+        let conn = &mut self.conns[c as usize];
+        if conn.state & OUT_DONE != 0 {
+            return;
+        }
+        conn.emits = None;
+        conn.state |= UP_CLOSED | OUT_DONE;
+        conn.failure = Some(error);
+        let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
+        self.close_port(up);
+        if deliver {
+            self.events.push_back(Event::Fail(c));
+        }
+    }
+
+    pub(crate) fn cancel(&mut self, c: u32) {
+        let conn = &mut self.conns[c as usize];
+        if conn.state & IN_DONE != 0 {
+            return;
+        }
+        if conn.state & AVAILABLE != 0 {
+            conn.slot_clear();
+        }
+        conn.state = (conn.state & !(AVAILABLE | DEMANDED)) | DOWN_CLOSED | IN_DONE;
+        let (down, deliver) = (conn.down, conn.state & OUT_DONE == 0);
+        self.close_port(down);
+        if deliver {
+            self.events.push_back(Event::Cancel(c));
+        }
+    }
+
+    /// Queue `element` behind any earlier emits, pushing it at once when
+    /// the outlet is free and pulled.
+    pub(crate) fn emit<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
+        let conn = &mut self.conns[c as usize];
+        if conn.state & (OUT_DONE | COMPLETE_AFTER_EMIT) != 0 {
+            if conn.state & DOWN_CLOSED != 0 {
+                return Ok(());
+            }
+            return Err(StreamError::protocol("emit on a completed outlet"));
+        }
+        if !conn.emits_pending() && conn.state & DEMANDED != 0 {
+            return self.push(c, element);
+        }
+        let (queue, _) = conn
+            .emits
+            .get_or_insert_with(|| (Box::new(VecDeque::<T>::new()), emit_next::<T>));
+        queue
+            .downcast_mut::<VecDeque<T>>()
+            .expect("emit queue holds the outlet's element type")
+            .push_back(element);
+        Ok(())
+    }
+
+    pub(crate) fn has_emits(&self, c: u32) -> bool {
+        self.conns[c as usize].emits_pending()
+    }
+}
+
+/// Push the next queued emit (the connection was just pulled).
+fn emit_next<T: Send + 'static>(core: &mut Core, c: u32) -> StageResult {
+    let conn = &mut core.conns[c as usize];
+    let Some((queue, _)) = conn.emits.as_mut() else {
+        return Ok(());
+    };
+    let queue = queue
+        .downcast_mut::<VecDeque<T>>()
+        .expect("emit queue type");
+    let Some(element) = queue.pop_front() else {
+        return Ok(());
+    };
+    let drained = queue.is_empty();
+    if drained {
+        conn.emits = None;
+    }
+    core.push(c, element)?;
+    let conn = &mut core.conns[c as usize];
+    if drained && conn.state & COMPLETE_AFTER_EMIT != 0 {
+        conn.state &= !COMPLETE_AFTER_EMIT;
+        core.complete(c);
+    }
+    Ok(())
+}
+
+impl Conn {
+    pub(crate) fn new(up: u32, up_port: u16, down: u32, down_port: u16, kind: SlotKind) -> Self {
+        Self {
+            state: 0,
+            up,
+            up_port,
+            down,
+            down_port,
+            slot: (kind.new)(),
+            clear: kind.clear,
+            failure: None,
+            emits: None,
+        }
+    }
+
+    fn emits_pending(&self) -> bool {
+        self.emits.is_some()
+    }
+
+    fn slot_mut<T: Send + 'static>(&mut self) -> &mut Option<T> {
+        self.slot
+            .downcast_mut::<Option<T>>()
+            .expect("the connection's slot holds the type its ports were built with")
+    }
+
+    fn slot_clear(&mut self) {
+        (self.clear)(&mut self.slot);
+    }
+}

@@ -1,0 +1,220 @@
+//! One fused island: the logics, the core, and the event loop that drives them.
+
+use std::any::Any;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use weir_actor::DeadLetterReason;
+
+use super::core::{AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED};
+use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::{ErrorKind, StreamError};
+
+pub(crate) struct Island {
+    pub(crate) logics: Vec<Box<dyn GraphStageLogic>>,
+    pub(crate) core: Core,
+}
+
+impl Island {
+    /// Run every stage's `pre_start`, in order.
+    pub(crate) fn start(&mut self) {
+        for stage in 0..self.logics.len() {
+            self.call(stage, |logic, ctx| logic.pre_start(ctx));
+        }
+    }
+
+    /// Whether every stage has finished.
+    pub(crate) fn is_done(&self) -> bool {
+        self.core.live_stages == 0
+    }
+
+    /// Process up to `budget` events; whether events remain. When the
+    /// queue runs dry, the flushers run (and may queue more events).
+    pub(crate) fn run(&mut self, budget: usize) -> bool {
+        let mut left = budget;
+        loop {
+            while left > 0 {
+                let Some(event) = self.core.events.pop_front() else {
+                    break;
+                };
+                self.dispatch(event);
+                left -= 1;
+            }
+            if left == 0 {
+                return !self.core.events.is_empty();
+            }
+            for i in 0..self.core.flushers.len() {
+                let (stage, flush) = self.core.flushers[i];
+                self.call(stage, |logic, ctx| flush(logic, ctx));
+            }
+            if self.core.events.is_empty() {
+                return false;
+            }
+        }
+    }
+
+    fn dispatch(&mut self, event: Event) {
+        match event {
+            Event::Push(c) => {
+                let conn = &mut self.core.conns[c as usize];
+                if conn.state & IN_DONE != 0 || conn.state & PUSHED == 0 {
+                    return;
+                }
+                conn.state = (conn.state & !PUSHED) | AVAILABLE;
+                let (down, port) = (conn.down as usize, InPort(conn.down_port));
+                self.call(down, |logic, ctx| logic.on_push(port, ctx));
+            }
+            Event::Pull(c) => {
+                let conn = &self.core.conns[c as usize];
+                let s = conn.state;
+                if s & (OUT_DONE | DOWN_CLOSED | PUSHED) != 0 || s & DEMANDED == 0 {
+                    return;
+                }
+                let (up, port) = (conn.up as usize, OutPort(conn.up_port));
+                if let Some((_, next)) = &conn.emits {
+                    let next = *next;
+                    self.call(up, |_, ctx| next(ctx.core, c));
+                } else {
+                    self.call(up, |logic, ctx| logic.on_pull(port, ctx));
+                }
+            }
+            Event::Complete(c) | Event::Fail(c) => {
+                let conn = &mut self.core.conns[c as usize];
+                if conn.state & IN_DONE != 0 {
+                    return;
+                }
+                conn.state |= IN_DONE;
+                let (down, port) = (conn.down as usize, InPort(conn.down_port));
+                let failure = conn.failure.clone();
+                self.core.stages[down].open_ports -= 1;
+                match failure {
+                    None => self.call(down, |logic, ctx| logic.on_upstream_finish(port, ctx)),
+                    Some(error) => self.call(down, |logic, ctx| {
+                        logic.on_upstream_failure(port, error, ctx)
+                    }),
+                }
+            }
+            Event::Cancel(c) => {
+                let conn = &mut self.core.conns[c as usize];
+                if conn.state & OUT_DONE != 0 {
+                    return;
+                }
+                conn.state |= OUT_DONE;
+                conn.emits = None;
+                let (up, port) = (conn.up as usize, OutPort(conn.up_port));
+                self.core.stages[up].open_ports -= 1;
+                self.call(up, |logic, ctx| logic.on_downstream_finish(port, ctx));
+            }
+        }
+    }
+
+    /// Run one handler of `stage`, catching a panic; a failure fails the
+    /// stage; then finish the stage if it has no open ports left.
+    fn call(
+        &mut self,
+        stage: usize,
+        handler: impl FnOnce(&mut dyn GraphStageLogic, &mut StageContext<'_>) -> StageResult,
+    ) {
+        if self.core.stages[stage].finished {
+            return;
+        }
+        let logic = &mut *self.logics[stage];
+        let mut ctx = StageContext {
+            core: &mut self.core,
+            stage,
+        };
+        let result = match catch_unwind(AssertUnwindSafe(|| handler(logic, &mut ctx))) {
+            Ok(result) => result,
+            Err(payload) => Err(StreamError::panicked(&*payload)),
+        };
+        if let Err(error) = result {
+            ctx.fail_stage(error);
+        }
+        self.finish_if_closed(stage);
+    }
+
+    fn finish_if_closed(&mut self, stage: usize) {
+        let meta = &mut self.core.stages[stage];
+        if meta.finished || meta.open_ports > 0 || meta.keep_going {
+            return;
+        }
+        self.finish(stage);
+    }
+
+    fn finish(&mut self, stage: usize) {
+        let meta = &mut self.core.stages[stage];
+        meta.finished = true;
+        meta.handlers.clear();
+        for timer in meta.timers.drain(..) {
+            timer.cancel.cancel();
+        }
+        self.core.live_stages -= 1;
+        let logic = &mut *self.logics[stage];
+        // A panic in post_stop has nowhere left to go: the stage is done.
+        let _ = catch_unwind(AssertUnwindSafe(|| logic.post_stop()));
+    }
+
+    /// Run an async callback's handler inside `stage`.
+    pub(crate) fn on_async(&mut self, stage: u32, handler: u32, payload: Box<dyn Any + Send>) {
+        let stage = stage as usize;
+        let meta = &mut self.core.stages[stage];
+        let slot = if meta.finished {
+            None
+        } else {
+            meta.handlers.get_mut(handler as usize)
+        };
+        let Some(mut run) = slot.and_then(Option::take) else {
+            let path = self.core.host.island.path().clone();
+            self.core.host.system.event_stream().publish_dead_letter(
+                &path,
+                payload,
+                DeadLetterReason::StageStopped,
+            );
+            return;
+        };
+        self.call(stage, |logic, ctx| run(logic, payload, ctx));
+        if let Some(slot) = self.core.stages[stage].handlers.get_mut(handler as usize) {
+            *slot = Some(run);
+        }
+    }
+
+    /// A timer fired: run `on_timer` unless it was cancelled or replaced.
+    pub(crate) fn on_timer(&mut self, stage: u32, key: TimerKey, generation: u64) {
+        let stage = stage as usize;
+        let meta = &mut self.core.stages[stage];
+        let Some(i) = meta
+            .timers
+            .iter()
+            .position(|t| t.key == key && t.generation == generation)
+        else {
+            return;
+        };
+        if let Some(period) = meta.timers[i].period {
+            let mut ctx = StageContext {
+                core: &mut self.core,
+                stage,
+            };
+            ctx.schedule_periodically(key, period, period);
+        } else {
+            meta.timers.swap_remove(i);
+        }
+        self.call(stage, |logic, ctx| logic.on_timer(key, ctx));
+    }
+
+    /// The island's actor stopped before the stream finished: fail what is
+    /// still running so every sink's completion reports it.
+    pub(crate) fn abort(&mut self) {
+        let error = StreamError::from_kind(ErrorKind::AbruptTermination);
+        for stage in 0..self.logics.len() {
+            if self.core.stages[stage].finished {
+                continue;
+            }
+            let mut ctx = StageContext {
+                core: &mut self.core,
+                stage,
+            };
+            ctx.fail_stage(error.clone());
+            self.finish(stage);
+        }
+        self.core.events.clear();
+    }
+}

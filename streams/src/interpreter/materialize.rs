@@ -1,0 +1,314 @@
+//! From a linear list of blueprint nodes to running islands.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use weir_actor::Props;
+
+use super::actor::{IslandActor, IslandMsg};
+use super::core::{Conn, Core, Handler, Host, StageMeta};
+use super::island::Island;
+use crate::Materializer;
+use crate::stage::{
+    AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
+    StageResult, make_callback,
+};
+
+/// What `create_logic` gets: the stage's attributes, the system, and async
+/// callbacks that a materialized value may carry (they work before the
+/// island starts: the values wait in order).
+pub struct MatContext<'a> {
+    attributes: &'a Attributes,
+    host: &'a Host,
+    stage: u32,
+    handlers: &'a mut Vec<Option<Handler>>,
+}
+
+impl MatContext<'_> {
+    /// The stage's attributes (its own, overridden by the blueprint's).
+    pub fn attributes(&self) -> &Attributes {
+        self.attributes
+    }
+
+    /// The actor system the stream will run in.
+    pub fn system(&self) -> &weir_actor::ActorSystem {
+        &self.host.system
+    }
+
+    /// A callback that runs `handler` inside the stage being created (see
+    /// [`AsyncCallback`]). `L` is the logic type `create_logic` returns.
+    pub fn async_callback<L, T, F>(&mut self, handler: F) -> AsyncCallback<T>
+    where
+        L: GraphStageLogic,
+        T: Send + 'static,
+        F: FnMut(&mut L, T, &mut StageContext<'_>) -> StageResult + Send + 'static,
+    {
+        make_callback(self.host, self.stage, self.handlers, handler)
+    }
+}
+
+impl std::fmt::Debug for MatContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatContext")
+            .field("attributes", self.attributes)
+            .finish()
+    }
+}
+
+/// A stage with its types erased, as blueprints hold it.
+pub(crate) trait ErasedStage: Send + Sync {
+    fn name(&self) -> &'static str;
+    fn initial_attributes(&self) -> Attributes;
+    fn ports(&self) -> (u16, u16);
+    fn outlet_slot(&self) -> SlotKind;
+    /// Make the logic; push this stage's materialized value(s) onto `mats`.
+    fn create(
+        &self,
+        cx: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic>;
+}
+
+impl<S: GraphStage> ErasedStage for S {
+    fn name(&self) -> &'static str {
+        GraphStage::name(self)
+    }
+    fn initial_attributes(&self) -> Attributes {
+        GraphStage::initial_attributes(self)
+    }
+    fn ports(&self) -> (u16, u16) {
+        (S::Shape::INLETS, S::Shape::OUTLETS)
+    }
+    fn outlet_slot(&self) -> SlotKind {
+        S::Shape::outlet_slot(0)
+    }
+    fn create(
+        &self,
+        cx: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
+        let (logic, mat) = self.create_logic(cx);
+        mats.push(Box::new(mat));
+        logic
+    }
+}
+
+/// Makes the two halves of an async boundary for one element type.
+pub(crate) trait BoundaryFactory: Send + Sync {
+    /// The upstream half (a sink in the upstream island), the downstream
+    /// half (a source in the downstream island), and the downstream
+    /// half's outlet slot.
+    fn create(
+        &self,
+        buffer: usize,
+    ) -> (Box<dyn GraphStageLogic>, Box<dyn GraphStageLogic>, SlotKind);
+}
+
+#[derive(Clone)]
+pub(crate) enum Node {
+    Stage {
+        stage: Arc<dyn ErasedStage>,
+        attributes: Attributes,
+    },
+    Boundary(Arc<dyn BoundaryFactory>),
+}
+
+impl Node {
+    pub(crate) fn stage(stage: impl ErasedStage + 'static) -> Self {
+        Node::Stage {
+            stage: Arc::new(stage),
+            attributes: Attributes::new(),
+        }
+    }
+}
+
+/// One stage of an island before it is created.
+enum Planned<'a> {
+    User {
+        stage: &'a dyn ErasedStage,
+        attributes: Attributes,
+    },
+    Ready {
+        logic: Box<dyn GraphStageLogic>,
+        name: &'static str,
+        ports: (u16, u16),
+        slot: Option<SlotKind>,
+    },
+}
+
+/// Materialize a runnable linear graph: spawn one actor per island, build
+/// the islands, start them. Returns each user stage's materialized
+/// value, in node order.
+pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Box<dyn Any + Send>> {
+    // Cut the node list into islands at the boundaries.
+    let mut islands: Vec<Vec<Planned<'_>>> = vec![Vec::new()];
+    let mut buffer = crate::stage::DEFAULT_INPUT_BUFFER;
+    for node in nodes {
+        match node {
+            Node::Stage { stage, attributes } => {
+                let attributes = stage.initial_attributes().and(attributes);
+                buffer = attributes.input_buffer();
+                islands
+                    .last_mut()
+                    .expect("at least one island")
+                    .push(Planned::User {
+                        stage: &**stage,
+                        attributes,
+                    });
+            }
+            Node::Boundary(factory) => {
+                let (up, down, slot) = factory.create(buffer);
+                islands
+                    .last_mut()
+                    .expect("at least one island")
+                    .push(Planned::Ready {
+                        logic: up,
+                        name: "async-boundary-out",
+                        ports: (1, 0),
+                        slot: None,
+                    });
+                islands.push(vec![Planned::Ready {
+                    logic: down,
+                    name: "async-boundary-in",
+                    ports: (0, 1),
+                    slot: Some(slot),
+                }]);
+            }
+        }
+    }
+
+    let stream = materializer.next_stream_id();
+    let system = materializer.system();
+    let hosts: Vec<Host> = (0..islands.len())
+        .map(|i| {
+            let first = islands[i].iter().find_map(|p| match p {
+                Planned::User { stage, attributes } => {
+                    Some(attributes.name().unwrap_or(stage.name()).to_owned())
+                }
+                Planned::Ready { .. } => None,
+            });
+            let name = actor_name(stream, i, first.as_deref());
+            let island = system
+                .spawn_system_actor(Props::new(IslandActor::default), &name)
+                .expect("the island actor name is unique and valid");
+            Host {
+                island,
+                system: system.clone(),
+            }
+        })
+        .collect();
+
+    let mut mats = Vec::with_capacity(nodes.len());
+    let mut built = Vec::with_capacity(islands.len());
+    for (planned, host) in islands.into_iter().zip(&hosts) {
+        built.push(build_island(planned, host, &mut mats));
+    }
+    for (island, host) in built.into_iter().zip(&hosts) {
+        host.island.tell(IslandMsg::Start(Box::new(island)));
+    }
+    mats
+}
+
+fn build_island(
+    planned: Vec<Planned<'_>>,
+    host: &Host,
+    mats: &mut Vec<Box<dyn Any + Send>>,
+) -> Island {
+    let count = planned.len();
+    let mut logics = Vec::with_capacity(count);
+    let mut stages = Vec::with_capacity(count);
+    let mut conns = Vec::with_capacity(count.saturating_sub(1));
+    let mut previous_slot: Option<SlotKind> = None;
+    for (index, plan) in planned.into_iter().enumerate() {
+        let index32 = u32::try_from(index).expect("fewer than 2^32 stages");
+        let mut handlers = Vec::new();
+        let (logic, name, attributes, (ins, outs), slot) = match plan {
+            Planned::User { stage, attributes } => {
+                let mut cx = MatContext {
+                    attributes: &attributes,
+                    host,
+                    stage: index32,
+                    handlers: &mut handlers,
+                };
+                let logic = stage.create(&mut cx, mats);
+                let name: Arc<str> = attributes.name().unwrap_or(stage.name()).into();
+                let ports = stage.ports();
+                let slot = (ports.1 > 0).then(|| stage.outlet_slot());
+                (logic, name, attributes, ports, slot)
+            }
+            Planned::Ready {
+                logic,
+                name,
+                ports,
+                slot,
+            } => (logic, Arc::from(name), Attributes::new(), ports, slot),
+        };
+        // Linear wiring: this stage's inlet 0 takes the previous stage's outlet 0.
+        let in_conns: Box<[u32]> = if ins > 0 {
+            let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
+            let kind = previous_slot
+                .take()
+                .expect("a stage with an inlet follows one with an outlet");
+            conns.push(Conn::new(index32 - 1, 0, index32, 0, kind));
+            Box::new([c])
+        } else {
+            Box::new([])
+        };
+        let out_conns: Box<[u32]> = if outs > 0 {
+            previous_slot = slot;
+            Box::new([u32::try_from(conns.len()).expect("fewer than 2^32 connections")])
+        } else {
+            Box::new([])
+        };
+        stages.push(StageMeta {
+            name,
+            attributes,
+            open_ports: ins + outs,
+            ins: in_conns,
+            outs: out_conns,
+            keep_going: false,
+            finished: false,
+            handlers,
+            timers: Vec::new(),
+        });
+        logics.push(logic);
+    }
+    debug_assert!(
+        previous_slot.is_none(),
+        "the last stage of an island has no outlet"
+    );
+    Island {
+        logics,
+        core: Core {
+            events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
+            conns,
+            live_stages: stages.len(),
+            stages,
+            host: host.clone(),
+            timer_generation: 0,
+            flushers: Vec::new(),
+        },
+    }
+}
+
+/// `stream-<n>-<island>-<first stage>`, with the stage name reduced to
+/// characters actor names accept.
+fn actor_name(stream: u64, island: usize, first: Option<&str>) -> String {
+    let mut name = format!("stream-{stream}-{island}");
+    if let Some(first) = first {
+        name.push('-');
+        name.extend(
+            first
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(40),
+        );
+    }
+    name
+}

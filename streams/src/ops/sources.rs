@@ -1,0 +1,196 @@
+//! Sources: iterator-backed ones (they fuse with simple operators),
+//! `failed` and `lazy`.
+
+use std::sync::Arc;
+
+use crate::fusion::BoxIter;
+use crate::stage::{
+    GraphStage, GraphStageLogic, MatContext, SourceShape, StageContext, StageResult,
+};
+use crate::{Source, StreamError};
+
+impl<T: Send + 'static> Source<T, ()> {
+    /// The elements of `iter`, cloned afresh for each run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("from-iter").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let words = Source::from_iter(vec!["a", "b"]);
+    /// assert_eq!(words.run_with(Sink::collect(), &materializer).wait(), Ok(vec!["a", "b"]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    #[allow(clippy::should_implement_trait)] // a blueprint, not a collection: it cannot implement FromIterator
+    pub fn from_iter<I>(iter: I) -> Self
+    where
+        I: IntoIterator<Item = T> + Clone + Send + Sync + 'static,
+        I::IntoIter: Send + 'static,
+    {
+        Self::from_iter_factory(
+            "from_iter",
+            Arc::new(move || Box::new(iter.clone().into_iter()) as BoxIter<T>),
+        )
+    }
+
+    /// No elements: completes at once.
+    pub fn empty() -> Self {
+        Self::from_iter_factory(
+            "empty",
+            Arc::new(|| Box::new(std::iter::empty()) as BoxIter<T>),
+        )
+    }
+
+    /// One element, then complete.
+    pub fn single(element: T) -> Self
+    where
+        T: Clone + Sync,
+    {
+        Self::from_iter_factory(
+            "single",
+            Arc::new(move || Box::new(std::iter::once(element.clone())) as BoxIter<T>),
+        )
+    }
+
+    /// The same element for ever (until cancelled).
+    pub fn repeat(element: T) -> Self
+    where
+        T: Clone + Sync,
+    {
+        Self::from_iter_factory(
+            "repeat",
+            Arc::new(move || Box::new(std::iter::repeat(element.clone())) as BoxIter<T>),
+        )
+    }
+
+    /// Elements from a state: `f(state)` gives `Some((next_state,
+    /// element))`, or `None` to complete. Runs only on demand.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("unfold").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let fib = Source::unfold((0u64, 1u64), |(a, b)| Some(((b, a + b), a))).take(7);
+    /// assert_eq!(fib.run_with(Sink::collect(), &materializer).wait(), Ok(vec![0, 1, 1, 2, 3, 5, 8]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn unfold<S, F>(initial: S, f: F) -> Self
+    where
+        S: Clone + Send + Sync + 'static,
+        F: FnMut(S) -> Option<(S, T)> + Clone + Send + Sync + 'static,
+    {
+        Self::from_iter_factory(
+            "unfold",
+            Arc::new(move || {
+                let mut state = Some(initial.clone());
+                let mut f = f.clone();
+                Box::new(std::iter::from_fn(move || {
+                    let (next, element) = f(state.take()?)?;
+                    state = Some(next);
+                    Some(element)
+                })) as BoxIter<T>
+            }),
+        )
+    }
+
+    /// The elements of the iterator `make` returns, called on the first
+    /// pull of each run (not when the stream is materialized).
+    pub fn lazy<I, F>(make: F) -> Self
+    where
+        I: IntoIterator<Item = T>,
+        I::IntoIter: Send + 'static,
+        F: Fn() -> I + Clone + Send + Sync + 'static,
+    {
+        Self::from_iter_factory(
+            "lazy",
+            Arc::new(move || {
+                let make = make.clone();
+                let mut iter: Option<I::IntoIter> = None;
+                Box::new(std::iter::from_fn(move || {
+                    iter.get_or_insert_with(|| make().into_iter()).next()
+                })) as BoxIter<T>
+            }),
+        )
+    }
+
+    /// Fail at once with `error` (no elements).
+    pub fn failed(error: StreamError) -> Self {
+        Self::from_failed(error)
+    }
+}
+
+impl<T> Source<T, ()>
+where
+    T: Send + 'static,
+    std::ops::Range<T>: Iterator<Item = T>,
+{
+    /// The integers of `range`: `Source::range(0..10)` or `Source::range(1..=10)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("range").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// assert_eq!(Source::range(1u8..=3).run_with(Sink::collect(), &materializer).wait(), Ok(vec![1, 2, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn range<R>(range: R) -> Self
+    where
+        R: IntoIterator<Item = T> + Clone + Send + Sync + 'static,
+        R::IntoIter: Send + 'static,
+    {
+        Self::from_iter_factory(
+            "range",
+            Arc::new(move || Box::new(range.clone().into_iter()) as BoxIter<T>),
+        )
+    }
+}
+
+struct FailedLogic<T> {
+    error: StreamError,
+    _shape: SourceShape<T>,
+}
+
+impl<T: Send + 'static> GraphStage for FailedSource<T> {
+    type Shape = SourceShape<T>;
+    type Mat = ();
+    fn name(&self) -> &'static str {
+        "failed"
+    }
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let logic = FailedLogic::<T> {
+            error: self.error.clone(),
+            _shape: SourceShape::new(),
+        };
+        (Box::new(logic), ())
+    }
+}
+
+struct FailedSource<T> {
+    error: StreamError,
+    _out: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static> GraphStageLogic for FailedLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = SourceShape::<T>::new().out;
+        ctx.fail(out, self.error.clone());
+        Ok(())
+    }
+}
+
+impl<T: Send + 'static> Source<T, ()> {
+    fn from_failed(error: StreamError) -> Self {
+        Source::from_graph(FailedSource::<T> {
+            error,
+            _out: std::marker::PhantomData,
+        })
+    }
+}

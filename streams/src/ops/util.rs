@@ -1,0 +1,52 @@
+//! Building blocks for the operator stages.
+
+use std::marker::PhantomData;
+
+use crate::Flow;
+use crate::stage::{FlowShape, GraphStage, GraphStageLogic, MatContext};
+
+/// A flow stage whose logic `make` builds afresh for each run.
+pub(crate) struct LogicFlow<I, O, M> {
+    name: &'static str,
+    make: M,
+    _types: PhantomData<fn(I) -> O>,
+}
+
+impl<I, O, L, M> GraphStage for LogicFlow<I, O, M>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    L: GraphStageLogic,
+    M: Fn() -> L + Send + Sync + 'static,
+{
+    type Shape = FlowShape<I, O>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        (Box::new((self.make)()), ())
+    }
+}
+
+/// A flow of one stage with logic `make()`.
+pub(crate) fn logic_flow<I, O, L, M>(name: &'static str, make: M) -> Flow<I, O>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    L: GraphStageLogic,
+    M: Fn() -> L + Send + Sync + 'static,
+{
+    Flow::from_graph(LogicFlow {
+        name,
+        make,
+        _types: PhantomData,
+    })
+}
+
+/// The ports of every one-in, one-out operator.
+pub(crate) const fn ports<I, O>() -> FlowShape<I, O> {
+    FlowShape::new()
+}

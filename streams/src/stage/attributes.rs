@@ -1,0 +1,70 @@
+//! Attributes: a stage's name and its tuning.
+
+use std::borrow::Cow;
+
+/// The default size of the input buffer between islands.
+pub const DEFAULT_INPUT_BUFFER: usize = 16;
+
+/// A stage's name and tuning. Set on a blueprint with `.named(..)`,
+/// `.with_attributes(..)`; a stage reads them in `create_logic`.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::Attributes;
+///
+/// let attrs = Attributes::named("parser").with_input_buffer(64);
+/// assert_eq!(attrs.name(), Some("parser"));
+/// assert_eq!(attrs.input_buffer(), 64);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Attributes {
+    name: Option<Cow<'static, str>>,
+    input_buffer: Option<usize>,
+}
+
+impl Attributes {
+    /// No attributes: the defaults apply.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Attributes with a name.
+    pub fn named(name: impl Into<Cow<'static, str>>) -> Self {
+        Self::new().with_name(name)
+    }
+
+    /// Set the name.
+    pub fn with_name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// Set the input buffer size used where this stage receives from
+    /// another island (at least 1; 0 is read as 1).
+    pub fn with_input_buffer(mut self, size: usize) -> Self {
+        self.input_buffer = Some(size.max(1));
+        self
+    }
+
+    /// The name, if one was set.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The input buffer size ([`DEFAULT_INPUT_BUFFER`] unless set).
+    pub fn input_buffer(&self) -> usize {
+        self.input_buffer.unwrap_or(DEFAULT_INPUT_BUFFER)
+    }
+
+    /// These attributes, with `other`'s set values taking precedence.
+    pub fn and(mut self, other: &Attributes) -> Self {
+        if other.name.is_some() {
+            self.name = other.name.clone();
+        }
+        if other.input_buffer.is_some() {
+            self.input_buffer = other.input_buffer;
+        }
+        self
+    }
+}

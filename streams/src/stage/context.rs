@@ -1,0 +1,412 @@
+//! [`StageContext`]: what a handler can do to its ports, timers and callbacks.
+
+use std::any::Any;
+use std::marker::PhantomData;
+use std::sync::Arc;
+use std::time::Duration;
+
+use weir_actor::ActorSystem;
+
+use super::{Attributes, GraphStageLogic, Inlet, Outlet, StageResult};
+use crate::StreamError;
+use crate::interpreter::actor::IslandMsg;
+use crate::interpreter::core::{
+    AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, TimerEntry,
+    UP_CLOSED,
+};
+
+/// The key of a stage timer (see [`StageContext::schedule_once`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct TimerKey(pub u64);
+
+impl From<u64> for TimerKey {
+    fn from(key: u64) -> Self {
+        TimerKey(key)
+    }
+}
+
+/// A handle that runs a handler inside its stage, on the stage's island,
+/// later. `Send`, `Sync` and cheap to clone: hand it to other threads,
+/// futures or actors.
+///
+/// Safe to invoke at any time: before the island has started the value
+/// waits in order in the island's mailbox; after the island has stopped it
+/// becomes a dead letter; when the stage has stopped but the island has not,
+/// the island publishes it as a dead letter (`DeadLetterReason::StageStopped`).
+/// It never panics.
+pub struct AsyncCallback<T> {
+    host: weir_actor::ActorRef<IslandMsg>,
+    stage: u32,
+    handler: u32,
+    _values: PhantomData<fn(T)>,
+}
+
+impl<T: Send + 'static> AsyncCallback<T> {
+    /// Run the handler with `value` inside the stage.
+    pub fn invoke(&self, value: T) {
+        self.host.tell(IslandMsg::Async {
+            stage: self.stage,
+            handler: self.handler,
+            payload: Box::new(value),
+        });
+    }
+}
+
+impl<T> Clone for AsyncCallback<T> {
+    fn clone(&self) -> Self {
+        Self {
+            host: self.host.clone(),
+            stage: self.stage,
+            handler: self.handler,
+            _values: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for AsyncCallback<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AsyncCallback")
+            .field("island", self.host.path())
+            .field("stage", &self.stage)
+            .finish()
+    }
+}
+
+pub(crate) fn make_callback<L, T, F>(
+    host: &Host,
+    stage: u32,
+    handlers: &mut Vec<Option<Handler>>,
+    mut handler: F,
+) -> AsyncCallback<T>
+where
+    L: GraphStageLogic,
+    T: Send + 'static,
+    F: FnMut(&mut L, T, &mut StageContext<'_>) -> StageResult + Send + 'static,
+{
+    let erased: Handler = Box::new(
+        move |logic: &mut dyn GraphStageLogic, payload: Box<dyn Any + Send>, ctx| {
+            let logic: &mut dyn Any = logic;
+            let logic = logic.downcast_mut::<L>().ok_or_else(|| {
+                StreamError::protocol("async callback registered for another logic type")
+            })?;
+            let value = payload
+                .downcast::<T>()
+                .expect("callback payload has the callback's type");
+            handler(logic, *value, ctx)
+        },
+    );
+    let index = u32::try_from(handlers.len()).expect("fewer than 2^32 callbacks per stage");
+    handlers.push(Some(erased));
+    AsyncCallback {
+        host: host.island.clone(),
+        stage,
+        handler: index,
+        _values: PhantomData,
+    }
+}
+
+/// What a handler can do: the stage's view of its island.
+///
+/// Port operations that break the protocol (push without a pull, grab
+/// with nothing there, pull twice) return a protocol error; return it
+/// from the handler (`?`) and the stage fails, named in the error.
+pub struct StageContext<'a> {
+    pub(crate) core: &'a mut Core,
+    pub(crate) stage: usize,
+}
+
+/// A port of either direction, for the queries that work on both.
+pub trait Port: sealed::Sealed {
+    #[doc(hidden)]
+    fn key(&self) -> (u16, bool);
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl<T> sealed::Sealed for Inlet<T> {}
+impl<T> sealed::Sealed for Outlet<T> {}
+impl<T> Port for Inlet<T> {
+    fn key(&self) -> (u16, bool) {
+        (self.port().0, true)
+    }
+}
+impl<T> Port for Outlet<T> {
+    fn key(&self) -> (u16, bool) {
+        (self.port().0, false)
+    }
+}
+
+fn locate(port: &impl Port, core: &Core, stage: usize) -> Option<(u32, bool)> {
+    let (index, inlet) = port.key();
+    let conn = if inlet {
+        core.conn_in(stage, index)
+    } else {
+        core.conn_out(stage, index)
+    };
+    conn.ok().map(|c| (c, inlet))
+}
+
+impl StageContext<'_> {
+    /// Push `element` through `out`, which must have been pulled.
+    ///
+    /// # Errors
+    ///
+    /// A protocol error when `out` was not pulled or is completed. A push
+    /// into a cancelled outlet is absorbed.
+    #[inline]
+    pub fn push<T: Send + 'static>(&mut self, out: Outlet<T>, element: T) -> StageResult {
+        let c = self.core.conn_out(self.stage, out.port().0)?;
+        self.core.push(c, element)
+    }
+
+    /// Ask upstream of `inlet` for one element.
+    ///
+    /// # Errors
+    ///
+    /// A protocol error when `inlet` is already pulled or closed.
+    #[inline]
+    pub fn pull<T>(&mut self, inlet: Inlet<T>) -> StageResult {
+        let c = self.core.conn_in(self.stage, inlet.port().0)?;
+        self.core.pull(c)
+    }
+
+    /// Take the element that arrived on `inlet`.
+    ///
+    /// # Errors
+    ///
+    /// A protocol error when no element is available.
+    #[inline]
+    pub fn grab<T: Send + 'static>(&mut self, inlet: Inlet<T>) -> Result<T, StreamError> {
+        let c = self.core.conn_in(self.stage, inlet.port().0)?;
+        self.core.grab(c)
+    }
+
+    /// For an inlet: an element waits to be grabbed. For an outlet: it has
+    /// been pulled and may be pushed now.
+    pub fn is_available(&self, port: impl Port) -> bool {
+        let Some((c, inlet)) = locate(&port, self.core, self.stage) else {
+            return false;
+        };
+        let s = self.core.conns[c as usize].state;
+        if inlet {
+            s & AVAILABLE != 0
+        } else {
+            s & DEMANDED != 0
+                && s & (PUSHED | OUT_DONE | DOWN_CLOSED) == 0
+                && !self.core.has_emits(c)
+        }
+    }
+
+    /// Whether `inlet` was pulled and the element has not arrived yet.
+    pub fn has_been_pulled<T>(&self, inlet: Inlet<T>) -> bool {
+        let Some((c, _)) = locate(&inlet, self.core, self.stage) else {
+            return false;
+        };
+        let s = self.core.conns[c as usize].state;
+        s & (DEMANDED | PUSHED) != 0 && s & IN_DONE == 0
+    }
+
+    /// For an inlet: upstream completed or failed, or the stage cancelled
+    /// it. For an outlet: the stage completed it, or downstream cancelled.
+    pub fn is_closed(&self, port: impl Port) -> bool {
+        let Some((c, inlet)) = locate(&port, self.core, self.stage) else {
+            return true;
+        };
+        let s = self.core.conns[c as usize].state;
+        if inlet {
+            s & (IN_DONE | UP_CLOSED) != 0
+        } else {
+            s & (OUT_DONE | DOWN_CLOSED) != 0
+        }
+    }
+
+    /// Complete `out` (after any elements queued with `emit`).
+    pub fn complete<T>(&mut self, out: Outlet<T>) {
+        if let Ok(c) = self.core.conn_out(self.stage, out.port().0) {
+            self.core.complete(c);
+        }
+    }
+
+    /// Fail `out` with `error`.
+    pub fn fail<T>(&mut self, out: Outlet<T>, error: StreamError) {
+        if let Ok(c) = self.core.conn_out(self.stage, out.port().0) {
+            let error = error.in_stage(&self.core.stages[self.stage].name);
+            self.core.fail(c, error);
+        }
+    }
+
+    /// Cancel `inlet`: upstream is told to stop; an element waiting in it is dropped.
+    pub fn cancel<T>(&mut self, inlet: Inlet<T>) {
+        if let Ok(c) = self.core.conn_in(self.stage, inlet.port().0) {
+            self.core.cancel(c);
+        }
+    }
+
+    /// Complete every outlet (after queued emits) and cancel every inlet:
+    /// the stage stops once its ports are closed.
+    pub fn complete_stage(&mut self) {
+        let meta = &mut self.core.stages[self.stage];
+        meta.keep_going = false;
+        let (ins, outs) = (meta.ins.clone(), meta.outs.clone());
+        for c in outs.iter() {
+            self.core.complete(*c);
+        }
+        for c in ins.iter() {
+            self.core.cancel(*c);
+        }
+    }
+
+    /// Fail every outlet with `error` and cancel every inlet. Returning
+    /// `Err(error)` from a handler does the same.
+    pub fn fail_stage(&mut self, error: StreamError) {
+        let name = Arc::clone(&self.core.stages[self.stage].name);
+        let error = error.in_stage(&name);
+        let meta = &mut self.core.stages[self.stage];
+        meta.keep_going = false;
+        let (ins, outs) = (meta.ins.clone(), meta.outs.clone());
+        for c in outs.iter() {
+            self.core.fail(*c, error.clone());
+        }
+        for c in ins.iter() {
+            self.core.cancel(*c);
+        }
+    }
+
+    /// Push `element` when `out` is pulled: at once if it is, else queued
+    /// (in order) and pushed on the next pulls before `on_pull` runs again.
+    ///
+    /// # Errors
+    ///
+    /// A protocol error when `out` is completed.
+    pub fn emit<T: Send + 'static>(&mut self, out: Outlet<T>, element: T) -> StageResult {
+        let c = self.core.conn_out(self.stage, out.port().0)?;
+        self.core.emit(c, element)
+    }
+
+    /// [`emit`](Self::emit) every element of `elements`, in order.
+    ///
+    /// # Errors
+    ///
+    /// A protocol error when `out` is completed.
+    pub fn emit_multiple<T: Send + 'static>(
+        &mut self,
+        out: Outlet<T>,
+        elements: impl IntoIterator<Item = T>,
+    ) -> StageResult {
+        let c = self.core.conn_out(self.stage, out.port().0)?;
+        for element in elements {
+            self.core.emit(c, element)?;
+        }
+        Ok(())
+    }
+
+    /// Keep the stage running after all its ports have closed (for
+    /// stages that wait on timers or callbacks), until it calls
+    /// `complete_stage` or `fail_stage`.
+    pub fn set_keep_going(&mut self, keep_going: bool) {
+        self.core.stages[self.stage].keep_going = keep_going;
+    }
+
+    /// A callback that runs `handler` inside this stage later (see [`AsyncCallback`]).
+    /// `L` is this stage's logic type.
+    pub fn async_callback<L, T, F>(&mut self, handler: F) -> AsyncCallback<T>
+    where
+        L: GraphStageLogic,
+        T: Send + 'static,
+        F: FnMut(&mut L, T, &mut StageContext<'_>) -> StageResult + Send + 'static,
+    {
+        let stage = u32::try_from(self.stage).expect("stage index fits u32");
+        let host = self.core.host.clone();
+        make_callback(
+            &host,
+            stage,
+            &mut self.core.stages[self.stage].handlers,
+            handler,
+        )
+    }
+
+    /// Call `on_timer(key)` once after `delay`, replacing any timer with the same key.
+    pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration) {
+        self.schedule(key.into(), delay, None);
+    }
+
+    /// Call `on_timer(key)` after `initial`, then every `interval`,
+    /// replacing any timer with the same key.
+    pub fn schedule_periodically(
+        &mut self,
+        key: impl Into<TimerKey>,
+        initial: Duration,
+        interval: Duration,
+    ) {
+        self.schedule(key.into(), initial, Some(interval));
+    }
+
+    fn schedule(&mut self, key: TimerKey, delay: Duration, period: Option<Duration>) {
+        self.cancel_timer(key);
+        self.core.timer_generation += 1;
+        let generation = self.core.timer_generation;
+        let cancel = self.core.host.system.scheduler().schedule_once(
+            delay,
+            &self.core.host.island,
+            IslandMsg::Timer {
+                stage: self.stage as u32,
+                key,
+                generation,
+            },
+        );
+        self.core.stages[self.stage].timers.push(TimerEntry {
+            key,
+            generation,
+            period,
+            cancel,
+        });
+    }
+
+    /// Cancel the timer with `key`, if any.
+    pub fn cancel_timer(&mut self, key: impl Into<TimerKey>) {
+        let key = key.into();
+        let timers = &mut self.core.stages[self.stage].timers;
+        if let Some(i) = timers.iter().position(|t| t.key == key) {
+            timers.swap_remove(i).cancel.cancel();
+        }
+    }
+
+    /// Whether a timer with `key` is set.
+    pub fn is_timer_active(&self, key: impl Into<TimerKey>) -> bool {
+        let key = key.into();
+        self.core.stages[self.stage]
+            .timers
+            .iter()
+            .any(|t| t.key == key)
+    }
+
+    /// Call `flush` whenever the island has run out of events.
+    pub(crate) fn register_flush(&mut self, flush: crate::interpreter::core::Flush) {
+        self.core.flushers.push((self.stage, flush));
+    }
+
+    /// The stage's attributes.
+    pub fn attributes(&self) -> &Attributes {
+        &self.core.stages[self.stage].attributes
+    }
+
+    /// The stage's name (from its attributes, else its default name).
+    pub fn stage_name(&self) -> &str {
+        &self.core.stages[self.stage].name
+    }
+
+    /// The actor system the stream runs in.
+    pub fn system(&self) -> &ActorSystem {
+        &self.core.host.system
+    }
+}
+
+impl std::fmt::Debug for StageContext<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageContext")
+            .field("stage", &self.stage_name())
+            .finish()
+    }
+}

@@ -1,0 +1,21 @@
+//! Custom stages: the public path to writing your own operator.
+//!
+//! A stage is a [`GraphStage`] (blueprint: shape, name, `create_logic`)
+//! plus a [`GraphStageLogic`] (running state and handlers). Handlers get a
+//! [`StageContext`] to push, pull, grab, complete, fail, cancel, emit, set
+//! keyed timers and make [`AsyncCallback`]s.
+
+mod attributes;
+mod context;
+mod logic;
+mod ports;
+
+pub use crate::interpreter::MatContext;
+pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER};
+pub(crate) use context::make_callback;
+pub use context::{AsyncCallback, Port, StageContext, TimerKey};
+pub use logic::{GraphStage, GraphStageLogic, StageResult};
+pub(crate) use ports::Slot;
+pub use ports::{
+    FlowShape, InPort, Inlet, OutPort, Outlet, Shape, SinkShape, SlotKind, SourceShape,
+};
