@@ -50,6 +50,8 @@ mod materializer;
 mod ops;
 mod overflow;
 pub mod stage;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
 pub use completion::Completion;

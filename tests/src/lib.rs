@@ -86,3 +86,10 @@ pub fn shutdown(system: &weir_actor::ActorSystem) {
         .wait_timeout(PATIENCE)
         .expect("the system terminates in time");
 }
+
+/// A fresh actor system and a materializer on it, for one stream test.
+pub fn stream_system(name: &str) -> (weir_actor::ActorSystem, weir_streams::Materializer) {
+    let system = weir_actor::ActorSystem::new(name).expect("a valid system name");
+    let materializer = weir_streams::Materializer::new(&system);
+    (system, materializer)
+}

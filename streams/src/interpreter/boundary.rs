@@ -85,6 +85,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
             local: VecDeque::with_capacity(capacity),
             consumed: 0,
             batch,
+            finished: false,
         };
         (Box::new(up), Box::new(down), SlotKind::of::<T>())
     }
@@ -225,6 +226,7 @@ pub(crate) struct BoundaryIn<T> {
     local: VecDeque<T>,
     consumed: usize,
     batch: usize,
+    finished: bool,
 }
 
 impl<T: Send + 'static> BoundaryIn<T> {
@@ -232,32 +234,36 @@ impl<T: Send + 'static> BoundaryIn<T> {
         Outlet::new(0)
     }
 
-    /// Push one element if downstream wants it; refill from the shared
-    /// queue when the local batch is empty; finish when upstream has.
+    /// Push one element if downstream wants it, refilling from the shared
+    /// queue when the local batch is empty; once everything upstream sent
+    /// is delivered, pass its completion or failure on (no demand needed).
     fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = Self::outlet();
-        if !ctx.is_available(out) {
-            return Ok(());
-        }
-        if self.local.is_empty() {
+        let available = ctx.is_available(out);
+        if self.local.is_empty() && (available || !self.finished) {
             let mut state = self.shared.lock();
             std::mem::swap(&mut state.queue, &mut self.local);
             if self.local.is_empty() {
                 match state.done.clone() {
-                    Some(None) => {
+                    Some(outcome) => {
                         drop(state);
-                        ctx.complete(out);
+                        self.finished = true;
+                        match outcome {
+                            None => ctx.complete(out),
+                            Some(error) => ctx.fail(out, error),
+                        }
                     }
-                    Some(Some(error)) => {
-                        drop(state);
-                        ctx.fail(out, error);
-                    }
-                    None => state.down_waiting = true,
+                    None => state.down_waiting = available,
                 }
                 return Ok(());
             }
         }
-        let element = self.local.pop_front().expect("refilled above");
+        if !available {
+            return Ok(());
+        }
+        let Some(element) = self.local.pop_front() else {
+            return Ok(());
+        };
         ctx.push(out, element)?;
         self.consumed += 1;
         if self.consumed >= self.batch {

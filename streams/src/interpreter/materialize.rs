@@ -142,12 +142,10 @@ enum Planned<'a> {
 pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Box<dyn Any + Send>> {
     // Cut the node list into islands at the boundaries.
     let mut islands: Vec<Vec<Planned<'_>>> = vec![Vec::new()];
-    let mut buffer = crate::stage::DEFAULT_INPUT_BUFFER;
-    for node in nodes {
+    for (index, node) in nodes.iter().enumerate() {
         match node {
             Node::Stage { stage, attributes } => {
                 let attributes = stage.initial_attributes().and(attributes);
-                buffer = attributes.input_buffer();
                 islands
                     .last_mut()
                     .expect("at least one island")
@@ -157,6 +155,16 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
                     });
             }
             Node::Boundary(factory) => {
+                // The buffer belongs to the stage that receives from it.
+                let buffer = nodes[index + 1..]
+                    .iter()
+                    .find_map(|n| match n {
+                        Node::Stage { stage, attributes } => {
+                            Some(stage.initial_attributes().and(attributes).input_buffer())
+                        }
+                        Node::Boundary(_) => None,
+                    })
+                    .unwrap_or(crate::stage::DEFAULT_INPUT_BUFFER);
                 let (up, down, slot) = factory.create(buffer);
                 islands
                     .last_mut()

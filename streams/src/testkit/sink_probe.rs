@@ -1,0 +1,233 @@
+//! The sink probe: the test plays downstream.
+
+use std::fmt;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
+use std::time::Duration;
+
+use super::DEFAULT_TIMEOUT;
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
+    StageResult,
+};
+use crate::{Sink, StreamError};
+
+/// Makes sink probes.
+#[derive(Debug, Clone, Copy)]
+pub struct TestSink;
+
+impl TestSink {
+    /// A sink that asks for elements only when the test calls
+    /// [`SinkProbe::request`], and reports everything it sees.
+    pub fn probe<T: Send + 'static>() -> Sink<T, SinkProbe<T>> {
+        Sink::from_graph(ProbeStage::<T>(std::marker::PhantomData))
+    }
+}
+
+enum Command {
+    Request(u64),
+    Cancel,
+}
+
+enum Event<T> {
+    Next(T),
+    Complete,
+    Error(StreamError),
+}
+
+impl<T> fmt::Debug for Event<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Event::Next(_) => write!(f, "an element ({})", std::any::type_name::<T>()),
+            Event::Complete => f.write_str("completion"),
+            Event::Error(e) => write!(f, "error: {e}"),
+        }
+    }
+}
+
+/// The test's side of a [`TestSink::probe`].
+pub struct SinkProbe<T> {
+    commands: AsyncCallback<Command>,
+    events: Receiver<Event<T>>,
+    timeout: Duration,
+}
+
+impl<T: Send + 'static> SinkProbe<T> {
+    /// Wait this long in `expect_*` (default 3 s).
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Ask upstream for `n` more elements.
+    pub fn request(&mut self, n: u64) {
+        self.commands.invoke(Command::Request(n));
+    }
+
+    /// Cancel upstream.
+    pub fn cancel(&mut self) {
+        self.commands.invoke(Command::Cancel);
+    }
+
+    fn next_event(&mut self, what: &str) -> Event<T> {
+        match self.events.recv_timeout(self.timeout) {
+            Ok(event) => event,
+            Err(_) => panic!("expected {what} within {:?}, got nothing", self.timeout),
+        }
+    }
+
+    /// The next element.
+    ///
+    /// # Panics
+    ///
+    /// If none arrives in time, or the stream ends instead.
+    pub fn expect_next(&mut self) -> T {
+        match self.next_event("an element") {
+            Event::Next(element) => element,
+            other => panic!("expected an element, got {other:?}"),
+        }
+    }
+
+    /// The next `n` elements.
+    ///
+    /// # Panics
+    ///
+    /// As [`expect_next`](Self::expect_next).
+    pub fn expect_next_n(&mut self, n: usize) -> Vec<T> {
+        (0..n).map(|_| self.expect_next()).collect()
+    }
+
+    /// Request `n` elements and expect them (an Akka testkit idiom).
+    ///
+    /// # Panics
+    ///
+    /// As [`expect_next`](Self::expect_next).
+    pub fn request_next_n(&mut self, n: usize) -> Vec<T> {
+        self.request(n as u64);
+        self.expect_next_n(n)
+    }
+
+    /// The stream completes.
+    ///
+    /// # Panics
+    ///
+    /// If it does not in time, or an element or error comes first.
+    pub fn expect_complete(&mut self) {
+        match self.next_event("completion") {
+            Event::Complete => {}
+            other => panic!("expected completion, got {other:?}"),
+        }
+    }
+
+    /// The stream fails; the error.
+    ///
+    /// # Panics
+    ///
+    /// If it does not in time, or an element or completion comes first.
+    pub fn expect_error(&mut self) -> StreamError {
+        match self.next_event("an error") {
+            Event::Error(error) => error,
+            other => panic!("expected an error, got {other:?}"),
+        }
+    }
+
+    /// Assert that nothing arrives for `duration`.
+    ///
+    /// # Panics
+    ///
+    /// If an element, completion or error arrives.
+    pub fn expect_no_message(&mut self, duration: Duration) {
+        match self.events.recv_timeout(duration) {
+            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
+            Ok(event) => panic!("expected nothing for {duration:?}, got {event:?}"),
+        }
+    }
+}
+
+impl<T> fmt::Debug for SinkProbe<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SinkProbe")
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+struct ProbeStage<T>(std::marker::PhantomData<fn(T)>);
+
+struct ProbeLogic<T> {
+    shape: SinkShape<T>,
+    demand: u64,
+    events: Sender<Event<T>>,
+}
+
+impl<T: Send + 'static> ProbeLogic<T> {
+    fn pull_if_demand(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.shape.inlet;
+        if self.demand > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Send + 'static> GraphStage for ProbeStage<T> {
+    type Shape = SinkShape<T>;
+    type Mat = SinkProbe<T>;
+
+    fn name(&self) -> &'static str {
+        "sink_probe"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, SinkProbe<T>) {
+        let (events, receiver) = channel();
+        let commands =
+            cx.async_callback(
+                |this: &mut ProbeLogic<T>, command: Command, ctx| match command {
+                    Command::Request(n) => {
+                        this.demand = this.demand.saturating_add(n);
+                        this.pull_if_demand(ctx)
+                    }
+                    Command::Cancel => {
+                        ctx.cancel(this.shape.inlet);
+                        Ok(())
+                    }
+                },
+            );
+        let logic = ProbeLogic {
+            shape: SinkShape::new(),
+            demand: 0,
+            events,
+        };
+        let probe = SinkProbe {
+            commands,
+            events: receiver,
+            timeout: DEFAULT_TIMEOUT,
+        };
+        (Box::new(logic), probe)
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for ProbeLogic<T> {
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        self.demand -= 1;
+        let _ = self.events.send(Event::Next(element));
+        self.pull_if_demand(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let _ = self.events.send(Event::Complete);
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        let _ = self.events.send(Event::Error(error));
+        ctx.complete_stage();
+        Ok(())
+    }
+}
