@@ -167,6 +167,16 @@ impl Core {
     }
 
     pub(crate) fn push<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
+        if self.conns[c as usize].emits_pending() {
+            return Err(StreamError::protocol(
+                "push while emitted elements are still queued",
+            ));
+        }
+        self.push_next(c, element)
+    }
+
+    /// Push, where the emit queue may still hold later elements.
+    fn push_next<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
         if s & OUT_DONE != 0 {
@@ -179,7 +189,7 @@ impl Core {
         if s & DOWN_CLOSED != 0 {
             return Ok(());
         }
-        if s & DEMANDED == 0 || conn.emits_pending() {
+        if s & DEMANDED == 0 {
             return Err(StreamError::protocol("push without a pull"));
         }
         *conn.slot_mut::<T>() = Some(element);
@@ -292,7 +302,7 @@ fn emit_next<T: Send + 'static>(core: &mut Core, c: u32) -> StageResult {
     if drained {
         conn.emits = None;
     }
-    core.push(c, element)?;
+    core.push_next(c, element)?;
     let conn = &mut core.conns[c as usize];
     if drained && conn.state & COMPLETE_AFTER_EMIT != 0 {
         conn.state &= !COMPLETE_AFTER_EMIT;

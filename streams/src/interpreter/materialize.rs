@@ -145,7 +145,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
     for (index, node) in nodes.iter().enumerate() {
         match node {
             Node::Stage { stage, attributes } => {
-                let attributes = stage.initial_attributes().and(attributes);
+                let attributes = stage_attributes(&**stage, attributes);
                 islands
                     .last_mut()
                     .expect("at least one island")
@@ -160,7 +160,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
                     .iter()
                     .find_map(|n| match n {
                         Node::Stage { stage, attributes } => {
-                            Some(stage.initial_attributes().and(attributes).input_buffer())
+                            Some(stage_attributes(&**stage, attributes).input_buffer())
                         }
                         Node::Boundary(_) => None,
                     })
@@ -297,6 +297,13 @@ fn build_island(
             flushers: Vec::new(),
         },
     }
+}
+
+/// The stage's default name, then its own attributes, then the blueprint's.
+fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Attributes {
+    Attributes::named(stage.name())
+        .and(&stage.initial_attributes())
+        .and(set)
 }
 
 /// `stream-<n>-<island>-<first stage>`, with the stage name reduced to

@@ -5,7 +5,7 @@ use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, St
 pub(crate) struct MapConcat<T, I: IntoIterator, F> {
     pub(crate) shape: FlowShape<T, I::Item>,
     pub(crate) f: F,
-    pub(crate) current: Option<I::IntoIter>,
+    pub(crate) current: Option<std::iter::Peekable<I::IntoIter>>,
     pub(crate) upstream_done: bool,
 }
 
@@ -20,7 +20,16 @@ where
     /// Push the next element of the current iterator, or ask upstream for more.
     fn advance(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if let Some(next) = self.current.as_mut().and_then(Iterator::next) {
-            return ctx.push(self.shape.out, next);
+            ctx.push(self.shape.out, next)?;
+            // Know at once when the iterator is spent, so an upstream
+            // completion is passed on without waiting for another pull.
+            if self.current.as_mut().is_some_and(|it| it.peek().is_none()) {
+                self.current = None;
+                if self.upstream_done {
+                    ctx.complete_stage();
+                }
+            }
+            return Ok(());
         }
         self.current = None;
         if self.upstream_done {
@@ -46,7 +55,7 @@ where
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        self.current = Some((self.f)(element).into_iter());
+        self.current = Some((self.f)(element).into_iter().peekable());
         self.advance(ctx)
     }
 

@@ -1,0 +1,289 @@
+//! The custom stage API: handlers, emit, async callbacks, timers, attributes.
+
+use std::sync::mpsc;
+use std::time::Duration;
+
+use weir_actor::{DeadLetterReason, Event};
+use weir_streams::Attributes;
+use weir_streams::prelude::*;
+use weir_streams::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
+    SourceShape, StageContext, StageResult, TimerKey,
+};
+use weir_streams::testkit::{TestSink, TestSource};
+use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
+
+/// A source driven from outside through an async callback; it reports
+/// its attributes and timers to the test.
+struct Remote;
+struct RemoteLogic {
+    shape: SourceShape<u32>,
+    report: mpsc::Sender<String>,
+}
+
+enum Cmd {
+    Emit(Vec<u32>),
+    Finish,
+    Once(u64, Duration),
+    Periodic(u64, Duration),
+    Cancel(u64),
+}
+
+impl GraphStage for Remote {
+    type Shape = SourceShape<u32>;
+    type Mat = (AsyncCallback<Cmd>, mpsc::Receiver<String>);
+    fn name(&self) -> &'static str {
+        "remote"
+    }
+    fn initial_attributes(&self) -> Attributes {
+        Attributes::new().with_input_buffer(3)
+    }
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
+        let (report, rx) = mpsc::channel();
+        report
+            .send(format!(
+                "{:?}/{}",
+                cx.attributes().name(),
+                cx.attributes().input_buffer()
+            ))
+            .unwrap();
+        let callback = cx.async_callback(|this: &mut RemoteLogic, cmd: Cmd, ctx| {
+            match cmd {
+                Cmd::Emit(xs) => ctx.emit_multiple(this.shape.out, xs)?,
+                Cmd::Finish => ctx.complete(this.shape.out),
+                Cmd::Once(k, d) => ctx.schedule_once(k, d),
+                Cmd::Periodic(k, d) => ctx.schedule_periodically(k, d, d),
+                Cmd::Cancel(k) => {
+                    ctx.cancel_timer(k);
+                    let _ = this
+                        .report
+                        .send(format!("active {}", ctx.is_timer_active(k)));
+                }
+            }
+            Ok(())
+        });
+        (
+            Box::new(RemoteLogic {
+                shape: SourceShape::new(),
+                report,
+            }),
+            (callback, rx),
+        )
+    }
+}
+
+impl GraphStageLogic for RemoteLogic {
+    fn on_pull(&mut self, _: OutPort, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+    fn on_timer(&mut self, key: TimerKey, _: &mut StageContext<'_>) -> StageResult {
+        let _ = self.report.send(format!("timer {}", key.0));
+        Ok(())
+    }
+    fn post_stop(&mut self) {
+        let _ = self.report.send("stopped".to_owned());
+    }
+}
+
+#[test]
+fn emit_multiple_is_delivered_in_order_on_demand_and_completion_waits_for_it() {
+    let (system, mat) = stream_system("emit");
+    let ((callback, _reports), mut down) = Source::from_graph(Remote)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    callback.invoke(Cmd::Emit(vec![1, 2, 3, 4]));
+    callback.invoke(Cmd::Finish);
+    down.expect_no_message(QUIET);
+    down.request(2);
+    assert_eq!(down.expect_next_n(2), vec![1, 2]);
+    down.expect_no_message(QUIET);
+    down.request(5);
+    assert_eq!(down.expect_next_n(2), vec![3, 4]);
+    down.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn async_callbacks_work_before_start_and_are_reported_after_stop() {
+    let (system, mat) = stream_system("callbacks");
+    let graph = Source::from_graph(Remote).to_mat(Sink::collect(), Keep::both);
+    let ((callback, reports), done) = graph.run(&mat);
+    // Invoked at once, from another thread: nothing is lost or reordered.
+    let sender = callback.clone();
+    std::thread::spawn(move || {
+        for i in 0..100 {
+            sender.invoke(Cmd::Emit(vec![i]));
+        }
+        sender.invoke(Cmd::Finish);
+    })
+    .join()
+    .unwrap();
+    assert_eq!(done.wait(), Ok((0..100).collect::<Vec<_>>()));
+    assert_eq!(
+        reports.recv_timeout(PATIENCE).unwrap(),
+        "Some(\"remote\")/3"
+    );
+    assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "stopped");
+
+    let dead = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let log = std::sync::Arc::clone(&dead);
+    let _subscription = system.event_stream().subscribe(move |event| {
+        let Event::DeadLetter(letter) = event else {
+            return;
+        };
+        log.lock().unwrap().push(letter.reason());
+    });
+    callback.invoke(Cmd::Emit(vec![1])); // after stop: a dead letter, no panic
+    assert!(eventually(PATIENCE, || !dead.lock().unwrap().is_empty()));
+    let reason = dead.lock().unwrap()[0];
+    assert!(
+        matches!(
+            reason,
+            DeadLetterReason::RecipientStopped | DeadLetterReason::StageStopped
+        ),
+        "{reason:?}"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn keyed_timers_fire_once_periodically_and_can_be_cancelled() {
+    let (system, mat) = stream_system("timers");
+    let ((callback, reports), _down) = Source::from_graph(Remote)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    assert!(reports.recv_timeout(PATIENCE).unwrap().starts_with("Some"));
+    callback.invoke(Cmd::Once(1, Duration::from_millis(5)));
+    assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 1");
+    assert!(
+        reports.recv_timeout(QUIET).is_err(),
+        "a once timer fires once"
+    );
+
+    callback.invoke(Cmd::Periodic(2, Duration::from_millis(5)));
+    for _ in 0..3 {
+        assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 2");
+    }
+    callback.invoke(Cmd::Cancel(2));
+    // Ticks already queued may still arrive before the cancel report.
+    let mut seen = reports.recv_timeout(PATIENCE).unwrap();
+    while seen == "timer 2" {
+        seen = reports.recv_timeout(PATIENCE).unwrap();
+    }
+    assert_eq!(seen, "active false");
+    assert!(
+        reports.recv_timeout(QUIET).is_err(),
+        "no tick after the cancel"
+    );
+
+    // Replacing a timer with the same key: only the new one fires.
+    callback.invoke(Cmd::Once(3, Duration::from_secs(60)));
+    callback.invoke(Cmd::Once(3, Duration::from_millis(5)));
+    assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 3");
+    shutdown(&system);
+}
+
+/// A sink that keeps going after its inlet closes, until a timer ends it.
+struct Lingering;
+struct LingeringLogic {
+    shape: SinkShape<u8>,
+    done: mpsc::Sender<&'static str>,
+}
+
+impl GraphStage for Lingering {
+    type Shape = SinkShape<u8>;
+    type Mat = mpsc::Receiver<&'static str>;
+    fn name(&self) -> &'static str {
+        "lingering"
+    }
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
+        let (done, rx) = mpsc::channel();
+        (
+            Box::new(LingeringLogic {
+                shape: SinkShape::new(),
+                done,
+            }),
+            rx,
+        )
+    }
+}
+
+impl GraphStageLogic for LingeringLogic {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.grab(self.shape.inlet)?;
+        ctx.pull(self.shape.inlet)
+    }
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.set_keep_going(true);
+        ctx.schedule_once(TimerKey(9), Duration::from_millis(20));
+        let _ = self.done.send("upstream finished");
+        Ok(())
+    }
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        let _ = self.done.send("timer");
+        ctx.complete_stage();
+        Ok(())
+    }
+    fn post_stop(&mut self) {
+        let _ = self.done.send("stopped");
+    }
+}
+
+#[test]
+fn keep_going_holds_a_stage_open_after_its_ports_close() {
+    let (system, mat) = stream_system("keep-going");
+    let events = Source::range(0u8..3).run_with(Sink::from_graph(Lingering), &mat);
+    assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "upstream finished");
+    assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "timer");
+    assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "stopped");
+    shutdown(&system);
+}
+
+#[test]
+fn the_documented_custom_stage_pattern_works_under_probes() {
+    // The same shape as examples/custom_stage.rs: drop repeats.
+    use weir_streams::stage::FlowShape;
+    struct Dedup;
+    struct DedupLogic(FlowShape<u32, u32>, Option<u32>);
+    impl GraphStage for Dedup {
+        type Shape = FlowShape<u32, u32>;
+        type Mat = ();
+        fn name(&self) -> &'static str {
+            "dedup"
+        }
+        fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+            (Box::new(DedupLogic(FlowShape::new(), None)), ())
+        }
+    }
+    impl GraphStageLogic for DedupLogic {
+        fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+            let x = ctx.grab(self.0.inlet)?;
+            if self.1 == Some(x) {
+                return ctx.pull(self.0.inlet);
+            }
+            self.1 = Some(x);
+            ctx.push(self.0.out, x)
+        }
+        fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+            ctx.pull(self.0.inlet)
+        }
+    }
+    let (system, mat) = stream_system("dedup");
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .via(Flow::from_graph(Dedup))
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(2);
+    for x in [5, 5, 5, 6] {
+        up.expect_request();
+        up.send_next(x);
+    }
+    assert_eq!(down.expect_next_n(2), vec![5, 6]);
+    up.expect_no_signal(QUIET);
+    up.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}
