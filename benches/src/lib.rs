@@ -138,3 +138,4 @@ pub mod akka_pingpong;
 
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
+pub mod streams_pipeline;

@@ -15,6 +15,7 @@ use weir_streams::stage::{
 };
 
 /// The blueprint part: shared by every run of the blueprint.
+#[derive(Debug)]
 pub struct Dedup;
 
 /// The running part: one per run.

@@ -40,6 +40,8 @@
 //! system.terminate().wait().unwrap();
 //! ```
 
+#![warn(missing_docs)]
+
 mod blueprint;
 mod completion;
 mod error;

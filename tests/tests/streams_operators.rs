@@ -165,7 +165,7 @@ fn take_completes_downstream_and_cancels_upstream() {
 fn operators_respect_back_pressure() {
     let (system, mat) = stream_system("back-pressure");
     // filter asks for another element only after dropping one; nothing unrequested moves.
-    let (mut up, mut down) = probed(Flow::new().filter(|x: &u32| x % 2 == 0), &mat);
+    let (mut up, mut down) = probed(Flow::new().filter(|x: &u32| x.is_multiple_of(2)), &mat);
     up.expect_no_signal(QUIET);
     down.request(1);
     up.expect_request();

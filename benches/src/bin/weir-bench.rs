@@ -119,15 +119,103 @@ impl Args {
     }
 }
 
+#[global_allocator]
+static ALLOC: weir_benches::CountingAlloc = weir_benches::CountingAlloc::new();
+
+/// `range -> map -> filter -> fold`: Weir against an iterator, futures and
+/// (with `--features peers`) datum-core; medians of `--runs` runs.
+fn streams(args: &Args) {
+    use weir_benches::streams_pipeline as p;
+    let n = args.get("--elements").unwrap_or(10_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-streams").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let expected = p::expected(n);
+    type Variant<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
+    let mut variants: Vec<Variant<'_>> = vec![
+        ("iterator", Box::new(|| p::iterator(n))),
+        (
+            "futures::stream (block_on)",
+            Box::new(|| p::futures_stream(n)),
+        ),
+        ("weir fused", Box::new(|| p::weir_fused(n, &mat))),
+        (
+            "weir, one async boundary",
+            Box::new(|| p::weir_async_boundary(n, &mat)),
+        ),
+        (
+            "weir, boundary, buffer 1024",
+            Box::new(|| p::weir_async_boundary_buffer(n, 1024, &mat)),
+        ),
+        (
+            "weir, 10 maps (fused)",
+            Box::new(|| p::weir_ten_maps(n, &mat)),
+        ),
+        (
+            "iterator, 10 boxed maps",
+            Box::new(|| p::iterator_ten_maps(n)),
+        ),
+        (
+            "weir, 10 unfused stages",
+            Box::new(|| p::weir_ten_unfused_stages(n, &mat)),
+        ),
+    ];
+    #[cfg(feature = "peers")]
+    variants.push(("datum-core 0.11", Box::new(|| p::datum(n))));
+    println!("range(0..{n}) -> map -> filter -> fold, median of {runs} runs, 2-core box");
+    println!(
+        "{:<30} {:>14} {:>12} {:>14}",
+        "variant", "elements/s", "vs futures", "allocs/element"
+    );
+    let mut futures_rate = None;
+    let mut rows = Vec::new();
+    for (name, run) in variants.iter_mut() {
+        let checksum = run(); // warm-up, and the checksum check
+        let ten_maps = name.contains("10");
+        assert!(
+            ten_maps || checksum == expected,
+            "{name} computed {checksum}, expected {expected}"
+        );
+        let allocs_before = ALLOC.allocations();
+        let _ = run();
+        let allocs = (ALLOC.allocations() - allocs_before) as f64 / n as f64;
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                n as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[runs / 2];
+        if name.starts_with("futures") {
+            futures_rate = Some(median);
+        }
+        rows.push((*name, median, allocs));
+    }
+    for (name, rate, allocs) in rows {
+        let ratio = futures_rate.map_or(String::new(), |f| format!("{:.2}x", rate / f));
+        println!(
+            "{name:<30} {:>12.1} M {ratio:>12} {allocs:>14.6}",
+            rate / 1e6
+        );
+    }
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
 fn main() {
     let args = Args(std::env::args().skip(1).collect());
     match args.0.first().map(String::as_str) {
         Some("pingpong") => pingpong(&args),
         Some("idle") => idle(&args),
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
+        Some("streams") => streams(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N]"
             );
             std::process::exit(2);
         }

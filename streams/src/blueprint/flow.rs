@@ -6,7 +6,25 @@ use std::sync::Arc;
 use super::linear::Linear;
 use super::{Sink, SinkKind};
 use crate::Attributes;
-use crate::fusion::{Step, StepFactory, StepStage, compose};
+use crate::fusion::{IterAdapter, Step, StepFactory, StepStage, compose};
+
+/// A flow of simple operators in its two fusable forms: one step (run as
+/// one stage) and one iterator adapter (fused into an iterator source).
+pub(crate) struct Simple<In, Out> {
+    pub(crate) step: StepFactory<In, Out>,
+    pub(crate) adapt: IterAdapter<In, Out>,
+    pub(crate) attributes: Attributes,
+}
+
+impl<In, Out> Clone for Simple<In, Out> {
+    fn clone(&self) -> Self {
+        Self {
+            step: Arc::clone(&self.step),
+            adapt: Arc::clone(&self.adapt),
+            attributes: self.attributes.clone(),
+        }
+    }
+}
 use crate::interpreter::Node;
 use crate::interpreter::boundary::Boundary;
 use crate::stage::{FlowShape, GraphStage};
@@ -36,7 +54,7 @@ use crate::stage::{FlowShape, GraphStage};
 pub struct Flow<In, Out = In, Mat = ()> {
     pub(crate) linear: Linear<Mat>,
     /// Set when the flow is exactly one fused step (it may fuse further).
-    pub(crate) step: Option<(StepFactory<In, Out>, Attributes)>,
+    pub(crate) step: Option<Simple<In, Out>>,
     _types: PhantomData<fn(In) -> Out>,
 }
 
@@ -72,11 +90,19 @@ impl<T: Send + 'static> Default for Flow<T, T, ()> {
 }
 
 impl<In: Send + 'static, Out: Send + 'static> Flow<In, Out, ()> {
-    pub(crate) fn from_step(name: &'static str, step: StepFactory<In, Out>) -> Self {
+    pub(crate) fn from_simple(
+        name: &'static str,
+        step: StepFactory<In, Out>,
+        adapt: IterAdapter<In, Out>,
+    ) -> Self {
         let attributes = Attributes::named(name);
         Self {
             linear: Linear::single(step_node(name, step.clone(), attributes.clone()), 1),
-            step: Some((step, attributes)),
+            step: Some(Simple {
+                step,
+                adapt,
+                attributes,
+            }),
             _types: PhantomData,
         }
     }
@@ -124,9 +150,12 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
         next: Flow<Out, Next, M2>,
         combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
     ) -> Flow<In, Next, M3> {
-        if let (Some((a, attrs_a)), Some((b, attrs_b))) = (&self.step, &next.step) {
+        if let (Some(a), Some(b)) = (&self.step, &next.step) {
             // Two fused steps become one.
-            let step = compose(a.clone(), b.clone());
+            let step = compose(a.step.clone(), b.step.clone());
+            let (adapt_a, adapt_b) = (a.adapt.clone(), b.adapt.clone());
+            let adapt: IterAdapter<In, Next> = Arc::new(move |it| adapt_b(adapt_a(it)));
+            let (attrs_a, attrs_b) = (&a.attributes, &b.attributes);
             let name = format!(
                 "{}.{}",
                 attrs_a.name().unwrap_or("step"),
@@ -146,7 +175,11 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
                         combine(l, right(&mut one))
                     }),
                 },
-                step: Some((step, attributes)),
+                step: Some(Simple {
+                    step,
+                    adapt,
+                    attributes,
+                }),
                 _types: PhantomData,
             };
         }
@@ -192,9 +225,10 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
 
     /// Set attributes on the last stage.
     pub fn with_attributes(self, attributes: Attributes) -> Self {
-        let step = self
-            .step
-            .map(|(step, attrs)| (step, attrs.and(&attributes)));
+        let step = self.step.map(|simple| Simple {
+            attributes: simple.attributes.and(&attributes),
+            ..simple
+        });
         Self {
             linear: self.linear.with_last_attributes(|a| a.and(&attributes)),
             step,
@@ -218,13 +252,10 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
 /// identity flow before it). The types are equal exactly when the left
 /// flow has no nodes, which only the identity flow has.
 fn retype_step<A: 'static, B: 'static, C: 'static>(
-    step: Option<(StepFactory<B, C>, Attributes)>,
-) -> Option<(StepFactory<A, C>, Attributes)> {
-    let (step, attributes) = step?;
-    let any: Box<dyn std::any::Any> = Box::new(step);
-    any.downcast::<StepFactory<A, C>>()
-        .ok()
-        .map(|step| (*step, attributes))
+    step: Option<Simple<B, C>>,
+) -> Option<Simple<A, C>> {
+    let any: Box<dyn std::any::Any> = Box::new(step?);
+    any.downcast::<Simple<A, C>>().ok().map(|simple| *simple)
 }
 
 impl<In, Out, Mat> std::fmt::Debug for Flow<In, Out, Mat> {
@@ -236,12 +267,16 @@ impl<In, Out, Mat> std::fmt::Debug for Flow<In, Out, Mat> {
     }
 }
 
-pub(crate) fn step_flow<In: Send + 'static, Out: Send + 'static, F>(
+/// A flow of one simple operator: `make` gives its step for a stage,
+/// `adapt` wraps an iterator with it for fusion into an iterator source.
+pub(crate) fn simple_flow<In: Send + 'static, Out: Send + 'static, F, G>(
     name: &'static str,
     make: F,
+    adapt: G,
 ) -> Flow<In, Out, ()>
 where
     F: Fn() -> Box<dyn FnMut(In) -> Step<Out> + Send> + Send + Sync + 'static,
+    G: Fn(crate::fusion::BoxIter<In>) -> crate::fusion::BoxIter<Out> + Send + Sync + 'static,
 {
-    Flow::from_step(name, Arc::new(make))
+    Flow::from_simple(name, Arc::new(make), Arc::new(adapt))
 }

@@ -8,7 +8,7 @@ mod sink;
 mod source;
 
 pub use flow::Flow;
-pub(crate) use flow::step_flow;
+pub(crate) use flow::simple_flow;
 pub use keep::Keep;
 pub use runnable::RunnableGraph;
 pub use sink::Sink;

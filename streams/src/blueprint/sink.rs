@@ -103,11 +103,8 @@ impl<In, Mat: 'static> Sink<In, Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> Sink<In, M2> {
-        let kind = match self.kind {
-            SinkKind::Graph => SinkKind::Graph,
-            // The consumer's value goes through the blueprint's mat function.
-            SinkKind::Consumer(c) => SinkKind::Consumer(c),
-        };
+        // A consumer's value goes through the blueprint's mat function, so it still fuses.
+        let kind = self.kind;
         Sink::from_parts(self.linear.map_mat(f), kind)
     }
 

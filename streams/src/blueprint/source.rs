@@ -7,7 +7,7 @@ use super::flow::Flow;
 use super::linear::Linear;
 use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
-use crate::fusion::{BoxIter, IterConsumerStage, IterFactory, IterSource, StepIter};
+use crate::fusion::{IterConsumerStage, IterFactory, IterSource};
 use crate::interpreter::Node;
 use crate::interpreter::boundary::Boundary;
 use crate::stage::{GraphStage, SourceShape};
@@ -102,16 +102,11 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         flow: Flow<Out, Next, M2>,
         combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
     ) -> Source<Next, M3> {
-        if let (Some((iter, attrs)), Some((step, step_attrs))) = (&self.iter, &flow.step) {
-            // Fuse the step into the iterator.
-            let (iter, step) = (iter.clone(), step.clone());
-            let factory: IterFactory<Next> = Arc::new(move || {
-                Box::new(StepIter {
-                    inner: iter(),
-                    step: step(),
-                    done: false,
-                }) as BoxIter<Next>
-            });
+        if let (Some((iter, attrs)), Some(simple)) = (&self.iter, &flow.step) {
+            // Fuse the operators into the iterator as iterator adapters.
+            let (iter, adapt) = (iter.clone(), simple.adapt.clone());
+            let factory: IterFactory<Next> = Arc::new(move || adapt(iter()));
+            let step_attrs = &simple.attributes;
             let name = format!(
                 "{}.{}",
                 attrs.name().unwrap_or("iter"),

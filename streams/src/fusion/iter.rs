@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use super::step::{Step, StepFn};
 use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
@@ -12,38 +11,8 @@ pub(crate) type BoxIter<T> = Box<dyn Iterator<Item = T> + Send>;
 /// Makes a fresh iterator for each materialization.
 pub(crate) type IterFactory<T> = Arc<dyn Fn() -> BoxIter<T> + Send + Sync>;
 
-/// An iterator with a step applied: what `Source::from_iter(..).map(..)` runs.
-pub(crate) struct StepIter<I, O> {
-    pub(crate) inner: BoxIter<I>,
-    pub(crate) step: StepFn<I, O>,
-    pub(crate) done: bool,
-}
-
-impl<I, O> Iterator for StepIter<I, O> {
-    type Item = O;
-
-    #[inline]
-    fn next(&mut self) -> Option<O> {
-        if self.done {
-            return None;
-        }
-        loop {
-            let element = self.inner.next()?;
-            match (self.step)(element) {
-                Step::Emit(out) => return Some(out),
-                Step::Skip => {}
-                Step::Last(out) => {
-                    self.done = true;
-                    return Some(out);
-                }
-                Step::Done => {
-                    self.done = true;
-                    return None;
-                }
-            }
-        }
-    }
-}
+/// Wraps an iterator with fused operators (a fresh wrapping per run).
+pub(crate) type IterAdapter<I, O> = Arc<dyn Fn(BoxIter<I>) -> BoxIter<O> + Send + Sync>;
 
 /// A source stage that pulls its elements from an iterator, one per pull.
 pub(crate) struct IterSource<T> {

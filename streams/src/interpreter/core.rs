@@ -28,7 +28,7 @@
 //! A stage counts its open ports; when the count reaches 0 (and the stage
 //! does not keep going) it is finished and its `post_stop` runs.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -67,6 +67,9 @@ pub(crate) struct Conn {
     pub(crate) down_port: u16,
     /// `Option<T>` for the connection's element type.
     pub(crate) slot: Slot,
+    /// The element type the slot holds, checked inline on every access
+    /// (cheaper than `downcast_mut`, which asks the vtable).
+    pub(crate) element: TypeId,
     pub(crate) clear: fn(&mut Slot),
     pub(crate) failure: Option<StreamError>,
     /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
@@ -122,20 +125,20 @@ pub(crate) struct Core {
 pub(crate) type Flush = fn(&mut dyn GraphStageLogic, &mut StageContext<'_>) -> StageResult;
 
 impl Core {
+    #[inline]
     pub(crate) fn conn_in(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        self.stages[stage]
-            .ins
-            .get(usize::from(port))
-            .copied()
-            .ok_or_else(|| StreamError::protocol(format!("inlet {port} is not connected")))
+        match self.stages[stage].ins.get(usize::from(port)) {
+            Some(c) => Ok(*c),
+            None => Err(not_connected("inlet", port)),
+        }
     }
 
+    #[inline]
     pub(crate) fn conn_out(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        self.stages[stage]
-            .outs
-            .get(usize::from(port))
-            .copied()
-            .ok_or_else(|| StreamError::protocol(format!("outlet {port} is not connected")))
+        match self.stages[stage].outs.get(usize::from(port)) {
+            Some(c) => Ok(*c),
+            None => Err(not_connected("outlet", port)),
+        }
     }
 
     fn close_port(&mut self, stage: u32) {
@@ -143,11 +146,12 @@ impl Core {
         meta.open_ports = meta.open_ports.saturating_sub(1);
     }
 
+    #[inline]
     pub(crate) fn pull(&mut self, c: u32) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
         if s & IN_DONE != 0 {
-            return Err(StreamError::protocol("pull on a closed inlet"));
+            return Err(violation("pull on a closed inlet"));
         }
         if s & (DEMANDED | PUSHED) != 0 {
             return Err(StreamError::protocol(
@@ -166,6 +170,7 @@ impl Core {
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn push<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
         if self.conns[c as usize].emits_pending() {
             return Err(StreamError::protocol(
@@ -176,6 +181,7 @@ impl Core {
     }
 
     /// Push, where the emit queue may still hold later elements.
+    #[inline]
     fn push_next<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
@@ -184,30 +190,29 @@ impl Core {
                 // Downstream cancelled: pushes are absorbed.
                 return Ok(());
             }
-            return Err(StreamError::protocol("push on a completed outlet"));
+            return Err(violation("push on a completed outlet"));
         }
         if s & DOWN_CLOSED != 0 {
             return Ok(());
         }
         if s & DEMANDED == 0 {
-            return Err(StreamError::protocol("push without a pull"));
+            return Err(violation("push without a pull"));
         }
-        *conn.slot_mut::<T>() = Some(element);
+        *conn.slot_mut::<T>()? = Some(element);
         conn.state = (s & !DEMANDED) | PUSHED;
         self.events.push_back(Event::Push(c));
         Ok(())
     }
 
+    #[inline]
     pub(crate) fn grab<T: Send + 'static>(&mut self, c: u32) -> Result<T, StreamError> {
         let conn = &mut self.conns[c as usize];
         if conn.state & AVAILABLE == 0 {
-            return Err(StreamError::protocol("grab with no element available"));
+            return Err(violation("grab with no element available"));
         }
+        let element = conn.slot_mut::<T>()?.take();
         conn.state &= !AVAILABLE;
-        Ok(conn
-            .slot_mut::<T>()
-            .take()
-            .expect("AVAILABLE implies an element in the slot"))
+        element.ok_or_else(|| violation("grab with no element available"))
     }
 
     pub(crate) fn complete(&mut self, c: u32) {
@@ -286,6 +291,18 @@ impl Core {
     }
 }
 
+#[cold]
+#[inline(never)]
+fn not_connected(side: &str, port: u16) -> StreamError {
+    StreamError::protocol(format!("{side} {port} is not connected"))
+}
+
+#[cold]
+#[inline(never)]
+fn violation(detail: &'static str) -> StreamError {
+    StreamError::protocol(detail)
+}
+
 /// Push the next queued emit (the connection was just pulled).
 fn emit_next<T: Send + 'static>(core: &mut Core, c: u32) -> StageResult {
     let conn = &mut core.conns[c as usize];
@@ -320,6 +337,7 @@ impl Conn {
             down,
             down_port,
             slot: (kind.new)(),
+            element: kind.element,
             clear: kind.clear,
             failure: None,
             emits: None,
@@ -330,10 +348,20 @@ impl Conn {
         self.emits.is_some()
     }
 
-    fn slot_mut<T: Send + 'static>(&mut self) -> &mut Option<T> {
-        self.slot
-            .downcast_mut::<Option<T>>()
-            .expect("the connection's slot holds the type its ports were built with")
+    #[inline]
+    fn slot_mut<T: Send + 'static>(&mut self) -> Result<&mut Option<T>, StreamError> {
+        if self.element != TypeId::of::<T>() {
+            return Err(StreamError::protocol(format!(
+                "port used with element type {}, which is not the connection's",
+                std::any::type_name::<T>()
+            )));
+        }
+        let slot: *mut (dyn Any + Send) = &mut *self.slot;
+        // SAFETY: the slot was made by `SlotKind::of::<E>()` as a
+        // `Box<Option<E>>` with `element == TypeId::of::<E>()`; equal type
+        // ids mean `T == E`, so the cast is to the slot's own type (what
+        // `downcast_mut` does, without the vtable call).
+        Ok(unsafe { &mut *slot.cast::<Option<T>>() })
     }
 
     fn slot_clear(&mut self) {

@@ -44,7 +44,7 @@ impl Island {
             }
             for i in 0..self.core.flushers.len() {
                 let (stage, flush) = self.core.flushers[i];
-                self.call(stage, |logic, ctx| flush(logic, ctx));
+                self.call(stage, flush);
             }
             if self.core.events.is_empty() {
                 return false;

@@ -91,6 +91,7 @@ pub(crate) type Slot = Box<dyn Any + Send>;
 #[doc(hidden)]
 #[derive(Clone, Copy)]
 pub struct SlotKind {
+    pub(crate) element: std::any::TypeId,
     pub(crate) new: fn() -> Slot,
     pub(crate) clear: fn(&mut Slot),
 }
@@ -104,6 +105,7 @@ impl fmt::Debug for SlotKind {
 impl SlotKind {
     pub(crate) fn of<T: Send + 'static>() -> Self {
         Self {
+            element: std::any::TypeId::of::<T>(),
             new: || Box::new(None::<T>),
             clear: |slot| {
                 if let Some(slot) = slot.downcast_mut::<Option<T>>() {

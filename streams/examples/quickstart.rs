@@ -1,8 +1,10 @@
-//! Quick start: a small supervised word-count pipeline on weir-actor.
+//! Quick start: a small supervised word count, on actors and on a stream.
 //!
 //! A `Coordinator` spawns a pool of `Counter` children, deals lines out to
 //! them, watches them, and collects their counts with `ask`. One line makes a
-//! counter panic: its supervisor restarts it and the rest goes on.
+//! counter panic: its supervisor restarts it and the rest goes on. A stream
+//! feeds the lines to the coordinator; a second stream counts the same words
+//! with operators across an async boundary.
 //!
 //! Run with `cargo run --release --example quickstart`.
 
@@ -10,6 +12,7 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, Terminated, ask};
+use weir_streams::prelude::*;
 
 /// Counts the words of the lines it is given.
 #[derive(Default)]
@@ -116,14 +119,22 @@ fn main() {
     ];
     let started = Instant::now();
     let lines = 300_000;
-    for i in 0..lines {
-        coordinator.tell(CoordinatorMsg::Line(text[i % text.len()].to_owned()));
-        if i == lines / 2 {
-            coordinator.tell(CoordinatorMsg::Line(
-                "this line makes a counter panic".to_owned(),
-            ));
-        }
-    }
+    let materializer = Materializer::new(&system);
+    // A stream feeds the actors: one line per element, into the coordinator.
+    let feeder = coordinator.clone();
+    // Half-way, one line makes a counter panic.
+    let fed = Source::range(0..lines)
+        .map(move |i| match i {
+            i if i == lines / 2 => "this line makes a counter panic".to_owned(),
+            i => text[i % text.len()].to_owned(),
+        })
+        .run_with(
+            Sink::for_each(move |line: String| {
+                feeder.tell(CoordinatorMsg::Line(line));
+            }),
+            &materializer,
+        );
+    fed.wait().expect("the feeding stream completes");
     let totals = ask(
         &coordinator,
         CoordinatorMsg::Totals,
@@ -137,6 +148,36 @@ fn main() {
     );
     println!("top words (one counter was restarted half-way, so its first half is lost):");
     for (word, n) in totals.iter().take(5) {
+        println!("  {word:>6} {n}");
+    }
+
+    // The same count as a stream: split lines into words on one island,
+    // count them on another.
+    let started = Instant::now();
+    let counted = Source::range(0..lines)
+        .map(move |i| text[i % text.len()])
+        .map_concat(|line| {
+            line.split_whitespace()
+                .map(str::to_lowercase)
+                .collect::<Vec<_>>()
+        })
+        .async_boundary()
+        .run_with(
+            Sink::fold(HashMap::<String, u64>::new(), |mut counts, word| {
+                *counts.entry(word).or_default() += 1;
+                counts
+            }),
+            &materializer,
+        )
+        .wait()
+        .expect("the counting stream completes");
+    let mut counted: Vec<_> = counted.into_iter().collect();
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    println!(
+        "{lines} lines through a two-island stream in {:?}; top words:",
+        started.elapsed()
+    );
+    for (word, n) in counted.iter().take(5) {
         println!("  {word:>6} {n}");
     }
     system

@@ -1,0 +1,22 @@
+//! One pipeline variant in a loop, for a profiler:
+//! `cargo build --release -p weir-benches --example profile_streams`, then
+//! `perf record target/release/examples/profile_streams fused`.
+
+fn main() {
+    use weir_benches::streams_pipeline as p;
+    let which = std::env::args().nth(1).unwrap_or_else(|| "fused".into());
+    let system = weir_actor::ActorSystem::new("profile").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let n = 10_000_000;
+    for _ in 0..5 {
+        let r = match which.as_str() {
+            "fused" => p::weir_fused(n, &mat),
+            "boundary" => p::weir_async_boundary(n, &mat),
+            "unfused" => p::weir_ten_unfused_stages(n / 100, &mat),
+            "maps" => p::weir_ten_maps(n, &mat),
+            other => panic!("unknown variant {other}"),
+        };
+        std::hint::black_box(r);
+    }
+    system.terminate().wait().expect("outside the system");
+}
