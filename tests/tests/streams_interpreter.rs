@@ -223,3 +223,70 @@ fn many_short_streams_leave_no_actor_behind() {
     );
     shutdown(&system);
 }
+
+#[test]
+fn fusion_reaches_across_an_async_boundary_without_changing_semantics() {
+    let (system, mat) = stream_system("boundary-fusion");
+    // Order and completeness through fused halves.
+    let all = Source::range(0u32..50_000)
+        .async_boundary()
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(all.wait(), Ok((0..50_000).collect::<Vec<_>>()));
+    // A sink that stops early cancels the fused iterator on the other island.
+    assert_eq!(
+        Source::repeat(1u8)
+            .async_boundary()
+            .run_with(Sink::head(), &mat)
+            .wait(),
+        Ok(1)
+    );
+    assert_eq!(
+        Source::repeat(1u8)
+            .async_boundary()
+            .run_with(Sink::cancelled(), &mat)
+            .wait(),
+        Ok(())
+    );
+    // A panic in the fused iterator names it; a panic in the fused sink names the sink.
+    let up = Source::range(0u32..10)
+        .map(|x| if x == 3 { panic!("up") } else { x })
+        .async_boundary()
+        .run_with(Sink::fold(0, |a, x| a + x), &mat)
+        .wait()
+        .unwrap_err();
+    assert_eq!(up.stage(), Some("range.map"));
+    let down = Source::range(0u32..10)
+        .async_boundary()
+        .run_with(
+            Sink::fold(0, |a, x| if x == 5 { panic!("down") } else { a + x }),
+            &mat,
+        )
+        .wait()
+        .unwrap_err();
+    assert_eq!(down.stage(), Some("fold"));
+    // Materialized values survive the fusion, on both sides.
+    let (five, done) = Source::range(0u32..3)
+        .map_materialized_value(|()| 5u8)
+        .async_boundary()
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    assert_eq!((five, done.wait()), (5, Ok(vec![0, 1, 2])));
+    // Back-pressure holds: a fused iterator produces at most the buffer ahead.
+    let produced = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&produced);
+    let mut down = Source::range(0u32..1_000_000)
+        .inspect(move |_| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        })
+        .async_boundary()
+        .run_with(TestSink::probe(), &mat);
+    down.request(1);
+    assert_eq!(down.expect_next(), 0);
+    down.expect_no_message(QUIET);
+    let ahead = produced.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(
+        (1..=17).contains(&ahead),
+        "at most the 16-element buffer (plus the one delivered) ran ahead: {ahead}"
+    );
+    shutdown(&system);
+}

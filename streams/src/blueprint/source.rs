@@ -152,6 +152,27 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         sink: Sink<Out, M2>,
         combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
     ) -> RunnableGraph<M3> {
+        if let (Some(Node::Boundary(boundary)), SinkKind::Consumer(consumer)) =
+            (self.linear.nodes.last(), &sink.kind)
+            && let Some(boundary) = boundary.as_any().downcast_ref::<Boundary<Out>>()
+            && let Some(fused) =
+                boundary.with_sink(consumer.clone(), &node_name(&sink.linear.nodes))
+        {
+            // A folding sink right after an async boundary runs inside the
+            // boundary's downstream half.
+            let mut nodes = self.linear.nodes;
+            *nodes.last_mut().expect("matched above") = Node::Boundary(Arc::new(fused));
+            let split = self.linear.values;
+            let (left, right) = (self.linear.mat, sink.linear.mat);
+            return RunnableGraph::from_linear(Linear {
+                nodes,
+                values: split + sink.linear.values,
+                mat: Arc::new(move |v| {
+                    let (l, r) = v.split_at_mut(split);
+                    combine(left(l), right(r))
+                }),
+            });
+        }
         if let (Some((iter, attrs)), SinkKind::Consumer(consumer)) = (&self.iter, &sink.kind) {
             // An iterator source straight into a folding sink: one loop.
             let stage = IterConsumerStage {
@@ -159,17 +180,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 source: iter.clone(),
                 sink: consumer.clone(),
             };
-            let sink_name = sink
-                .linear
-                .nodes
-                .first()
-                .and_then(|n| match n {
-                    Node::Stage { attributes, stage } => {
-                        Some(attributes.name().unwrap_or(stage.name()).to_owned())
-                    }
-                    Node::Boundary(_) => None,
-                })
-                .unwrap_or_default();
+            let sink_name = node_name(&sink.linear.nodes);
             let name = format!("{}.{}", attrs.name().unwrap_or("iter"), sink_name);
             let node = Node::Stage {
                 stage: Arc::new(stage),
@@ -226,10 +237,15 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
     /// by a bounded buffer (the next stage's input buffer, 16 by default)
     /// that requests in batches.
     pub fn async_boundary(mut self) -> Self {
-        self.linear
-            .nodes
-            .push(Node::Boundary(Arc::new(Boundary::<Out>::new())));
-        self.iter = None;
+        let boundary = match self.iter.take() {
+            // The iterator runs inside the boundary's upstream half.
+            Some((iter, attrs)) => {
+                self.linear.nodes.clear();
+                Boundary::with_source(iter, attrs.name().unwrap_or("iter"))
+            }
+            None => Boundary::<Out>::new(),
+        };
+        self.linear.nodes.push(Node::Boundary(Arc::new(boundary)));
         self
     }
 }
@@ -253,4 +269,17 @@ impl<Out, Mat> std::fmt::Debug for Source<Out, Mat> {
             .field("fused", &self.iter.is_some())
             .finish()
     }
+}
+
+/// The name of the first stage of `nodes` (its attributes, else its default).
+fn node_name(nodes: &[Node]) -> String {
+    nodes
+        .first()
+        .and_then(|n| match n {
+            Node::Stage { attributes, stage } => {
+                Some(attributes.name().unwrap_or(stage.name()).to_owned())
+            }
+            Node::Boundary(_) => None,
+        })
+        .unwrap_or_default()
 }

@@ -17,6 +17,6 @@ mod consumer;
 mod iter;
 mod step;
 
-pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, IterConsumerStage};
+pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, Drained, IterConsumerStage};
 pub(crate) use iter::{BoxIter, IterAdapter, IterFactory, IterSource};
 pub(crate) use step::{Step, StepFactory, StepStage, compose};

@@ -93,15 +93,24 @@ impl<S: GraphStage> ErasedStage for S {
     }
 }
 
+/// One half of an async boundary, ready to be placed in its island.
+pub(crate) struct Half {
+    pub(crate) logic: Box<dyn GraphStageLogic>,
+    pub(crate) name: Arc<str>,
+    pub(crate) ports: (u16, u16),
+    pub(crate) slot: Option<SlotKind>,
+    /// The materialized values of the stages fused into this half.
+    pub(crate) mats: Vec<Box<dyn Any + Send>>,
+}
+
 /// Makes the two halves of an async boundary for one element type.
 pub(crate) trait BoundaryFactory: Send + Sync {
-    /// The upstream half (a sink in the upstream island), the downstream
-    /// half (a source in the downstream island), and the downstream
-    /// half's outlet slot.
-    fn create(
-        &self,
-        buffer: usize,
-    ) -> (Box<dyn GraphStageLogic>, Box<dyn GraphStageLogic>, SlotKind);
+    /// The upstream half (the end of the upstream island) and the
+    /// downstream half (the start of the downstream island).
+    fn create(&self, buffer: usize) -> (Half, Half);
+
+    /// For fusing a sink into the downstream half (see `Source::to_mat`).
+    fn as_any(&self) -> &dyn Any;
 }
 
 #[derive(Clone)]
@@ -128,12 +137,7 @@ enum Planned<'a> {
         stage: &'a dyn ErasedStage,
         attributes: Attributes,
     },
-    Ready {
-        logic: Box<dyn GraphStageLogic>,
-        name: &'static str,
-        ports: (u16, u16),
-        slot: Option<SlotKind>,
-    },
+    Ready(Half),
 }
 
 /// Materialize a runnable linear graph: spawn one actor per island, build
@@ -165,22 +169,12 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
                         Node::Boundary(_) => None,
                     })
                     .unwrap_or(crate::stage::DEFAULT_INPUT_BUFFER);
-                let (up, down, slot) = factory.create(buffer);
+                let (up, down) = factory.create(buffer);
                 islands
                     .last_mut()
                     .expect("at least one island")
-                    .push(Planned::Ready {
-                        logic: up,
-                        name: "async-boundary-out",
-                        ports: (1, 0),
-                        slot: None,
-                    });
-                islands.push(vec![Planned::Ready {
-                    logic: down,
-                    name: "async-boundary-in",
-                    ports: (0, 1),
-                    slot: Some(slot),
-                }]);
+                    .push(Planned::Ready(up));
+                islands.push(vec![Planned::Ready(down)]);
             }
         }
     }
@@ -193,7 +187,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
                 Planned::User { stage, attributes } => {
                     Some(attributes.name().unwrap_or(stage.name()).to_owned())
                 }
-                Planned::Ready { .. } => None,
+                Planned::Ready(_) => None,
             });
             let name = actor_name(stream, i, first.as_deref());
             let island = system
@@ -244,12 +238,16 @@ fn build_island(
                 let slot = (ports.1 > 0).then(|| stage.outlet_slot());
                 (logic, name, attributes, ports, slot)
             }
-            Planned::Ready {
-                logic,
-                name,
-                ports,
-                slot,
-            } => (logic, Arc::from(name), Attributes::new(), ports, slot),
+            Planned::Ready(half) => {
+                mats.extend(half.mats);
+                (
+                    half.logic,
+                    half.name,
+                    Attributes::new(),
+                    half.ports,
+                    half.slot,
+                )
+            }
         };
         // Linear wiring: this stage's inlet 0 takes the previous stage's outlet 0.
         let in_conns: Box<[u32]> = if ins > 0 {
