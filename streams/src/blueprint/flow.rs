@@ -276,7 +276,7 @@ pub(crate) fn simple_flow<In: Send + 'static, Out: Send + 'static, F, G>(
 ) -> Flow<In, Out, ()>
 where
     F: Fn() -> Box<dyn FnMut(In) -> Step<Out> + Send> + Send + Sync + 'static,
-    G: Fn(crate::fusion::BoxIter<In>) -> crate::fusion::BoxIter<Out> + Send + Sync + 'static,
+    G: Fn(crate::fusion::BoxChunks<In>) -> crate::fusion::BoxChunks<Out> + Send + Sync + 'static,
 {
     Flow::from_simple(name, Arc::new(make), Arc::new(adapt))
 }

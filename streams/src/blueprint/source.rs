@@ -155,8 +155,11 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         if let (Some(Node::Boundary(boundary)), SinkKind::Consumer(consumer)) =
             (self.linear.nodes.last(), &sink.kind)
             && let Some(boundary) = boundary.as_any().downcast_ref::<Boundary<Out>>()
-            && let Some(fused) =
-                boundary.with_sink(consumer.clone(), &node_name(&sink.linear.nodes))
+            && let Some(fused) = boundary.with_sink(
+                consumer.clone(),
+                &node_name(&sink.linear.nodes),
+                node_buffer(&sink.linear.nodes),
+            )
         {
             // A folding sink right after an async boundary runs inside the
             // boundary's downstream half.
@@ -282,4 +285,14 @@ fn node_name(nodes: &[Node]) -> String {
             Node::Boundary(_) => None,
         })
         .unwrap_or_default()
+}
+
+/// The input buffer of the first stage of `nodes`.
+fn node_buffer(nodes: &[Node]) -> usize {
+    match nodes.first() {
+        Some(Node::Stage { attributes, stage }) => {
+            stage.initial_attributes().and(attributes).input_buffer()
+        }
+        _ => crate::stage::DEFAULT_INPUT_BUFFER,
+    }
 }

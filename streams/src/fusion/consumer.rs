@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
-use super::iter::{BoxIter, IterFactory};
+use super::iter::{BoxChunks, Chunks, IterFactory};
 use crate::StreamError;
 use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
@@ -35,6 +35,38 @@ pub(crate) trait Consumer<In>: Send + 'static {
     /// Whether to ask for elements at all (`Sink::cancelled` does not).
     fn wants_elements(&self) -> bool {
         true
+    }
+
+    /// Elements to ask a fused source for at a time: 1 for a consumer
+    /// that may stop after any element (so nothing is made that it
+    /// does not take).
+    fn batch_size(&self) -> usize {
+        256
+    }
+
+    /// Feed about `budget` elements from a fused source, in batches.
+    /// Instantiated per consumer type, so `on_next` is a direct call here.
+    fn drain_chunks(
+        &mut self,
+        source: &mut dyn Chunks<In>,
+        buf: &mut Vec<In>,
+        budget: usize,
+    ) -> Drained {
+        let batch = self.batch_size().max(1);
+        let mut left = budget;
+        while left > 0 {
+            let exhausted = source.fill(buf, batch.min(left));
+            left = left.saturating_sub(buf.len().max(1));
+            for element in buf.drain(..) {
+                if self.on_next(element).is_break() {
+                    return Drained::Stopped;
+                }
+            }
+            if exhausted {
+                return Drained::Exhausted;
+            }
+        }
+        Drained::Budget
     }
 
     /// Feed up to `budget` elements from `iter`. Instantiated per consumer
@@ -167,7 +199,8 @@ impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
         mats.push(Box::new(()));
         mats.push(mat);
         Box::new(IterConsumerLogic {
-            iter: (self.source)(),
+            source: (self.source)(),
+            buf: Vec::new(),
             consumer,
             resume: None,
         })
@@ -175,17 +208,19 @@ impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
 }
 
 struct IterConsumerLogic<In> {
-    iter: BoxIter<In>,
+    source: BoxChunks<In>,
+    buf: Vec<In>,
     consumer: Box<dyn Consumer<In>>,
     resume: Option<AsyncCallback<()>>,
 }
 
 impl<In: Send + 'static> IterConsumerLogic<In> {
     fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let (iter, consumer) = (&mut self.iter, &mut self.consumer);
-        match catch_unwind(AssertUnwindSafe(|| {
-            consumer.drain(&mut **iter, DRAIN_BUDGET)
-        })) {
+        let (source, buf, consumer) = (&mut self.source, &mut self.buf, &mut self.consumer);
+        let drained = catch_unwind(AssertUnwindSafe(|| {
+            consumer.drain_chunks(&mut **source, buf, DRAIN_BUDGET)
+        }));
+        match drained {
             Ok(Drained::Budget) => {
                 if let Some(resume) = &self.resume {
                     resume.invoke(());

@@ -1,4 +1,10 @@
-//! Iterator sources, and steps fused into them.
+//! Iterator sources as [`Chunks`]: pulled a batch at a time, so each
+//! fused operator costs one indirect call per batch, not per element.
+//!
+//! A `fill(out, max)` appends at most `max` elements and makes no
+//! element it does not append: elements are still produced only on
+//! demand. `take_while` pulls one element at a time from upstream, so
+//! nothing upstream runs past the first element that fails it.
 
 use std::sync::Arc;
 
@@ -6,15 +12,62 @@ use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
 
-pub(crate) type BoxIter<T> = Box<dyn Iterator<Item = T> + Send>;
+/// A source of elements in batches.
+pub(crate) trait Chunks<T>: Send {
+    /// Append at most `max` (at least 1) elements to `out`; `true` once
+    /// the source is exhausted (it may still have appended some).
+    fn fill(&mut self, out: &mut Vec<T>, max: usize) -> bool;
+}
 
-/// Makes a fresh iterator for each materialization.
-pub(crate) type IterFactory<T> = Arc<dyn Fn() -> BoxIter<T> + Send + Sync>;
+pub(crate) type BoxChunks<T> = Box<dyn Chunks<T>>;
 
-/// Wraps an iterator with fused operators (a fresh wrapping per run).
-pub(crate) type IterAdapter<I, O> = Arc<dyn Fn(BoxIter<I>) -> BoxIter<O> + Send + Sync>;
+/// Makes a fresh source for each materialization.
+pub(crate) type IterFactory<T> = Arc<dyn Fn() -> BoxChunks<T> + Send + Sync>;
 
-/// A source stage that pulls its elements from an iterator, one per pull.
+/// Wraps a source with fused operators (a fresh wrapping per run).
+pub(crate) type IterAdapter<I, O> = Arc<dyn Fn(BoxChunks<I>) -> BoxChunks<O> + Send + Sync>;
+
+/// Any iterator as a leaf source; its loop is compiled for its type.
+pub(crate) struct IterChunks<I>(pub(crate) I);
+
+impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
+    fn fill(&mut self, out: &mut Vec<I::Item>, max: usize) -> bool {
+        for _ in 0..max {
+            match self.0.next() {
+                Some(element) => out.push(element),
+                None => return true,
+            }
+        }
+        false
+    }
+}
+
+/// A leaf source from an iterator.
+pub(crate) fn leaf<I>(iter: I) -> BoxChunks<I::Item>
+where
+    I: Iterator + Send + 'static,
+{
+    Box::new(IterChunks(iter))
+}
+
+/// One fused operator over an upstream source, with its own scratch batch.
+pub(crate) struct Adapted<I, S> {
+    pub(crate) inner: BoxChunks<I>,
+    pub(crate) scratch: Vec<I>,
+    pub(crate) state: S,
+}
+
+impl<I, S> Adapted<I, S> {
+    pub(crate) fn new(inner: BoxChunks<I>, state: S) -> Self {
+        Self {
+            inner,
+            scratch: Vec::new(),
+            state,
+        }
+    }
+}
+
+/// A source stage that emits from a fused source, one element per pull.
 pub(crate) struct IterSource<T> {
     pub(crate) name: &'static str,
     pub(crate) factory: IterFactory<T>,
@@ -22,7 +75,8 @@ pub(crate) struct IterSource<T> {
 
 struct IterLogic<T> {
     shape: SourceShape<T>,
-    iter: BoxIter<T>,
+    source: BoxChunks<T>,
+    buf: Vec<T>,
 }
 
 impl<T: Send + 'static> GraphStage for IterSource<T> {
@@ -36,7 +90,8 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = IterLogic {
             shape: SourceShape::new(),
-            iter: (self.factory)(),
+            source: (self.factory)(),
+            buf: Vec::with_capacity(1),
         };
         (Box::new(logic), ())
     }
@@ -44,11 +99,18 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
 
 impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        match self.iter.next() {
-            Some(element) => ctx.push(self.shape.out, element),
-            None => {
+        loop {
+            let exhausted = self.source.fill(&mut self.buf, 1);
+            if let Some(element) = self.buf.pop() {
+                ctx.push(self.shape.out, element)?;
+                if exhausted {
+                    ctx.complete(self.shape.out);
+                }
+                return Ok(());
+            }
+            if exhausted {
                 ctx.complete(self.shape.out);
-                Ok(())
+                return Ok(());
             }
         }
     }

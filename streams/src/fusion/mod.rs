@@ -3,9 +3,9 @@
 //! Simple element-wise operators (map, filter, filter_map, inspect, take,
 //! take_while, skip, skip_while) are [`Step`] functions. Consecutive ones
 //! compose into one step, which runs as one stage; after an iterator
-//! source they become iterator adapters of the source itself (each
-//! operator closure inlined into its adapter: one indirect call per
-//! operator per element). A sink
+//! source they become batch adapters of the source itself (each operator
+//! closure inlined into its adapter's loop: one indirect call per operator
+//! per batch). A sink
 //! that folds over elements is a [`Consumer`]; attached to an iterator
 //! source it drives the iterator in a loop, so `range -> map -> filter ->
 //! fold` runs as one stage with no port traffic per element. Every fused
@@ -18,5 +18,5 @@ mod iter;
 mod step;
 
 pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, Drained, IterConsumerStage};
-pub(crate) use iter::{BoxIter, IterAdapter, IterFactory, IterSource};
+pub(crate) use iter::{Adapted, BoxChunks, Chunks, IterAdapter, IterFactory, IterSource, leaf};
 pub(crate) use step::{Step, StepFactory, StepStage, compose};

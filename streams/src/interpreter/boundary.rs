@@ -24,7 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::materialize::{BoundaryFactory, Half};
-use crate::fusion::{BoxIter, Consumer, ConsumerFactory, Drained, IterFactory};
+use crate::fusion::{BoxChunks, Consumer, ConsumerFactory, Drained, IterFactory};
 use crate::stage::{
     AsyncCallback, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,
     StageResult,
@@ -64,6 +64,8 @@ pub(crate) struct Boundary<T> {
     source: Option<(IterFactory<T>, Arc<str>)>,
     /// A folding sink fused into the downstream half, and its name.
     sink: Option<(ConsumerFactory<T>, Arc<str>)>,
+    /// The fused sink's input buffer, which sizes this boundary.
+    buffer: Option<usize>,
     _elements: PhantomData<fn(T)>,
 }
 
@@ -72,6 +74,7 @@ impl<T> Boundary<T> {
         Self {
             source: None,
             sink: None,
+            buffer: None,
             _elements: PhantomData,
         }
     }
@@ -85,13 +88,19 @@ impl<T> Boundary<T> {
 
     /// This boundary with `sink` fused into its downstream half (`None`
     /// if it already has one).
-    pub(crate) fn with_sink(&self, sink: ConsumerFactory<T>, name: &str) -> Option<Self> {
+    pub(crate) fn with_sink(
+        &self,
+        sink: ConsumerFactory<T>,
+        name: &str,
+        buffer: usize,
+    ) -> Option<Self> {
         if self.sink.is_some() {
             return None;
         }
         Some(Self {
             source: self.source.clone(),
             sink: Some((sink, name.into())),
+            buffer: Some(buffer),
             _elements: PhantomData,
         })
     }
@@ -150,6 +159,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
             credit: capacity,
             batch,
             upstream,
+            scratch: Vec::new(),
             resume: None,
         };
         let down = BoundaryIn {
@@ -182,13 +192,17 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
     fn as_any(&self) -> &dyn Any {
         self
     }
+
+    fn buffer(&self) -> Option<usize> {
+        self.buffer
+    }
 }
 
 enum Upstream<T> {
     /// Elements arrive on inlet 0.
     Port,
     /// Elements come from a fused iterator source.
-    Iter(BoxIter<T>),
+    Iter(BoxChunks<T>),
 }
 
 /// The upstream half: a sink in the upstream island.
@@ -198,6 +212,8 @@ pub(crate) struct BoundaryOut<T> {
     credit: usize,
     batch: usize,
     upstream: Upstream<T>,
+    /// A fused source fills this batch first.
+    scratch: Vec<T>,
     /// For a fused iterator: run again after yielding the thread.
     resume: Option<AsyncCallback<()>>,
 }
@@ -265,24 +281,18 @@ impl<T: Send + 'static> BoundaryOut<T> {
     fn pump(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let mut budget = FUSED_BUDGET;
         loop {
-            let room = self.batch.saturating_sub(self.local.len()).max(1);
-            let take = self.credit.min(budget).min(room);
-            let Upstream::Iter(iter) = &mut self.upstream else {
+            let take = self.credit.min(budget);
+            let Upstream::Iter(source) = &mut self.upstream else {
                 return Ok(());
             };
-            let (local, credit) = (&mut self.local, &mut self.credit);
-            let outcome = catch_unwind(AssertUnwindSafe(|| {
-                for _ in 0..take {
-                    match iter.next() {
-                        Some(element) => {
-                            local.push_back(element);
-                            *credit -= 1;
-                        }
-                        None => return false,
-                    }
-                }
-                true
-            }));
+            let scratch = &mut self.scratch;
+            let outcome = if take == 0 {
+                Ok(true)
+            } else {
+                catch_unwind(AssertUnwindSafe(|| !source.fill(scratch, take)))
+            };
+            self.credit -= self.scratch.len();
+            self.local.extend(self.scratch.drain(..));
             budget -= take.min(budget);
             match outcome {
                 Ok(true) => {}

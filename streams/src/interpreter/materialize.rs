@@ -111,6 +111,9 @@ pub(crate) trait BoundaryFactory: Send + Sync {
 
     /// For fusing a sink into the downstream half (see `Source::to_mat`).
     fn as_any(&self) -> &dyn Any;
+
+    /// The buffer size of a stage fused into the downstream half.
+    fn buffer(&self) -> Option<usize>;
 }
 
 #[derive(Clone)]
@@ -160,15 +163,17 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
             }
             Node::Boundary(factory) => {
                 // The buffer belongs to the stage that receives from it.
-                let buffer = nodes[index + 1..]
-                    .iter()
-                    .find_map(|n| match n {
-                        Node::Stage { stage, attributes } => {
-                            Some(stage_attributes(&**stage, attributes).input_buffer())
-                        }
-                        Node::Boundary(_) => None,
-                    })
-                    .unwrap_or(crate::stage::DEFAULT_INPUT_BUFFER);
+                let buffer = factory.buffer().unwrap_or_else(|| {
+                    nodes[index + 1..]
+                        .iter()
+                        .find_map(|n| match n {
+                            Node::Stage { stage, attributes } => {
+                                Some(stage_attributes(&**stage, attributes).input_buffer())
+                            }
+                            Node::Boundary(_) => None,
+                        })
+                        .unwrap_or(crate::stage::DEFAULT_INPUT_BUFFER)
+                });
                 let (up, down) = factory.create(buffer);
                 islands
                     .last_mut()

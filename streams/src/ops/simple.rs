@@ -1,9 +1,133 @@
 //! The simple element-wise operators, each in its two fusable forms: a
-//! step (for a stage) and the std iterator adapter (for an iterator source).
+//! step (run as a stage) and a batch adapter (fused into an iterator source).
 
 use crate::Flow;
 use crate::blueprint::simple_flow;
-use crate::fusion::{BoxIter, Step};
+use crate::fusion::{Adapted, BoxChunks, Chunks, Step};
+
+/// How one operator turns an upstream batch into its output batch.
+/// `Adapted<I, S>` is a `Chunks<O>` for every `S: BatchOp<I, O>`.
+pub(crate) trait BatchOp<I, O>: Send {
+    /// How many upstream elements to ask for, for at most `max` outputs
+    /// (`None`: this operator is done).
+    fn upstream(&mut self, max: usize) -> Option<usize> {
+        Some(max)
+    }
+    /// Turn `batch` into outputs; `true` when this operator is done.
+    fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool;
+}
+
+impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
+    fn fill(&mut self, out: &mut Vec<O>, max: usize) -> bool {
+        let Some(want) = self.state.upstream(max) else {
+            return true;
+        };
+        let exhausted = self.inner.fill(&mut self.scratch, want.max(1));
+        let done = self.state.apply(&mut self.scratch, out);
+        self.scratch.clear();
+        exhausted || done
+    }
+}
+
+fn adapt<I: Send + 'static, O: 'static, S: BatchOp<I, O> + 'static>(
+    inner: BoxChunks<I>,
+    state: S,
+) -> BoxChunks<O> {
+    Box::new(Adapted::new(inner, state))
+}
+
+struct MapOp<F>(F);
+impl<I, O, F: FnMut(I) -> O + Send> BatchOp<I, O> for MapOp<F> {
+    fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {
+        out.extend(batch.drain(..).map(&mut self.0));
+        false
+    }
+}
+
+struct FilterOp<F>(F);
+impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for FilterOp<F> {
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        let p = &mut self.0;
+        out.extend(batch.drain(..).filter(|x| p(x)));
+        false
+    }
+}
+
+struct FilterMapOp<F>(F);
+impl<I, O, F: FnMut(I) -> Option<O> + Send> BatchOp<I, O> for FilterMapOp<F> {
+    fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {
+        out.extend(batch.drain(..).filter_map(&mut self.0));
+        false
+    }
+}
+
+struct InspectOp<F>(F);
+impl<T, F: FnMut(&T) + Send> BatchOp<T, T> for InspectOp<F> {
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        for x in batch.drain(..) {
+            (self.0)(&x);
+            out.push(x);
+        }
+        false
+    }
+}
+
+struct TakeOp(u64);
+impl<T: Send> BatchOp<T, T> for TakeOp {
+    fn upstream(&mut self, max: usize) -> Option<usize> {
+        (self.0 > 0).then(|| max.min(usize::try_from(self.0).unwrap_or(usize::MAX)))
+    }
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        self.0 -= batch.len() as u64;
+        out.append(batch);
+        self.0 == 0
+    }
+}
+
+/// Pulls one element at a time, so upstream never runs past the first
+/// element that fails the predicate.
+struct TakeWhileOp<F>(F, bool);
+impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for TakeWhileOp<F> {
+    fn upstream(&mut self, _: usize) -> Option<usize> {
+        (!self.1).then_some(1)
+    }
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        for x in batch.drain(..) {
+            if !self.1 && (self.0)(&x) {
+                out.push(x);
+            } else {
+                self.1 = true;
+            }
+        }
+        self.1
+    }
+}
+
+struct SkipOp(u64);
+impl<T> BatchOp<T, T> for SkipOp {
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        let skip = batch
+            .len()
+            .min(usize::try_from(self.0).unwrap_or(usize::MAX));
+        self.0 -= skip as u64;
+        out.extend(batch.drain(skip..));
+        false
+    }
+}
+
+struct SkipWhileOp<F>(F, bool);
+impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for SkipWhileOp<F> {
+    fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
+        for x in batch.drain(..) {
+            if self.1 && (self.0)(&x) {
+                continue;
+            }
+            self.1 = false;
+            out.push(x);
+        }
+        false
+    }
+}
 
 pub(crate) fn map<I, O, F>(f: F) -> Flow<I, O>
 where
@@ -18,7 +142,7 @@ where
             let mut f = f.clone();
             Box::new(move |x| Step::Emit(f(x)))
         },
-        move |it| Box::new(it.map(g.clone())) as BoxIter<O>,
+        move |it| adapt(it, MapOp(g.clone())),
     )
 }
 
@@ -34,7 +158,7 @@ where
             let mut p = p.clone();
             Box::new(move |x| if p(&x) { Step::Emit(x) } else { Step::Skip })
         },
-        move |it| Box::new(it.filter(q.clone())) as BoxIter<T>,
+        move |it| adapt(it, FilterOp(q.clone())),
     )
 }
 
@@ -51,7 +175,7 @@ where
             let mut f = f.clone();
             Box::new(move |x| f(x).map_or(Step::Skip, Step::Emit))
         },
-        move |it| Box::new(it.filter_map(g.clone())) as BoxIter<O>,
+        move |it| adapt(it, FilterMapOp(g.clone())),
     )
 }
 
@@ -70,7 +194,7 @@ where
                 Step::Emit(x)
             })
         },
-        move |it| Box::new(it.inspect(g.clone())) as BoxIter<T>,
+        move |it| adapt(it, InspectOp(g.clone())),
     )
 }
 
@@ -92,7 +216,7 @@ pub(crate) fn take<T: Send + 'static>(n: u64) -> Flow<T, T> {
                 }
             })
         },
-        move |it| Box::new(it.take(usize::try_from(n).unwrap_or(usize::MAX))) as BoxIter<T>,
+        move |it| adapt(it, TakeOp(n)),
     )
 }
 
@@ -108,7 +232,7 @@ where
             let mut p = p.clone();
             Box::new(move |x| if p(&x) { Step::Emit(x) } else { Step::Done })
         },
-        move |it| Box::new(it.take_while(q.clone())) as BoxIter<T>,
+        move |it| adapt(it, TakeWhileOp(q.clone(), false)),
     )
 }
 
@@ -126,7 +250,7 @@ pub(crate) fn skip<T: Send + 'static>(n: u64) -> Flow<T, T> {
                 }
             })
         },
-        move |it| Box::new(it.skip(usize::try_from(n).unwrap_or(usize::MAX))) as BoxIter<T>,
+        move |it| adapt(it, SkipOp(n)),
     )
 }
 
@@ -150,6 +274,6 @@ where
                 }
             })
         },
-        move |it| Box::new(it.skip_while(q.clone())) as BoxIter<T>,
+        move |it| adapt(it, SkipWhileOp(q.clone(), true)),
     )
 }

@@ -4,11 +4,16 @@
 use std::ops::ControlFlow;
 
 use crate::completion::Completer;
-use crate::fusion::Consumer;
+use crate::fusion::{Chunks, Consumer, Drained};
 use crate::{Completion, ErrorKind, Sink, StreamError};
+
+/// Elements a folding sink takes from a fused source at a time.
+const FOLD_BATCH: usize = 256;
 
 /// A consumer that folds into `acc` with `f` and completes with `finish(acc)`.
 struct FoldInto<A, F, R, G> {
+    /// Elements to take from a fused source at a time (1 when `f` may stop early).
+    batch: usize,
     acc: Option<A>,
     f: F,
     finish: G,
@@ -40,6 +45,42 @@ where
         }
     }
 
+    fn batch_size(&self) -> usize {
+        self.batch
+    }
+
+    /// The fused loop keeps the accumulator in a local, not in `self`.
+    fn drain_chunks(
+        &mut self,
+        source: &mut dyn Chunks<T>,
+        buf: &mut Vec<T>,
+        budget: usize,
+    ) -> Drained {
+        let Some(mut acc) = self.acc.take() else {
+            return Drained::Stopped;
+        };
+        let mut left = budget;
+        while left > 0 {
+            let exhausted = source.fill(buf, self.batch.min(left));
+            left = left.saturating_sub(buf.len().max(1));
+            for element in buf.drain(..) {
+                match (self.f)(acc, element) {
+                    ControlFlow::Continue(next) => acc = next,
+                    ControlFlow::Break(last) => {
+                        self.completer.complete((self.finish)(last));
+                        return Drained::Stopped;
+                    }
+                }
+            }
+            if exhausted {
+                self.acc = Some(acc);
+                return Drained::Exhausted;
+            }
+        }
+        self.acc = Some(acc);
+        Drained::Budget
+    }
+
     fn finish(&mut self, outcome: Result<(), StreamError>) {
         let result = match (outcome, self.acc.take()) {
             (Ok(()), Some(acc)) => (self.finish)(acc),
@@ -61,6 +102,7 @@ where
     Sink::from_consumer(name, move || {
         let (completer, completion) = Completer::new();
         let consumer = FoldInto {
+            batch: FOLD_BATCH,
             acc: Some(init.clone()),
             f: f.clone(),
             finish: finish.clone(),
@@ -142,6 +184,7 @@ impl<T: Send + 'static> Sink<T, Completion<Vec<T>>> {
         Sink::from_consumer("collect", || {
             let (completer, completion) = Completer::new();
             let consumer = FoldInto {
+                batch: FOLD_BATCH,
                 acc: Some(Vec::new()),
                 f: |mut v: Vec<T>, x| {
                     v.push(x);
@@ -188,6 +231,7 @@ impl<T: Send + 'static> Sink<T, Completion<T>> {
             let (completer, completion) = Completer::new();
             let mut f = f.clone();
             let consumer = FoldInto {
+                batch: FOLD_BATCH,
                 acc: Some(None),
                 f: move |acc: Option<T>, x| {
                     ControlFlow::Continue(Some(match acc {
@@ -291,6 +335,8 @@ fn first<T: Send + 'static, R: Send + 'static>(
     Sink::from_consumer(name, move || {
         let (completer, completion) = Completer::new();
         let consumer = FoldInto {
+            // Stops at the first element: make no more than that.
+            batch: 1,
             acc: Some(None),
             f: |_, x| ControlFlow::Break(Some(x)),
             finish,
@@ -307,6 +353,7 @@ fn last_with<T: Send + 'static, R: Send + 'static>(
     Sink::from_consumer(name, move || {
         let (completer, completion) = Completer::new();
         let consumer = FoldInto {
+            batch: FOLD_BATCH,
             acc: Some(None),
             f: |_, x| ControlFlow::Continue(Some(x)),
             finish,

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use crate::fusion::BoxIter;
+use crate::fusion::{BoxChunks, leaf};
 use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, SourceShape, StageContext, StageResult,
 };
@@ -31,16 +31,13 @@ impl<T: Send + 'static> Source<T, ()> {
     {
         Self::from_iter_factory(
             "from_iter",
-            Arc::new(move || Box::new(iter.clone().into_iter()) as BoxIter<T>),
+            Arc::new(move || leaf(iter.clone().into_iter())),
         )
     }
 
     /// No elements: completes at once.
     pub fn empty() -> Self {
-        Self::from_iter_factory(
-            "empty",
-            Arc::new(|| Box::new(std::iter::empty()) as BoxIter<T>),
-        )
+        Self::from_iter_factory("empty", Arc::new(|| leaf(std::iter::empty())))
     }
 
     /// One element, then complete.
@@ -50,7 +47,7 @@ impl<T: Send + 'static> Source<T, ()> {
     {
         Self::from_iter_factory(
             "single",
-            Arc::new(move || Box::new(std::iter::once(element.clone())) as BoxIter<T>),
+            Arc::new(move || leaf(std::iter::once(element.clone()))),
         )
     }
 
@@ -61,7 +58,7 @@ impl<T: Send + 'static> Source<T, ()> {
     {
         Self::from_iter_factory(
             "repeat",
-            Arc::new(move || Box::new(std::iter::repeat(element.clone())) as BoxIter<T>),
+            Arc::new(move || leaf(std::iter::repeat(element.clone()))),
         )
     }
 
@@ -89,11 +86,11 @@ impl<T: Send + 'static> Source<T, ()> {
             Arc::new(move || {
                 let mut state = Some(initial.clone());
                 let mut f = f.clone();
-                Box::new(std::iter::from_fn(move || {
+                leaf(std::iter::from_fn(move || {
                     let (next, element) = f(state.take()?)?;
                     state = Some(next);
                     Some(element)
-                })) as BoxIter<T>
+                })) as BoxChunks<T>
             }),
         )
     }
@@ -111,9 +108,9 @@ impl<T: Send + 'static> Source<T, ()> {
             Arc::new(move || {
                 let make = make.clone();
                 let mut iter: Option<I::IntoIter> = None;
-                Box::new(std::iter::from_fn(move || {
+                leaf(std::iter::from_fn(move || {
                     iter.get_or_insert_with(|| make().into_iter()).next()
-                })) as BoxIter<T>
+                })) as BoxChunks<T>
             }),
         )
     }
@@ -146,10 +143,7 @@ where
         R: IntoIterator<Item = T> + Clone + Send + Sync + 'static,
         R::IntoIter: Send + 'static,
     {
-        Self::from_iter_factory(
-            "range",
-            Arc::new(move || Box::new(range.clone().into_iter()) as BoxIter<T>),
-        )
+        Self::from_iter_factory("range", Arc::new(move || leaf(range.clone().into_iter())))
     }
 }
 
