@@ -21,6 +21,12 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct StreamError {
+    // One pointer, so `Result<(), StreamError>` (every handler's return
+    // value) fits in a register.
+    inner: Arc<Inner>,
+}
+
+struct Inner {
     kind: Arc<ErrorKind>,
     stage: Option<Arc<str>>,
 }
@@ -76,27 +82,34 @@ impl StreamError {
     /// A failure of the given kind.
     pub fn from_kind(kind: ErrorKind) -> Self {
         Self {
-            kind: Arc::new(kind),
-            stage: None,
+            inner: Arc::new(Inner {
+                kind: Arc::new(kind),
+                stage: None,
+            }),
         }
     }
 
     /// What went wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.inner.kind
     }
 
     /// The stage the failure started in, when it came from stage code.
     pub fn stage(&self) -> Option<&str> {
-        self.stage.as_deref()
+        self.inner.stage.as_deref()
     }
 
     /// Attribute the failure to `stage` unless it already names one.
-    pub(crate) fn in_stage(mut self, stage: &Arc<str>) -> Self {
-        if self.stage.is_none() {
-            self.stage = Some(Arc::clone(stage));
+    pub(crate) fn in_stage(self, stage: &Arc<str>) -> Self {
+        if self.inner.stage.is_some() {
+            return self;
         }
-        self
+        Self {
+            inner: Arc::new(Inner {
+                kind: Arc::clone(&self.inner.kind),
+                stage: Some(Arc::clone(stage)),
+            }),
+        }
     }
 
     pub(crate) fn protocol(detail: impl Into<String>) -> Self {
@@ -116,7 +129,7 @@ impl StreamError {
 
     /// Whether two errors are the same failure (the same origin, shared by clones).
     pub fn same_failure(&self, other: &StreamError) -> bool {
-        Arc::ptr_eq(&self.kind, &other.kind)
+        Arc::ptr_eq(&self.inner.kind, &other.inner.kind)
     }
 }
 
@@ -141,9 +154,9 @@ impl fmt::Display for ErrorKind {
 
 impl fmt::Display for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.stage {
-            Some(stage) => write!(f, "stage `{stage}` failed: {}", self.kind),
-            None => fmt::Display::fmt(&self.kind, f),
+        match &self.inner.stage {
+            Some(stage) => write!(f, "stage `{stage}` failed: {}", self.inner.kind),
+            None => fmt::Display::fmt(&self.inner.kind, f),
         }
     }
 }
@@ -151,15 +164,15 @@ impl fmt::Display for StreamError {
 impl fmt::Debug for StreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamError")
-            .field("kind", &self.kind)
-            .field("stage", &self.stage)
+            .field("kind", &self.inner.kind)
+            .field("stage", &self.inner.stage)
             .finish()
     }
 }
 
 impl std::error::Error for StreamError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &*self.kind {
+        match &*self.inner.kind {
             ErrorKind::Custom(e) => Some(&**e),
             _ => None,
         }
@@ -212,6 +225,7 @@ impl std::error::Error for ArgumentError {}
 impl PartialEq for StreamError {
     fn eq(&self, other: &Self) -> bool {
         self.same_failure(other)
-            || (self.stage == other.stage && self.kind.to_string() == other.kind.to_string())
+            || (self.stage() == other.stage()
+                && self.kind().to_string() == other.kind().to_string())
     }
 }

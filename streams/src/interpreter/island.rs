@@ -12,13 +12,42 @@ use crate::{ErrorKind, StreamError};
 pub(crate) struct Island {
     pub(crate) logics: Vec<Box<dyn GraphStageLogic>>,
     pub(crate) core: Core,
+    /// The stage whose handler runs now: a panic is attributed to it.
+    pub(crate) active: usize,
+    /// The next stage whose `pre_start` has to run.
+    pub(crate) starting: usize,
 }
 
 impl Island {
     /// Run every stage's `pre_start`, in order.
     pub(crate) fn start(&mut self) {
-        for stage in 0..self.logics.len() {
-            self.call(stage, |logic, ctx| logic.pre_start(ctx));
+        self.guarded(|island| {
+            while island.starting < island.logics.len() {
+                let stage = island.starting;
+                island.starting += 1;
+                island.call(stage, |logic, ctx| logic.pre_start(ctx));
+            }
+        });
+    }
+
+    /// Run `body`; a panic in a handler inside it fails the stage that was
+    /// running, and `body` runs again to go on where it was (its state
+    /// lives in the island). One `catch_unwind` per batch of events, not
+    /// per handler call.
+    fn guarded(&mut self, mut body: impl FnMut(&mut Island)) {
+        loop {
+            match catch_unwind(AssertUnwindSafe(|| body(self))) {
+                Ok(()) => return,
+                Err(payload) => {
+                    let stage = self.active;
+                    let mut ctx = StageContext {
+                        core: &mut self.core,
+                        stage,
+                    };
+                    ctx.fail_stage(StreamError::panicked(&*payload));
+                    self.finish_if_closed(stage);
+                }
+            }
         }
     }
 
@@ -31,15 +60,21 @@ impl Island {
     /// queue runs dry, the flushers run (and may queue more events).
     pub(crate) fn run(&mut self, budget: usize) -> bool {
         let mut left = budget;
+        let mut more = false;
+        self.guarded(|island| more = island.run_events(&mut left));
+        more
+    }
+
+    fn run_events(&mut self, left: &mut usize) -> bool {
         loop {
-            while left > 0 {
+            while *left > 0 {
                 let Some(event) = self.core.events.pop_front() else {
                     break;
                 };
+                *left -= 1;
                 self.dispatch(event);
-                left -= 1;
             }
-            if left == 0 {
+            if *left == 0 {
                 return !self.core.events.is_empty();
             }
             for i in 0..self.core.flushers.len() {
@@ -107,7 +142,7 @@ impl Island {
         }
     }
 
-    /// Run one handler of `stage`, catching a panic; a failure fails the
+    /// Run one handler of `stage` (inside `guarded`); a failure fails the
     /// stage; then finish the stage if it has no open ports left.
     fn call(
         &mut self,
@@ -117,16 +152,13 @@ impl Island {
         if self.core.stages[stage].finished {
             return;
         }
+        self.active = stage;
         let logic = &mut *self.logics[stage];
         let mut ctx = StageContext {
             core: &mut self.core,
             stage,
         };
-        let result = match catch_unwind(AssertUnwindSafe(|| handler(logic, &mut ctx))) {
-            Ok(result) => result,
-            Err(payload) => Err(StreamError::panicked(&*payload)),
-        };
-        if let Err(error) = result {
+        if let Err(error) = handler(logic, &mut ctx) {
             ctx.fail_stage(error);
         }
         self.finish_if_closed(stage);
@@ -171,7 +203,12 @@ impl Island {
             );
             return;
         };
-        self.call(stage, |logic, ctx| run(logic, payload, ctx));
+        let mut payload = Some(payload);
+        self.guarded(|island| {
+            if let Some(payload) = payload.take() {
+                island.call(stage, |logic, ctx| run(logic, payload, ctx));
+            }
+        });
         if let Some(slot) = self.core.stages[stage].handlers.get_mut(handler as usize) {
             *slot = Some(run);
         }
@@ -197,7 +234,12 @@ impl Island {
         } else {
             meta.timers.swap_remove(i);
         }
-        self.call(stage, |logic, ctx| logic.on_timer(key, ctx));
+        let mut fired = false;
+        self.guarded(|island| {
+            if !std::mem::replace(&mut fired, true) {
+                island.call(stage, |logic, ctx| logic.on_timer(key, ctx));
+            }
+        });
     }
 
     /// The island's actor stopped before the stream finished: fail what is

@@ -290,6 +290,8 @@ fn build_island(
     );
     Island {
         logics,
+        active: 0,
+        starting: 0,
         core: Core {
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
             conns,
