@@ -384,3 +384,33 @@ fn a_panicking_hook_never_stops_an_actor_and_is_disabled() {
     );
     shutdown(&system);
 }
+
+#[test]
+fn the_hook_sees_the_islands_of_a_stream() {
+    use weir_streams::prelude::*;
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("seen-stream")
+        .instrumentation(recorder.clone())
+        .build()
+        .unwrap();
+    let materializer = Materializer::new(&system);
+    let done = Source::range(0u32..1000)
+        .map(|x| x + 1)
+        .named("numbers")
+        .async_boundary()
+        .run_with(Sink::fold(0u64, |a, x| a + u64::from(x)), &materializer);
+    assert_eq!(done.wait(), Ok(500_500));
+    // Each island is an actor under /system: the hook saw messages at both,
+    // the island hand-over (`Start`) and the boundary's wake-ups among them.
+    assert!(eventually(PATIENCE, || {
+        let messages = recorder.messages.lock().unwrap();
+        let islands: std::collections::HashSet<&str> = messages
+            .iter()
+            .filter(|(path, kind, ..)| path.contains("/system/stream-") && *kind == MessageKind::User)
+            .map(|(path, ..)| path.as_str())
+            .collect();
+        islands.len() == 2
+    }));
+    shutdown(&system);
+}
