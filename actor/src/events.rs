@@ -36,6 +36,11 @@ pub enum DeadLetterReason {
     NoMatch,
     /// The stream stage it was meant for has stopped (weir-streams).
     StageStopped,
+    /// A lifecycle signal (stop, poison pill) sent to a reference that is
+    /// not a real actor, such as a [`FunctionRef`](crate::FunctionRef): ignored.
+    LifecycleIgnored,
+    /// A bounded buffer had no room for it and its overflow strategy dropped it.
+    Dropped,
     /// The actor takes another message type.
     WrongMessageType {
         /// The type of the actor that was matched.

@@ -85,6 +85,7 @@ runtime_modules! {
     mod dispatcher;
     mod error;
     mod events;
+    mod function_ref;
     pub mod instrument;
     mod name;
     mod path;
@@ -104,6 +105,7 @@ runtime_modules! {
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, Subscription};
+    pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
     pub use selection::ActorSelection;
     pub use name::{NAME_PUNCTUATION, validate_name};

@@ -42,6 +42,7 @@
 
 #![warn(missing_docs)]
 
+mod actor;
 mod blueprint;
 mod completion;
 mod error;
@@ -55,6 +56,7 @@ pub mod stage;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
+pub use actor::ActorRefSource;
 pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
 pub use completion::Completion;
 pub use error::{ArgumentError, ErrorKind, StreamError};

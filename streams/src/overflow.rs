@@ -20,17 +20,21 @@ pub enum OverflowStrategy {
 }
 
 /// Put `element` into `buf` (capacity `capacity`) under `strategy`.
-/// Returns whether an element was dropped, or the overflow error.
+/// Returns how many elements were dropped, or the overflow error.
 pub(crate) fn offer<T>(
     buf: &mut std::collections::VecDeque<T>,
     capacity: usize,
     strategy: OverflowStrategy,
     element: T,
-) -> Result<bool, crate::StreamError> {
+) -> Result<usize, crate::StreamError> {
     if buf.len() < capacity {
         buf.push_back(element);
-        return Ok(false);
+        return Ok(0);
     }
+    let dropped = match strategy {
+        OverflowStrategy::DropBuffer => buf.len(),
+        _ => 1,
+    };
     match strategy {
         OverflowStrategy::DropHead => {
             buf.pop_front();
@@ -51,5 +55,5 @@ pub(crate) fn offer<T>(
             ));
         }
     }
-    Ok(true)
+    Ok(dropped)
 }

@@ -407,7 +407,9 @@ fn the_hook_sees_the_islands_of_a_stream() {
         let messages = recorder.messages.lock().unwrap();
         let islands: std::collections::HashSet<&str> = messages
             .iter()
-            .filter(|(path, kind, ..)| path.contains("/system/stream-") && *kind == MessageKind::User)
+            .filter(|(path, kind, ..)| {
+                path.contains("/system/stream-") && *kind == MessageKind::User
+            })
             .map(|(path, ..)| path.as_str())
             .collect();
         islands.len() == 2

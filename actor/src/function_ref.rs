@@ -1,0 +1,200 @@
+//! [`FunctionRef`]: an actor reference without a mailbox.
+
+use std::any::Any;
+use std::fmt;
+
+use crate::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
+use crate::cell::CellCore;
+use crate::error::NameError;
+use crate::events::DeadLetterReason;
+use crate::name::validate_name;
+use crate::path::ActorPath;
+use crate::sync::{Arc, Mutex};
+use crate::{ActorHandle, ActorRef, ActorSystem};
+
+type Handler<M> = Box<dyn Fn(M) -> Result<(), M> + Send + Sync>;
+
+/// An [`ActorRef`] with no mailbox and no actor behind it: a `tell` runs a
+/// handler on the sender's thread (Akka's `FunctionRef`). Libraries build
+/// on it to receive messages straight into their own queues — weir-streams'
+/// `Source::actor_ref` hands one out.
+///
+/// The reference has a path (under `/system`, not resolvable) and can be
+/// watched; it terminates when its owner calls [`stop`](Self::stop) or
+/// drops the `FunctionRef`. Messages sent after that, and messages the
+/// handler gives back, become dead letters. Lifecycle signals meant for
+/// real actors (`stop`, `poison_pill`) are ignored and published as dead
+/// letters with [`DeadLetterReason::LifecycleIgnored`].
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::mpsc;
+/// use weir_actor::{ActorSystem, FunctionRef};
+///
+/// let system = ActorSystem::new("function-ref").unwrap();
+/// let (tx, rx) = mpsc::channel();
+/// let inbox = FunctionRef::new(&system, "inbox", move |n: u32| tx.send(n).map_err(|e| e.0)).unwrap();
+/// inbox.actor_ref().tell(7u32);
+/// assert_eq!(rx.recv().unwrap(), 7);
+/// inbox.stop();
+/// assert!(inbox.actor_ref().is_terminated());
+/// system.terminate().wait().unwrap();
+/// ```
+pub struct FunctionRef<M: Send + 'static> {
+    cell: Arc<FunctionCell<M>>,
+}
+
+struct FunctionCell<M> {
+    path: ActorPath,
+    system: ActorSystem,
+    handler: Handler<M>,
+    /// `(watchee, watcher)` pairs; `None` once stopped.
+    watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
+}
+
+impl<M: Send + 'static> FunctionRef<M> {
+    /// A reference named `/system/<name>` whose messages go to `handler`.
+    /// The handler gives a message back (`Err`) to turn it into a dead letter.
+    ///
+    /// # Errors
+    ///
+    /// A [`NameError`] for an invalid name.
+    pub fn new(
+        system: &ActorSystem,
+        name: &str,
+        handler: impl Fn(M) -> Result<(), M> + Send + Sync + 'static,
+    ) -> Result<Self, NameError> {
+        validate_name(name)?;
+        let path = ActorPath::root(system.inner.name.clone(), 0)
+            .child("system", 0)
+            .child(name, system.next_uid());
+        Ok(Self {
+            cell: Arc::new(FunctionCell {
+                path,
+                system: system.clone(),
+                handler: Box::new(handler),
+                watchers: Mutex::new(Some(Vec::new())),
+            }),
+        })
+    }
+
+    /// The reference to hand out.
+    pub fn actor_ref(&self) -> ActorRef<M> {
+        ActorRef::new(self.cell.clone() as Arc<dyn Recipient<M>>)
+    }
+
+    /// Terminate the reference: watchers get their `Terminated` notice,
+    /// later messages become dead letters. Idempotent.
+    pub fn stop(&self) {
+        let watchers = self.cell.watchers.lock().take().unwrap_or_default();
+        for (watchee, watcher) in watchers {
+            watcher.send_control(Control::Terminated(watchee));
+        }
+    }
+
+    /// Whether [`stop`](Self::stop) has run.
+    pub fn is_stopped(&self) -> bool {
+        self.cell.watchers.lock().is_none()
+    }
+}
+
+impl<M: Send + 'static> Drop for FunctionRef<M> {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for FunctionRef<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("FunctionRef").field("path", &self.cell.path).finish()
+    }
+}
+
+impl<M: Send + 'static> FunctionCell<M> {
+    fn ignore(&self, signal: &'static str) {
+        self.system
+            .event_stream()
+            .publish_dead_letter(&self.path, signal, DeadLetterReason::LifecycleIgnored);
+    }
+}
+
+impl<M: Send + 'static> AnyActor for FunctionCell<M> {
+    fn path(&self) -> &ActorPath {
+        &self.path
+    }
+
+    fn system(&self) -> &ActorSystem {
+        &self.system
+    }
+
+    fn type_name(&self) -> &'static str {
+        std::any::type_name::<FunctionRef<M>>()
+    }
+
+    fn enqueue_system(&self, msg: SystemMsg) -> Delivery {
+        match msg {
+            SystemMsg::Watch { watchee, watcher } => {
+                let mut watchers = self.watchers.lock();
+                match watchers.as_mut() {
+                    Some(list) => list.push((watchee, watcher)),
+                    None => {
+                        drop(watchers);
+                        watcher.send_control(Control::Terminated(watchee));
+                    }
+                }
+                Delivery::Queued
+            }
+            SystemMsg::Unwatch(watcher) => {
+                if let Some(list) = self.watchers.lock().as_mut() {
+                    list.retain(|(_, w)| *w != watcher);
+                }
+                Delivery::Queued
+            }
+            SystemMsg::Terminate => {
+                self.ignore("weir::Stop");
+                Delivery::Queued
+            }
+            _ => Delivery::DeadLetter,
+        }
+    }
+
+    fn enqueue_control(&self, msg: Control) -> Delivery {
+        if let Control::PoisonPill = msg {
+            self.ignore("weir::PoisonPill");
+            return Delivery::Queued;
+        }
+        Delivery::DeadLetter
+    }
+
+    fn schedule(self: Arc<Self>) {}
+
+    fn is_terminated(&self) -> bool {
+        self.watchers.lock().is_none()
+    }
+
+    fn core(&self) -> Option<&CellCore> {
+        None
+    }
+
+    fn downcast_into(self: Arc<Self>, slot: &mut dyn Any) {
+        if let Some(slot) = slot.downcast_mut::<Option<ActorRef<M>>>() {
+            *slot = Some(ActorRef::new(self));
+        }
+    }
+}
+
+impl<M: Send + 'static> Recipient<M> for FunctionCell<M> {
+    fn enqueue(&self, msg: M) -> Delivery {
+        let result = if self.is_terminated() { Err(msg) } else { (self.handler)(msg) };
+        match result {
+            Ok(()) => Delivery::Queued,
+            Err(msg) => {
+                self.system
+                    .event_stream()
+                    .publish_dead_letter(&self.path, msg, DeadLetterReason::RecipientStopped);
+                Delivery::DeadLetter
+            }
+        }
+    }
+}
