@@ -122,6 +122,9 @@ pub struct EventStream {
 
 struct Inner {
     subscribers: Mutex<Vec<(u64, Subscriber)>>,
+    /// How many subscribers there are, read without the lock: a dead
+    /// letter nobody listens to is counted and dropped, allocating nothing.
+    listening: AtomicU64,
     next_id: AtomicU64,
     dead_letters: AtomicU64,
 }
@@ -132,6 +135,7 @@ impl EventStream {
             hooks,
             inner: Arc::new(Inner {
                 subscribers: Mutex::new(Vec::new()),
+                listening: AtomicU64::new(0),
                 next_id: AtomicU64::new(0),
                 dead_letters: AtomicU64::new(0),
             }),
@@ -143,7 +147,10 @@ impl EventStream {
     #[must_use = "dropping the subscription unsubscribes at once"]
     pub fn subscribe(&self, subscriber: impl Fn(&Event) + Send + Sync + 'static) -> Subscription {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
-        self.inner.subscribers.lock().push((id, Arc::new(subscriber)));
+        let mut subscribers = self.inner.subscribers.lock();
+        subscribers.push((id, Arc::new(subscriber)));
+        self.inner.listening.store(subscribers.len() as u64, Ordering::Release);
+        drop(subscribers);
         Subscription {
             inner: self.inner.clone(),
             id,
@@ -177,6 +184,10 @@ impl EventStream {
         reason: DeadLetterReason,
     ) {
         self.inner.dead_letters.fetch_add(1, Ordering::Relaxed);
+        let hooked = self.hooks.is_some() && COMPILED_IN;
+        if !hooked && self.inner.listening.load(Ordering::Acquire) == 0 {
+            return;
+        }
         let event = Event::DeadLetter(DeadLetter {
             recipient: recipient.clone(),
             message_type: std::any::type_name::<M>(),
@@ -220,7 +231,9 @@ pub struct Subscription {
 
 impl Drop for Subscription {
     fn drop(&mut self) {
-        self.inner.subscribers.lock().retain(|(id, _)| *id != self.id);
+        let mut subscribers = self.inner.subscribers.lock();
+        subscribers.retain(|(id, _)| *id != self.id);
+        self.inner.listening.store(subscribers.len() as u64, Ordering::Release);
     }
 }
 

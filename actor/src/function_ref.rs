@@ -9,7 +9,7 @@ use crate::error::NameError;
 use crate::events::DeadLetterReason;
 use crate::name::validate_name;
 use crate::path::ActorPath;
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
 use crate::{ActorHandle, ActorRef, ActorSystem};
 
 type Handler<M> = Box<dyn Fn(M) -> Result<(), M> + Send + Sync>;
@@ -51,6 +51,8 @@ struct FunctionCell<M> {
     handler: Handler<M>,
     /// `(watchee, watcher)` pairs; `None` once stopped.
     watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
+    /// Set with `watchers` taken; read on every message without the lock.
+    stopped: AtomicBool,
 }
 
 impl<M: Send + 'static> FunctionRef<M> {
@@ -75,6 +77,7 @@ impl<M: Send + 'static> FunctionRef<M> {
                 system: system.clone(),
                 handler: Box::new(handler),
                 watchers: Mutex::new(Some(Vec::new())),
+                stopped: AtomicBool::new(false),
             }),
         })
     }
@@ -87,7 +90,11 @@ impl<M: Send + 'static> FunctionRef<M> {
     /// Terminate the reference: watchers get their `Terminated` notice,
     /// later messages become dead letters. Idempotent.
     pub fn stop(&self) {
-        let watchers = self.cell.watchers.lock().take().unwrap_or_default();
+        let watchers = {
+            let mut watchers = self.cell.watchers.lock();
+            self.cell.stopped.store(true, Ordering::Release);
+            watchers.take().unwrap_or_default()
+        };
         for (watchee, watcher) in watchers {
             watcher.send_control(Control::Terminated(watchee));
         }
@@ -95,7 +102,7 @@ impl<M: Send + 'static> FunctionRef<M> {
 
     /// Whether [`stop`](Self::stop) has run.
     pub fn is_stopped(&self) -> bool {
-        self.cell.watchers.lock().is_none()
+        self.cell.stopped.load(Ordering::Acquire)
     }
 }
 
@@ -170,7 +177,7 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
     fn schedule(self: Arc<Self>) {}
 
     fn is_terminated(&self) -> bool {
-        self.watchers.lock().is_none()
+        self.stopped.load(Ordering::Acquire)
     }
 
     fn core(&self) -> Option<&CellCore> {

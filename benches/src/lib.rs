@@ -136,6 +136,7 @@ pub mod ping_pong {
 
 pub mod akka_pingpong;
 
+pub mod actor_ref_source;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_pipeline;

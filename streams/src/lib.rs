@@ -41,32 +41,51 @@
 //! ```
 
 #![warn(missing_docs)]
+// Under loom only the inbox protocol and what it needs are built.
+#![cfg_attr(loom, allow(dead_code, unused_imports))]
 
-mod actor;
-mod blueprint;
-mod completion;
 mod error;
-mod fusion;
-mod interpreter;
-mod kill_switch;
-mod materializer;
-mod ops;
 mod overflow;
-pub mod stage;
-#[cfg(feature = "testkit")]
-pub mod testkit;
+mod sync;
 
-pub use actor::ActorRefSource;
-pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
-pub use completion::Completion;
 pub use error::{ArgumentError, ErrorKind, StreamError};
-pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
-pub use materializer::Materializer;
-pub use ops::{FlowOps, TickHandle};
 pub use overflow::OverflowStrategy;
-pub use stage::Attributes;
+
+#[cfg(loom)]
+mod actor {
+    pub(crate) mod buffered;
+    pub(crate) mod inbox;
+}
+
+macro_rules! runtime_modules {
+    ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
+}
+
+// The runtime needs weir-actor's system, which loom builds do not have.
+runtime_modules! {
+    mod actor;
+    mod blueprint;
+    mod completion;
+    mod fusion;
+    mod interpreter;
+    mod kill_switch;
+    mod materializer;
+    mod ops;
+    pub mod stage;
+    #[cfg(feature = "testkit")]
+    pub mod testkit;
+
+    pub use actor::ActorRefSource;
+    pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+    pub use completion::Completion;
+    pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
+    pub use materializer::Materializer;
+    pub use ops::{FlowOps, TickHandle};
+    pub use stage::Attributes;
+}
 
 /// The names a stream program needs: `use weir_streams::prelude::*;`.
+#[cfg(not(loom))]
 pub mod prelude {
     pub use crate::{
         Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RunnableGraph, Sink,

@@ -206,6 +206,78 @@ fn streams(args: &Args) {
         .expect("called from outside the system");
 }
 
+/// `Source::actor_ref`: no_buffer and pingpong, beside crossbeam and tokio
+/// (with `--features peers`); medians of `--runs` runs.
+fn actor_ref(args: &Args) {
+    use weir_benches::actor_ref_source::{self as a, Run};
+    let n = args.get("--elements").unwrap_or(1_000_000);
+    let rounds = args.get("--round-trips").unwrap_or(100_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-actor-ref").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    type Variant<'a> = (&'static str, u64, Box<dyn Fn() -> Run + 'a>);
+    #[allow(unused_mut)] // peers add rows
+    let mut variants: Vec<Variant<'_>> = vec![
+        (
+            "no_buffer: weir actor_ref (buffer 0)",
+            n,
+            Box::new(|| a::weir_no_buffer(n, &mat)),
+        ),
+        (
+            "pingpong: weir actor_ref (buffer 1)",
+            rounds,
+            Box::new(|| a::weir_pingpong(rounds, &mat)),
+        ),
+    ];
+    #[cfg(feature = "peers")]
+    variants.extend([
+        (
+            "no_buffer: tokio mpsc(1024) + task",
+            n,
+            Box::new(|| a::tokio_no_buffer(n)) as Box<dyn Fn() -> Run>,
+        ),
+        (
+            "no_buffer: crossbeam channel",
+            n,
+            Box::new(|| a::crossbeam_no_buffer(n)),
+        ),
+        (
+            "pingpong: tokio mpsc(1024) + task",
+            rounds,
+            Box::new(|| a::tokio_pingpong(rounds)),
+        ),
+        (
+            "pingpong: crossbeam channel",
+            rounds,
+            Box::new(|| a::crossbeam_pingpong(rounds)),
+        ),
+    ]);
+    println!("Source::actor_ref, median of {runs} runs, 2-core box");
+    println!(
+        "{:<40} {:>14} {:>12} {:>16}",
+        "variant", "elements/s", "delivered", "allocs/element"
+    );
+    for (name, count, run) in &variants {
+        let _ = run(); // warm-up
+        let before = ALLOC.allocations();
+        let _ = run();
+        let allocs = (ALLOC.allocations() - before) as f64 / *count as f64;
+        let mut results: Vec<Run> = (0..runs).map(|_| run()).collect();
+        results.sort_by_key(|r| r.elapsed);
+        let median = results[runs / 2];
+        let rate = median.sent as f64 / median.elapsed.as_secs_f64();
+        println!(
+            "{name:<40} {:>12.2} M {:>12} {allocs:>16.6}",
+            rate / 1e6,
+            format!("{}/{}", median.delivered, median.sent)
+        );
+    }
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
 fn main() {
     let args = Args(std::env::args().skip(1).collect());
     match args.0.first().map(String::as_str) {
@@ -213,9 +285,10 @@ fn main() {
         Some("idle") => idle(&args),
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
+        Some("actor-ref") => actor_ref(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N]"
             );
             std::process::exit(2);
         }

@@ -24,73 +24,24 @@
 //! sent before them.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 
 use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
 
-use crate::overflow::offer;
+use super::buffered::{Arrival, ElementBuffer};
+use super::inbox::{Inbox, Signal, Wake};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
 use crate::{ArgumentError, OverflowStrategy, Source, StreamError};
 
-enum Signal<T> {
-    Element(T),
-    /// Complete after the buffered elements.
-    Drain,
-    /// Complete now, dropping the buffer.
-    Now,
-    Fail(StreamError),
-}
-
-struct InboxState<T> {
-    queue: VecDeque<Signal<T>>,
-    /// A wake-up is on its way to the stage.
-    scheduled: bool,
-    /// The stage has stopped: nothing more is taken.
-    closed: bool,
-}
-
-struct Inbox<T> {
-    state: Mutex<InboxState<T>>,
-    wake: AsyncCallback<()>,
-    dropped: AtomicU64,
-}
-
-impl<T: Send + 'static> Inbox<T> {
-    /// Queue `signal`; gives it back when the stage has stopped.
-    fn offer(&self, signal: Signal<T>) -> Result<(), Signal<T>> {
-        let wake = {
-            let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.closed {
-                return Err(signal);
-            }
-            state.queue.push_back(signal);
-            !std::mem::replace(&mut state.scheduled, true)
-        };
-        if wake {
-            self.wake.invoke(());
-        }
-        Ok(())
-    }
-
-    /// Take everything queued (into `into`, which must be empty) and clear
-    /// the wake-up mark.
-    fn take(&self, into: &mut VecDeque<Signal<T>>) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::swap(&mut state.queue, into);
-        state.scheduled = false;
-    }
-
-    /// The stage stopped: refuse new signals; what was queued is returned.
-    fn close(&self) -> VecDeque<Signal<T>> {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.closed = true;
-        std::mem::take(&mut state.queue)
+impl Wake for AsyncCallback<()> {
+    fn wake(&self) {
+        self.invoke(());
     }
 }
+
+type StageInbox<T> = Inbox<T, AsyncCallback<()>>;
 
 /// What `Source::actor_ref` materializes: the [`ActorRef`] to tell
 /// elements to, and the controls that end the stream.
@@ -99,7 +50,7 @@ impl<T: Send + 'static> Inbox<T> {
 /// become dead letters; nothing panics.
 pub struct ActorRefSource<T: Send + 'static> {
     actor: ActorRef<T>,
-    inbox: Arc<Inbox<T>>,
+    inbox: Arc<StageInbox<T>>,
 }
 
 impl<T: Send + 'static> Clone for ActorRefSource<T> {
@@ -141,7 +92,7 @@ impl<T: Send + 'static> ActorRefSource<T> {
 
     /// How many elements the buffer or the completion dropped so far.
     pub fn dropped(&self) -> u64 {
-        self.inbox.dropped.load(Ordering::Relaxed)
+        self.inbox.dropped()
     }
 }
 
@@ -215,13 +166,9 @@ struct ActorRefStage<T> {
 
 struct ActorRefLogic<T: Send + 'static> {
     shape: SourceShape<T>,
-    inbox: Arc<Inbox<T>>,
+    inbox: Arc<StageInbox<T>>,
     function: FunctionRef<T>,
-    buffer: VecDeque<T>,
-    capacity: usize,
-    strategy: OverflowStrategy,
-    /// Draining: complete once the buffer is empty.
-    completing: bool,
+    buffer: ElementBuffer<T>,
     /// The batch taken from the inbox (kept to reuse its allocation).
     batch: VecDeque<Signal<T>>,
 }
@@ -234,41 +181,22 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
         "actor_ref"
     }
 
-    fn create_logic(
-        &self,
-        cx: &mut MatContext<'_>,
-    ) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut ActorRefLogic<T>, (), ctx| this.on_signals(ctx));
-        let inbox = Arc::new(Inbox {
-            state: Mutex::new(InboxState {
-                queue: VecDeque::new(),
-                scheduled: false,
-                closed: false,
-            }),
-            wake,
-            dropped: AtomicU64::new(0),
-        });
+        let inbox = Arc::new(Inbox::new(wake));
         let name: String = cx
             .attributes()
             .name()
             .unwrap_or("actor_ref")
             .chars()
-            .map(|c| {
-                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                    c
-                } else {
-                    '_'
-                }
-            })
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
             .collect();
         let target = Arc::clone(&inbox);
         let function = FunctionRef::new(cx.system(), &name, move |element: T| {
-            target
-                .offer(Signal::Element(element))
-                .map_err(|signal| match signal {
-                    Signal::Element(element) => element,
-                    _ => unreachable!("offer gives back what it was given"),
-                })
+            target.offer(Signal::Element(element)).map_err(|signal| match signal {
+                Signal::Element(element) => element,
+                _ => unreachable!("offer gives back what it was given"),
+            })
         })
         .expect("a sanitized, non-empty name is valid");
         let actor = function.actor_ref();
@@ -276,10 +204,7 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             shape: SourceShape::new(),
             inbox: Arc::clone(&inbox),
             function,
-            buffer: VecDeque::with_capacity(self.buffer_size.min(1024)),
-            capacity: self.buffer_size,
-            strategy: self.strategy,
-            completing: false,
+            buffer: ElementBuffer::new(self.buffer_size, self.strategy),
             batch: VecDeque::new(),
         };
         (Box::new(logic), ActorRefSource { actor, inbox })
@@ -302,11 +227,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
         result
     }
 
-    fn process(
-        &mut self,
-        batch: &mut VecDeque<Signal<T>>,
-        ctx: &mut StageContext<'_>,
-    ) -> StageResult {
+    fn process(&mut self, batch: &mut VecDeque<Signal<T>>, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
         while let Some(signal) = batch.pop_front() {
             match signal {
@@ -315,33 +236,31 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                     return Ok(());
                 }
                 Signal::Now => {
-                    for element in std::mem::take(&mut self.buffer) {
-                        self.drop_element(element, ctx);
-                    }
+                    let discarded = self.buffer.discard();
+                    self.count_drops(ctx, discarded);
                     ctx.complete(out);
                     return Ok(());
                 }
                 Signal::Drain => {
-                    self.completing = true;
-                    if self.buffer.is_empty() {
+                    if self.buffer.on_drain() {
                         ctx.complete(out);
                         return Ok(());
                     }
                 }
                 Signal::Element(element) => {
-                    if self.completing || ctx.is_closed(out) {
+                    if ctx.is_closed(out) {
                         self.drop_element(element, ctx);
-                    } else if self.buffer.is_empty() && ctx.is_available(out) {
+                        continue;
+                    }
+                    match self.buffer.on_element(element, ctx.is_available(out)) {
                         // The direct-push fast path.
-                        ctx.push(out, element)?;
-                    } else if self.capacity == 0 {
-                        self.drop_element(element, ctx);
-                    } else {
-                        let dropped =
-                            offer(&mut self.buffer, self.capacity, self.strategy, element)?;
-                        if dropped > 0 {
-                            self.count_drops(ctx, dropped);
-                        }
+                        Arrival::Push(element) => ctx.push(out, element)?,
+                        Arrival::Buffered => {}
+                        Arrival::Dropped {
+                            element: Some(element), ..
+                        } => self.drop_element(element, ctx),
+                        Arrival::Dropped { count, element: None } => self.count_drops(ctx, count),
+                        Arrival::Failed(error) => return Err(error),
                     }
                 }
             }
@@ -351,7 +270,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
 
     /// Count and publish one dropped element.
     fn drop_element(&self, element: T, ctx: &mut StageContext<'_>) {
-        self.inbox.dropped.fetch_add(1, Ordering::Relaxed);
+        self.inbox.count_dropped(1);
         ctx.system().event_stream().publish_dead_letter(
             self.function.actor_ref().path(),
             element,
@@ -359,10 +278,10 @@ impl<T: Send + 'static> ActorRefLogic<T> {
         );
     }
 
-    /// The overflow strategy dropped `n` elements it no longer has: count
-    /// them, publish one marker per element.
+    /// `n` elements were dropped that the stage no longer has: count them,
+    /// publish one marker each.
     fn count_drops(&self, ctx: &mut StageContext<'_>, n: usize) {
-        self.inbox.dropped.fetch_add(n as u64, Ordering::Relaxed);
+        self.inbox.count_dropped(n as u64);
         for _ in 0..n {
             ctx.system().event_stream().publish_dead_letter(
                 self.function.actor_ref().path(),
@@ -375,10 +294,11 @@ impl<T: Send + 'static> ActorRefLogic<T> {
 
 impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if let Some(element) = self.buffer.pop_front() {
+        let (next, complete) = self.buffer.on_pull();
+        if let Some(element) = next {
             ctx.push(self.shape.out, element)?;
         }
-        if self.completing && self.buffer.is_empty() {
+        if complete {
             ctx.complete(self.shape.out);
         }
         Ok(())
@@ -387,14 +307,8 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     fn post_stop(&mut self) {
         // Refuse what comes next (dead letters), count what was still queued.
         let late = self.inbox.close();
-        let late_elements = late
-            .iter()
-            .filter(|s| matches!(s, Signal::Element(_)))
-            .count() as u64;
-        self.inbox
-            .dropped
-            .fetch_add(late_elements + self.buffer.len() as u64, Ordering::Relaxed);
-        self.buffer.clear();
+        let late_elements = late.iter().filter(|s| matches!(s, Signal::Element(_))).count();
+        self.inbox.count_dropped((late_elements + self.buffer.discard()) as u64);
         self.function.stop();
     }
 }

@@ -1,5 +1,7 @@
 //! Actor-backed stages: [`Source::actor_ref`](crate::Source::actor_ref).
 
 mod actor_ref_source;
+pub(crate) mod buffered;
+pub(crate) mod inbox;
 
 pub use actor_ref_source::ActorRefSource;

@@ -1,0 +1,249 @@
+//! Loom models of the inbox protocol (module docs of `actor::inbox`) with
+//! the element handling of `actor::buffered`.
+//!
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p weir-streams --release --lib`.
+//! The "island" is the model's main thread: it starts (takes what the
+//! wake-ups it has seen announce) at any point of the senders' run, and
+//! at the end the model checks that every offered element is accounted
+//! for — delivered in order, dropped and counted, or handed back.
+
+use std::collections::VecDeque;
+
+use loom::sync::Arc;
+use loom::sync::atomic::{AtomicUsize, Ordering};
+use loom::thread;
+
+use super::{Inbox, Signal, Wake};
+use crate::OverflowStrategy;
+use crate::actor::buffered::{Arrival, ElementBuffer};
+
+/// A wake that counts: the tokens the island has yet to handle.
+#[derive(Default)]
+struct Tokens(AtomicUsize);
+
+impl Wake for Arc<Tokens> {
+    fn wake(&self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// The island side: the stage's element handling over a demand flag.
+struct Island {
+    buffer: ElementBuffer<usize>,
+    demand: bool,
+    delivered: Vec<usize>,
+    dropped: usize,
+    completed: bool,
+    handled: usize,
+}
+
+impl Island {
+    fn new(capacity: usize, strategy: OverflowStrategy, demand: bool) -> Self {
+        Self {
+            buffer: ElementBuffer::new(capacity, strategy),
+            demand,
+            delivered: Vec::new(),
+            dropped: 0,
+            completed: false,
+            handled: 0,
+        }
+    }
+
+    /// Handle one wake-up if one is pending (an island message).
+    fn step(&mut self, inbox: &Inbox<usize, Arc<Tokens>>, tokens: &Tokens) {
+        if tokens.0.load(Ordering::SeqCst) > self.handled {
+            self.handled += 1;
+            let mut batch = VecDeque::new();
+            inbox.take(&mut batch);
+            for signal in batch {
+                self.handle(signal);
+            }
+        }
+    }
+
+    fn handle(&mut self, signal: Signal<usize>) {
+        if self.completed {
+            if let Signal::Element(_) = signal {
+                self.dropped += 1;
+            }
+            return;
+        }
+        match signal {
+            Signal::Element(x) => match self.buffer.on_element(x, self.demand) {
+                Arrival::Push(x) => {
+                    self.delivered.push(x);
+                    // One pull per push: demand stays as configured.
+                }
+                Arrival::Buffered => {}
+                Arrival::Dropped { count, .. } => self.dropped += count,
+                Arrival::Failed(_) => panic!("no Fail strategy in these models"),
+            },
+            Signal::Drain => self.completed = self.buffer.on_drain(),
+            Signal::Now => {
+                self.dropped += self.buffer.discard();
+                self.completed = true;
+            }
+            Signal::Fail(_) => self.completed = true,
+        }
+    }
+
+    /// Downstream pulls until the buffer is empty.
+    fn pull_all(&mut self) {
+        loop {
+            let (next, complete) = self.buffer.on_pull();
+            match next {
+                Some(x) => self.delivered.push(x),
+                None => break,
+            }
+            if complete {
+                self.completed = true;
+            }
+        }
+    }
+}
+
+/// (a) k elements sent from another thread while the island starts: each
+/// arrives exactly once, in order (or is dropped and counted where the
+/// buffer has no room and there is no demand), and no wake-up is lost.
+fn startup_race(k: usize, capacity: usize, demand: bool) {
+    loom::model(move || {
+        let tokens = Arc::new(Tokens::default());
+        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)));
+        let sender = {
+            let inbox = Arc::clone(&inbox);
+            thread::spawn(move || {
+                for i in 0..k {
+                    assert!(inbox.offer(Signal::Element(i)).is_ok());
+                }
+            })
+        };
+        let mut island = Island::new(capacity, OverflowStrategy::DropNew, demand);
+        island.step(&inbox, &tokens); // the island starts at any point
+        sender.join().unwrap();
+        // No lost wake-up: every queued signal has a token still to handle.
+        while tokens.0.load(Ordering::SeqCst) > island.handled {
+            island.step(&inbox, &tokens);
+        }
+        let mut rest = VecDeque::new();
+        inbox.take(&mut rest);
+        assert!(
+            rest.is_empty(),
+            "a signal was queued with no wake-up on its way"
+        );
+        island.pull_all();
+        assert_eq!(
+            island.delivered.len() + island.dropped,
+            k,
+            "each element once"
+        );
+        assert!(island.delivered.windows(2).all(|w| w[0] < w[1]), "in order");
+        if demand || capacity >= k {
+            assert_eq!(
+                island.delivered,
+                (0..k).collect::<Vec<_>>(),
+                "kept where the strategy keeps them"
+            );
+        }
+    });
+}
+
+#[test]
+fn startup_race_buffer_0_with_demand() {
+    startup_race(2, 0, true);
+}
+
+#[test]
+fn startup_race_buffer_0_without_demand_drops_and_counts() {
+    startup_race(2, 0, false);
+}
+
+#[test]
+fn startup_race_buffer_1() {
+    startup_race(2, 1, false);
+    startup_race(2, 1, true);
+}
+
+#[test]
+fn startup_race_buffer_2() {
+    startup_race(3, 2, false);
+}
+
+/// (b) Two senders and a draining completion race: nothing after the
+/// completion is delivered; nothing before it is lost (the buffer has room).
+#[test]
+fn two_senders_and_a_completion() {
+    loom::model(|| {
+        let tokens = Arc::new(Tokens::default());
+        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)));
+        let senders: Vec<_> = (0..2)
+            .map(|s| {
+                let inbox = Arc::clone(&inbox);
+                thread::spawn(move || {
+                    let _ = inbox.offer(Signal::Element(s));
+                })
+            })
+            .collect();
+        let completer = {
+            let inbox = Arc::clone(&inbox);
+            thread::spawn(move || {
+                let _ = inbox.offer(Signal::Drain);
+            })
+        };
+        let mut island = Island::new(4, OverflowStrategy::DropNew, false);
+        island.step(&inbox, &tokens);
+        for s in senders {
+            s.join().unwrap();
+        }
+        completer.join().unwrap();
+        while tokens.0.load(Ordering::SeqCst) > island.handled {
+            island.step(&inbox, &tokens);
+        }
+        // Which elements came before the completion is decided by the
+        // inbox order; the island must deliver exactly those.
+        let before_completion = 2 - island.dropped;
+        island.pull_all();
+        assert!(island.completed);
+        assert_eq!(
+            island.delivered.len(),
+            before_completion,
+            "none lost before, none after"
+        );
+    });
+}
+
+/// (c) Signals offered before the island starts are handled after it
+/// starts; signals offered after the stage stopped come back to the
+/// sender (to become dead letters), never vanish and never panic.
+#[test]
+fn before_start_and_after_stop() {
+    loom::model(|| {
+        let tokens = Arc::new(Tokens::default());
+        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)));
+        assert!(inbox.offer(Signal::Element(0)).is_ok()); // before start
+        let late = {
+            let inbox = Arc::clone(&inbox);
+            thread::spawn(move || match inbox.offer(Signal::Element(1)) {
+                Ok(()) => 0,
+                Err(_) => 1, // handed back: a dead letter
+            })
+        };
+        let mut island = Island::new(2, OverflowStrategy::DropNew, true);
+        island.step(&inbox, &tokens);
+        let leftover = inbox.close(); // the stage stops
+        let handed_back = late.join().unwrap();
+        let leftover_elements = leftover
+            .iter()
+            .filter(|s| matches!(s, Signal::Element(_)))
+            .count();
+        assert_eq!(
+            island.delivered.first(),
+            Some(&0),
+            "the element sent before start arrives"
+        );
+        assert_eq!(
+            island.delivered.len() + leftover_elements + handed_back,
+            2,
+            "every element delivered, returned by close, or handed back"
+        );
+    });
+}

@@ -1,0 +1,47 @@
+//! The one place cross-thread primitives come from (STYLE.md rule 7):
+//! `std` normally, loom under `--cfg loom` so the models in
+//! `actor::inbox` explore every interleaving. `Arc` stays `std`'s.
+
+#![allow(unused_imports)] // each build uses a different subset
+
+pub(crate) use std::sync::Arc;
+pub(crate) use std::sync::atomic::Ordering;
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::AtomicU64;
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::AtomicU64;
+
+/// A mutex whose `lock` never reports poisoning: Weir runs no user code
+/// while holding its own locks, and every critical section is a few plain
+/// collection operations, so the data stays consistent.
+#[derive(Debug, Default)]
+pub(crate) struct Mutex<T> {
+    #[cfg(not(loom))]
+    inner: std::sync::Mutex<T>,
+    #[cfg(loom)]
+    inner: loom::sync::Mutex<T>,
+}
+
+#[cfg(not(loom))]
+pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
+#[cfg(loom)]
+pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
+impl<T> Mutex<T> {
+    pub(crate) fn new(value: T) -> Self {
+        Self {
+            #[cfg(not(loom))]
+            inner: std::sync::Mutex::new(value),
+            #[cfg(loom)]
+            inner: loom::sync::Mutex::new(value),
+        }
+    }
+
+    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
