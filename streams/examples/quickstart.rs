@@ -97,6 +97,27 @@ impl Actor for Coordinator {
     }
 }
 
+/// Announces top words by telling them into a stream (`Source::actor_ref`).
+struct Announcer {
+    stream: weir_streams::ActorRefSource<(String, u64)>,
+}
+
+enum AnnouncerMsg {
+    Word(String, u64),
+    Done,
+}
+
+impl Actor for Announcer {
+    type Msg = AnnouncerMsg;
+
+    fn receive(&mut self, _ctx: &mut Context<Self>, msg: AnnouncerMsg) {
+        match msg {
+            AnnouncerMsg::Word(word, n) => self.stream.tell((word, n)),
+            AnnouncerMsg::Done => self.stream.complete(),
+        }
+    }
+}
+
 fn main() {
     let system = ActorSystem::new("quickstart").expect("valid system name");
     let coordinator = system
@@ -180,6 +201,31 @@ fn main() {
     for (word, n) in counted.iter().take(5) {
         println!("  {word:>6} {n}");
     }
+
+    // An actor feeding a stream: the announcer tells words into
+    // `Source::actor_ref`; the stream formats them.
+    let (feed, lines) = Source::actor_ref(16, OverflowStrategy::Fail)
+        .expect("Fail is a valid strategy for a tell")
+        .map(|(word, n): (String, u64)| format!("{word} x{n}"))
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&materializer);
+    let announcer = system
+        .spawn(
+            Props::new(move || Announcer {
+                stream: feed.clone(),
+            }),
+            "announcer",
+        )
+        .expect("valid, unique name");
+    for (word, n) in counted.iter().take(3) {
+        announcer.tell(AnnouncerMsg::Word(word.clone(), *n));
+    }
+    announcer.tell(AnnouncerMsg::Done);
+    println!(
+        "announced through an actor-fed stream: {:?}",
+        lines.wait().expect("the stream completes")
+    );
+
     system
         .terminate()
         .wait()

@@ -71,6 +71,7 @@ runtime_modules! {
     mod kill_switch;
     mod materializer;
     mod ops;
+    mod queue;
     pub mod stage;
     #[cfg(feature = "testkit")]
     pub mod testkit;
@@ -81,6 +82,7 @@ runtime_modules! {
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::Materializer;
     pub use ops::{FlowOps, TickHandle};
+    pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;
 }
 
