@@ -10,9 +10,10 @@ use crate::events::DeadLetterReason;
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
-use crate::{ActorHandle, ActorRef, ActorSystem};
+use crate::{ActorHandle, ActorRef, ActorSystem, Terminated};
 
 type Handler<M> = Box<dyn Fn(M) -> Result<(), M> + Send + Sync>;
+type OnTerminated = Box<dyn Fn(Terminated) + Send + Sync>;
 
 /// An [`ActorRef`] with no mailbox and no actor behind it: a `tell` runs a
 /// handler on the sender's thread (Akka's `FunctionRef`). Libraries build
@@ -49,6 +50,8 @@ struct FunctionCell<M> {
     path: ActorPath,
     system: ActorSystem,
     handler: Handler<M>,
+    /// Death-watch notices for actors this reference watches.
+    on_terminated: Option<OnTerminated>,
     /// `(watchee, watcher)` pairs; `None` once stopped.
     watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
     /// Set with `watchers` taken; read on every message without the lock.
@@ -76,10 +79,49 @@ impl<M: Send + 'static> FunctionRef<M> {
                 path,
                 system: system.clone(),
                 handler: Box::new(handler),
+                on_terminated: None,
                 watchers: Mutex::new(Some(Vec::new())),
                 stopped: AtomicBool::new(false),
             }),
         })
+    }
+
+    /// Like [`new`](Self::new), and the reference can watch actors:
+    /// `on_terminated` gets their [`Terminated`] notices (see
+    /// [`watch`](Self::watch)).
+    ///
+    /// # Errors
+    ///
+    /// A [`NameError`] for an invalid name.
+    pub fn with_death_watch(
+        system: &ActorSystem,
+        name: &str,
+        handler: impl Fn(M) -> Result<(), M> + Send + Sync + 'static,
+        on_terminated: impl Fn(Terminated) + Send + Sync + 'static,
+    ) -> Result<Self, NameError> {
+        let mut function = Self::new(system, name, handler)?;
+        Arc::get_mut(&mut function.cell)
+            .expect("not shared yet")
+            .on_terminated = Some(Box::new(on_terminated));
+        Ok(function)
+    }
+
+    /// Watch `target`: its [`Terminated`] notice goes to the
+    /// `on_terminated` handler (at once if it has already terminated).
+    /// Without one (a reference made with [`new`](Self::new)) the notice
+    /// is dropped.
+    pub fn watch(&self, target: impl Into<ActorHandle>) {
+        let target = target.into();
+        target.send_system(SystemMsg::Watch {
+            watchee: target.clone(),
+            watcher: ActorHandle { inner: self.cell.clone() },
+        });
+    }
+
+    /// Stop watching `target`.
+    pub fn unwatch(&self, target: impl Into<ActorHandle>) {
+        let target = target.into();
+        target.send_system(SystemMsg::Unwatch(ActorHandle { inner: self.cell.clone() }));
     }
 
     /// The reference to hand out.
@@ -167,11 +209,20 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
     }
 
     fn enqueue_control(&self, msg: Control) -> Delivery {
-        if let Control::PoisonPill = msg {
-            self.ignore("weir::PoisonPill");
-            return Delivery::Queued;
+        match msg {
+            Control::PoisonPill => {
+                self.ignore("weir::PoisonPill");
+                Delivery::Queued
+            }
+            Control::Terminated(actor) => match &self.on_terminated {
+                Some(on_terminated) if !self.is_terminated() => {
+                    on_terminated(Terminated { actor });
+                    Delivery::Queued
+                }
+                _ => Delivery::DeadLetter,
+            },
+            _ => Delivery::DeadLetter,
         }
-        Delivery::DeadLetter
     }
 
     fn schedule(self: Arc<Self>) {}

@@ -94,6 +94,8 @@ pub(crate) struct StageMeta {
     pub(crate) finished: bool,
     pub(crate) handlers: Vec<Option<Handler>>,
     pub(crate) timers: Vec<TimerEntry>,
+    /// Run when the stage finishes (stage actors stop here).
+    pub(crate) on_finish: Vec<Box<dyn FnOnce() + Send>>,
 }
 
 pub(crate) struct TimerEntry {

@@ -176,6 +176,9 @@ impl Island {
         let meta = &mut self.core.stages[stage];
         meta.finished = true;
         meta.handlers.clear();
+        for on_finish in meta.on_finish.drain(..) {
+            on_finish();
+        }
         for timer in meta.timers.drain(..) {
             timer.cancel.cancel();
         }

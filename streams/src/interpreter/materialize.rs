@@ -9,6 +9,7 @@ use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, StageMeta};
 use super::island::Island;
 use crate::Materializer;
+use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
     StageResult, make_callback,
@@ -22,6 +23,7 @@ pub struct MatContext<'a> {
     host: &'a Host,
     stage: u32,
     handlers: &'a mut Vec<Option<Handler>>,
+    on_finish: &'a mut Vec<Box<dyn FnOnce() + Send>>,
 }
 
 impl MatContext<'_> {
@@ -44,6 +46,23 @@ impl MatContext<'_> {
         F: FnMut(&mut L, T, &mut StageContext<'_>) -> StageResult + Send + 'static,
     {
         make_callback(self.host, self.stage, self.handlers, handler)
+    }
+
+    /// A stage actor for the stage being created, usable at once (see
+    /// [`StageContext::stage_actor`]).
+    ///
+    /// # Panics
+    ///
+    /// Never for a stage name: it is reduced to valid actor-name characters.
+    pub fn stage_actor<L, M, F>(&mut self, handler: F) -> StageActor<M>
+    where
+        L: GraphStageLogic,
+        M: Send + 'static,
+        F: FnMut(&mut L, StageActorMessage<M>, &mut StageContext<'_>) -> StageResult + Send + 'static,
+    {
+        let callback = make_callback(self.host, self.stage, self.handlers, handler);
+        let name = self.attributes.name().unwrap_or("stage");
+        make_stage_actor(&self.host.system, name, callback, self.on_finish)
     }
 }
 
@@ -229,6 +248,7 @@ fn build_island(
     for (index, plan) in planned.into_iter().enumerate() {
         let index32 = u32::try_from(index).expect("fewer than 2^32 stages");
         let mut handlers = Vec::new();
+        let mut on_finish = Vec::new();
         let (logic, name, attributes, (ins, outs), slot) = match plan {
             Planned::User { stage, attributes } => {
                 let mut cx = MatContext {
@@ -236,6 +256,7 @@ fn build_island(
                     host,
                     stage: index32,
                     handlers: &mut handlers,
+                    on_finish: &mut on_finish,
                 };
                 let logic = stage.create(&mut cx, mats);
                 let name: Arc<str> = attributes.name().unwrap_or(stage.name()).into();
@@ -281,6 +302,7 @@ fn build_island(
             finished: false,
             handlers,
             timers: Vec::new(),
+            on_finish,
         });
         logics.push(logic);
     }

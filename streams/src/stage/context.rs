@@ -327,6 +327,24 @@ impl StageContext<'_> {
         )
     }
 
+    /// An actor reference whose messages run `handler` inside this stage,
+    /// in order (see [`StageActor`](super::StageActor)). `L` is this
+    /// stage's logic type. Each call makes a new reference: keep the one
+    /// you need (make it in `create_logic` with
+    /// [`MatContext::stage_actor`](crate::stage::MatContext::stage_actor)
+    /// to hand it out before the stream starts).
+    pub fn stage_actor<L, M, F>(&mut self, handler: F) -> super::StageActor<M>
+    where
+        L: GraphStageLogic,
+        M: Send + 'static,
+        F: FnMut(&mut L, super::StageActorMessage<M>, &mut StageContext<'_>) -> StageResult + Send + 'static,
+    {
+        let callback = self.async_callback(handler);
+        let name = Arc::clone(&self.core.stages[self.stage].name);
+        let system = self.core.host.system.clone();
+        super::make_stage_actor(&system, &name, callback, &mut self.core.stages[self.stage].on_finish)
+    }
+
     /// Call `on_timer(key)` once after `delay`, replacing any timer with the same key.
     pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration) {
         self.schedule(key.into(), delay, None);

@@ -9,6 +9,7 @@ mod attributes;
 mod context;
 mod logic;
 mod ports;
+mod stage_actor;
 
 pub use crate::interpreter::MatContext;
 pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER};
@@ -16,6 +17,8 @@ pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub(crate) use ports::Slot;
+pub use stage_actor::{StageActor, StageActorMessage};
+pub(crate) use stage_actor::make_stage_actor;
 pub use ports::{
     FlowShape, InPort, Inlet, OutPort, Outlet, Shape, SinkShape, SlotKind, SourceShape,
 };

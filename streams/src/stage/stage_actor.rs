@@ -1,0 +1,89 @@
+//! Stage actors: an `ActorRef` whose messages a stage handles, on its island.
+
+use std::sync::Arc;
+
+use weir_actor::{ActorHandle, ActorRef, ActorSystem, FunctionRef, Terminated};
+
+use super::AsyncCallback;
+
+/// What a stage actor's handler receives.
+#[derive(Debug)]
+pub enum StageActorMessage<M> {
+    /// A message told to the stage actor.
+    Message(M),
+    /// An actor the stage actor watches has terminated.
+    Terminated(Terminated),
+}
+
+/// A stage's own actor reference, made with
+/// [`StageContext::stage_actor`](super::StageContext::stage_actor) or
+/// [`MatContext::stage_actor`](crate::stage::MatContext::stage_actor).
+/// Its messages are handled inside the stage, on the island, in order;
+/// it can watch actors; it terminates (watchers are told) when the stage
+/// stops. Lifecycle signals (`stop`, `poison_pill`) sent to it are ignored
+/// with a dead letter: it is not a real actor.
+pub struct StageActor<M: Send + 'static> {
+    function: Arc<FunctionRef<M>>,
+}
+
+impl<M: Send + 'static> Clone for StageActor<M> {
+    fn clone(&self) -> Self {
+        Self {
+            function: Arc::clone(&self.function),
+        }
+    }
+}
+
+impl<M: Send + 'static> StageActor<M> {
+    /// The reference to hand out (the same one each time).
+    pub fn actor_ref(&self) -> ActorRef<M> {
+        self.function.actor_ref()
+    }
+
+    /// Watch `target`: its termination arrives as [`StageActorMessage::Terminated`]
+    /// (at once if it has already terminated).
+    pub fn watch(&self, target: impl Into<ActorHandle>) {
+        self.function.watch(target);
+    }
+
+    /// Stop watching `target`.
+    pub fn unwatch(&self, target: impl Into<ActorHandle>) {
+        self.function.unwatch(target);
+    }
+}
+
+impl<M: Send + 'static> std::fmt::Debug for StageActor<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StageActor").field("function", &self.function).finish()
+    }
+}
+
+/// A stage actor whose messages go to `callback`; it stops when the
+/// stage finishes (through `on_finish`).
+pub(crate) fn make_stage_actor<M: Send + 'static>(
+    system: &ActorSystem,
+    stage_name: &str,
+    callback: AsyncCallback<StageActorMessage<M>>,
+    on_finish: &mut Vec<Box<dyn FnOnce() + Send>>,
+) -> StageActor<M> {
+    let name: String = stage_name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .chain("-stageActor".chars())
+        .collect();
+    let (messages, notices) = (callback.clone(), callback);
+    let function = FunctionRef::with_death_watch(
+        system,
+        &name,
+        move |message: M| {
+            messages.invoke(StageActorMessage::Message(message));
+            Ok(())
+        },
+        move |terminated| notices.invoke(StageActorMessage::Terminated(terminated)),
+    )
+    .expect("a sanitized, non-empty name is valid");
+    let function = Arc::new(function);
+    let stopper = Arc::clone(&function);
+    on_finish.push(Box::new(move || stopper.stop()));
+    StageActor { function }
+}
