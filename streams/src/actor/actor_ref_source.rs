@@ -184,22 +184,7 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut ActorRefLogic<T>, (), ctx| this.on_signals(ctx));
         let inbox = Arc::new(Inbox::new(wake));
-        let name: String = cx
-            .attributes()
-            .name()
-            .unwrap_or("actor_ref")
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-            .collect();
-        let target = Arc::clone(&inbox);
-        let function = FunctionRef::new(cx.system(), &name, move |element: T| {
-            target.offer(Signal::Element(element)).map_err(|signal| match signal {
-                Signal::Element(element) => element,
-                _ => unreachable!("offer gives back what it was given"),
-            })
-        })
-        .expect("a sanitized, non-empty name is valid");
-        let actor = function.actor_ref();
+        let (function, source) = inbox_ref(cx, &inbox, "actor_ref");
         let logic = ActorRefLogic {
             shape: SourceShape::new(),
             inbox: Arc::clone(&inbox),
@@ -207,7 +192,7 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
             batch: VecDeque::new(),
         };
-        (Box::new(logic), ActorRefSource { actor, inbox })
+        (Box::new(logic), source)
     }
 }
 
@@ -311,4 +296,33 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
         self.inbox.count_dropped((late_elements + self.buffer.discard()) as u64);
         self.function.stop();
     }
+}
+
+/// The function reference that feeds `inbox`, named after the stage, and
+/// the handle for it.
+pub(super) fn inbox_ref<T: Send + 'static>(
+    cx: &MatContext<'_>,
+    inbox: &Arc<StageInbox<T>>,
+    default_name: &str,
+) -> (FunctionRef<T>, ActorRefSource<T>) {
+    let name: String = cx
+        .attributes()
+        .name()
+        .unwrap_or(default_name)
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect();
+    let target = Arc::clone(inbox);
+    let function = FunctionRef::new(cx.system(), &name, move |element: T| {
+        target.offer(Signal::Element(element)).map_err(|signal| match signal {
+            Signal::Element(element) => element,
+            _ => unreachable!("offer gives back what it was given"),
+        })
+    })
+    .expect("a sanitized, non-empty name is valid");
+    let source = ActorRefSource {
+        actor: function.actor_ref(),
+        inbox: Arc::clone(inbox),
+    };
+    (function, source)
 }

@@ -1,6 +1,7 @@
 //! Actor-backed stages: [`Source::actor_ref`](crate::Source::actor_ref) and
 //! [`Sink::actor_ref`](crate::Sink::actor_ref).
 
+mod actor_ref_backpressure;
 mod actor_ref_sink;
 mod actor_ref_source;
 pub(crate) mod buffered;
