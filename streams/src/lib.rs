@@ -15,6 +15,12 @@
 //! - Every sink reports how the stream ended through a [`Completion`]
 //!   (a future, and a blocking `wait`), with a [`StreamError`] naming
 //!   the stage a failure started in.
+//! - Actors meet streams without a hop: [`Source::actor_ref`] hands out an
+//!   `ActorRef` whose messages go straight into the stage (pushed at once
+//!   when the buffer is empty and downstream has pulled), usable the
+//!   moment `run` returns; [`Source::queue`] gives a bounded queue handle;
+//!   a stage can have its own actor (`StageContext::stage_actor`);
+//!   [`Sink::actor_ref`] and the ack-protocol variants feed actors.
 //!
 //! # Examples
 //!
@@ -36,6 +42,18 @@
 //!     .async_boundary()
 //!     .run_with(Sink::fold(0, |a, x| a + x), &materializer);
 //! assert_eq!(sum.wait(), Ok(1_001_000));
+//!
+//! // An actor reference feeding a stream.
+//! let (feed, doubled) = Source::actor_ref(8, OverflowStrategy::DropHead)
+//!     .unwrap()
+//!     .map(|x: u32| x * 2)
+//!     .to_mat(Sink::collect(), Keep::both)
+//!     .run(&materializer);
+//! let actor = feed.actor_ref().clone(); // an ActorRef<u32>, usable from any thread
+//! actor.tell(1u32);
+//! actor.tell(2u32);
+//! feed.complete(); // after what was sent before
+//! assert_eq!(doubled.wait(), Ok(vec![2, 4]));
 //!
 //! system.terminate().wait().unwrap();
 //! ```
