@@ -174,8 +174,9 @@ pub(crate) struct IterConsumerStage<In> {
     pub(crate) sink: ConsumerFactory<In>,
 }
 
-/// Elements per actor message, so a long fused run shares its thread.
-const DRAIN_BUDGET: usize = 4096;
+/// Elements per actor message, so a long fused run shares its thread
+/// (about 50 µs of simple operators; a resume costs about 1 µs).
+const DRAIN_BUDGET: usize = 32_768;
 
 impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
     fn name(&self) -> &'static str {
