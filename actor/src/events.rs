@@ -162,6 +162,20 @@ impl EventStream {
         self.inner.dead_letters.load(Ordering::Relaxed)
     }
 
+    /// Whether a dead letter would reach anyone: a subscriber or an
+    /// instrumentation hook. Libraries that drop many messages at once can
+    /// then [`count_dead_letters`](Self::count_dead_letters) instead of
+    /// publishing each.
+    pub fn has_listeners(&self) -> bool {
+        (self.hooks.is_some() && COMPILED_IN) || self.inner.listening.load(Ordering::Acquire) > 0
+    }
+
+    /// Count `n` dead letters that nobody listens to (see
+    /// [`has_listeners`](Self::has_listeners)).
+    pub fn count_dead_letters(&self, n: u64) {
+        self.inner.dead_letters.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Publish `message` as a dead letter for `recipient` (for libraries
     /// built on the runtime, such as stream stages that received a message
     /// after they stopped).

@@ -8,10 +8,50 @@ pub(crate) use std::sync::Arc;
 pub(crate) use std::sync::atomic::Ordering;
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::AtomicU64;
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::AtomicU64;
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
+
+/// A bounded lock-free queue (crossbeam's `ArrayQueue`); under loom, a
+/// locked `VecDeque` with the same contract, so the models explore the
+/// protocol around it (crossbeam is not loom-aware).
+#[cfg(not(loom))]
+pub(crate) use crossbeam_queue::ArrayQueue;
+
+#[cfg(loom)]
+#[derive(Debug)]
+pub(crate) struct ArrayQueue<T> {
+    inner: Mutex<std::collections::VecDeque<T>>,
+    capacity: usize,
+}
+
+#[cfg(loom)]
+impl<T> ArrayQueue<T> {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            inner: Mutex::new(std::collections::VecDeque::new()),
+            capacity,
+        }
+    }
+
+    pub(crate) fn push(&self, value: T) -> Result<(), T> {
+        let mut queue = self.inner.lock();
+        if queue.len() >= self.capacity {
+            return Err(value);
+        }
+        queue.push_back(value);
+        Ok(())
+    }
+
+    pub(crate) fn pop(&self) -> Option<T> {
+        self.inner.lock().pop_front()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.inner.lock().is_empty()
+    }
+}
 
 /// A mutex whose `lock` never reports poisoning: Weir runs no user code
 /// while holding its own locks, and every critical section is a few plain

@@ -96,8 +96,7 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSour
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut AckSourceLogic<T, A>, (), ctx| this.on_signals(ctx));
-        let inbox = Arc::new(Inbox::new(wake));
-        let (function, source) = super::actor_ref_source::inbox_ref(cx, &inbox, "actor_ref_with_backpressure");
+        let (inbox, function, source) = super::actor_ref_source::inbox_ref(cx, wake, "actor_ref_with_backpressure");
         let logic = AckSourceLogic {
             shape: SourceShape::new(),
             inbox,

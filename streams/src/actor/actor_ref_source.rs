@@ -26,7 +26,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
+use weir_actor::{ActorPath, ActorRef, DeadLetterReason, FunctionRef};
 
 use super::buffered::{Arrival, ElementBuffer};
 use super::inbox::{Inbox, Signal, Wake};
@@ -166,6 +166,8 @@ struct ActorRefStage<T> {
 
 struct ActorRefLogic<T: Send + 'static> {
     shape: SourceShape<T>,
+    /// The reference's path, for dead letters.
+    path: ActorPath,
     inbox: Arc<StageInbox<T>>,
     function: FunctionRef<T>,
     buffer: ElementBuffer<T>,
@@ -183,10 +185,10 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut ActorRefLogic<T>, (), ctx| this.on_signals(ctx));
-        let inbox = Arc::new(Inbox::new(wake));
-        let (function, source) = inbox_ref(cx, &inbox, "actor_ref");
+        let (inbox, function, source) = inbox_ref(cx, wake, "actor_ref");
         let logic = ActorRefLogic {
             shape: SourceShape::new(),
+            path: function.actor_ref().path().clone(),
             inbox: Arc::clone(&inbox),
             function,
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
@@ -214,65 +216,98 @@ impl<T: Send + 'static> ActorRefLogic<T> {
 
     fn process(&mut self, batch: &mut VecDeque<Signal<T>>, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
-        while let Some(signal) = batch.pop_front() {
+        // Read once per batch; a push is the only thing that changes them here.
+        let closed = ctx.is_closed(out);
+        let mut available = ctx.is_available(out);
+        let mut drops = Drops::new(ctx);
+        let result = loop {
+            let Some(signal) = batch.pop_front() else { break Ok(()) };
             match signal {
                 Signal::Fail(error) => {
                     ctx.fail(out, error);
-                    return Ok(());
+                    break Ok(());
                 }
                 Signal::Now => {
                     let discarded = self.buffer.discard();
-                    self.count_drops(ctx, discarded);
+                    drops.markers(&self.path, ctx, discarded);
                     ctx.complete(out);
-                    return Ok(());
+                    break Ok(());
                 }
                 Signal::Drain => {
                     if self.buffer.on_drain() {
                         ctx.complete(out);
-                        return Ok(());
+                        break Ok(());
                     }
                 }
-                Signal::Element(element) => {
-                    if ctx.is_closed(out) {
-                        self.drop_element(element, ctx);
-                        continue;
+                Signal::Element(element) if closed => drops.element(&self.path, ctx, element),
+                Signal::Element(element) => match self.buffer.on_element(element, available) {
+                    // The direct-push fast path.
+                    Arrival::Push(element) => {
+                        ctx.push(out, element)?;
+                        available = false;
                     }
-                    match self.buffer.on_element(element, ctx.is_available(out)) {
-                        // The direct-push fast path.
-                        Arrival::Push(element) => ctx.push(out, element)?,
-                        Arrival::Buffered => {}
-                        Arrival::Dropped {
-                            element: Some(element), ..
-                        } => self.drop_element(element, ctx),
-                        Arrival::Dropped { count, element: None } => self.count_drops(ctx, count),
-                        Arrival::Failed(error) => return Err(error),
-                    }
-                }
+                    Arrival::Buffered => {}
+                    Arrival::Dropped {
+                        element: Some(element), ..
+                    } => drops.element(&self.path, ctx, element),
+                    Arrival::Dropped { count, element: None } => drops.markers(&self.path, ctx, count),
+                    Arrival::Failed(error) => break Err(error),
+                },
             }
-        }
-        Ok(())
+        };
+        drops.settle(&self.inbox, ctx);
+        result
     }
 
-    /// Count and publish one dropped element.
+    /// Count and publish one dropped element (outside a batch).
     fn drop_element(&self, element: T, ctx: &mut StageContext<'_>) {
-        self.inbox.count_dropped(1);
-        ctx.system().event_stream().publish_dead_letter(
-            self.function.actor_ref().path(),
-            element,
-            DeadLetterReason::Dropped,
-        );
+        let mut drops = Drops::new(ctx);
+        drops.element(&self.path, ctx, element);
+        drops.settle(&self.inbox, ctx);
+    }
+}
+
+/// The drops of one batch: published one by one when someone listens for
+/// dead letters, else counted and settled once.
+struct Drops {
+    heard: bool,
+    count: u64,
+    unheard: u64,
+}
+
+impl Drops {
+    fn new(ctx: &StageContext<'_>) -> Self {
+        Self {
+            heard: ctx.system().event_stream().has_listeners(),
+            count: 0,
+            unheard: 0,
+        }
     }
 
-    /// `n` elements were dropped that the stage no longer has: count them,
-    /// publish one marker each.
-    fn count_drops(&self, ctx: &mut StageContext<'_>, n: usize) {
-        self.inbox.count_dropped(n as u64);
+    fn element<T: Send + 'static>(&mut self, path: &ActorPath, ctx: &StageContext<'_>, element: T) {
+        self.count += 1;
+        if self.heard {
+            ctx.system()
+                .event_stream()
+                .publish_dead_letter(path, element, DeadLetterReason::Dropped);
+        } else {
+            self.unheard += 1;
+        }
+    }
+
+    /// `n` elements the overflow strategy dropped (the stage no longer has them).
+    fn markers(&mut self, path: &ActorPath, ctx: &StageContext<'_>, n: usize) {
         for _ in 0..n {
-            ctx.system().event_stream().publish_dead_letter(
-                self.function.actor_ref().path(),
-                "weir::DroppedByOverflowStrategy",
-                DeadLetterReason::Dropped,
-            );
+            self.element(path, ctx, "weir::DroppedByOverflowStrategy");
+        }
+    }
+
+    fn settle<T: Send, W: super::inbox::Wake>(self, inbox: &Inbox<T, W>, ctx: &StageContext<'_>) {
+        if self.count > 0 {
+            inbox.count_dropped(self.count);
+        }
+        if self.unheard > 0 {
+            ctx.system().event_stream().count_dead_letters(self.unheard);
         }
     }
 }
@@ -298,13 +333,14 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     }
 }
 
-/// The function reference that feeds `inbox`, named after the stage, and
-/// the handle for it.
+/// The inbox of a stage, the function reference that feeds it (named
+/// after the stage) and the handle for both. Elements that race past the
+/// inbox's closing become dead letters when it is dropped.
 pub(super) fn inbox_ref<T: Send + 'static>(
     cx: &MatContext<'_>,
-    inbox: &Arc<StageInbox<T>>,
+    wake: AsyncCallback<()>,
     default_name: &str,
-) -> (FunctionRef<T>, ActorRefSource<T>) {
+) -> (Arc<StageInbox<T>>, FunctionRef<T>, ActorRefSource<T>) {
     let name: String = cx
         .attributes()
         .name()
@@ -312,7 +348,14 @@ pub(super) fn inbox_ref<T: Send + 'static>(
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
         .collect();
-    let target = Arc::clone(inbox);
+    let system = cx.system().clone();
+    let path: Option<weir_actor::ActorPath> = format!("weir://{}/system/{name}", system.name()).parse().ok();
+    let inbox = Arc::new(Inbox::new(wake).with_on_lost(move |element: T| {
+        if let Some(path) = &path {
+            system.event_stream().publish_dead_letter(path, element, DeadLetterReason::StageStopped);
+        }
+    }));
+    let target = Arc::clone(&inbox);
     let function = FunctionRef::new(cx.system(), &name, move |element: T| {
         target.offer(Signal::Element(element)).map_err(|signal| match signal {
             Signal::Element(element) => element,
@@ -322,7 +365,7 @@ pub(super) fn inbox_ref<T: Send + 'static>(
     .expect("a sanitized, non-empty name is valid");
     let source = ActorRefSource {
         actor: function.actor_ref(),
-        inbox: Arc::clone(inbox),
+        inbox: Arc::clone(&inbox),
     };
-    (function, source)
+    (inbox, function, source)
 }

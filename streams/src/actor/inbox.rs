@@ -2,29 +2,37 @@
 //!
 //! # Protocol
 //!
-//! Producers (any thread, via the reference or the control handle) call
-//! [`Inbox::offer`]: under the lock they append the signal and set
-//! `scheduled`; the one whose append found `scheduled` clear wakes the
-//! stage, after unlocking. The stage, woken, calls [`Inbox::take`]: under
-//! the lock it swaps the whole queue out and clears `scheduled`. So:
+//! Signals go into a bounded lock-free ring (the fast path, no lock, no
+//! allocation); when the ring is full they go into a locked overflow
+//! queue, and while `overflowing` is set every producer uses the
+//! overflow, so one sender's signals never overtake each other. The
+//! stage drains the ring, then the overflow; it clears `overflowing`
+//! (under the overflow lock) only when the overflow is empty.
 //!
-//! - no lost wake-up: a signal appended after a `take` finds `scheduled`
-//!   clear and wakes again; one appended before it is in the batch taken;
-//! - one wake-up per burst, not per element;
-//! - order: one queue, appended and taken under one lock, is the order
-//!   the signals are handled in (per producer, the order it sent them);
-//! - after [`Inbox::close`] (the stage stopped) `offer` gives the signal
-//!   back, so the caller can make it a dead letter: nothing vanishes.
+//! Wake-up: `pending` counts signals queued and not yet taken, with
+//! wrapping arithmetic. A producer queues, then adds one; the producer
+//! whose add found 0 wakes the stage (one wake-up per burst). The stage
+//! takes what it finds, then subtracts what it took; if the result is
+//! above 0, signals were counted that it has not taken yet, and it drains
+//! again; at 0 or below it stops (below 0: it took signals whose
+//! producers have not counted them yet; their adds bring the count back
+//! without waking anyone, and the first signal after that wakes it
+//! again). Every step is a read-modify-write of one atomic, so they are
+//! totally ordered and no fence is needed: no lost wake-up.
 //!
-//! The wake-up itself is an async callback: a message to the island's
-//! actor, which waits in its mailbox if the island has not started. The
-//! loom models in `inbox/loom_models.rs` check the protocol with a wake
-//! that counts.
+//! After [`Inbox::close`] (the stage stopped) `offer` gives signals back
+//! so the caller makes them dead letters; a signal that raced past the
+//! check is handed to `on_lost` when the inbox is dropped. Nothing
+//! vanishes.
+//!
+//! The loom models in `inbox/loom_models.rs` check the protocol with a
+//! ring of capacity 1 (so the overflow path is exercised) and a wake that
+//! counts.
 
 use std::collections::VecDeque;
 
 use crate::StreamError;
-use crate::sync::{AtomicU64, Mutex, Ordering};
+use crate::sync::{ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Wakes the stage that takes from an inbox.
 pub(crate) trait Wake: Send + Sync {
@@ -41,63 +49,133 @@ pub(crate) enum Signal<T> {
     Fail(StreamError),
 }
 
-struct State<T> {
+struct Overflow<T> {
     queue: VecDeque<Signal<T>>,
-    /// A wake-up is on its way to the stage.
-    scheduled: bool,
-    /// The stage has stopped: nothing more is taken.
     closed: bool,
 }
 
 pub(crate) struct Inbox<T, W> {
-    state: Mutex<State<T>>,
+    ring: ArrayQueue<Signal<T>>,
+    overflow: Mutex<Overflow<T>>,
+    /// Mirrors "the overflow is in use", read without the lock.
+    overflowing: AtomicBool,
+    /// Mirrors `overflow.closed`, read without the lock.
+    closed: AtomicBool,
+    /// Signals counted and not yet taken (wrapping; see the module docs).
+    /// On its own cache line: every producer writes it.
+    pending: Padded<AtomicUsize>,
     wake: W,
     /// Elements the stage dropped (overflow, completion), for the handle.
-    pub(crate) dropped: AtomicU64,
+    dropped: AtomicU64,
+    /// Elements that raced past `close` (reported when the inbox drops).
+    on_lost: Option<Box<dyn Fn(T) + Send + Sync>>,
 }
+
+/// Keeps a hot atomic off the cache lines of its neighbours.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+/// The size of the lock-free ring; beyond it, the locked overflow.
+#[cfg(not(loom))]
+const RING: usize = 1024;
+#[cfg(loom)]
+const RING: usize = 1;
 
 impl<T: Send, W: Wake> Inbox<T, W> {
     pub(crate) fn new(wake: W) -> Self {
         Self {
-            state: Mutex::new(State {
+            ring: ArrayQueue::new(RING),
+            overflow: Mutex::new(Overflow {
                 queue: VecDeque::new(),
-                scheduled: false,
                 closed: false,
             }),
+            overflowing: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+            pending: Padded(AtomicUsize::new(0)),
             wake,
             dropped: AtomicU64::new(0),
+            on_lost: None,
         }
+    }
+
+    /// Report elements that raced past `close` to `on_lost` (when the
+    /// inbox is dropped).
+    pub(crate) fn with_on_lost(mut self, on_lost: impl Fn(T) + Send + Sync + 'static) -> Self {
+        self.on_lost = Some(Box::new(on_lost));
+        self
     }
 
     /// Queue `signal`; gives it back when the stage has stopped.
     pub(crate) fn offer(&self, signal: Signal<T>) -> Result<(), Signal<T>> {
-        let wake = {
-            let mut state = self.state.lock();
-            if state.closed {
+        if self.closed.load(Ordering::Acquire) {
+            return Err(signal);
+        }
+        let signal = if self.overflowing.load(Ordering::Acquire) {
+            Some(signal)
+        } else {
+            self.ring.push(signal).err()
+        };
+        if let Some(signal) = signal {
+            let mut overflow = self.overflow.lock();
+            if overflow.closed {
                 return Err(signal);
             }
-            state.queue.push_back(signal);
-            !std::mem::replace(&mut state.scheduled, true)
-        };
-        if wake {
+            overflow.queue.push_back(signal);
+            self.overflowing.store(true, Ordering::Release);
+        }
+        if self.pending.0.fetch_add(1, Ordering::AcqRel) == 0 {
             self.wake.wake();
         }
         Ok(())
     }
 
-    /// Take everything queued into `into` (empty) and clear the wake-up mark.
+    /// Take everything queued into `into` (empty), in order, until no
+    /// counted signal is left untaken.
     pub(crate) fn take(&self, into: &mut VecDeque<Signal<T>>) {
         debug_assert!(into.is_empty());
-        let mut state = self.state.lock();
-        std::mem::swap(&mut state.queue, into);
-        state.scheduled = false;
+        loop {
+            let before = into.len();
+            self.drain_into(into);
+            let taken = into.len() - before;
+            let left = self
+                .pending
+                .0
+                .fetch_sub(taken, Ordering::AcqRel)
+                .wrapping_sub(taken);
+            // At 0 or "below" (taken before counted), the next add wakes us.
+            if left == 0 || left > usize::MAX / 2 {
+                return;
+            }
+        }
+    }
+
+    /// Ring first, then the overflow (see the module docs for why that
+    /// keeps each sender's order).
+    fn drain_into(&self, into: &mut VecDeque<Signal<T>>) {
+        while let Some(signal) = self.ring.pop() {
+            into.push_back(signal);
+        }
+        if self.overflowing.load(Ordering::Acquire) {
+            let mut overflow = self.overflow.lock();
+            // Ring signals queued before the overflow took over come first.
+            while let Some(signal) = self.ring.pop() {
+                into.push_back(signal);
+            }
+            into.extend(overflow.queue.drain(..));
+            self.overflowing.store(false, Ordering::Release);
+        }
     }
 
     /// The stage stopped: refuse new signals; return what was still queued.
     pub(crate) fn close(&self) -> VecDeque<Signal<T>> {
-        let mut state = self.state.lock();
-        state.closed = true;
-        std::mem::take(&mut state.queue)
+        {
+            let mut overflow = self.overflow.lock();
+            overflow.closed = true;
+            self.closed.store(true, Ordering::Release);
+        }
+        let mut rest = VecDeque::new();
+        self.drain_into(&mut rest);
+        rest
     }
 
     pub(crate) fn count_dropped(&self, n: u64) {
@@ -106,6 +184,23 @@ impl<T: Send, W: Wake> Inbox<T, W> {
 
     pub(crate) fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+}
+
+impl<T, W> Drop for Inbox<T, W> {
+    fn drop(&mut self) {
+        // Elements that slipped in after `close`: report them.
+        let Some(on_lost) = &self.on_lost else { return };
+        while let Some(signal) = self.ring.pop() {
+            if let Signal::Element(element) = signal {
+                on_lost(element);
+            }
+        }
+        for signal in self.overflow.lock().queue.drain(..) {
+            if let Signal::Element(element) = signal {
+                on_lost(element);
+            }
+        }
     }
 }
 

@@ -212,13 +212,19 @@ fn two_senders_and_a_completion() {
 }
 
 /// (c) Signals offered before the island starts are handled after it
-/// starts; signals offered after the stage stopped come back to the
-/// sender (to become dead letters), never vanish and never panic.
+/// starts; a signal offered as the stage stops is delivered, returned by
+/// `close`, handed back to the sender (a dead letter) or, when it raced
+/// past the closing, reported when the inbox is dropped: it never
+/// vanishes and nothing panics.
 #[test]
 fn before_start_and_after_stop() {
     loom::model(|| {
         let tokens = Arc::new(Tokens::default());
-        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)));
+        let lost = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&lost);
+        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)).with_on_lost(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        }));
         assert!(inbox.offer(Signal::Element(0)).is_ok()); // before start
         let late = {
             let inbox = Arc::clone(&inbox);
@@ -240,10 +246,11 @@ fn before_start_and_after_stop() {
             Some(&0),
             "the element sent before start arrives"
         );
+        drop(inbox); // the last reference: late arrivals are reported
         assert_eq!(
-            island.delivered.len() + leftover_elements + handed_back,
+            island.delivered.len() + leftover_elements + handed_back + lost.load(Ordering::SeqCst),
             2,
-            "every element delivered, returned by close, or handed back"
+            "every element delivered, returned by close, handed back, or reported lost"
         );
     });
 }
