@@ -189,3 +189,60 @@ pub fn tokio_pingpong(n: u64) -> Run {
         elapsed,
     }
 }
+
+/// datum-core 0.11: `ActorSource::actor_ref` (a ractor mailbox feeding the
+/// stream, unbounded), one producer thread casting `n` elements.
+#[cfg(feature = "peers")]
+pub fn datum_no_buffer(n: u64) -> Run {
+    use datum::{ActorSource, ActorSourceMessage, Keep as DKeep, Sink as DSink};
+    let (actor, completion) = ActorSource::actor_ref::<u64>()
+        .to_mat(DSink::fold(0u64, |count, _| count + 1), DKeep::both)
+        .run()
+        .expect("datum materializes");
+    let start = Instant::now();
+    let producer = std::thread::spawn(move || {
+        for i in 0..n {
+            actor.cast(ActorSourceMessage::Element(i)).expect("the source lives");
+        }
+        actor.cast(ActorSourceMessage::Complete).expect("the source lives");
+    });
+    producer.join().expect("producer runs");
+    let delivered = completion.wait().expect("datum completes");
+    Run {
+        sent: n,
+        delivered,
+        elapsed: start.elapsed(),
+    }
+}
+
+/// datum-core's round trip.
+#[cfg(feature = "peers")]
+pub fn datum_pingpong(n: u64) -> Run {
+    use datum::{ActorSource, ActorSourceMessage, Keep as DKeep, Sink as DSink};
+    let seen = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&seen);
+    let (actor, completion) = ActorSource::actor_ref::<u64>()
+        .to_mat(
+            DSink::foreach(move |_: u64| {
+                counter.fetch_add(1, Ordering::Release);
+            }),
+            DKeep::both,
+        )
+        .run()
+        .expect("datum materializes");
+    let start = Instant::now();
+    for i in 0..n {
+        actor.cast(ActorSourceMessage::Element(i)).expect("the source lives");
+        while seen.load(Ordering::Acquire) <= i {
+            std::hint::spin_loop();
+        }
+    }
+    let elapsed = start.elapsed();
+    actor.cast(ActorSourceMessage::Complete).expect("the source lives");
+    let _ = completion.wait();
+    Run {
+        sent: n,
+        delivered: seen.load(Ordering::Acquire),
+        elapsed,
+    }
+}
