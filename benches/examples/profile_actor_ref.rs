@@ -6,7 +6,10 @@ fn main() {
     let mut rates = Vec::new();
     for _ in 0..10 {
         let run = weir_benches::actor_ref_source::weir_no_buffer(1_000_000, &mat);
-        rates.push(format!("{:.1}", run.sent as f64 / run.elapsed.as_secs_f64() / 1e6));
+        rates.push(format!(
+            "{:.1}",
+            run.sent as f64 / run.elapsed.as_secs_f64() / 1e6
+        ));
     }
     println!("M tells/s: {}", rates.join(" "));
     system.terminate().wait().expect("outside the system");

@@ -202,9 +202,13 @@ pub fn datum_no_buffer(n: u64) -> Run {
     let start = Instant::now();
     let producer = std::thread::spawn(move || {
         for i in 0..n {
-            actor.cast(ActorSourceMessage::Element(i)).expect("the source lives");
+            actor
+                .cast(ActorSourceMessage::Element(i))
+                .expect("the source lives");
         }
-        actor.cast(ActorSourceMessage::Complete).expect("the source lives");
+        actor
+            .cast(ActorSourceMessage::Complete)
+            .expect("the source lives");
     });
     producer.join().expect("producer runs");
     let delivered = completion.wait().expect("datum completes");
@@ -232,13 +236,17 @@ pub fn datum_pingpong(n: u64) -> Run {
         .expect("datum materializes");
     let start = Instant::now();
     for i in 0..n {
-        actor.cast(ActorSourceMessage::Element(i)).expect("the source lives");
+        actor
+            .cast(ActorSourceMessage::Element(i))
+            .expect("the source lives");
         while seen.load(Ordering::Acquire) <= i {
             std::hint::spin_loop();
         }
     }
     let elapsed = start.elapsed();
-    actor.cast(ActorSourceMessage::Complete).expect("the source lives");
+    actor
+        .cast(ActorSourceMessage::Complete)
+        .expect("the source lives");
     let _ = completion.wait();
     Run {
         sent: n,

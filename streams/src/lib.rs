@@ -75,6 +75,11 @@ mod actor {
     pub(crate) mod inbox;
 }
 
+#[cfg(loom)]
+mod interpreter {
+    pub(crate) mod lifecycle;
+}
+
 macro_rules! runtime_modules {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
 }

@@ -251,8 +251,16 @@ fn actor_ref(args: &Args) {
             rounds,
             Box::new(|| a::crossbeam_pingpong(rounds)),
         ),
-        ("no_buffer: datum-core ActorSource", n, Box::new(|| a::datum_no_buffer(n))),
-        ("pingpong: datum-core ActorSource", rounds, Box::new(|| a::datum_pingpong(rounds))),
+        (
+            "no_buffer: datum-core ActorSource",
+            n,
+            Box::new(|| a::datum_no_buffer(n)),
+        ),
+        (
+            "pingpong: datum-core ActorSource",
+            rounds,
+            Box::new(|| a::datum_pingpong(rounds)),
+        ),
     ]);
     println!("Source::actor_ref, median of {runs} runs, 2-core box");
     println!(

@@ -2,9 +2,10 @@
 
 use std::any::Any;
 
-use weir_actor::{Actor, Context};
+use weir_actor::{Actor, Context, DeadLetterReason};
 
 use super::island::Island;
+use super::lifecycle::{Accept, Lifecycle};
 use crate::stage::TimerKey;
 
 /// How many events an island processes per actor message before it
@@ -31,10 +32,7 @@ pub(crate) enum IslandMsg {
 
 #[derive(Default)]
 pub(crate) struct IslandActor {
-    island: Option<Box<Island>>,
-    /// Messages that arrived before `Start` (a callback invoked while the
-    /// island was still being built), replayed in order.
-    early: Vec<IslandMsg>,
+    lifecycle: Lifecycle<Box<Island>, IslandMsg>,
     resume_sent: bool,
 }
 
@@ -44,22 +42,22 @@ impl Actor for IslandActor {
     fn receive(&mut self, ctx: &mut Context<Self>, msg: IslandMsg) {
         if let IslandMsg::Start(mut island) = msg {
             island.start();
-            self.island = Some(island);
-            for early in std::mem::take(&mut self.early) {
+            for early in self.lifecycle.start(island) {
                 self.handle(early);
             }
-        } else if self.island.is_none() {
-            self.early.push(msg);
-            return;
         } else {
-            self.handle(msg);
+            match self.lifecycle.accept(msg) {
+                Accept::Handle(msg) => self.handle(msg),
+                Accept::Kept => return,
+                Accept::Refused(msg) => return refuse(ctx, msg),
+            }
         }
-        let Some(island) = self.island.as_mut() else {
+        let Some(island) = self.lifecycle.island() else {
             return;
         };
         let more = island.run(EVENT_BUDGET);
         if island.is_done() {
-            self.island = None;
+            self.lifecycle.finish();
             ctx.stop_self();
         } else if more && !self.resume_sent {
             self.resume_sent = true;
@@ -68,15 +66,26 @@ impl Actor for IslandActor {
     }
 
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
-        if let Some(mut island) = self.island.take() {
+        if let Some(mut island) = self.lifecycle.finish() {
             island.abort();
         }
     }
 }
 
+/// A message for a finished island: an async callback's value becomes a
+/// dead letter; timers and resumes have nothing left to do.
+fn refuse(ctx: &mut Context<IslandActor>, msg: IslandMsg) {
+    if let IslandMsg::Async { payload, .. } = msg {
+        let path = ctx.path().clone();
+        ctx.system()
+            .event_stream()
+            .publish_dead_letter(&path, payload, DeadLetterReason::StageStopped);
+    }
+}
+
 impl IslandActor {
     fn handle(&mut self, msg: IslandMsg) {
-        let Some(island) = self.island.as_mut() else {
+        let Some(island) = self.lifecycle.island() else {
             return;
         };
         match msg {

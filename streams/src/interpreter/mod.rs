@@ -13,6 +13,7 @@ pub(crate) mod actor;
 pub(crate) mod boundary;
 pub(crate) mod core;
 pub(crate) mod island;
+pub(crate) mod lifecycle;
 mod materialize;
 
 pub use materialize::MatContext;
