@@ -1,0 +1,210 @@
+//! The downstream half of an async boundary: the start of the downstream island.
+
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use super::{FUSED_BUDGET, Shared};
+use crate::StreamError;
+use crate::fusion::{Consumer, Drained};
+use crate::stage::{AsyncCallback, GraphStageLogic, OutPort, Outlet, StageContext, StageResult};
+
+pub(super) enum Downstream<T> {
+    /// Elements leave through outlet 0.
+    Port,
+    /// Elements go into a fused folding sink.
+    Consumer(Box<dyn Consumer<T>>),
+}
+
+/// The downstream half: a source in the downstream island.
+pub(super) struct BoundaryIn<T> {
+    pub(super) shared: Arc<Shared<T>>,
+    pub(super) local: VecDeque<T>,
+    pub(super) consumed: usize,
+    pub(super) batch: usize,
+    pub(super) finished: bool,
+    pub(super) downstream: Downstream<T>,
+    pub(super) resume: Option<AsyncCallback<()>>,
+}
+
+impl<T: Send + 'static> BoundaryIn<T> {
+    fn outlet() -> Outlet<T> {
+        Outlet::new(0)
+    }
+
+    /// Take what upstream handed over when the local batch is empty.
+    /// `Some(outcome)` once everything upstream sent is delivered and it
+    /// has finished.
+    fn refill(&mut self, waiting: bool) -> Option<Option<StreamError>> {
+        if !self.local.is_empty() {
+            return None;
+        }
+        let mut state = self.shared.lock();
+        std::mem::swap(&mut state.queue, &mut self.local);
+        if self.local.is_empty() {
+            match state.done.clone() {
+                Some(outcome) => return Some(outcome),
+                None => state.down_waiting = waiting,
+            }
+        }
+        None
+    }
+
+    fn step(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        match self.downstream {
+            Downstream::Port => self.deliver(ctx),
+            Downstream::Consumer(_) => self.drain(ctx),
+        }
+    }
+
+    /// Push one element if downstream wants it; once everything upstream
+    /// sent is delivered, pass its completion or failure on (no demand
+    /// needed for that).
+    fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = Self::outlet();
+        let available = ctx.is_available(out);
+        if self.finished || (!available && !self.local.is_empty()) {
+            return Ok(());
+        }
+        if let Some(outcome) = self.refill(available) {
+            self.finished = true;
+            match outcome {
+                None => ctx.complete(out),
+                Some(error) => ctx.fail(out, error),
+            }
+            return Ok(());
+        }
+        if !available {
+            return Ok(());
+        }
+        let Some(element) = self.local.pop_front() else {
+            return Ok(());
+        };
+        ctx.push(out, element)?;
+        self.count_consumed(1);
+        Ok(())
+    }
+
+    /// The fused sink: feed it batches, a budget of elements per call.
+    fn drain(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let mut budget = FUSED_BUDGET;
+        while budget > 0 && !self.finished {
+            if let Some(outcome) = self.refill(true) {
+                self.finished = true;
+                if let Downstream::Consumer(consumer) = &mut self.downstream {
+                    consumer.finish(outcome.map_or(Ok(()), Err));
+                }
+                ctx.complete_stage();
+                return Ok(());
+            }
+            if self.local.is_empty() {
+                return Ok(()); // woken when upstream hands more over
+            }
+            let n = self.local.len().min(budget);
+            let Downstream::Consumer(consumer) = &mut self.downstream else {
+                return Ok(());
+            };
+            let local = &mut self.local;
+            let drained = catch_unwind(AssertUnwindSafe(|| {
+                consumer.drain(&mut local.drain(..n), n)
+            }));
+            budget -= n;
+            match drained {
+                Ok(Drained::Stopped) => {
+                    self.finished = true;
+                    self.cancel_upstream();
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+                Ok(Drained::Budget | Drained::Exhausted) => self.count_consumed(n),
+                Err(payload) => {
+                    self.finished = true;
+                    let name: Arc<str> = ctx.stage_name().into();
+                    consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                    self.cancel_upstream();
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+            }
+        }
+        if !self.finished
+            && let Some(resume) = &self.resume
+        {
+            resume.invoke(());
+        }
+        Ok(())
+    }
+
+    fn count_consumed(&mut self, n: usize) {
+        self.consumed += n;
+        if self.consumed >= self.batch {
+            self.return_credit();
+        }
+    }
+
+    fn return_credit(&mut self) {
+        let wake = {
+            let mut state = self.shared.lock();
+            state.credit += std::mem::take(&mut self.consumed);
+            if state.up_waiting {
+                state.up_waiting = false;
+                state.wake_up.clone()
+            } else {
+                None
+            }
+        };
+        if let Some(wake) = wake {
+            wake.invoke(());
+        }
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.step(ctx));
+        self.shared.lock().wake_down = Some(wake.clone());
+        if let Downstream::Consumer(consumer) = &mut self.downstream {
+            if !consumer.wants_elements() {
+                consumer.finish(Ok(()));
+                self.cancel_upstream();
+                return Ok(());
+            }
+            ctx.set_keep_going(true);
+            self.resume = Some(wake);
+            return self.drain(ctx);
+        }
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.deliver(ctx)
+    }
+
+    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.cancel_upstream();
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        self.cancel_upstream();
+    }
+}
+
+impl<T> BoundaryIn<T> {
+    fn cancel_upstream(&mut self) {
+        let wake = {
+            let mut state = self.shared.lock();
+            if state.cancelled || state.done.is_some() {
+                return;
+            }
+            state.cancelled = true;
+            state.queue.clear();
+            state.wake_up.clone()
+        };
+        self.local.clear();
+        if let Some(wake) = wake {
+            wake.invoke(());
+        }
+    }
+}

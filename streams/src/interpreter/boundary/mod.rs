@@ -1,0 +1,201 @@
+//! The async boundary: two stages in two islands joined by one bounded
+//! queue, moving elements in batches.
+//!
+//! Credit bounds the queue: the upstream half starts with `capacity`
+//! credits, spends one per element it takes in, and the downstream half
+//! returns them in batches of `capacity / 2` as it passes elements on
+//! (so at most `capacity` elements are between the two islands). The
+//! upstream half collects elements locally and hands them over under one
+//! lock per batch (when the batch is full, and whenever its island has
+//! run out of events); the downstream half takes the whole queue under
+//! one lock when its local batch is empty. A half that finds nothing to
+//! do marks itself waiting; the other half wakes it with an async
+//! callback (one message per wake-up, not per element).
+//!
+//! Fusion reaches across the boundary: an iterator source right before it
+//! runs inside the upstream half (a loop into the batch, no ports), and a
+//! folding sink right after it runs inside the downstream half (a loop
+//! over the batch).
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, PoisonError};
+
+mod downstream;
+mod upstream;
+
+use downstream::{BoundaryIn, Downstream};
+use upstream::{BoundaryOut, Upstream};
+
+use super::materialize::{BoundaryFactory, Half};
+use crate::fusion::{ConsumerFactory, IterFactory};
+use crate::stage::{AsyncCallback, SlotKind};
+use crate::StreamError;
+
+/// Elements a fused half moves per actor message before it yields.
+pub(super) const FUSED_BUDGET: usize = 4096;
+
+pub(super) struct State<T> {
+    pub(super) queue: VecDeque<T>,
+    /// Credits the downstream half has returned that upstream has not taken.
+    pub(super) credit: usize,
+    /// Upstream finished: `Some(None)` completed, `Some(Some(e))` failed.
+    pub(super) done: Option<Option<StreamError>>,
+    pub(super) cancelled: bool,
+    pub(super) up_waiting: bool,
+    pub(super) down_waiting: bool,
+    pub(super) wake_up: Option<AsyncCallback<()>>,
+    pub(super) wake_down: Option<AsyncCallback<()>>,
+}
+
+pub(super) struct Shared<T> {
+    pub(super) state: Mutex<State<T>>,
+}
+
+impl<T> Shared<T> {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
+        // Neither half panics while holding the lock; recover the state anyway.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The boundary for elements of type `T`, with what is fused into it.
+pub(crate) struct Boundary<T> {
+    /// An iterator source fused into the upstream half, and its name.
+    source: Option<(IterFactory<T>, Arc<str>)>,
+    /// A folding sink fused into the downstream half, and its name.
+    sink: Option<(ConsumerFactory<T>, Arc<str>)>,
+    /// The fused sink's input buffer, which sizes this boundary.
+    buffer: Option<usize>,
+    _elements: PhantomData<fn(T)>,
+}
+
+impl<T> Boundary<T> {
+    pub(crate) fn new() -> Self {
+        Self {
+            source: None,
+            sink: None,
+            buffer: None,
+            _elements: PhantomData,
+        }
+    }
+
+    pub(crate) fn with_source(source: IterFactory<T>, name: &str) -> Self {
+        Self {
+            source: Some((source, name.into())),
+            ..Self::new()
+        }
+    }
+
+    /// This boundary with `sink` fused into its downstream half (`None`
+    /// if it already has one).
+    pub(crate) fn with_sink(
+        &self,
+        sink: ConsumerFactory<T>,
+        name: &str,
+        buffer: usize,
+    ) -> Option<Self> {
+        if self.sink.is_some() {
+            return None;
+        }
+        Some(Self {
+            source: self.source.clone(),
+            sink: Some((sink, name.into())),
+            buffer: Some(buffer),
+            _elements: PhantomData,
+        })
+    }
+}
+
+impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
+    fn create(&self, capacity: usize) -> (Half, Half) {
+        let capacity = capacity.max(1);
+        let shared: Arc<Shared<T>> = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: VecDeque::with_capacity(capacity),
+                credit: 0,
+                done: None,
+                cancelled: false,
+                up_waiting: false,
+                down_waiting: false,
+                wake_up: None,
+                wake_down: None,
+            }),
+        });
+        let batch = (capacity / 2).max(1);
+        let (upstream, up_name, up_ports, up_mats) = match &self.source {
+            Some((factory, name)) => {
+                let mats: Vec<Box<dyn Any + Send>> = vec![Box::new(())];
+                (Upstream::Iter(factory()), Arc::clone(name), (0, 0), mats)
+            }
+            None => (
+                Upstream::Port,
+                Arc::from("async-boundary-out"),
+                (1, 0),
+                Vec::new(),
+            ),
+        };
+        let (downstream, down_name, down_ports, down_mats, slot) = match &self.sink {
+            Some((factory, name)) => {
+                let (consumer, mat) = factory();
+                (
+                    Downstream::Consumer(consumer),
+                    Arc::clone(name),
+                    (0, 0),
+                    vec![mat],
+                    None,
+                )
+            }
+            None => (
+                Downstream::Port,
+                Arc::from("async-boundary-in"),
+                (0, 1),
+                Vec::new(),
+                Some(SlotKind::of::<T>()),
+            ),
+        };
+        let up = BoundaryOut {
+            shared: Arc::clone(&shared),
+            local: VecDeque::with_capacity(capacity),
+            credit: capacity,
+            batch,
+            upstream,
+            scratch: Vec::new(),
+            resume: None,
+        };
+        let down = BoundaryIn {
+            shared,
+            local: VecDeque::with_capacity(capacity),
+            consumed: 0,
+            batch,
+            finished: false,
+            downstream,
+            resume: None,
+        };
+        (
+            Half {
+                logic: Box::new(up),
+                name: up_name,
+                ports: up_ports,
+                slot: None,
+                mats: up_mats,
+            },
+            Half {
+                logic: Box::new(down),
+                name: down_name,
+                ports: down_ports,
+                slot,
+                mats: down_mats,
+            },
+        )
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn buffer(&self) -> Option<usize> {
+        self.buffer
+    }
+}

@@ -1,0 +1,220 @@
+//! The upstream half of an async boundary: the end of the upstream island.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+
+use super::{FUSED_BUDGET, Shared};
+use crate::fusion::BoxChunks;
+use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
+use crate::{ErrorKind, StreamError};
+
+pub(super) enum Upstream<T> {
+    /// Elements arrive on inlet 0.
+    Port,
+    /// Elements come from a fused iterator source.
+    Iter(BoxChunks<T>),
+}
+
+/// The upstream half: a sink in the upstream island.
+pub(super) struct BoundaryOut<T> {
+    pub(super) shared: Arc<Shared<T>>,
+    pub(super) local: VecDeque<T>,
+    pub(super) credit: usize,
+    pub(super) batch: usize,
+    pub(super) upstream: Upstream<T>,
+    /// A fused source fills this batch first.
+    pub(super) scratch: Vec<T>,
+    /// For a fused iterator: run again after yielding the thread.
+    pub(super) resume: Option<AsyncCallback<()>>,
+}
+
+impl<T: Send + 'static> BoundaryOut<T> {
+    fn inlet() -> Inlet<T> {
+        Inlet::new(0)
+    }
+
+    /// Hand the local batch over; learn about cancellation; take credit.
+    /// Returns whether downstream cancelled.
+    fn hand_over(&mut self) -> bool {
+        let mut wake = None;
+        let cancelled;
+        {
+            let mut state = self.shared.lock();
+            cancelled = state.cancelled;
+            if !self.local.is_empty() && !cancelled {
+                if state.queue.is_empty() {
+                    std::mem::swap(&mut state.queue, &mut self.local);
+                } else {
+                    state.queue.extend(self.local.drain(..));
+                }
+                if state.down_waiting {
+                    state.down_waiting = false;
+                    wake = state.wake_down.clone();
+                }
+            }
+            self.credit += std::mem::take(&mut state.credit);
+            if self.credit == 0 {
+                state.up_waiting = true;
+            }
+        }
+        if let Some(wake) = wake {
+            wake.invoke(());
+        }
+        if cancelled {
+            self.local.clear();
+        }
+        cancelled
+    }
+
+    /// Hand over, then take in more: pull the inlet, or run the iterator.
+    fn flush(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.hand_over() {
+            ctx.complete_stage();
+            return Ok(());
+        }
+        match self.upstream {
+            Upstream::Port => self.pull_if_credit(ctx),
+            Upstream::Iter(_) => self.pump(ctx),
+        }
+    }
+
+    fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = Self::inlet();
+        if self.credit > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+
+    /// The fused iterator: fill the batch while there is credit, a
+    /// budget of elements per call.
+    fn pump(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let mut budget = FUSED_BUDGET;
+        loop {
+            let take = self.credit.min(budget);
+            let Upstream::Iter(source) = &mut self.upstream else {
+                return Ok(());
+            };
+            let scratch = &mut self.scratch;
+            let outcome = if take == 0 {
+                Ok(true)
+            } else {
+                catch_unwind(AssertUnwindSafe(|| !source.fill(scratch, take)))
+            };
+            self.credit -= self.scratch.len();
+            self.local.extend(self.scratch.drain(..));
+            budget -= take.min(budget);
+            match outcome {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.finish(None);
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+                Err(payload) => {
+                    let name: Arc<str> = ctx.stage_name().into();
+                    self.finish(Some(StreamError::panicked(&*payload).in_stage(&name)));
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+            }
+            if self.local.len() >= self.batch || self.credit == 0 {
+                if self.hand_over() {
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+                if self.credit == 0 {
+                    return Ok(()); // woken when credit comes back
+                }
+            }
+            if budget == 0 {
+                self.hand_over();
+                if let Some(resume) = &self.resume {
+                    resume.invoke(());
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    fn finish(&mut self, outcome: Option<StreamError>) {
+        let wake = {
+            let mut state = self.shared.lock();
+            state.queue.extend(self.local.drain(..));
+            state.done = Some(outcome);
+            state.up_waiting = false;
+            state.down_waiting = false;
+            if state.cancelled {
+                None
+            } else {
+                state.wake_down.clone()
+            }
+        };
+        if let Some(wake) = wake {
+            wake.invoke(());
+        }
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
+        self.shared.lock().wake_up = Some(wake.clone());
+        ctx.register_flush(|logic, ctx| {
+            let logic: &mut dyn Any = logic;
+            match logic.downcast_mut::<Self>() {
+                Some(this) if !this.local.is_empty() => this.flush(ctx),
+                _ => Ok(()),
+            }
+        });
+        match self.upstream {
+            Upstream::Port => self.pull_if_credit(ctx),
+            Upstream::Iter(_) => {
+                ctx.set_keep_going(true);
+                self.resume = Some(wake);
+                self.pump(ctx)
+            }
+        }
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(Self::inlet())?;
+        self.local.push_back(element);
+        self.credit -= 1;
+        if self.local.len() >= self.batch || self.credit == 0 {
+            self.flush(ctx)
+        } else {
+            self.pull_if_credit(ctx)
+        }
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.finish(None);
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.finish(Some(error));
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        // Torn down without a finish (the island aborted): tell downstream.
+        let finished = {
+            let state = self.shared.lock();
+            state.done.is_some() || state.cancelled
+        };
+        if !finished {
+            self.finish(Some(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        }
+    }
+}
