@@ -1,8 +1,15 @@
 //! `Source::actor_ref` no_buffer in a loop, for a profiler; prints each rate.
 
 fn main() {
-    let threads: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(2);
-    let system = weir_actor::ActorSystem::builder().name("profile").threads(threads).build().expect("valid name");
+    let threads: usize = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(2);
+    let system = weir_actor::ActorSystem::builder()
+        .name("profile")
+        .threads(threads)
+        .build()
+        .expect("valid name");
     let mat = weir_streams::Materializer::new(&system);
     let mut rates = Vec::new();
     for _ in 0..10 {

@@ -1,1 +1,37 @@
-//! Bridges between Weir and async Rust (futures, tokio). A placeholder until the interop issue lands.
+//! Bridges between Weir streams and async Rust.
+//!
+//! - [`SourceFromStream::from_stream`]: any `futures::Stream` becomes a
+//!   Weir [`Source`](weir_streams::Source). It is polled only when
+//!   downstream pulls, and its waker wakes the stream's island (no busy
+//!   polling).
+//! - [`SinkAsStream::as_stream`]: a Weir sink that materializes a
+//!   [`StreamOut`], a `futures::Stream` that pulls one element from the
+//!   graph each time it is polled for one; dropping it cancels upstream.
+//!
+//! Completions (`weir_streams::Completion`) and `ask` handles are already
+//! futures that work on any executor.
+//!
+//! # Examples
+//!
+//! ```
+//! use futures_util::StreamExt;
+//! use weir_interop::{SinkAsStream, SourceFromStream};
+//! use weir_streams::prelude::*;
+//!
+//! let system = weir_actor::ActorSystem::new("interop").unwrap();
+//! let materializer = Materializer::new(&system);
+//! let out = Source::from_stream(futures_util::stream::iter(1..=3u32))
+//!     .map(|x| x * 10)
+//!     .run_with(Sink::as_stream(), &materializer);
+//! let got: Vec<_> = futures_executor::block_on(out.map(Result::unwrap).collect());
+//! assert_eq!(got, vec![10, 20, 30]);
+//! system.terminate().wait().unwrap();
+//! ```
+
+#![warn(missing_docs)]
+
+mod as_stream;
+mod from_stream;
+
+pub use as_stream::{SinkAsStream, StreamOut};
+pub use from_stream::SourceFromStream;

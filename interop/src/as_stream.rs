@@ -1,0 +1,224 @@
+//! A Weir sink that materializes a `futures::Stream`.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+
+use futures_core::Stream;
+use weir_streams::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
+    StageResult,
+};
+use weir_streams::{Sink, StreamError};
+
+/// `Sink::as_stream`: bring it in scope with `use weir_interop::SinkAsStream`.
+pub trait SinkAsStream<T>: Sized {
+    /// A sink that materializes a [`StreamOut`]: a `futures::Stream` fed by
+    /// the graph through a small buffer (16 elements): the graph is asked
+    /// for more while the buffer has room, so a consumer that does not poll
+    /// back-pressures the graph. It yields `Ok(element)`s, then ends; a
+    /// failure of the graph comes as one `Err` and then the end. Dropping
+    /// it cancels upstream.
+    fn as_stream() -> Self;
+}
+
+impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
+    fn as_stream() -> Self {
+        Sink::from_graph(AsStream::<T>(std::marker::PhantomData))
+    }
+}
+
+enum Command {
+    Pull,
+    Cancel,
+}
+
+/// Elements the graph may hand over before the consumer polls them.
+const BUFFER: usize = 16;
+
+struct State<T> {
+    queue: VecDeque<T>,
+    /// How the graph ended, once it has.
+    ended: Option<Result<(), StreamError>>,
+    /// The stage stopped pulling (the queue was full, or it has not been
+    /// asked yet): the consumer asks it again when it makes room.
+    idle: bool,
+    waker: Option<Waker>,
+    finished: bool,
+}
+
+struct Shared<T> {
+    state: Mutex<State<T>>,
+}
+
+impl<T> Shared<T> {
+    fn lock(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The `futures::Stream` that [`SinkAsStream::as_stream`] materializes.
+///
+/// Cancel safety: dropping it cancels the graph upstream; an element the
+/// graph already handed over and nobody polled for is dropped with it.
+pub struct StreamOut<T: Send + 'static> {
+    shared: Arc<Shared<T>>,
+    commands: AsyncCallback<Command>,
+}
+
+impl<T: Send + 'static> Stream for StreamOut<T> {
+    type Item = Result<T, StreamError>;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        let ask = {
+            let mut state = self.shared.lock();
+            if state.finished {
+                return Poll::Ready(None);
+            }
+            if let Some(element) = state.queue.pop_front() {
+                // Room again: set an idle stage pulling.
+                let ask = std::mem::replace(&mut state.idle, false);
+                drop(state);
+                if ask {
+                    self.commands.invoke(Command::Pull);
+                }
+                return Poll::Ready(Some(Ok(element)));
+            }
+            if let Some(ended) = state.ended.take() {
+                state.finished = true;
+                return Poll::Ready(ended.err().map(Err));
+            }
+            state.waker = Some(cx.waker().clone());
+            std::mem::replace(&mut state.idle, false)
+        };
+        if ask {
+            self.commands.invoke(Command::Pull);
+        }
+        Poll::Pending
+    }
+}
+
+impl<T: Send + 'static> Drop for StreamOut<T> {
+    fn drop(&mut self) {
+        if !self.shared.lock().finished {
+            self.commands.invoke(Command::Cancel);
+        }
+    }
+}
+
+impl<T: Send + 'static> std::fmt::Debug for StreamOut<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StreamOut")
+            .field("finished", &self.shared.lock().finished)
+            .finish()
+    }
+}
+
+struct AsStream<T>(std::marker::PhantomData<fn(T)>);
+
+struct AsStreamLogic<T> {
+    shape: SinkShape<T>,
+    shared: Arc<Shared<T>>,
+}
+
+impl<T: Send + 'static> GraphStage for AsStream<T> {
+    type Shape = SinkShape<T>;
+    type Mat = StreamOut<T>;
+
+    fn name(&self) -> &'static str {
+        "as_stream"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, StreamOut<T>) {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: VecDeque::with_capacity(BUFFER),
+                ended: None,
+                idle: true,
+                waker: None,
+                finished: false,
+            }),
+        });
+        let commands =
+            cx.async_callback(
+                |this: &mut AsStreamLogic<T>, command: Command, ctx| match command {
+                    Command::Pull => {
+                        let inlet = this.shape.inlet;
+                        if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+                            ctx.pull(inlet)?;
+                        }
+                        Ok(())
+                    }
+                    Command::Cancel => {
+                        ctx.complete_stage();
+                        Ok(())
+                    }
+                },
+            );
+        let logic = AsStreamLogic {
+            shape: SinkShape::new(),
+            shared: Arc::clone(&shared),
+        };
+        (Box::new(logic), StreamOut { shared, commands })
+    }
+}
+
+impl<T: Send + 'static> AsStreamLogic<T> {
+    fn end(&self, outcome: Result<(), StreamError>) {
+        let waker = {
+            let mut state = self.shared.lock();
+            if state.ended.is_none() && !state.finished {
+                state.ended = Some(outcome);
+            }
+            state.waker.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for AsStreamLogic<T> {
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let (waker, room) = {
+            let mut state = self.shared.lock();
+            state.queue.push_back(element);
+            let room = state.queue.len() < BUFFER;
+            state.idle = !room;
+            (state.waker.take(), room)
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+        if room {
+            ctx.pull(self.shape.inlet)?;
+        }
+        Ok(())
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.end(Ok(()));
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.end(Err(error));
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        // Torn down (the system stopped): the consumer must not wait for ever.
+        self.end(Err(StreamError::from_kind(
+            weir_streams::ErrorKind::AbruptTermination,
+        )));
+    }
+}

@@ -1,0 +1,249 @@
+//! weir-interop: futures Streams into Weir sources and Weir sinks out as Streams: order, back-pressure, cancellation and errors both ways.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+
+use futures_core::Stream;
+use futures_util::StreamExt;
+use weir_interop::{SinkAsStream, SourceFromStream};
+use weir_streams::prelude::*;
+use weir_streams::testkit::{TestSink, TestSource};
+use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
+
+/// Counts its polls and whether it was dropped.
+struct Counted<S> {
+    inner: S,
+    polls: Arc<AtomicUsize>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl<S: Stream + Unpin> Stream for Counted<S> {
+    type Item = S::Item;
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+impl<S> Drop for Counted<S> {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+fn counted<S>(inner: S) -> (Counted<S>, Arc<AtomicUsize>, Arc<AtomicBool>) {
+    let (polls, dropped) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    (
+        Counted {
+            inner,
+            polls: Arc::clone(&polls),
+            dropped: Arc::clone(&dropped),
+        },
+        polls,
+        dropped,
+    )
+}
+
+#[test]
+fn a_million_elements_round_trip_in_order() {
+    let (system, mat) = stream_system("interop-round-trip");
+    let out = Source::from_stream(futures_util::stream::iter(0u64..1_000_000))
+        .map(|x| x * 2)
+        .run_with(Sink::as_stream(), &mat);
+    let (count, ordered, last) =
+        futures_executor::block_on(out.fold((0u64, true, None::<u64>), |(n, ok, last), x| {
+            let x = x.expect("no failure");
+            futures_util::future::ready((n + 1, ok && last.is_none_or(|l| x == l + 2), Some(x)))
+        }));
+    assert_eq!((count, ordered, last), (1_000_000, true, Some(1_999_998)));
+    shutdown(&system);
+}
+
+#[test]
+fn the_stream_is_polled_only_on_demand() {
+    let (system, mat) = stream_system("interop-demand");
+    let (stream, polls, _) = counted(futures_util::stream::iter(0u32..1000));
+    let mut down = Source::from_stream(stream).run_with(TestSink::probe(), &mat);
+    down.expect_no_message(QUIET);
+    assert_eq!(polls.load(Ordering::SeqCst), 0, "no demand, no poll");
+    down.request(2);
+    assert_eq!(down.expect_next_n(2), vec![0, 1]);
+    down.expect_no_message(QUIET);
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        2,
+        "one poll per element asked for"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn a_pending_stream_wakes_the_island_instead_of_being_polled_in_a_loop() {
+    let (system, mat) = stream_system("interop-pending");
+    let (tx, rx) = futures_channel_like();
+    let (stream, polls, _) = counted(rx);
+    let out = Source::from_stream(stream).run_with(Sink::collect(), &mat);
+    std::thread::sleep(QUIET);
+    let idle_polls = polls.load(Ordering::SeqCst);
+    assert!(
+        idle_polls <= 1,
+        "a pending stream is not polled again until woken: {idle_polls}"
+    );
+    for i in 0..3 {
+        tx.send(Some(i));
+    }
+    tx.send(None);
+    assert_eq!(out.wait(), Ok(vec![0, 1, 2]));
+    assert!(
+        polls.load(Ordering::SeqCst) <= 1 + 4 + 4,
+        "about one poll per wake-up"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn dropping_the_output_stream_cancels_upstream_and_cancelling_drops_the_input_stream() {
+    let (system, mat) = stream_system("interop-cancel");
+    let (mut up, out) = TestSource::probe::<u32>()
+        .to_mat(Sink::as_stream(), Keep::both)
+        .run(&mat);
+    let mut out = out;
+    let first = futures_executor::block_on(async {
+        up.send_next(5);
+        out.next().await
+    });
+    assert!(matches!(first, Some(Ok(5))));
+    drop(out);
+    up.expect_cancellation();
+
+    let (stream, _, dropped) = counted(futures_util::stream::iter(0u32..));
+    let first = Source::from_stream(stream)
+        .run_with(Sink::head(), &mat)
+        .wait();
+    assert_eq!(first, Ok(0));
+    assert!(
+        eventually(PATIENCE, || dropped.load(Ordering::SeqCst)),
+        "the input stream is dropped on cancel"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn errors_cross_both_ways() {
+    let (system, mat) = stream_system("interop-errors");
+    let (mut up, out) = TestSource::probe::<u32>()
+        .to_mat(Sink::as_stream(), Keep::both)
+        .run(&mat);
+    up.send_error(StreamError::msg("graph failed"));
+    let items: Vec<_> = futures_executor::block_on(out.collect());
+    assert_eq!(items.len(), 1, "one error, then the end");
+    assert!(
+        items[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .ends_with("graph failed")
+    );
+
+    let exploding = futures_util::stream::iter(0u32..3)
+        .map(|x| if x == 1 { panic!("stream broke") } else { x });
+    let failed = Source::from_stream(exploding)
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap_err();
+    assert_eq!(failed.stage(), Some("from_stream"));
+    shutdown(&system);
+}
+
+#[test]
+fn a_single_stream_runs_once_and_a_factory_runs_many_times() {
+    let (system, mat) = stream_system("interop-once");
+    let once = Source::from_stream(futures_util::stream::iter(vec![1u8, 2]));
+    assert_eq!(
+        once.clone().run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2])
+    );
+    let again = once.run_with(Sink::collect(), &mat).wait().unwrap_err();
+    assert!(again.to_string().contains("from_stream_fn"), "{again}");
+    let many = Source::from_stream_fn(|| futures_util::stream::iter(vec![3u8]));
+    assert_eq!(
+        many.clone().run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![3])
+    );
+    assert_eq!(many.run_with(Sink::collect(), &mat).wait(), Ok(vec![3]));
+    shutdown(&system);
+}
+
+/// A stream fed from another thread, pending until it is.
+fn futures_channel_like<T: Send + 'static>() -> (Feeder<T>, Fed<T>) {
+    let shared = Arc::new(std::sync::Mutex::new((
+        std::collections::VecDeque::new(),
+        None::<std::task::Waker>,
+    )));
+    (Feeder(Arc::clone(&shared)), Fed(shared))
+}
+
+type Slot<T> = Arc<
+    std::sync::Mutex<(
+        std::collections::VecDeque<Option<T>>,
+        Option<std::task::Waker>,
+    )>,
+>;
+
+struct Feeder<T>(Slot<T>);
+impl<T> Feeder<T> {
+    fn send(&self, item: Option<T>) {
+        let waker = {
+            let mut slot = self.0.lock().unwrap();
+            slot.0.push_back(item);
+            slot.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+struct Fed<T>(Slot<T>);
+impl<T> Stream for Fed<T> {
+    type Item = T;
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        let mut slot = self.0.lock().unwrap();
+        match slot.0.pop_front() {
+            Some(item) => Poll::Ready(item),
+            None => {
+                slot.1 = Some(cx.waker().clone());
+                Poll::Pending
+            }
+        }
+    }
+}
+
+#[test]
+fn a_consumer_that_does_not_poll_back_pressures_the_graph() {
+    let (system, mat) = stream_system("interop-back-pressure");
+    let (mut up, out) = TestSource::probe::<u32>()
+        .to_mat(Sink::as_stream(), Keep::both)
+        .run(&mat);
+    let mut out = out;
+    // The first poll starts the flow; then nobody polls.
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(Pin::new(&mut out).poll_next(&mut cx).is_pending());
+    for i in 0..16 {
+        up.expect_request();
+        up.send_next(i);
+    }
+    up.expect_no_signal(QUIET); // the 16-element buffer is full: no more requests
+    assert!(matches!(
+        Pin::new(&mut out).poll_next(&mut cx),
+        Poll::Ready(Some(Ok(0)))
+    ));
+    up.expect_request(); // room again
+    shutdown(&system);
+}
