@@ -137,6 +137,7 @@ pub mod ping_pong {
 pub mod akka_pingpong;
 
 pub mod actor_ref_source;
+pub mod interop;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_pipeline;

@@ -29,11 +29,6 @@ impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
     }
 }
 
-enum Command {
-    Pull,
-    Cancel,
-}
-
 /// Elements the graph may hand over before the consumer polls them.
 const BUFFER: usize = 16;
 
@@ -64,7 +59,9 @@ impl<T> Shared<T> {
 /// graph already handed over and nobody polled for is dropped with it.
 pub struct StreamOut<T: Send + 'static> {
     shared: Arc<Shared<T>>,
-    commands: AsyncCallback<Command>,
+    /// Zero-sized signals: invoking them allocates nothing.
+    pull: AsyncCallback<()>,
+    cancel: AsyncCallback<()>,
 }
 
 impl<T: Send + 'static> Stream for StreamOut<T> {
@@ -81,7 +78,7 @@ impl<T: Send + 'static> Stream for StreamOut<T> {
                 let ask = std::mem::replace(&mut state.idle, false);
                 drop(state);
                 if ask {
-                    self.commands.invoke(Command::Pull);
+                    self.pull.invoke(());
                 }
                 return Poll::Ready(Some(Ok(element)));
             }
@@ -93,7 +90,7 @@ impl<T: Send + 'static> Stream for StreamOut<T> {
             std::mem::replace(&mut state.idle, false)
         };
         if ask {
-            self.commands.invoke(Command::Pull);
+            self.pull.invoke(());
         }
         Poll::Pending
     }
@@ -102,7 +99,7 @@ impl<T: Send + 'static> Stream for StreamOut<T> {
 impl<T: Send + 'static> Drop for StreamOut<T> {
     fn drop(&mut self) {
         if !self.shared.lock().finished {
-            self.commands.invoke(Command::Cancel);
+            self.cancel.invoke(());
         }
     }
 }
@@ -140,27 +137,29 @@ impl<T: Send + 'static> GraphStage for AsStream<T> {
                 finished: false,
             }),
         });
-        let commands =
-            cx.async_callback(
-                |this: &mut AsStreamLogic<T>, command: Command, ctx| match command {
-                    Command::Pull => {
-                        let inlet = this.shape.inlet;
-                        if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
-                            ctx.pull(inlet)?;
-                        }
-                        Ok(())
-                    }
-                    Command::Cancel => {
-                        ctx.complete_stage();
-                        Ok(())
-                    }
-                },
-            );
+        let pull = cx.async_callback(|this: &mut AsStreamLogic<T>, (), ctx| {
+            let inlet = this.shape.inlet;
+            if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+                ctx.pull(inlet)?;
+            }
+            Ok(())
+        });
+        let cancel = cx.async_callback(|_: &mut AsStreamLogic<T>, (), ctx| {
+            ctx.complete_stage();
+            Ok(())
+        });
         let logic = AsStreamLogic {
             shape: SinkShape::new(),
             shared: Arc::clone(&shared),
         };
-        (Box::new(logic), StreamOut { shared, commands })
+        (
+            Box::new(logic),
+            StreamOut {
+                shared,
+                pull,
+                cancel,
+            },
+        )
     }
 }
 

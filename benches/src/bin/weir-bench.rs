@@ -288,6 +288,55 @@ fn actor_ref(args: &Args) {
         .expect("called from outside the system");
 }
 
+/// An async stream through a Weir map and back, beside the async stream
+/// alone (needs `--features peers` for tokio).
+fn interop(args: &Args) {
+    #[cfg(feature = "peers")]
+    {
+        use weir_benches::interop as i;
+        let n = args.get("--elements").unwrap_or(1_000_000);
+        let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+        let system = ActorSystem::new("bench-interop").expect("valid name");
+        let mat = weir_streams::Materializer::new(&system);
+        let median = |f: &dyn Fn() -> (u64, Duration)| {
+            let _ = f();
+            let before = ALLOC.allocations();
+            let _ = f();
+            let allocs = (ALLOC.allocations() - before) as f64 / n as f64;
+            let mut times: Vec<Duration> = (0..runs).map(|_| f().1).collect();
+            times.sort();
+            (n as f64 / times[runs / 2].as_secs_f64(), allocs)
+        };
+        let (alone, alone_allocs) = median(&|| i::async_only(n));
+        let (weir, weir_allocs) = median(&|| i::through_weir(n, &mat));
+        println!("stream -> map -> fold on tokio, {n} elements, median of {runs} runs");
+        println!(
+            "{:<42} {:>12.2} M/s {:>8} {:>10.4} allocs/element",
+            "async stream alone (futures map)",
+            alone / 1e6,
+            "1.00x",
+            alone_allocs
+        );
+        println!(
+            "{:<42} {:>12.2} M/s {:>7.2}x {:>10.4} allocs/element",
+            "through Weir (from_stream, map, as_stream)",
+            weir / 1e6,
+            weir / alone,
+            weir_allocs
+        );
+        system
+            .terminate()
+            .wait()
+            .expect("called from outside the system");
+    }
+    #[cfg(not(feature = "peers"))]
+    {
+        let _ = args;
+        eprintln!("weir-bench interop needs --features peers (tokio)");
+        std::process::exit(2);
+    }
+}
+
 fn main() {
     let args = Args(std::env::args().skip(1).collect());
     match args.0.first().map(String::as_str) {
@@ -296,9 +345,10 @@ fn main() {
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("actor-ref") => actor_ref(&args),
+        Some("interop") => interop(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N]"
             );
             std::process::exit(2);
         }

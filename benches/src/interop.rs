@@ -1,0 +1,59 @@
+//! The interop benchmark: an async stream through a Weir `map` and back
+//! out as an async stream, consumed on a tokio runtime, beside the same
+//! `map` done on the async stream alone (feature `peers`).
+
+#[cfg(feature = "peers")]
+pub use imp::*;
+
+#[cfg(feature = "peers")]
+mod imp {
+    use std::time::{Duration, Instant};
+
+    use futures_util::StreamExt;
+    use futures_util::future::ready;
+    use weir_interop::{SinkAsStream, SourceFromStream};
+    use weir_streams::prelude::*;
+
+    fn runtime() -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .expect("a tokio runtime")
+    }
+
+    /// `stream::iter(0..n).map(f).fold(..)` in a tokio task.
+    pub fn async_only(n: u64) -> (u64, Duration) {
+        let runtime = runtime();
+        let start = Instant::now();
+        let sum = runtime.block_on(async move {
+            tokio::spawn(async move {
+                futures_util::stream::iter(0..n)
+                    .map(|x| x.wrapping_mul(3))
+                    .fold(0u64, |a, x| ready(a.wrapping_add(x)))
+                    .await
+            })
+            .await
+            .expect("the task runs")
+        });
+        (sum, start.elapsed())
+    }
+
+    /// The same with the `map` in Weir: stream -> Source::from_stream ->
+    /// map -> Sink::as_stream -> fold in a tokio task (two crossings).
+    pub fn through_weir(n: u64, mat: &Materializer) -> (u64, Duration) {
+        let runtime = runtime();
+        let start = Instant::now();
+        let out = Source::from_stream(futures_util::stream::iter(0..n))
+            .map(|x: u64| x.wrapping_mul(3))
+            .run_with(Sink::as_stream(), mat);
+        let sum = runtime.block_on(async move {
+            tokio::spawn(async move {
+                out.fold(0u64, |a, x| ready(a.wrapping_add(x.expect("no failure"))))
+                    .await
+            })
+            .await
+            .expect("the task runs")
+        });
+        (sum, start.elapsed())
+    }
+}
