@@ -186,13 +186,31 @@ impl<T: Send + 'static> GraphStageLogic for AsStreamLogic<T> {
             state.queue.push_back(element);
             let room = state.queue.len() < BUFFER;
             state.idle = !room;
-            (state.waker.take(), room)
+            // Wake the consumer once per batch: now if the buffer is full,
+            // else when this island has run out of work.
+            (if room { None } else { state.waker.take() }, room)
         };
         if let Some(waker) = waker {
             waker.wake();
         }
         if room {
+            ctx.request_idle_callback();
             ctx.pull(self.shape.inlet)?;
+        }
+        Ok(())
+    }
+
+    fn on_idle(&mut self, _: &mut StageContext<'_>) -> StageResult {
+        let waker = {
+            let mut state = self.shared.lock();
+            if state.queue.is_empty() {
+                None
+            } else {
+                state.waker.take()
+            }
+        };
+        if let Some(waker) = waker {
+            waker.wake();
         }
         Ok(())
     }

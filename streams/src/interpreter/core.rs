@@ -96,6 +96,8 @@ pub(crate) struct StageMeta {
     pub(crate) timers: Vec<TimerEntry>,
     /// Run when the stage finishes (stage actors stop here).
     pub(crate) on_finish: Vec<Box<dyn FnOnce() + Send>>,
+    /// In `Core::idle` already.
+    pub(crate) idle_requested: bool,
 }
 
 pub(crate) struct TimerEntry {
@@ -119,12 +121,10 @@ pub(crate) struct Core {
     pub(crate) host: Host,
     pub(crate) timer_generation: u64,
     pub(crate) live_stages: usize,
-    /// Stages to call when the island has run out of events (the upstream
-    /// halves of async boundaries hand over their batches then).
-    pub(crate) flushers: Vec<(usize, Flush)>,
+    /// Stages whose `on_idle` runs when the island has run out of events
+    /// (`StageContext::request_idle_callback`).
+    pub(crate) idle: Vec<usize>,
 }
-
-pub(crate) type Flush = fn(&mut dyn GraphStageLogic, &mut StageContext<'_>) -> StageResult;
 
 impl Core {
     #[inline]

@@ -57,7 +57,8 @@ impl Island {
     }
 
     /// Process up to `budget` events; whether events remain. When the
-    /// queue runs dry, the flushers run (and may queue more events).
+    /// queue runs dry, the stages that asked for it get `on_idle` (and may
+    /// queue more events).
     pub(crate) fn run(&mut self, budget: usize) -> bool {
         let mut left = budget;
         let mut more = false;
@@ -77,9 +78,15 @@ impl Island {
             if *left == 0 {
                 return !self.core.events.is_empty();
             }
-            for i in 0..self.core.flushers.len() {
-                let (stage, flush) = self.core.flushers[i];
-                self.call(stage, flush);
+            let mut idle = std::mem::take(&mut self.core.idle);
+            for &stage in &idle {
+                self.core.stages[stage].idle_requested = false;
+                self.call(stage, |logic, ctx| logic.on_idle(ctx));
+            }
+            // Keep the list's allocation unless a callback asked again.
+            idle.clear();
+            if self.core.idle.is_empty() {
+                self.core.idle = idle;
             }
             if self.core.events.is_empty() {
                 return false;

@@ -303,6 +303,7 @@ fn build_island(
             handlers,
             timers: Vec::new(),
             on_finish,
+            idle_requested: false,
         });
         logics.push(logic);
     }
@@ -321,7 +322,7 @@ fn build_island(
             stages,
             host: host.clone(),
             timer_generation: 0,
-            flushers: Vec::new(),
+            idle: Vec::new(),
         },
     }
 }

@@ -400,9 +400,16 @@ impl StageContext<'_> {
             .any(|t| t.key == key)
     }
 
-    /// Call `flush` whenever the island has run out of events.
-    pub(crate) fn register_flush(&mut self, flush: crate::interpreter::core::Flush) {
-        self.core.flushers.push((self.stage, flush));
+    /// Call this stage's [`on_idle`](GraphStageLogic::on_idle) once, when
+    /// the island has run out of events: the moment to hand over what a
+    /// stage collected in this run (a batch, a wake-up for a consumer
+    /// outside the stream) instead of doing it per element.
+    pub fn request_idle_callback(&mut self) {
+        let meta = &mut self.core.stages[self.stage];
+        if !meta.idle_requested {
+            meta.idle_requested = true;
+            self.core.idle.push(self.stage);
+        }
     }
 
     /// The stage's attributes.

@@ -155,6 +155,13 @@ pub trait GraphStageLogic: Any + Send {
         Ok(())
     }
 
+    /// The island ran out of events, after this stage asked with
+    /// `StageContext::request_idle_callback` (once per request).
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let _ = ctx;
+        Ok(())
+    }
+
     /// Runs once when the stage has stopped, however it stopped (also when
     /// the island is torn down abruptly). The place to complete promises.
     fn post_stop(&mut self) {}

@@ -1,6 +1,5 @@
 //! The upstream half of an async boundary: the end of the upstream island.
 
-use std::any::Any;
 use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -162,13 +161,6 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
         self.shared.lock().wake_up = Some(wake.clone());
-        ctx.register_flush(|logic, ctx| {
-            let logic: &mut dyn Any = logic;
-            match logic.downcast_mut::<Self>() {
-                Some(this) if !this.local.is_empty() => this.flush(ctx),
-                _ => Ok(()),
-            }
-        });
         match self.upstream {
             Upstream::Port => self.pull_if_credit(ctx),
             Upstream::Iter(_) => {
@@ -186,8 +178,14 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
         if self.local.len() >= self.batch || self.credit == 0 {
             self.flush(ctx)
         } else {
+            // Hand the partial batch over when the island runs dry.
+            ctx.request_idle_callback();
             self.pull_if_credit(ctx)
         }
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.local.is_empty() { Ok(()) } else { self.flush(ctx) }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
