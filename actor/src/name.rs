@@ -17,7 +17,9 @@ use crate::error::NameError;
 /// The punctuation allowed in names besides ASCII letters and digits.
 pub const NAME_PUNCTUATION: &str = "-_.:@&=+,!~*';$";
 
-/// Check `name` against the rules in the [module docs](self).
+/// Check `name` against the name rules: not empty; only ASCII letters,
+/// ASCII digits and [`NAME_PUNCTUATION`]; not starting with `$` (reserved
+/// for generated names); not `.` or `..`.
 ///
 /// # Errors
 ///
