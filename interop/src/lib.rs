@@ -5,8 +5,12 @@
 //!   downstream pulls, and its waker wakes the stream's island (no busy
 //!   polling).
 //! - [`SinkAsStream::as_stream`]: a Weir sink that materializes a
-//!   [`StreamOut`], a `futures::Stream` that pulls one element from the
-//!   graph each time it is polled for one; dropping it cancels upstream.
+//!   [`StreamOut`], a `futures::Stream` fed through a small buffer;
+//!   dropping it cancels upstream.
+//! - [`SinkFromSink::from_sink`]: any `futures::Sink` becomes a Weir sink
+//!   (pulls when the sink is ready, flushes when the island is idle,
+//!   closes on completion); [`QueueSink`] is a `futures::Sink` face for
+//!   `Source::queue`'s handle.
 //!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.
@@ -31,7 +35,9 @@
 #![warn(missing_docs)]
 
 mod as_stream;
+mod from_sink;
 mod from_stream;
 
 pub use as_stream::{SinkAsStream, StreamOut};
+pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;

@@ -74,14 +74,28 @@ impl<T> std::fmt::Debug for Completion<T> {
     }
 }
 
-/// The writing end of a [`Completion`]. Dropped without a result (the
-/// stage was torn down), it reports `AbruptTermination`.
-pub(crate) struct Completer<T> {
+/// The writing end of a [`Completion`], for custom sinks: make the pair in
+/// `create_logic`, keep the `Completer` in the logic, hand the
+/// `Completion` out as the materialized value. Dropped without a result
+/// (the stage was torn down), it reports `ErrorKind::AbruptTermination`.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::{Completer, StreamError};
+///
+/// let (mut completer, completion) = Completer::<u32>::new();
+/// completer.complete(Ok(3));
+/// completer.complete(Err(StreamError::msg("too late"))); // the first call wins
+/// assert_eq!(completion.wait(), Ok(3));
+/// ```
+pub struct Completer<T> {
     promise: Option<Arc<Promise<Result<T, StreamError>>>>,
 }
 
 impl<T> Completer<T> {
-    pub(crate) fn new() -> (Self, Completion<T>) {
+    /// A completer and the completion it completes.
+    pub fn new() -> (Self, Completion<T>) {
         let promise = Arc::new(Promise::new());
         (
             Self {
@@ -92,7 +106,7 @@ impl<T> Completer<T> {
     }
 
     /// Report the outcome (the first call wins).
-    pub(crate) fn complete(&mut self, outcome: Result<T, StreamError>) {
+    pub fn complete(&mut self, outcome: Result<T, StreamError>) {
         if let Some(promise) = self.promise.take() {
             let _ = promise.complete(outcome);
         }
@@ -102,5 +116,11 @@ impl<T> Completer<T> {
 impl<T> Drop for Completer<T> {
     fn drop(&mut self) {
         self.complete(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+    }
+}
+
+impl<T> std::fmt::Debug for Completer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Completer").field("completed", &self.promise.is_none()).finish()
     }
 }

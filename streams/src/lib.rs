@@ -101,7 +101,7 @@ runtime_modules! {
 
     pub use actor::ActorRefSource;
     pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
-    pub use completion::Completion;
+    pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::Materializer;
     pub use ops::{FlowOps, TickHandle};

@@ -137,6 +137,29 @@ impl<T: Send + 'static> SourceQueue<T> {
         }
     }
 
+    /// Ready when there is room for one more element, or with the reason
+    /// there never will be: the poll form of [`send`](Self::send)'s wait,
+    /// for adapters (weir-interop's `futures::Sink` face). Room can be taken
+    /// by another producer before this one offers.
+    ///
+    /// # Errors
+    ///
+    /// `QueueSendError::Closed(())` or `QueueSendError::Failed(error, ())`
+    /// once the queue takes nothing more.
+    pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), QueueSendError<()>>> {
+        let mut state = self.shared.lock();
+        match &state.ending {
+            Some(Ending::Failed(error)) => return Poll::Ready(Err(QueueSendError::Failed(error.clone(), ()))),
+            Some(_) => return Poll::Ready(Err(QueueSendError::Closed(()))),
+            None => {}
+        }
+        if state.queue.len() < state.capacity {
+            return Poll::Ready(Ok(()));
+        }
+        state.senders.push_back(cx.waker().clone());
+        Poll::Pending
+    }
+
     /// Complete the stream after what is queued; later offers are refused.
     pub fn complete(&self) {
         self.shared.end(Ending::Completing);

@@ -247,3 +247,173 @@ fn a_consumer_that_does_not_poll_back_pressures_the_graph() {
     up.expect_request(); // room again
     shutdown(&system);
 }
+
+/// A futures::Sink that records, can be held not-ready, and can fail.
+struct Recorder {
+    state: Arc<std::sync::Mutex<RecorderState>>,
+}
+
+#[derive(Default)]
+struct RecorderState {
+    items: Vec<u32>,
+    flushes: usize,
+    closed: bool,
+    ready: bool,
+    fail_on: Option<u32>,
+    waker: Option<std::task::Waker>,
+}
+
+#[derive(Debug)]
+struct Refused(u32);
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "refused {}", self.0)
+    }
+}
+impl std::error::Error for Refused {}
+
+impl futures_sink::Sink<u32> for Recorder {
+    type Error = Refused;
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Refused>> {
+        let mut state = self.state.lock().unwrap();
+        if state.ready {
+            Poll::Ready(Ok(()))
+        } else {
+            state.waker = Some(cx.waker().clone());
+            Poll::Pending
+        }
+    }
+    fn start_send(self: Pin<&mut Self>, item: u32) -> Result<(), Refused> {
+        let mut state = self.state.lock().unwrap();
+        if state.fail_on == Some(item) {
+            return Err(Refused(item));
+        }
+        state.items.push(item);
+        Ok(())
+    }
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Refused>> {
+        self.state.lock().unwrap().flushes += 1;
+        Poll::Ready(Ok(()))
+    }
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Refused>> {
+        self.state.lock().unwrap().closed = true;
+        Poll::Ready(Ok(()))
+    }
+}
+
+fn recorder(ready: bool, fail_on: Option<u32>) -> (Recorder, Arc<std::sync::Mutex<RecorderState>>) {
+    let state = Arc::new(std::sync::Mutex::new(RecorderState {
+        ready,
+        fail_on,
+        ..RecorderState::default()
+    }));
+    (
+        Recorder {
+            state: Arc::clone(&state),
+        },
+        state,
+    )
+}
+
+#[test]
+fn a_futures_sink_receives_elements_on_readiness_and_is_flushed_and_closed() {
+    use weir_interop::SinkFromSink;
+    let (system, mat) = stream_system("interop-from-sink");
+    let (sink, state) = recorder(true, None);
+    let done = Source::range(0u32..1000).run_with(Sink::from_sink(sink), &mat);
+    assert_eq!(done.wait(), Ok(()));
+    let state = state.lock().unwrap();
+    assert_eq!(state.items, (0..1000).collect::<Vec<_>>());
+    assert!(state.closed, "closed on completion");
+    assert!(
+        state.flushes >= 1 && state.flushes <= 1000,
+        "flushed per island run, not only per element"
+    );
+    drop(state);
+
+    // Back-pressure: a sink that is not ready gets no element, and upstream no request.
+    let (sink, state) = recorder(false, None);
+    let (mut up, done) = TestSource::probe::<u32>()
+        .to_mat(Sink::from_sink(sink), Keep::both)
+        .run(&mat);
+    up.expect_no_signal(QUIET);
+    let waker = {
+        let mut state = state.lock().unwrap();
+        state.ready = true;
+        state.waker.take()
+    };
+    waker.expect("the stage waits on the sink's waker").wake();
+    up.expect_request();
+    up.send_next(7);
+    up.send_complete();
+    assert_eq!(done.wait(), Ok(()));
+    assert_eq!(state.lock().unwrap().items, vec![7]);
+    shutdown(&system);
+}
+
+#[test]
+fn a_failing_futures_sink_fails_the_stream_and_upstream_failures_reach_it() {
+    use weir_interop::SinkFromSink;
+    let (system, mat) = stream_system("interop-from-sink-errors");
+    let (sink, _) = recorder(true, Some(3));
+    let (mut up, done) = TestSource::probe::<u32>()
+        .to_mat(Sink::from_sink(sink), Keep::both)
+        .run(&mat);
+    for i in 1..=3 {
+        up.expect_request();
+        up.send_next(i);
+    }
+    let error = done.wait().unwrap_err();
+    assert!(error.to_string().contains("refused 3"), "{error}");
+    assert_eq!(error.stage(), Some("from_sink"));
+    up.expect_cancellation();
+
+    let (sink, state) = recorder(true, None);
+    let (mut up, done) = TestSource::probe::<u32>()
+        .to_mat(Sink::from_sink(sink), Keep::both)
+        .run(&mat);
+    up.expect_request();
+    up.send_error(StreamError::msg("upstream"));
+    assert!(done.wait().unwrap_err().to_string().ends_with("upstream"));
+    assert!(
+        !state.lock().unwrap().closed,
+        "a failed stream does not close the sink as if it had ended well"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn the_queue_sink_face_reports_full_and_closed() {
+    use futures_sink::Sink as _;
+    use weir_interop::{QueueSink, QueueSinkError};
+    let (system, mat) = stream_system("interop-queue-sink");
+    let (queue, mut down) = Source::queue(1)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut sink = QueueSink::new(queue.clone());
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(matches!(
+        Pin::new(&mut sink).poll_ready(&mut cx),
+        Poll::Ready(Ok(()))
+    ));
+    assert_eq!(Pin::new(&mut sink).start_send(1), Ok(()));
+    assert!(
+        Pin::new(&mut sink).poll_ready(&mut cx).is_pending(),
+        "no room: not ready"
+    );
+    assert_eq!(
+        Pin::new(&mut sink).start_send(2),
+        Err(QueueSinkError::Full(2))
+    );
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    queue.complete();
+    assert_eq!(
+        Pin::new(&mut sink).start_send(3),
+        Err(QueueSinkError::Closed(Some(3)))
+    );
+    down.expect_complete();
+    shutdown(&system);
+}

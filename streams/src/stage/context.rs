@@ -222,6 +222,13 @@ impl StageContext<'_> {
         }
     }
 
+    /// `error` as the stream reports it when this stage fails with it:
+    /// attributed to this stage unless it already names one. For a stage
+    /// that also reports the failure elsewhere (its own completion).
+    pub fn attribute(&self, error: StreamError) -> StreamError {
+        error.in_stage(&self.core.stages[self.stage].name)
+    }
+
     /// Complete `out` (after any elements queued with `emit`).
     pub fn complete<T>(&mut self, out: Outlet<T>) {
         if let Ok(c) = self.core.conn_out(self.stage, out.port().0) {

@@ -1,0 +1,320 @@
+//! A `futures::Sink` as a Weir sink, and a `futures::Sink` face for `Source::queue`.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Wake, Waker};
+
+use futures_sink::Sink as FuturesSink;
+use weir_streams::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
+    StageResult,
+};
+use weir_streams::{
+    Completer, Completion, QueueOfferResult, QueueSendError, Sink, SourceQueue, StreamError,
+};
+
+/// `Sink::from_sink`: bring it in scope with `use weir_interop::SinkFromSink`.
+pub trait SinkFromSink<T>: Sized {
+    /// A Weir sink that feeds a `futures::Sink`: an element is pulled only
+    /// when the sink is ready for one (`poll_ready`), sent with
+    /// `start_send`, and flushed when the island has nothing else to do;
+    /// the sink is closed when the stream completes. Its waker wakes the
+    /// island. An error of the sink fails the stream. Materializes a
+    /// [`Completion`] of the whole delivery, close included.
+    ///
+    /// The sink is consumed by the first run; a second run fails.
+    fn from_sink<S>(sink: S) -> Self
+    where
+        S: FuturesSink<T> + Send + 'static,
+        S::Error: std::error::Error + Send + Sync + 'static;
+}
+
+impl<T: Send + 'static> SinkFromSink<T> for Sink<T, Completion<()>> {
+    fn from_sink<S>(sink: S) -> Self
+    where
+        S: FuturesSink<T> + Send + 'static,
+        S::Error: std::error::Error + Send + Sync + 'static,
+    {
+        Sink::from_graph(FromSink {
+            sink: std::sync::Mutex::new(Some(sink)),
+            _t: std::marker::PhantomData,
+        })
+    }
+}
+
+struct FromSink<S, T> {
+    sink: std::sync::Mutex<Option<S>>,
+    _t: std::marker::PhantomData<fn(T)>,
+}
+
+struct FromSinkLogic<S, T> {
+    shape: SinkShape<T>,
+    sink: Option<Pin<Box<S>>>,
+    waker: Waker,
+    completer: Completer<()>,
+    /// An element was sent and not flushed yet.
+    unflushed: bool,
+    /// Upstream completed: close the sink, then complete.
+    closing: bool,
+}
+
+struct IslandWaker(AsyncCallback<()>);
+
+impl Wake for IslandWaker {
+    fn wake(self: Arc<Self>) {
+        self.0.invoke(());
+    }
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.0.invoke(());
+    }
+}
+
+impl<S, T> GraphStage for FromSink<S, T>
+where
+    S: FuturesSink<T> + Send + 'static,
+    S::Error: std::error::Error + Send + Sync + 'static,
+    T: Send + 'static,
+{
+    type Shape = SinkShape<T>;
+    type Mat = Completion<()>;
+
+    fn name(&self) -> &'static str {
+        "from_sink"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Completion<()>) {
+        let wake = cx.async_callback(|this: &mut FromSinkLogic<S, T>, (), ctx| this.drive(ctx));
+        let (completer, completion) = Completer::new();
+        let sink = self
+            .sink
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+            .map(Box::pin);
+        let logic = FromSinkLogic {
+            shape: SinkShape::new(),
+            sink,
+            waker: Waker::from(Arc::new(IslandWaker(wake))),
+            completer,
+            unflushed: false,
+            closing: false,
+        };
+        (Box::new(logic), completion)
+    }
+}
+
+impl<S, T> FromSinkLogic<S, T>
+where
+    S: FuturesSink<T> + Send + 'static,
+    S::Error: std::error::Error + Send + Sync + 'static,
+    T: Send + 'static,
+{
+    fn fail(&mut self, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+        let error = ctx.attribute(error);
+        self.completer.complete(Err(error.clone()));
+        self.sink = None;
+        Err(error)
+    }
+
+    /// Flush, close or ask for the next element, as far as the sink lets us now.
+    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some(sink) = self.sink.as_mut() else {
+            let error = StreamError::msg(
+                "Sink::from_sink ran a second time; its sink was used by the first run",
+            );
+            return self.fail(error, ctx);
+        };
+        let mut cx = Context::from_waker(&self.waker);
+        if self.unflushed {
+            match sink.as_mut().poll_flush(&mut cx) {
+                Poll::Ready(Ok(())) => self.unflushed = false,
+                Poll::Ready(Err(e)) => return self.fail(StreamError::custom(e), ctx),
+                Poll::Pending => return Ok(()),
+            }
+        }
+        if self.closing {
+            return match sink.as_mut().poll_close(&mut cx) {
+                Poll::Ready(Ok(())) => {
+                    self.completer.complete(Ok(()));
+                    self.sink = None;
+                    ctx.complete_stage();
+                    Ok(())
+                }
+                Poll::Ready(Err(e)) => self.fail(StreamError::custom(e), ctx),
+                Poll::Pending => Ok(()),
+            };
+        }
+        let inlet = self.shape.inlet;
+        if ctx.has_been_pulled(inlet) || ctx.is_closed(inlet) {
+            return Ok(());
+        }
+        match sink.as_mut().poll_ready(&mut cx) {
+            Poll::Ready(Ok(())) => ctx.pull(inlet),
+            Poll::Ready(Err(e)) => self.fail(StreamError::custom(e), ctx),
+            Poll::Pending => Ok(()),
+        }
+    }
+}
+
+impl<S, T> GraphStageLogic for FromSinkLogic<S, T>
+where
+    S: FuturesSink<T> + Send + 'static,
+    S::Error: std::error::Error + Send + Sync + 'static,
+    T: Send + 'static,
+{
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.set_keep_going(true);
+        self.drive(ctx)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        if let Err(e) = sink.as_mut().start_send(element) {
+            return self.fail(StreamError::custom(e), ctx);
+        }
+        self.unflushed = true;
+        // Flush once the island has nothing else to do, not per element.
+        ctx.request_idle_callback();
+        self.drive_ready(ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.drive(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.closing = true;
+        self.drive(ctx)
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.completer.complete(Err(error));
+        self.sink = None;
+        ctx.complete_stage();
+        Ok(())
+    }
+}
+
+impl<S, T> FromSinkLogic<S, T>
+where
+    S: FuturesSink<T> + Send + 'static,
+    S::Error: std::error::Error + Send + Sync + 'static,
+    T: Send + 'static,
+{
+    /// After a send: ask for the next element if the sink is ready (no flush yet).
+    fn drive_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
+        let mut cx = Context::from_waker(&self.waker);
+        match sink.as_mut().poll_ready(&mut cx) {
+            Poll::Ready(Ok(())) => ctx.pull(self.shape.inlet),
+            Poll::Ready(Err(e)) => self.fail(StreamError::custom(e), ctx),
+            Poll::Pending => Ok(()),
+        }
+    }
+}
+
+/// A `futures::Sink` face for a [`SourceQueue`]: `poll_ready` waits for
+/// room, `start_send` offers, `poll_close` completes the queue.
+///
+/// # Examples
+///
+/// ```
+/// use futures_util::SinkExt;
+/// use weir_interop::QueueSink;
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("queue-sink").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let (queue, done) = Source::queue(4).unwrap().to_mat(Sink::collect(), Keep::both).run(&materializer);
+/// let mut sink = QueueSink::new(queue);
+/// futures_executor::block_on(async {
+///     sink.send(1u32).await.unwrap();
+///     sink.send(2).await.unwrap();
+///     sink.close().await.unwrap();
+/// });
+/// assert_eq!(done.wait(), Ok(vec![1, 2]));
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug)]
+pub struct QueueSink<T: Send + 'static> {
+    queue: SourceQueue<T>,
+}
+
+impl<T: Send + 'static> QueueSink<T> {
+    /// The sink face of `queue`.
+    pub fn new(queue: SourceQueue<T>) -> Self {
+        Self { queue }
+    }
+
+    /// The queue behind it.
+    pub fn into_inner(self) -> SourceQueue<T> {
+        self.queue
+    }
+}
+
+/// Why a [`QueueSink`] took no element; the element is given back when
+/// there was one.
+#[derive(Debug, PartialEq)]
+pub enum QueueSinkError<T> {
+    /// The queue takes nothing more (completed, or the stream ended).
+    Closed(Option<T>),
+    /// The stream failed.
+    Failed(StreamError, Option<T>),
+    /// Another producer took the room `poll_ready` had seen.
+    Full(T),
+}
+
+impl<T> std::fmt::Display for QueueSinkError<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            QueueSinkError::Closed(_) => f.write_str("the queue is closed"),
+            QueueSinkError::Failed(error, _) => write!(f, "the stream failed: {error}"),
+            QueueSinkError::Full(_) => f.write_str("the queue was full"),
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::error::Error for QueueSinkError<T> {}
+
+impl<T: Send + 'static> FuturesSink<T> for QueueSink<T> {
+    type Error = QueueSinkError<T>;
+
+    fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.queue.poll_ready(cx).map(|ready| match ready {
+            Ok(()) => Ok(()),
+            Err(QueueSendError::Failed(error, ())) => Err(QueueSinkError::Failed(error, None)),
+            Err(QueueSendError::Closed(())) => Err(QueueSinkError::Closed(None)),
+        })
+    }
+
+    fn start_send(self: Pin<&mut Self>, item: T) -> Result<(), Self::Error> {
+        match self.queue.offer(item) {
+            QueueOfferResult::Enqueued => Ok(()),
+            QueueOfferResult::Dropped(item) => Err(QueueSinkError::Full(item)),
+            QueueOfferResult::QueueClosed(item) => Err(QueueSinkError::Closed(Some(item))),
+            QueueOfferResult::Failure(error, item) => {
+                Err(QueueSinkError::Failed(error, Some(item)))
+            }
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        // Offered elements are in the queue: nothing is held here.
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.queue.complete();
+        Poll::Ready(Ok(()))
+    }
+}
