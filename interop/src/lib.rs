@@ -11,6 +11,8 @@
 //!   (pulls when the sink is ready, flushes when the island is idle,
 //!   closes on completion); [`QueueSink`] is a `futures::Sink` face for
 //!   `Source::queue`'s handle.
+//! - [`SourceFromReceiver::from_receiver`] / [`SinkToSender::to_sender`]:
+//!   crossbeam channels in and out, without blocking the island.
 //!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.
@@ -35,9 +37,11 @@
 #![warn(missing_docs)]
 
 mod as_stream;
+mod channel;
 mod from_sink;
 mod from_stream;
 
 pub use as_stream::{SinkAsStream, StreamOut};
+pub use channel::{SinkToSender, SourceFromReceiver};
 pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;

@@ -417,3 +417,49 @@ fn the_queue_sink_face_reports_full_and_closed() {
     down.expect_complete();
     shutdown(&system);
 }
+
+#[test]
+fn crossbeam_channels_in_and_out_without_blocking_the_island() {
+    use weir_interop::{SinkToSender, SourceFromReceiver};
+    let (system, mat) = stream_system("interop-channels");
+    // In: elements that trickle in from another thread, then the sender leaves.
+    let (tx, rx) = crossbeam_channel::bounded::<u32>(4);
+    let done = Source::from_receiver(rx).run_with(Sink::collect(), &mat);
+    let producer = std::thread::spawn(move || {
+        for i in 0..200 {
+            tx.send(i).unwrap();
+            if i % 50 == 0 {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+        }
+    });
+    producer.join().unwrap();
+    assert_eq!(done.wait(), Ok((0..200).collect::<Vec<_>>()));
+
+    // Out: a bounded channel and a slow receiver; upstream waits for room.
+    let (tx, rx) = crossbeam_channel::bounded::<u32>(1);
+    let (mut up, done) = TestSource::probe::<u32>()
+        .to_mat(Sink::to_sender(tx), Keep::both)
+        .run(&mat);
+    up.expect_request();
+    up.send_next(1); // fills the channel
+    up.expect_request();
+    up.send_next(2); // waits for room
+    up.expect_no_signal(QUIET);
+    assert_eq!(rx.recv().unwrap(), 1);
+    up.expect_request(); // room made: the pending element went, the next is asked for
+    up.send_complete();
+    assert_eq!(rx.recv().unwrap(), 2);
+    assert_eq!(done.wait(), Ok(()));
+
+    // Every receiver gone: the stream fails.
+    let (tx, rx) = crossbeam_channel::bounded::<u32>(1);
+    drop(rx);
+    let failed = Source::range(0u32..3)
+        .run_with(Sink::to_sender(tx), &mat)
+        .wait()
+        .unwrap_err();
+    assert!(failed.to_string().contains("receiver"), "{failed}");
+    assert_eq!(failed.stage(), Some("to_sender"));
+    shutdown(&system);
+}

@@ -1,0 +1,305 @@
+//! Crossbeam channels as Weir sources and sinks.
+//!
+//! The island never blocks on a channel: it uses `try_recv` / `try_send`,
+//! and when the channel is not ready it arms a helper thread that waits
+//! for readiness (crossbeam's `Select::ready`, which performs no
+//! operation) and wakes the island with an async callback. One helper
+//! thread per materialized bridge, started with the stage, gone (within
+//! its 50 ms check) after the stage stops.
+
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, Select, Sender, TryRecvError, TrySendError};
+use weir_streams::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
+    SourceShape, StageContext, StageResult,
+};
+use weir_streams::{Completer, Completion, Sink, Source, StreamError};
+
+/// How often a waiting helper looks whether its stage has stopped.
+const CHECK: Duration = Duration::from_millis(50);
+
+#[derive(Default)]
+struct Arm {
+    armed: bool,
+    stopped: bool,
+}
+
+/// The helper thread's switch: armed by the stage when the channel was
+/// not ready, disarmed by the helper when it has woken the stage.
+#[derive(Default)]
+struct Waiter {
+    arm: Mutex<Arm>,
+    changed: Condvar,
+}
+
+impl Waiter {
+    fn set(&self, f: impl FnOnce(&mut Arm)) {
+        f(&mut self.arm.lock().unwrap_or_else(PoisonError::into_inner));
+        self.changed.notify_one();
+    }
+
+    /// Run the helper: whenever armed, wait until `ready(timeout)` says the
+    /// channel is ready, then wake the stage.
+    fn spawn(
+        self: &Arc<Self>,
+        name: &str,
+        ready: impl Fn(Duration) -> bool + Send + 'static,
+        wake: AsyncCallback<()>,
+    ) {
+        let waiter = Arc::clone(self);
+        // A failed spawn panics in `pre_start`: the stage fails, naming it.
+        std::thread::Builder::new()
+            .name(name.to_owned())
+            .spawn(move || {
+                loop {
+                    {
+                        let mut arm = waiter.arm.lock().unwrap_or_else(PoisonError::into_inner);
+                        while !arm.armed && !arm.stopped {
+                            arm = waiter
+                                .changed
+                                .wait(arm)
+                                .unwrap_or_else(PoisonError::into_inner);
+                        }
+                        if arm.stopped {
+                            return;
+                        }
+                    }
+                    while !ready(CHECK) {
+                        if waiter
+                            .arm
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .stopped
+                        {
+                            return;
+                        }
+                    }
+                    waiter
+                        .arm
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .armed = false;
+                    wake.invoke(());
+                }
+            })
+            .expect("the channel's helper thread starts");
+    }
+}
+
+/// `Source::from_receiver`: bring it in scope with `use weir_interop::SourceFromReceiver`.
+pub trait SourceFromReceiver<T>: Sized {
+    /// A source of what arrives on `receiver`, completed when every sender
+    /// is gone. The island never blocks on the channel (see the module docs).
+    fn from_receiver(receiver: Receiver<T>) -> Self;
+}
+
+impl<T: Send + 'static> SourceFromReceiver<T> for Source<T, ()> {
+    fn from_receiver(receiver: Receiver<T>) -> Self {
+        Source::from_graph(FromReceiver { receiver })
+    }
+}
+
+struct FromReceiver<T> {
+    receiver: Receiver<T>,
+}
+
+struct FromReceiverLogic<T> {
+    shape: SourceShape<T>,
+    receiver: Receiver<T>,
+    waiter: Arc<Waiter>,
+    wake: AsyncCallback<()>,
+}
+
+impl<T: Send + 'static> GraphStage for FromReceiver<T> {
+    type Shape = SourceShape<T>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "from_receiver"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let wake = cx.async_callback(|this: &mut FromReceiverLogic<T>, (), ctx| this.receive(ctx));
+        let logic = FromReceiverLogic {
+            shape: SourceShape::new(),
+            receiver: self.receiver.clone(),
+            waiter: Arc::new(Waiter::default()),
+            wake,
+        };
+        (Box::new(logic), ())
+    }
+}
+
+impl<T: Send + 'static> FromReceiverLogic<T> {
+    fn receive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        if !ctx.is_available(out) {
+            return Ok(());
+        }
+        match self.receiver.try_recv() {
+            Ok(element) => ctx.push(out, element),
+            Err(TryRecvError::Empty) => {
+                self.waiter.set(|arm| arm.armed = true);
+                Ok(())
+            }
+            Err(TryRecvError::Disconnected) => {
+                ctx.complete(out);
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for FromReceiverLogic<T> {
+    fn pre_start(&mut self, _: &mut StageContext<'_>) -> StageResult {
+        let receiver = self.receiver.clone();
+        let ready = move |timeout| {
+            let mut select = Select::new();
+            select.recv(&receiver);
+            select.ready_timeout(timeout).is_ok()
+        };
+        self.waiter
+            .spawn("weir-from-receiver", ready, self.wake.clone());
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.receive(ctx)
+    }
+
+    fn post_stop(&mut self) {
+        self.waiter.set(|arm| arm.stopped = true);
+    }
+}
+
+/// `Sink::to_sender`: bring it in scope with `use weir_interop::SinkToSender`.
+pub trait SinkToSender<T>: Sized {
+    /// A sink that sends every element on `sender`, waiting (without
+    /// blocking the island) while a bounded channel is full. When every
+    /// receiver is gone the stream fails. Materializes a [`Completion`].
+    fn to_sender(sender: Sender<T>) -> Self;
+}
+
+impl<T: Send + 'static> SinkToSender<T> for Sink<T, Completion<()>> {
+    fn to_sender(sender: Sender<T>) -> Self {
+        Sink::from_graph(ToSender { sender })
+    }
+}
+
+struct ToSender<T> {
+    sender: Sender<T>,
+}
+
+struct ToSenderLogic<T> {
+    shape: SinkShape<T>,
+    sender: Sender<T>,
+    /// The element the channel had no room for yet.
+    pending: Option<T>,
+    upstream_done: bool,
+    completer: Completer<()>,
+    waiter: Arc<Waiter>,
+    wake: AsyncCallback<()>,
+}
+
+impl<T: Send + 'static> GraphStage for ToSender<T> {
+    type Shape = SinkShape<T>;
+    type Mat = Completion<()>;
+
+    fn name(&self) -> &'static str {
+        "to_sender"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Completion<()>) {
+        let wake = cx.async_callback(|this: &mut ToSenderLogic<T>, (), ctx| this.send(ctx));
+        let (completer, completion) = Completer::new();
+        let logic = ToSenderLogic {
+            shape: SinkShape::new(),
+            sender: self.sender.clone(),
+            pending: None,
+            upstream_done: false,
+            completer,
+            waiter: Arc::new(Waiter::default()),
+            wake,
+        };
+        (Box::new(logic), completion)
+    }
+}
+
+impl<T: Send + 'static> ToSenderLogic<T> {
+    /// Send the pending element if the channel has room; then pull or finish.
+    fn send(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some(element) = self.pending.take() {
+            match self.sender.try_send(element) {
+                Ok(()) => {}
+                Err(TrySendError::Full(element)) => {
+                    self.pending = Some(element);
+                    self.waiter.set(|arm| arm.armed = true);
+                    return Ok(());
+                }
+                Err(TrySendError::Disconnected(_)) => {
+                    let error =
+                        ctx.attribute(StreamError::msg("every receiver of the channel is gone"));
+                    self.completer.complete(Err(error.clone()));
+                    return Err(error);
+                }
+            }
+        }
+        if self.upstream_done {
+            self.completer.complete(Ok(()));
+            ctx.complete_stage();
+            return Ok(());
+        }
+        let inlet = self.shape.inlet;
+        if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for ToSenderLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let sender = self.sender.clone();
+        let ready = move |timeout| {
+            let mut select = Select::new();
+            select.send(&sender);
+            select.ready_timeout(timeout).is_ok()
+        };
+        self.waiter
+            .spawn("weir-to-sender", ready, self.wake.clone());
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.pending = Some(ctx.grab(self.shape.inlet)?);
+        self.send(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
+        if self.pending.is_none() {
+            self.completer.complete(Ok(()));
+            ctx.complete_stage();
+        } else {
+            ctx.set_keep_going(true);
+        }
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.completer.complete(Err(error));
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        self.waiter.set(|arm| arm.stopped = true);
+    }
+}
