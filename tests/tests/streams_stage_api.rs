@@ -287,3 +287,78 @@ fn the_documented_custom_stage_pattern_works_under_probes() {
     down.expect_complete();
     shutdown(&system);
 }
+
+/// A flow that asks for `on_idle` on every element and records how many
+/// elements each idle call saw.
+struct Batches(mpsc::Sender<usize>);
+struct BatchesLogic {
+    shape: weir_streams::stage::FlowShape<u32, u32>,
+    since_idle: usize,
+    report: mpsc::Sender<usize>,
+}
+
+impl GraphStage for Batches {
+    type Shape = weir_streams::stage::FlowShape<u32, u32>;
+    type Mat = ();
+    fn name(&self) -> &'static str {
+        "batches"
+    }
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let logic = BatchesLogic {
+            shape: weir_streams::stage::FlowShape::new(),
+            since_idle: 0,
+            report: self.0.clone(),
+        };
+        (Box::new(logic), ())
+    }
+}
+
+impl GraphStageLogic for BatchesLogic {
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let x = ctx.grab(self.shape.inlet)?;
+        self.since_idle += 1;
+        ctx.request_idle_callback();
+        ctx.push(self.shape.out, x)
+    }
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+    fn on_idle(&mut self, _: &mut StageContext<'_>) -> StageResult {
+        let _ = self.report.send(std::mem::take(&mut self.since_idle));
+        Ok(())
+    }
+}
+
+#[test]
+fn on_idle_runs_once_per_request_batch_when_the_island_runs_dry() {
+    let (system, mat) = stream_system("on-idle");
+    let (tx, rx) = mpsc::channel();
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .via(Flow::from_graph(Batches(tx)))
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(3);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(down.expect_next(), 1);
+    assert_eq!(
+        rx.recv_timeout(PATIENCE).unwrap(),
+        1,
+        "one idle call after the island ran dry"
+    );
+    assert!(
+        rx.recv_timeout(QUIET).is_err(),
+        "and no more without a new request"
+    );
+    // Later elements: every one is counted in exactly one idle call.
+    up.expect_request();
+    up.send_next(2);
+    up.send_next(3);
+    assert_eq!(down.expect_next_n(2), vec![2, 3]);
+    let mut seen = 0;
+    while seen < 2 {
+        seen += rx.recv_timeout(PATIENCE).unwrap();
+    }
+    assert_eq!(seen, 2);
+    shutdown(&system);
+}
