@@ -15,9 +15,10 @@ use weir_streams::{Sink, StreamError};
 /// `Sink::as_stream`: bring it in scope with `use weir_interop::SinkAsStream`.
 pub trait SinkAsStream<T>: Sized {
     /// A sink that materializes a [`StreamOut`]: a `futures::Stream` fed by
-    /// the graph through a small buffer (16 elements): the graph is asked
-    /// for more while the buffer has room, so a consumer that does not poll
-    /// back-pressures the graph. It yields `Ok(element)`s, then ends; a
+    /// the graph through a buffer (256 elements, or the sink's
+    /// `Attributes::with_input_buffer`): the graph is asked for more while
+    /// the buffer has room, so a consumer that does not poll back-pressures
+    /// the graph. It yields `Ok(element)`s, then ends; a
     /// failure of the graph comes as one `Err` and then the end. Dropping
     /// it cancels upstream.
     fn as_stream() -> Self;
@@ -29,11 +30,15 @@ impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
     }
 }
 
-/// Elements the graph may hand over before the consumer polls them.
-const BUFFER: usize = 16;
+/// Elements the graph may hand over before the consumer polls them,
+/// unless the sink's input buffer attribute says otherwise. Larger than
+/// the stream default (16): every hand-over to another runtime's task can
+/// cost a thread wake-up.
+const BUFFER: usize = 256;
 
 struct State<T> {
     queue: VecDeque<T>,
+    capacity: usize,
     /// How the graph ended, once it has.
     ended: Option<Result<(), StreamError>>,
     /// The stage stopped pulling (the queue was full, or it has not been
@@ -128,9 +133,11 @@ impl<T: Send + 'static> GraphStage for AsStream<T> {
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, StreamOut<T>) {
+        let capacity = cx.attributes().input_buffer_or(BUFFER);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                queue: VecDeque::with_capacity(BUFFER),
+                queue: VecDeque::with_capacity(capacity),
+                capacity,
                 ended: None,
                 idle: true,
                 waker: None,
@@ -184,7 +191,7 @@ impl<T: Send + 'static> GraphStageLogic for AsStreamLogic<T> {
         let (waker, room) = {
             let mut state = self.shared.lock();
             state.queue.push_back(element);
-            let room = state.queue.len() < BUFFER;
+            let room = state.queue.len() < state.capacity;
             state.idle = !room;
             // Wake the consumer once per batch: now if the buffer is full,
             // else when this island has run out of work.

@@ -227,8 +227,10 @@ impl<T> Stream for Fed<T> {
 #[test]
 fn a_consumer_that_does_not_poll_back_pressures_the_graph() {
     let (system, mat) = stream_system("interop-back-pressure");
+    let as_stream =
+        Sink::as_stream().with_attributes(weir_streams::Attributes::new().with_input_buffer(16));
     let (mut up, out) = TestSource::probe::<u32>()
-        .to_mat(Sink::as_stream(), Keep::both)
+        .to_mat(as_stream, Keep::both)
         .run(&mat);
     let mut out = out;
     // The first poll starts the flow; then nobody polls.

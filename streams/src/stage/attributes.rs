@@ -57,6 +57,12 @@ impl Attributes {
         self.input_buffer.unwrap_or(DEFAULT_INPUT_BUFFER)
     }
 
+    /// The input buffer size if one was set, else `default` (for stages
+    /// whose own default differs from [`DEFAULT_INPUT_BUFFER`]).
+    pub fn input_buffer_or(&self, default: usize) -> usize {
+        self.input_buffer.unwrap_or(default)
+    }
+
     /// These attributes, with `other`'s set values taking precedence.
     pub fn and(mut self, other: &Attributes) -> Self {
         if other.name.is_some() {
