@@ -21,6 +21,13 @@ pub trait SourceFromStream<T>: Sized {
     /// The stream is consumed by the first run; running the blueprint again
     /// fails that run (use [`from_stream_fn`](Self::from_stream_fn) for a
     /// blueprint that can run many times).
+    ///
+    /// The stream is polled on the island's thread, outside any async
+    /// runtime. A stream that needs its runtime's context (tokio timers or
+    /// I/O) panics there — the stream then fails, naming this stage — so
+    /// drive such a stream on its runtime and feed Weir from that task, for
+    /// example with `Source::queue` and `SourceQueue::send`
+    /// (`examples/tokio_pipeline.rs` in weir-benches).
     fn from_stream<S>(stream: S) -> Self
     where
         S: Stream<Item = T> + Send + 'static;
