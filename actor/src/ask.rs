@@ -8,7 +8,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
+use crate::actor_ref::{ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::error::AskError;
 use crate::events::DeadLetterReason;
@@ -16,9 +16,10 @@ use crate::path::ActorPath;
 use crate::instrument::{COMPILED_IN, MessageInfo, MessageKind, Outcome};
 use crate::promise::Promise;
 use crate::scheduler::Cancellable;
-use crate::sync::{Arc, Mutex};
+use crate::sync::Arc;
 use std::sync::Weak;
 use crate::system::ActorSystem;
+use crate::watchers::Watchers;
 
 /// Send `target` the message `make(reply_to)` and wait for the first reply
 /// sent to `reply_to`.
@@ -68,7 +69,7 @@ where
         path,
         system: system.clone(),
         promise: Promise::new(),
-        watchers: Mutex::new(Some(Vec::new())),
+        watchers: Watchers::new(),
         timer: Cancellable::new(),
     });
     system.register_temp(cell.path.name(), Arc::downgrade(&cell) as Weak<dyn AnyActor>);
@@ -130,10 +131,9 @@ struct AskCell<R> {
     path: ActorPath,
     system: ActorSystem,
     promise: Promise<Result<R, AskError>>,
-    /// `(watchee, watcher)` pairs; `None` once finished. The watchee is this
-    /// cell's own handle, taken from the watch request; holding it until the
-    /// ask finishes is fine because every ask finishes (reply or time-out).
-    watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
+    /// Holding the watchee handles until the ask finishes is fine because
+    /// every ask finishes (reply or time-out).
+    watchers: Watchers,
     /// The time-out, cancelled when the ask finishes first.
     timer: Cancellable,
 }
@@ -144,10 +144,7 @@ impl<R: Send + 'static> AskCell<R> {
         self.promise.complete(result)?;
         self.timer.cancel();
         self.system.unregister_temp(self.path.name());
-        let watchers = self.watchers.lock().take().unwrap_or_default();
-        for (watchee, watcher) in watchers {
-            watcher.send_control(Control::Terminated(watchee));
-        }
+        self.watchers.end();
         Ok(())
     }
 }
@@ -166,29 +163,11 @@ impl<R: Send + 'static> AnyActor for AskCell<R> {
     }
 
     fn enqueue_system(&self, msg: SystemMsg) -> Delivery {
-        match msg {
-            SystemMsg::Watch { watchee, watcher } => {
-                let mut watchers = self.watchers.lock();
-                match watchers.as_mut() {
-                    Some(list) => list.push((watchee, watcher)),
-                    None => {
-                        drop(watchers);
-                        watcher.send_control(Control::Terminated(watchee));
-                    }
-                }
-                Delivery::Queued
-            }
-            SystemMsg::Unwatch(watcher) => {
-                if let Some(list) = self.watchers.lock().as_mut() {
-                    list.retain(|(_, w)| *w != watcher);
-                }
-                Delivery::Queued
-            }
-            SystemMsg::Terminate => {
-                // Stopping a pending ask is not meaningful; it ends on its own.
-                Delivery::Queued
-            }
-            _ => Delivery::DeadLetter,
+        match self.watchers.on_system(msg) {
+            Ok(()) => Delivery::Queued,
+            // Stopping a pending ask is not meaningful; it ends on its own.
+            Err(SystemMsg::Terminate) => Delivery::Queued,
+            Err(_) => Delivery::DeadLetter,
         }
     }
 

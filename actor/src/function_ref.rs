@@ -9,7 +9,8 @@ use crate::error::NameError;
 use crate::events::DeadLetterReason;
 use crate::name::validate_name;
 use crate::path::ActorPath;
-use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
+use crate::sync::Arc;
+use crate::watchers::Watchers;
 use crate::{ActorHandle, ActorRef, ActorSystem, Terminated};
 
 type Handler<M> = Box<dyn Fn(M) -> Result<(), M> + Send + Sync>;
@@ -52,10 +53,8 @@ struct FunctionCell<M> {
     handler: Handler<M>,
     /// Death-watch notices for actors this reference watches.
     on_terminated: Option<OnTerminated>,
-    /// `(watchee, watcher)` pairs; `None` once stopped.
-    watchers: Mutex<Option<Vec<(ActorHandle, ActorHandle)>>>,
-    /// Set with `watchers` taken; read on every message without the lock.
-    stopped: AtomicBool,
+    /// Who watches this reference; ended by `stop`.
+    watchers: Watchers,
 }
 
 impl<M: Send + 'static> FunctionRef<M> {
@@ -80,8 +79,7 @@ impl<M: Send + 'static> FunctionRef<M> {
                 system: system.clone(),
                 handler: Box::new(handler),
                 on_terminated: None,
-                watchers: Mutex::new(Some(Vec::new())),
-                stopped: AtomicBool::new(false),
+                watchers: Watchers::new(),
             }),
         })
     }
@@ -132,19 +130,12 @@ impl<M: Send + 'static> FunctionRef<M> {
     /// Terminate the reference: watchers get their `Terminated` notice,
     /// later messages become dead letters. Idempotent.
     pub fn stop(&self) {
-        let watchers = {
-            let mut watchers = self.cell.watchers.lock();
-            self.cell.stopped.store(true, Ordering::Release);
-            watchers.take().unwrap_or_default()
-        };
-        for (watchee, watcher) in watchers {
-            watcher.send_control(Control::Terminated(watchee));
-        }
+        self.cell.watchers.end();
     }
 
     /// Whether [`stop`](Self::stop) has run.
     pub fn is_stopped(&self) -> bool {
-        self.cell.stopped.load(Ordering::Acquire)
+        self.cell.watchers.is_ended()
     }
 }
 
@@ -182,29 +173,13 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
     }
 
     fn enqueue_system(&self, msg: SystemMsg) -> Delivery {
-        match msg {
-            SystemMsg::Watch { watchee, watcher } => {
-                let mut watchers = self.watchers.lock();
-                match watchers.as_mut() {
-                    Some(list) => list.push((watchee, watcher)),
-                    None => {
-                        drop(watchers);
-                        watcher.send_control(Control::Terminated(watchee));
-                    }
-                }
-                Delivery::Queued
-            }
-            SystemMsg::Unwatch(watcher) => {
-                if let Some(list) = self.watchers.lock().as_mut() {
-                    list.retain(|(_, w)| *w != watcher);
-                }
-                Delivery::Queued
-            }
-            SystemMsg::Terminate => {
+        match self.watchers.on_system(msg) {
+            Ok(()) => Delivery::Queued,
+            Err(SystemMsg::Terminate) => {
                 self.ignore("weir::Stop");
                 Delivery::Queued
             }
-            _ => Delivery::DeadLetter,
+            Err(_) => Delivery::DeadLetter,
         }
     }
 
@@ -228,7 +203,7 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
     fn schedule(self: Arc<Self>) {}
 
     fn is_terminated(&self) -> bool {
-        self.stopped.load(Ordering::Acquire)
+        self.watchers.is_ended()
     }
 
     fn core(&self) -> Option<&CellCore> {

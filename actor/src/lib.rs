@@ -96,6 +96,7 @@ runtime_modules! {
     mod scheduler;
     mod supervision;
     mod system;
+    mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef};
