@@ -1,13 +1,11 @@
 //! A `futures::Sink` as a Weir sink, and a `futures::Sink` face for `Source::queue`.
 
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use futures_sink::Sink as FuturesSink;
 use weir_streams::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
-    StageResult,
+    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };
 use weir_streams::{
     Completer, Completion, QueueOfferResult, QueueSendError, Sink, SourceQueue, StreamError,
@@ -58,17 +56,6 @@ struct FromSinkLogic<S, T> {
     closing: bool,
 }
 
-struct IslandWaker(AsyncCallback<()>);
-
-impl Wake for IslandWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.invoke(());
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.invoke(());
-    }
-}
-
 impl<S, T> GraphStage for FromSink<S, T>
 where
     S: FuturesSink<T> + Send + 'static,
@@ -94,7 +81,7 @@ where
         let logic = FromSinkLogic {
             shape: SinkShape::new(),
             sink,
-            waker: Waker::from(Arc::new(IslandWaker(wake))),
+            waker: wake.waker(()),
             completer,
             unflushed: false,
             closing: false,
@@ -144,11 +131,22 @@ where
                 Poll::Pending => Ok(()),
             };
         }
+        self.pull_when_ready(ctx)
+    }
+
+    /// Ask upstream for the next element if the sink is ready for one.
+    fn pull_when_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
+        let Some(sink) = self.sink.as_mut() else {
+            return Ok(());
+        };
         if ctx.has_been_pulled(inlet) || ctx.is_closed(inlet) {
             return Ok(());
         }
-        match sink.as_mut().poll_ready(&mut cx) {
+        match sink
+            .as_mut()
+            .poll_ready(&mut Context::from_waker(&self.waker))
+        {
             Poll::Ready(Ok(())) => ctx.pull(inlet),
             Poll::Ready(Err(e)) => self.fail(StreamError::custom(e), ctx),
             Poll::Pending => Ok(()),
@@ -178,7 +176,7 @@ where
         self.unflushed = true;
         // Flush once the island has nothing else to do, not per element.
         ctx.request_idle_callback();
-        self.drive_ready(ctx)
+        self.pull_when_ready(ctx)
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -200,26 +198,6 @@ where
         self.sink = None;
         ctx.complete_stage();
         Ok(())
-    }
-}
-
-impl<S, T> FromSinkLogic<S, T>
-where
-    S: FuturesSink<T> + Send + 'static,
-    S::Error: std::error::Error + Send + Sync + 'static,
-    T: Send + 'static,
-{
-    /// After a send: ask for the next element if the sink is ready (no flush yet).
-    fn drive_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let Some(sink) = self.sink.as_mut() else {
-            return Ok(());
-        };
-        let mut cx = Context::from_waker(&self.waker);
-        match sink.as_mut().poll_ready(&mut cx) {
-            Poll::Ready(Ok(())) => ctx.pull(self.shape.inlet),
-            Poll::Ready(Err(e)) => self.fail(StreamError::custom(e), ctx),
-            Poll::Pending => Ok(()),
-        }
     }
 }
 

@@ -1,13 +1,12 @@
 //! A `futures::Stream` as a Weir source.
 
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::{Mutex, PoisonError};
+use std::task::{Context, Poll, Waker};
 
 use futures_core::Stream;
 use weir_streams::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
-    StageResult,
+    GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
 use weir_streams::{Source, StreamError};
 
@@ -75,17 +74,6 @@ struct FromStreamLogic<S: Stream> {
 }
 
 /// Wakes the island: the stage polls again.
-struct IslandWaker(AsyncCallback<()>);
-
-impl Wake for IslandWaker {
-    fn wake(self: Arc<Self>) {
-        self.0.invoke(());
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.0.invoke(());
-    }
-}
-
 impl<S> GraphStage for FromStream<S>
 where
     S: Stream + Send + 'static,
@@ -103,7 +91,7 @@ where
         let logic = FromStreamLogic {
             shape: SourceShape::new(),
             stream: (self.make)().map(Box::pin),
-            waker: Waker::from(Arc::new(IslandWaker(wake))),
+            waker: wake.waker(()),
         };
         (Box::new(logic), ())
     }

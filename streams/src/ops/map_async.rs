@@ -9,27 +9,12 @@
 use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
-use std::task::{Context, Poll, Wake, Waker};
+use std::task::{Context, Poll, Waker};
 
 use crate::StreamError;
 use crate::stage::{
-    AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
 };
-
-struct SlotWaker {
-    slot: usize,
-    callback: AsyncCallback<usize>,
-}
-
-impl Wake for SlotWaker {
-    fn wake(self: Arc<Self>) {
-        self.callback.invoke(self.slot);
-    }
-    fn wake_by_ref(self: &Arc<Self>) {
-        self.callback.invoke(self.slot);
-    }
-}
 
 enum Slot<Fut, U> {
     Free,
@@ -123,13 +108,7 @@ where
             this.poll_slot(slot)?;
             this.drain(ctx)
         });
-        for slot in 0..self.slots.len() {
-            let waker = Arc::new(SlotWaker {
-                slot,
-                callback: callback.clone(),
-            });
-            self.wakers.push(Waker::from(waker));
-        }
+        self.wakers.extend((0..self.slots.len()).map(|slot| callback.waker(slot)));
         ctx.pull(self.shape.inlet)
     }
 

@@ -52,6 +52,42 @@ impl<T: Send + 'static> AsyncCallback<T> {
     }
 }
 
+impl<T: Clone + Send + Sync + 'static> AsyncCallback<T> {
+    /// A [`Waker`](std::task::Waker) that invokes this callback with
+    /// `value`: a future or stream polled inside the stage wakes the stage
+    /// this way (no polling loop). Made once, cloned freely.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use weir_streams::stage::AsyncCallback;
+    /// fn waker_for(wake_me: &AsyncCallback<()>) -> std::task::Waker {
+    ///     wake_me.waker(())
+    /// }
+    /// ```
+    pub fn waker(&self, value: T) -> std::task::Waker {
+        std::task::Waker::from(Arc::new(CallbackWaker {
+            callback: self.clone(),
+            value,
+        }))
+    }
+}
+
+struct CallbackWaker<T> {
+    callback: AsyncCallback<T>,
+    value: T,
+}
+
+impl<T: Clone + Send + Sync + 'static> std::task::Wake for CallbackWaker<T> {
+    fn wake(self: Arc<Self>) {
+        self.callback.invoke(self.value.clone());
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.callback.invoke(self.value.clone());
+    }
+}
+
 impl<T> Clone for AsyncCallback<T> {
     fn clone(&self) -> Self {
         Self {
