@@ -322,7 +322,9 @@ impl<T: Send + 'static> QueueLogic<T> {
             if let Some(Ending::Failed(error)) = &state.ending {
                 (None, None, Some(Err(error.clone())))
             } else if available && let Some(element) = state.queue.pop_front() {
-                (Some(element), state.senders.pop_front(), None)
+                // A completion requested while this was queued applies after it.
+                let drained = matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty();
+                (Some(element), state.senders.pop_front(), drained.then_some(Ok(())))
             } else if matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty() {
                 (None, None, Some(Ok(())))
             } else {
@@ -335,14 +337,6 @@ impl<T: Send + 'static> QueueLogic<T> {
         }
         if let Some(element) = next {
             ctx.push(out, element)?;
-            // A completion requested while this was queued may now apply.
-            let drained = {
-                let state = self.shared.lock();
-                matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty()
-            };
-            if drained {
-                ctx.complete(out);
-            }
         }
         match end {
             Some(Ok(())) => ctx.complete(out),
