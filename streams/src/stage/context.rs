@@ -290,31 +290,32 @@ impl StageContext<'_> {
     /// Complete every outlet (after queued emits) and cancel every inlet:
     /// the stage stops once its ports are closed.
     pub fn complete_stage(&mut self) {
-        let meta = &mut self.core.stages[self.stage];
-        meta.keep_going = false;
-        let (ins, outs) = (meta.ins.clone(), meta.outs.clone());
-        for c in outs.iter() {
-            self.core.complete(*c);
+        self.core.stages[self.stage].keep_going = false;
+        for i in 0..self.core.stages[self.stage].outs.len() {
+            let c = self.core.stages[self.stage].outs[i];
+            self.core.complete(c);
         }
-        for c in ins.iter() {
-            self.core.cancel(*c);
+        self.cancel_inlets();
+    }
+
+    /// Cancel every inlet of this stage (no copy of the port list).
+    fn cancel_inlets(&mut self) {
+        for i in 0..self.core.stages[self.stage].ins.len() {
+            let c = self.core.stages[self.stage].ins[i];
+            self.core.cancel(c);
         }
     }
 
     /// Fail every outlet with `error` and cancel every inlet. Returning
     /// `Err(error)` from a handler does the same.
     pub fn fail_stage(&mut self, error: StreamError) {
-        let name = Arc::clone(&self.core.stages[self.stage].name);
-        let error = error.in_stage(&name);
-        let meta = &mut self.core.stages[self.stage];
-        meta.keep_going = false;
-        let (ins, outs) = (meta.ins.clone(), meta.outs.clone());
-        for c in outs.iter() {
-            self.core.fail(*c, error.clone());
+        let error = self.attribute(error);
+        self.core.stages[self.stage].keep_going = false;
+        for i in 0..self.core.stages[self.stage].outs.len() {
+            let c = self.core.stages[self.stage].outs[i];
+            self.core.fail(c, error.clone());
         }
-        for c in ins.iter() {
-            self.core.cancel(*c);
-        }
+        self.cancel_inlets();
     }
 
     /// Push `element` when `out` is pulled: at once if it is, else queued
