@@ -69,20 +69,15 @@ pub(crate) trait Consumer<In>: Send + 'static {
         Drained::Budget
     }
 
-    /// Feed up to `budget` elements from `iter`. Instantiated per consumer
-    /// type, so `on_next` is a direct call here.
-    fn drain(&mut self, iter: &mut dyn Iterator<Item = In>, budget: usize) -> Drained {
-        for _ in 0..budget {
-            match iter.next() {
-                Some(element) => {
-                    if self.on_next(element).is_break() {
-                        return Drained::Stopped;
-                    }
-                }
-                None => return Drained::Exhausted,
-            }
+    /// Feed the first `n` elements of `batch`, taking them out of it;
+    /// `Break` when the consumer wants no more (the rest of those `n` are
+    /// dropped). Instantiated per consumer type, so the loop and `on_next`
+    /// are direct code here.
+    fn drain_batch(&mut self, batch: &mut Vec<In>, n: usize) -> ControlFlow<()> {
+        for element in batch.drain(..n) {
+            self.on_next(element)?;
         }
-        Drained::Budget
+        ControlFlow::Continue(())
     }
 }
 

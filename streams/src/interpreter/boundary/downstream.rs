@@ -1,12 +1,12 @@
 //! The downstream half of an async boundary: the start of the downstream island.
 
-use std::collections::VecDeque;
+use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
 use super::{FUSED_BUDGET, Shared};
 use crate::StreamError;
-use crate::fusion::{Consumer, Drained};
+use crate::fusion::Consumer;
 use crate::stage::{AsyncCallback, GraphStageLogic, OutPort, Outlet, StageContext, StageResult};
 
 pub(super) enum Downstream<T> {
@@ -19,7 +19,9 @@ pub(super) enum Downstream<T> {
 /// The downstream half: a source in the downstream island.
 pub(super) struct BoundaryIn<T> {
     pub(super) shared: Arc<Shared<T>>,
-    pub(super) local: VecDeque<T>,
+    /// Taken from the queue, not yet passed on: oldest first for a fused
+    /// sink, newest first (popped from the back) for the outlet.
+    pub(super) local: Vec<T>,
     pub(super) consumed: usize,
     pub(super) batch: usize,
     pub(super) finished: bool,
@@ -41,6 +43,9 @@ impl<T: Send + 'static> BoundaryIn<T> {
         }
         let mut state = self.shared.lock();
         std::mem::swap(&mut state.queue, &mut self.local);
+        if matches!(self.downstream, Downstream::Port) {
+            self.local.reverse();
+        }
         if self.local.is_empty() {
             match state.done.clone() {
                 Some(outcome) => return Some(outcome),
@@ -77,7 +82,7 @@ impl<T: Send + 'static> BoundaryIn<T> {
         if !available {
             return Ok(());
         }
-        let Some(element) = self.local.pop_front() else {
+        let Some(element) = self.local.pop() else {
             return Ok(());
         };
         ctx.push(out, element)?;
@@ -105,18 +110,16 @@ impl<T: Send + 'static> BoundaryIn<T> {
                 return Ok(());
             };
             let local = &mut self.local;
-            let drained = catch_unwind(AssertUnwindSafe(|| {
-                consumer.drain(&mut local.drain(..n), n)
-            }));
+            let drained = catch_unwind(AssertUnwindSafe(|| consumer.drain_batch(local, n)));
             budget -= n;
             match drained {
-                Ok(Drained::Stopped) => {
+                Ok(ControlFlow::Break(())) => {
                     self.finished = true;
                     self.cancel_upstream();
                     ctx.complete_stage();
                     return Ok(());
                 }
-                Ok(Drained::Budget | Drained::Exhausted) => self.count_consumed(n),
+                Ok(ControlFlow::Continue(())) => self.count_consumed(n),
                 Err(payload) => {
                     self.finished = true;
                     let name: Arc<str> = ctx.stage_name().into();

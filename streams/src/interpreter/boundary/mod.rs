@@ -18,7 +18,6 @@
 //! over the batch).
 
 use std::any::Any;
-use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -37,7 +36,8 @@ use crate::StreamError;
 pub(super) const FUSED_BUDGET: usize = 4096;
 
 pub(super) struct State<T> {
-    pub(super) queue: VecDeque<T>,
+    /// Handed over, oldest first.
+    pub(super) queue: Vec<T>,
     /// Credits the downstream half has returned that upstream has not taken.
     pub(super) credit: usize,
     /// Upstream finished: `Some(None)` completed, `Some(Some(e))` failed.
@@ -113,7 +113,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         let capacity = capacity.max(1);
         let shared: Arc<Shared<T>> = Arc::new(Shared {
             state: Mutex::new(State {
-                queue: VecDeque::with_capacity(capacity),
+                queue: Vec::with_capacity(capacity),
                 credit: 0,
                 done: None,
                 cancelled: false,
@@ -157,16 +157,15 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         };
         let up = BoundaryOut {
             shared: Arc::clone(&shared),
-            local: VecDeque::with_capacity(capacity),
+            local: Vec::with_capacity(capacity),
             credit: capacity,
             batch,
             upstream,
-            scratch: Vec::new(),
             resume: None,
         };
         let down = BoundaryIn {
             shared,
-            local: VecDeque::with_capacity(capacity),
+            local: Vec::with_capacity(capacity),
             consumed: 0,
             batch,
             finished: false,

@@ -1,6 +1,5 @@
 //! The upstream half of an async boundary: the end of the upstream island.
 
-use std::collections::VecDeque;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 
@@ -19,12 +18,11 @@ pub(super) enum Upstream<T> {
 /// The upstream half: a sink in the upstream island.
 pub(super) struct BoundaryOut<T> {
     pub(super) shared: Arc<Shared<T>>,
-    pub(super) local: VecDeque<T>,
+    /// Elements taken in and not yet handed over, oldest first.
+    pub(super) local: Vec<T>,
     pub(super) credit: usize,
     pub(super) batch: usize,
     pub(super) upstream: Upstream<T>,
-    /// A fused source fills this batch first.
-    pub(super) scratch: Vec<T>,
     /// For a fused iterator: run again after yielding the thread.
     pub(super) resume: Option<AsyncCallback<()>>,
 }
@@ -46,7 +44,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
                 if state.queue.is_empty() {
                     std::mem::swap(&mut state.queue, &mut self.local);
                 } else {
-                    state.queue.extend(self.local.drain(..));
+                    state.queue.append(&mut self.local);
                 }
                 if state.down_waiting {
                     state.down_waiting = false;
@@ -96,14 +94,14 @@ impl<T: Send + 'static> BoundaryOut<T> {
             let Upstream::Iter(source) = &mut self.upstream else {
                 return Ok(());
             };
-            let scratch = &mut self.scratch;
+            let local = &mut self.local;
+            let before = local.len();
             let outcome = if take == 0 {
                 Ok(true)
             } else {
-                catch_unwind(AssertUnwindSafe(|| !source.fill(scratch, take)))
+                catch_unwind(AssertUnwindSafe(|| !source.fill(local, take)))
             };
-            self.credit -= self.scratch.len();
-            self.local.extend(self.scratch.drain(..));
+            self.credit -= self.local.len() - before;
             budget -= take.min(budget);
             match outcome {
                 Ok(true) => {}
@@ -141,7 +139,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
     fn finish(&mut self, outcome: Option<StreamError>) {
         let wake = {
             let mut state = self.shared.lock();
-            state.queue.extend(self.local.drain(..));
+            state.queue.append(&mut self.local);
             state.done = Some(outcome);
             state.up_waiting = false;
             state.down_waiting = false;
@@ -173,7 +171,7 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(Self::inlet())?;
-        self.local.push_back(element);
+        self.local.push(element);
         self.credit -= 1;
         if self.local.len() >= self.batch || self.credit == 0 {
             self.flush(ctx)
