@@ -1,6 +1,7 @@
 //! One pipeline variant in a loop, for a profiler:
 //! `cargo build --release -p weir-benches --example profile_streams`, then
-//! `perf record target/release/examples/profile_streams fused`.
+//! `perf record target/release/examples/profile_streams fused` (or `boundary`,
+//! `boundary=<input buffer>`, `unfused`, `maps`).
 
 fn main() {
     use weir_benches::streams_pipeline as p;
@@ -12,6 +13,10 @@ fn main() {
         let r = match which.as_str() {
             "fused" => p::weir_fused(n, &mat),
             "boundary" => p::weir_async_boundary(n, &mat),
+            b if b.starts_with("boundary=") => {
+                let buffer = b["boundary=".len()..].parse().expect("a buffer size");
+                p::weir_async_boundary_buffer(n, buffer, &mat)
+            }
             "unfused" => p::weir_ten_unfused_stages(n / 100, &mat),
             "maps" => p::weir_ten_maps(n, &mat),
             other => panic!("unknown variant {other}"),

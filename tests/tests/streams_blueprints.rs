@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{TestSink, TestSource};
-use weir_streams::{Attributes, ErrorKind};
+use weir_streams::{Attributes, ErrorKind, KillSwitches};
 use weir_tests::{PATIENCE, shutdown, stream_system};
 
 #[test]
@@ -110,6 +110,45 @@ fn fused_operators_run_only_on_demand() {
         3,
         "exactly what was requested was produced"
     );
+    shutdown(&system);
+}
+
+#[test]
+fn a_fused_filter_asks_upstream_only_for_what_is_missing() {
+    let (system, mat) = stream_system("filter-demand");
+    let produced = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&produced);
+    let mut down = Source::range(0u32..1000)
+        .inspect(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .filter(|x| x % 4 == 0)
+        .run_with(TestSink::probe(), &mat);
+    down.request(3);
+    assert_eq!(down.expect_next_n(3), vec![0, 4, 8]);
+    down.expect_no_message(weir_tests::QUIET);
+    assert_eq!(
+        produced.load(Ordering::SeqCst),
+        9,
+        "upstream ran up to the third element that passed, no further"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn a_fused_filter_that_rejects_everything_still_lets_its_island_stop() {
+    let (system, mat) = stream_system("filter-none");
+    let (switch, done) = Source::repeat(1u32)
+        .filter(|_| false)
+        .via_mat(KillSwitches::single(), Keep::right)
+        .to_mat(Sink::fold(0u32, |a, x| a + x), Keep::both)
+        .run(&mat);
+    std::thread::sleep(weir_tests::QUIET);
+    switch.shutdown();
+    let outcome = done
+        .wait_timeout(PATIENCE)
+        .unwrap_or_else(|_| panic!("the stream did not stop"));
+    assert_eq!(outcome, Ok(0));
     shutdown(&system);
 }
 

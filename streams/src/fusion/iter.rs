@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::stage::{
-    GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
 
 /// A source of elements in batches.
@@ -32,13 +32,11 @@ pub(crate) struct IterChunks<I>(pub(crate) I);
 
 impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
     fn fill(&mut self, out: &mut Vec<I::Item>, max: usize) -> bool {
-        for _ in 0..max {
-            match self.0.next() {
-                Some(element) => out.push(element),
-                None => return true,
-            }
-        }
-        false
+        // `extend` over `take` reserves once for iterators that know their
+        // length (ranges, slices) instead of checking capacity per push.
+        let before = out.len();
+        out.extend(self.0.by_ref().take(max));
+        out.len() - before < max
     }
 }
 
@@ -77,6 +75,8 @@ struct IterLogic<T> {
     shape: SourceShape<T>,
     source: BoxChunks<T>,
     buf: Vec<T>,
+    /// Made the first time a pull has to yield (see [`FILLS_PER_TURN`]).
+    resume: Option<AsyncCallback<()>>,
 }
 
 impl<T: Send + 'static> GraphStage for IterSource<T> {
@@ -92,14 +92,21 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
             shape: SourceShape::new(),
             source: (self.factory)(),
             buf: Vec::with_capacity(1),
+            resume: None,
         };
         (Box::new(logic), ())
     }
 }
 
-impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
-    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        loop {
+/// Fills one pull may try before the stage lets its island go on with
+/// other work: a filter rejecting a long run of elements must not hold
+/// the thread (nor keep a kill switch from being heard).
+const FILLS_PER_TURN: usize = 64;
+
+impl<T: Send + 'static> IterLogic<T> {
+    /// Answer the pending pull: push the next element, or complete.
+    fn emit_next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        for _ in 0..FILLS_PER_TURN {
             let exhausted = self.source.fill(&mut self.buf, 1);
             if let Some(element) = self.buf.pop() {
                 ctx.push(self.shape.out, element)?;
@@ -113,5 +120,25 @@ impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
                 return Ok(());
             }
         }
+        // Nothing yet: go on after whatever else waits for this island.
+        let out = self.shape.out;
+        self.resume
+            .get_or_insert_with(|| {
+                ctx.async_callback(move |this: &mut Self, (), ctx| {
+                    if ctx.is_available(out) {
+                        this.emit_next(ctx)
+                    } else {
+                        Ok(())
+                    }
+                })
+            })
+            .invoke(());
+        Ok(())
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.emit_next(ctx)
     }
 }

@@ -17,15 +17,34 @@ pub(crate) trait BatchOp<I, O>: Send {
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool;
 }
 
+/// Rounds one `fill` may ask upstream for more when an operator dropped
+/// elements (a filter): enough to fill most batches in one call, few
+/// enough that a filter rejecting everything still returns (and its
+/// island yields) after a bounded number of upstream elements.
+const FILL_ROUNDS: usize = 8;
+
 impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
+    /// Asks upstream for what is still missing until `max` outputs are
+    /// there: the same requests, in the same order, that a caller calling
+    /// again would make, without the round trip through the caller.
     fn fill(&mut self, out: &mut Vec<O>, max: usize) -> bool {
-        let Some(want) = self.state.upstream(max) else {
-            return true;
-        };
-        let exhausted = self.inner.fill(&mut self.scratch, want.max(1));
-        let done = self.state.apply(&mut self.scratch, out);
-        self.scratch.clear();
-        exhausted || done
+        let start = out.len();
+        for _ in 0..FILL_ROUNDS {
+            let missing = max.saturating_sub(out.len() - start);
+            let Some(want) = self.state.upstream(missing) else {
+                return true;
+            };
+            let exhausted = self.inner.fill(&mut self.scratch, want.max(1));
+            let done = self.state.apply(&mut self.scratch, out);
+            self.scratch.clear();
+            if exhausted || done {
+                return true;
+            }
+            if out.len() - start >= max {
+                break;
+            }
+        }
+        false
     }
 }
 
@@ -47,8 +66,10 @@ impl<I, O, F: FnMut(I) -> O + Send> BatchOp<I, O> for MapOp<F> {
 struct FilterOp<F>(F);
 impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for FilterOp<F> {
     fn apply(&mut self, batch: &mut Vec<T>, out: &mut Vec<T>) -> bool {
-        let p = &mut self.0;
-        out.extend(batch.drain(..).filter(|x| p(x)));
+        // Compact in place, then move the survivors in one copy: cheaper
+        // than a capacity check per pushed element.
+        batch.retain(&mut self.0);
+        out.append(batch);
         false
     }
 }
