@@ -238,7 +238,8 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
 
     /// End the island here: what comes after runs on another actor, joined
     /// by a bounded buffer (the next stage's input buffer, 16 by default)
-    /// that requests in batches.
+    /// that requests in batches. See [`Source::async_boundary`](crate::Source::async_boundary) for sizing
+    /// that buffer for throughput.
     pub fn async_boundary(mut self) -> Self {
         self.linear
             .nodes

@@ -239,6 +239,28 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
     /// End the island here: what comes after runs on another actor, joined
     /// by a bounded buffer (the next stage's input buffer, 16 by default)
     /// that requests in batches.
+    ///
+    /// At most one input buffer of elements is between the islands, and
+    /// each hand-over is an actor message: with the default 16, crossing
+    /// costs two actor turns per 16 elements, which suits latency. For
+    /// throughput give the stage after the boundary a larger input buffer
+    /// (`weir-bench streams`: about a tenth of the fused rate at 16, about
+    /// nine tenths at 1024).
+    ///
+    /// ```
+    /// use weir_streams::Attributes;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("boundary").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let wide = Attributes::new().with_input_buffer(1024);
+    /// let sum = Source::range(0u64..100_000)
+    ///     .map(|x| x * 2)
+    ///     .async_boundary()
+    ///     .run_with(Sink::fold(0u64, |a, x| a + x).with_attributes(wide), &mat);
+    /// assert_eq!(sum.wait(), Ok(9_999_900_000));
+    /// system.terminate().wait().unwrap();
+    /// ```
     pub fn async_boundary(mut self) -> Self {
         let boundary = match self.iter.take() {
             // The iterator runs inside the boundary's upstream half.
