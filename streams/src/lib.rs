@@ -94,6 +94,7 @@ runtime_modules! {
     mod kill_switch;
     mod materializer;
     mod ops;
+    mod pull;
     mod queue;
     pub mod stage;
     #[cfg(feature = "testkit")]
@@ -105,6 +106,7 @@ runtime_modules! {
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::Materializer;
     pub use ops::{FlowOps, TickHandle};
+    pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;
 }

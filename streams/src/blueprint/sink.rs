@@ -7,6 +7,7 @@ use super::linear::Linear;
 use crate::Attributes;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerStage};
 use crate::interpreter::Node;
+use crate::pull::{Pull, PullFactory};
 use crate::stage::{GraphStage, SinkShape};
 
 /// A blueprint that takes `In` and materializes `Mat` (usually a
@@ -35,6 +36,9 @@ pub(crate) enum SinkKind<In> {
     Graph,
     /// Exactly one folding stage: it fuses with an iterator source.
     Consumer(ConsumerFactory<In>),
+    /// One stage that can also run a fused source itself (its value is the
+    /// sink's materialized value, already mapped).
+    Pull(PullFactory<In>),
 }
 
 impl<In> Clone for SinkKind<In> {
@@ -42,6 +46,7 @@ impl<In> Clone for SinkKind<In> {
         match self {
             SinkKind::Graph => SinkKind::Graph,
             SinkKind::Consumer(c) => SinkKind::Consumer(Arc::clone(c)),
+            SinkKind::Pull(p) => SinkKind::Pull(Arc::clone(p)),
         }
     }
 }
@@ -63,6 +68,57 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
         S: GraphStage<Shape = SinkShape<In>, Mat = Mat>,
     {
         Self::from_parts(Linear::single(Node::stage(stage), 1), SinkKind::Graph)
+    }
+
+    /// This sink, plus a way to run a fused source itself: when the source
+    /// before it is one fused stage (an iterator or
+    /// [`Source::from_poll_fn`](crate::Source::from_poll_fn) source with
+    /// simple operators), running the graph spawns no actor and gives
+    /// `pull` that source as a [`Pull`] to drive; its result is the
+    /// materialized value. Other graphs run this sink's stage on an island
+    /// as usual, so both forms must behave alike. This is how
+    /// `weir-interop`'s `Sink::as_stream` hands a fused source straight to
+    /// the task that polls it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::{Context, Waker};
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{Completer, Pulled};
+    ///
+    /// let system = weir_actor::ActorSystem::new("pull").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // Sum on the thread that runs the graph when the source is fused
+    /// // (and never pending), else on an island.
+    /// let sum = Sink::fold(0u64, |a, x| a + x).with_pull(|mut pull| {
+    ///     let (mut completer, completion) = Completer::new();
+    ///     let (mut batch, mut sum) = (Vec::new(), 0u64);
+    ///     let mut cx = Context::from_waker(Waker::noop());
+    ///     loop {
+    ///         let pulled = pull.poll_fill(&mut cx, &mut batch, 256);
+    ///         sum += batch.drain(..).sum::<u64>();
+    ///         match pulled {
+    ///             Pulled::More => continue,
+    ///             Pulled::Completed => completer.complete(Ok(sum)),
+    ///             Pulled::Failed(error) => completer.complete(Err(error)),
+    ///             _ => unreachable!("a range is never pending"),
+    ///         }
+    ///         return completion;
+    ///     }
+    /// });
+    /// let fused = Source::range(1u64..=100).map(|x| x * 2).run_with(sum.clone(), &materializer);
+    /// assert_eq!(fused.wait(), Ok(10_100));
+    /// let on_an_island = Source::range(1u64..=100).async_boundary().run_with(sum, &materializer);
+    /// assert_eq!(on_an_island.wait(), Ok(5_050));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn with_pull<F>(self, pull: F) -> Self
+    where
+        F: Fn(Pull<In>) -> Mat + Send + Sync + 'static,
+    {
+        let factory: PullFactory<In> = Arc::new(move |source| Box::new(pull(source)));
+        Self::from_parts(self.linear, SinkKind::Pull(factory))
     }
 
     /// A sink of one folding stage, made fresh per run by `make`.
@@ -89,7 +145,7 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
     }
 }
 
-impl<In, Mat: 'static> Sink<In, Mat> {
+impl<In: 'static, Mat: 'static> Sink<In, Mat> {
     pub(crate) fn from_parts(linear: Linear<Mat>, kind: SinkKind<In>) -> Self {
         Self {
             linear,
@@ -103,9 +159,23 @@ impl<In, Mat: 'static> Sink<In, Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> Sink<In, M2> {
-        // A consumer's value goes through the blueprint's mat function, so it still fuses.
-        let kind = self.kind;
-        Sink::from_parts(self.linear.map_mat(f), kind)
+        // A consumer's value goes through the blueprint's mat function, so
+        // it still fuses; a pull's value is the sink's, so it is mapped too.
+        let f = Arc::new(f);
+        let kind = match self.kind {
+            SinkKind::Pull(pull) => {
+                let f = Arc::clone(&f);
+                SinkKind::Pull(Arc::new(move |source| {
+                    let value = pull(source)
+                        .downcast::<Mat>()
+                        .expect("a pull gives the sink's materialized value");
+                    Box::new(f(*value)) as Box<dyn std::any::Any>
+                }))
+            }
+            SinkKind::Graph => SinkKind::Graph,
+            SinkKind::Consumer(consumer) => SinkKind::Consumer(consumer),
+        };
+        Sink::from_parts(self.linear.map_mat(move |m| f(m)), kind)
     }
 
     /// Name the sink's stage (used in errors and actor names).

@@ -8,6 +8,7 @@ use super::linear::Linear;
 use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
 use crate::fusion::{IterConsumerStage, IterFactory, IterSource};
+use crate::pull::Pull;
 use crate::interpreter::Node;
 use crate::interpreter::boundary::Boundary;
 use crate::stage::{GraphStage, SourceShape};
@@ -176,6 +177,30 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 }),
             });
         }
+        if let (Some((iter, attrs)), SinkKind::Pull(pull)) = (&self.iter, &sink.kind) {
+            // A fused source handed to a sink that drives it: no island.
+            let (iter, pull) = (iter.clone(), pull.clone());
+            let sink_attributes = node_attributes(&sink.linear.nodes);
+            let name: Arc<str> = format!(
+                "{}.{}",
+                attrs.name().unwrap_or("iter"),
+                node_name(&sink.linear.nodes)
+            )
+            .into();
+            let left = self.linear.mat;
+            return RunnableGraph::from_linear(Linear {
+                nodes: Vec::new(),
+                values: 0,
+                mat: Arc::new(move |_| {
+                    let mut source_value = [Some(Box::new(()) as Box<dyn std::any::Any + Send>)];
+                    let source = Pull::new(iter(), Arc::clone(&name), sink_attributes.clone());
+                    let value = pull(source)
+                        .downcast::<M2>()
+                        .expect("a pull gives the sink's materialized value");
+                    combine(left(&mut source_value), *value)
+                }),
+            });
+        }
         if let (Some((iter, attrs)), SinkKind::Consumer(consumer)) = (&self.iter, &sink.kind) {
             // An iterator source straight into a folding sink: one loop.
             let stage = IterConsumerStage {
@@ -307,6 +332,16 @@ fn node_name(nodes: &[Node]) -> String {
             Node::Boundary(_) => None,
         })
         .unwrap_or_default()
+}
+
+/// The attributes of the first stage of `nodes`, with its own defaults.
+fn node_attributes(nodes: &[Node]) -> Attributes {
+    match nodes.first() {
+        Some(Node::Stage { attributes, stage }) => Attributes::named(stage.name())
+            .and(&stage.initial_attributes())
+            .and(attributes),
+        _ => Attributes::new(),
+    }
 }
 
 /// The input buffer of the first stage of `nodes`.

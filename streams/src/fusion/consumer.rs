@@ -5,22 +5,39 @@ use std::any::Any;
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
-use super::iter::{BoxChunks, Chunks, IterFactory};
+use super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use crate::StreamError;
 use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
 };
 
-/// How far one [`Consumer::drain`] got.
+/// How far one [`Consumer::drain_chunks`] got.
 pub(crate) enum Drained {
-    /// The iterator ended.
+    /// The source ended.
     Exhausted,
+    /// The source failed (after the elements before the failure).
+    Failed(StreamError),
     /// The consumer needs no more elements.
     Stopped,
     /// The budget ran out; call again.
     Budget,
+    /// The source has nothing ready; the fill's waker runs it again.
+    Pending,
+}
+
+impl Drained {
+    /// Where a drain loop stands after `fill`: `None` to go on.
+    pub(crate) fn after(fill: Fill) -> Option<Self> {
+        match fill {
+            Fill::More => None,
+            Fill::Exhausted => Some(Drained::Exhausted),
+            Fill::Pending => Some(Drained::Pending),
+            Fill::Failed(error) => Some(Drained::Failed(error)),
+        }
+    }
 }
 
 /// The running part of a folding sink.
@@ -48,6 +65,7 @@ pub(crate) trait Consumer<In>: Send + 'static {
     /// Instantiated per consumer type, so `on_next` is a direct call here.
     fn drain_chunks(
         &mut self,
+        cx: &mut Context<'_>,
         source: &mut dyn Chunks<In>,
         buf: &mut Vec<In>,
         budget: usize,
@@ -55,15 +73,15 @@ pub(crate) trait Consumer<In>: Send + 'static {
         let batch = self.batch_size().max(1);
         let mut left = budget;
         while left > 0 {
-            let exhausted = source.fill(buf, batch.min(left));
+            let fill = source.fill(cx, buf, batch.min(left));
             left = left.saturating_sub(buf.len().max(1));
             for element in buf.drain(..) {
                 if self.on_next(element).is_break() {
                     return Drained::Stopped;
                 }
             }
-            if exhausted {
-                return Drained::Exhausted;
+            if let Some(end) = Drained::after(fill) {
+                return end;
             }
         }
         Drained::Budget
@@ -207,23 +225,29 @@ struct IterConsumerLogic<In> {
     source: BoxChunks<In>,
     buf: Vec<In>,
     consumer: Box<dyn Consumer<In>>,
-    resume: Option<AsyncCallback<()>>,
+    /// Drives the loop again: after a budget, or when the source wakes.
+    resume: Option<(AsyncCallback<()>, Waker)>,
 }
 
 impl<In: Send + 'static> IterConsumerLogic<In> {
     fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some((resume, waker)) = &self.resume else {
+            return Ok(());
+        };
         let (source, buf, consumer) = (&mut self.source, &mut self.buf, &mut self.consumer);
+        let mut cx = Context::from_waker(waker);
         let drained = catch_unwind(AssertUnwindSafe(|| {
-            consumer.drain_chunks(&mut **source, buf, DRAIN_BUDGET)
+            consumer.drain_chunks(&mut cx, &mut **source, buf, DRAIN_BUDGET)
         }));
         match drained {
-            Ok(Drained::Budget) => {
-                if let Some(resume) = &self.resume {
-                    resume.invoke(());
-                }
-            }
+            Ok(Drained::Budget) => resume.invoke(()),
+            Ok(Drained::Pending) => {} // the waker drives again
             Ok(Drained::Exhausted) => {
                 self.consumer.finish(Ok(()));
+                ctx.complete_stage();
+            }
+            Ok(Drained::Failed(error)) => {
+                self.consumer.finish(Err(error));
                 ctx.complete_stage();
             }
             Ok(Drained::Stopped) => ctx.complete_stage(),
@@ -246,8 +270,9 @@ impl<In: Send + 'static> GraphStageLogic for IterConsumerLogic<In> {
         }
         ctx.set_keep_going(true);
         let resume = ctx.async_callback(|this: &mut Self, (), ctx| this.drive(ctx));
+        let waker = resume.waker(());
         resume.invoke(());
-        self.resume = Some(resume);
+        self.resume = Some((resume, waker));
         Ok(())
     }
 }

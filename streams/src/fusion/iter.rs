@@ -1,22 +1,45 @@
-//! Iterator sources as [`Chunks`]: pulled a batch at a time, so each
-//! fused operator costs one indirect call per batch, not per element.
+//! Fused sources as [`Chunks`]: pulled a batch at a time, so each fused
+//! operator costs one indirect call per batch, not per element.
 //!
-//! A `fill(out, max)` appends at most `max` elements and makes no
+//! A `fill(cx, out, max)` appends at most `max` elements and makes no
 //! element it does not append: elements are still produced only on
 //! demand. `take_while` pulls one element at a time from upstream, so
 //! nothing upstream runs past the first element that fails it.
+//!
+//! A leaf is an iterator (never pending) or a poll function
+//! ([`Source::from_poll_fn`](crate::Source::from_poll_fn)), which may have
+//! nothing ready: then `fill` says [`Fill::Pending`] and the waker in `cx`
+//! is woken when it has. Every driver (the source stage below, the fused
+//! source-to-sink loop, the async boundary, [`Pull`](crate::Pull)) passes
+//! a waker that runs it again.
 
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
+use crate::StreamError;
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
+    StageResult,
 };
+
+/// How one [`Chunks::fill`] ended. Whatever it appended comes first, in
+/// every case.
+#[derive(Debug)]
+pub(crate) enum Fill {
+    /// Call again for more.
+    More,
+    /// The source is done.
+    Exhausted,
+    /// Nothing more is ready; the waker of the fill's context will be woken.
+    Pending,
+    /// The source failed.
+    Failed(StreamError),
+}
 
 /// A source of elements in batches.
 pub(crate) trait Chunks<T>: Send {
-    /// Append at most `max` (at least 1) elements to `out`; `true` once
-    /// the source is exhausted (it may still have appended some).
-    fn fill(&mut self, out: &mut Vec<T>, max: usize) -> bool;
+    /// Append at most `max` (at least 1) elements to `out`.
+    fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill;
 }
 
 pub(crate) type BoxChunks<T> = Box<dyn Chunks<T>>;
@@ -31,12 +54,37 @@ pub(crate) type IterAdapter<I, O> = Arc<dyn Fn(BoxChunks<I>) -> BoxChunks<O> + S
 pub(crate) struct IterChunks<I>(pub(crate) I);
 
 impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
-    fn fill(&mut self, out: &mut Vec<I::Item>, max: usize) -> bool {
+    fn fill(&mut self, _: &mut Context<'_>, out: &mut Vec<I::Item>, max: usize) -> Fill {
         // `extend` over `take` reserves once for iterators that know their
         // length (ranges, slices) instead of checking capacity per push.
         let before = out.len();
         out.extend(self.0.by_ref().take(max));
-        out.len() - before < max
+        if out.len() - before < max {
+            Fill::Exhausted
+        } else {
+            Fill::More
+        }
+    }
+}
+
+/// A poll function as a leaf source; its loop is compiled for its type.
+pub(crate) struct PollChunks<F>(pub(crate) F);
+
+impl<T, F> Chunks<T> for PollChunks<F>
+where
+    F: FnMut(&mut Context<'_>) -> Poll<Option<Result<T, StreamError>>> + Send,
+{
+    fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill {
+        out.reserve(max);
+        for _ in 0..max {
+            match (self.0)(cx) {
+                Poll::Ready(Some(Ok(element))) => out.push(element),
+                Poll::Ready(Some(Err(error))) => return Fill::Failed(error),
+                Poll::Ready(None) => return Fill::Exhausted,
+                Poll::Pending => return Fill::Pending,
+            }
+        }
+        Fill::More
     }
 }
 
@@ -75,8 +123,9 @@ struct IterLogic<T> {
     shape: SourceShape<T>,
     source: BoxChunks<T>,
     buf: Vec<T>,
-    /// Made the first time a pull has to yield (see [`FILLS_PER_TURN`]).
-    resume: Option<AsyncCallback<()>>,
+    /// Runs a pull again: after a yield (see [`FILLS_PER_TURN`]) or when
+    /// a pending source wakes. Made on the first pull.
+    resume: Option<(AsyncCallback<()>, Waker)>,
 }
 
 impl<T: Send + 'static> GraphStage for IterSource<T> {
@@ -104,35 +153,42 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
 const FILLS_PER_TURN: usize = 64;
 
 impl<T: Send + 'static> IterLogic<T> {
-    /// Answer the pending pull: push the next element, or complete.
+    /// Answer the pending pull: push the next element, complete, fail, or
+    /// wait for the source's wake-up.
     fn emit_next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        for _ in 0..FILLS_PER_TURN {
-            let exhausted = self.source.fill(&mut self.buf, 1);
-            if let Some(element) = self.buf.pop() {
-                ctx.push(self.shape.out, element)?;
-                if exhausted {
-                    ctx.complete(self.shape.out);
+        let out = self.shape.out;
+        let (resume, waker) = self.resume.get_or_insert_with(|| {
+            let resume = ctx.async_callback(move |this: &mut Self, (), ctx| {
+                if ctx.is_available(out) {
+                    this.emit_next(ctx)
+                } else {
+                    Ok(())
                 }
-                return Ok(());
+            });
+            let waker = resume.waker(());
+            (resume, waker)
+        });
+        let mut cx = Context::from_waker(waker);
+        for _ in 0..FILLS_PER_TURN {
+            let fill = self.source.fill(&mut cx, &mut self.buf, 1);
+            if let Some(element) = self.buf.pop() {
+                ctx.push(out, element)?;
             }
-            if exhausted {
-                ctx.complete(self.shape.out);
-                return Ok(());
+            match fill {
+                Fill::More if ctx.is_available(out) => continue,
+                Fill::More | Fill::Pending => return Ok(()),
+                Fill::Exhausted => {
+                    ctx.complete(out);
+                    return Ok(());
+                }
+                Fill::Failed(error) => {
+                    ctx.fail(out, error);
+                    return Ok(());
+                }
             }
         }
         // Nothing yet: go on after whatever else waits for this island.
-        let out = self.shape.out;
-        self.resume
-            .get_or_insert_with(|| {
-                ctx.async_callback(move |this: &mut Self, (), ctx| {
-                    if ctx.is_available(out) {
-                        this.emit_next(ctx)
-                    } else {
-                        Ok(())
-                    }
-                })
-            })
-            .invoke(());
+        resume.invoke(());
         Ok(())
     }
 }

@@ -18,5 +18,7 @@ mod iter;
 mod step;
 
 pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, Drained, IterConsumerStage};
-pub(crate) use iter::{Adapted, BoxChunks, Chunks, IterAdapter, IterFactory, IterSource, leaf};
+pub(crate) use iter::{
+    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, IterSource, PollChunks, leaf,
+};
 pub(crate) use step::{Step, StepFactory, StepStage, compose};

@@ -166,6 +166,10 @@ enum Planned<'a> {
 /// the islands, start them. Returns each user stage's materialized
 /// value, in node order.
 pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Box<dyn Any + Send>> {
+    if nodes.is_empty() {
+        // Nothing to interpret (a fused source handed to a pulling sink).
+        return Vec::new();
+    }
     // Cut the node list into islands at the boundaries.
     let mut islands: Vec<Vec<Planned<'_>>> = vec![Vec::new()];
     for (index, node) in nodes.iter().enumerate() {

@@ -1,9 +1,11 @@
 //! The simple element-wise operators, each in its two fusable forms: a
 //! step (run as a stage) and a batch adapter (fused into an iterator source).
 
+use std::task::Context;
+
 use crate::Flow;
 use crate::blueprint::simple_flow;
-use crate::fusion::{Adapted, BoxChunks, Chunks, Step};
+use crate::fusion::{Adapted, BoxChunks, Chunks, Fill, Step};
 
 /// How one operator turns an upstream batch into its output batch.
 /// `Adapted<I, S>` is a `Chunks<O>` for every `S: BatchOp<I, O>`.
@@ -27,24 +29,23 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
     /// Asks upstream for what is still missing until `max` outputs are
     /// there: the same requests, in the same order, that a caller calling
     /// again would make, without the round trip through the caller.
-    fn fill(&mut self, out: &mut Vec<O>, max: usize) -> bool {
+    fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<O>, max: usize) -> Fill {
         let start = out.len();
         for _ in 0..FILL_ROUNDS {
             let missing = max.saturating_sub(out.len() - start);
             let Some(want) = self.state.upstream(missing) else {
-                return true;
+                return Fill::Exhausted;
             };
-            let exhausted = self.inner.fill(&mut self.scratch, want.max(1));
+            let fill = self.inner.fill(cx, &mut self.scratch, want.max(1));
             let done = self.state.apply(&mut self.scratch, out);
             self.scratch.clear();
-            if exhausted || done {
-                return true;
-            }
-            if out.len() - start >= max {
-                break;
+            match fill {
+                _ if done => return Fill::Exhausted,
+                Fill::More if out.len() - start < max => {}
+                other => return other,
             }
         }
-        false
+        Fill::More
     }
 }
 

@@ -2,6 +2,7 @@
 //! reports through a [`Completion`].
 
 use std::ops::ControlFlow;
+use std::task::Context;
 
 use crate::completion::Completer;
 use crate::fusion::{Chunks, Consumer, Drained};
@@ -52,6 +53,7 @@ where
     /// The fused loop keeps the accumulator in a local, not in `self`.
     fn drain_chunks(
         &mut self,
+        cx: &mut Context<'_>,
         source: &mut dyn Chunks<T>,
         buf: &mut Vec<T>,
         budget: usize,
@@ -61,7 +63,7 @@ where
         };
         let mut left = budget;
         while left > 0 {
-            let exhausted = source.fill(buf, self.batch.min(left));
+            let fill = source.fill(cx, buf, self.batch.min(left));
             left = left.saturating_sub(buf.len().max(1));
             for element in buf.drain(..) {
                 match (self.f)(acc, element) {
@@ -72,9 +74,9 @@ where
                     }
                 }
             }
-            if exhausted {
+            if let Some(end) = Drained::after(fill) {
                 self.acc = Some(acc);
-                return Drained::Exhausted;
+                return end;
             }
         }
         self.acc = Some(acc);

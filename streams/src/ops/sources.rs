@@ -2,8 +2,9 @@
 //! `failed` and `lazy`.
 
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
-use crate::fusion::{BoxChunks, leaf};
+use crate::fusion::{BoxChunks, PollChunks, leaf};
 use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, SourceShape, StageContext, StageResult,
 };
@@ -32,6 +33,55 @@ impl<T: Send + 'static> Source<T, ()> {
         Self::from_iter_factory(
             "from_iter",
             Arc::new(move || leaf(iter.clone().into_iter())),
+        )
+    }
+
+    /// Elements from a poll function that `make` builds afresh for each
+    /// run: `Ready(Some(Ok(x)))` emits `x`, `Ready(Some(Err(e)))` fails
+    /// the stream, `Ready(None)` completes it, and `Pending` waits until
+    /// the context's waker is woken, then polls again. It is polled only
+    /// while downstream has demand, and dropped when the source ends or is
+    /// cancelled.
+    ///
+    /// Like an iterator source, simple operators after it fuse into it and
+    /// a folding sink drives it in one loop; a sink that can pull (such as
+    /// `weir-interop`'s `Sink::as_stream`) runs it without any actor. This
+    /// is the bridge for async sources: `weir-interop`'s
+    /// `Source::from_stream` is built on it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Poll;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("poll-fn").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // Every other poll has nothing ready yet (and wakes itself).
+    /// let counter = Source::from_poll_fn(|| {
+    ///     let (mut next, mut ready) = (0u32, false);
+    ///     move |cx: &mut std::task::Context<'_>| {
+    ///         ready = !ready;
+    ///         if !ready {
+    ///             cx.waker().wake_by_ref();
+    ///             return Poll::Pending;
+    ///         }
+    ///         next += 1;
+    ///         Poll::Ready((next <= 3).then_some(Ok(next)))
+    ///     }
+    /// });
+    /// let done = counter.map(|x| x * 10).run_with(Sink::collect(), &materializer);
+    /// assert_eq!(done.wait(), Ok(vec![10, 20, 30]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn from_poll_fn<F, M>(make: M) -> Self
+    where
+        M: Fn() -> F + Send + Sync + 'static,
+        F: FnMut(&mut Context<'_>) -> Poll<Option<Result<T, StreamError>>> + Send + 'static,
+    {
+        Self::from_iter_factory(
+            "from_poll_fn",
+            Arc::new(move || Box::new(PollChunks(make())) as BoxChunks<T>),
         )
     }
 

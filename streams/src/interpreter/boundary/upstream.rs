@@ -2,9 +2,10 @@
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
+use std::task::{Context, Waker};
 
 use super::{FUSED_BUDGET, Shared};
-use crate::fusion::BoxChunks;
+use crate::fusion::{BoxChunks, Fill};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
 use crate::{ErrorKind, StreamError};
 
@@ -23,8 +24,9 @@ pub(super) struct BoundaryOut<T> {
     pub(super) credit: usize,
     pub(super) batch: usize,
     pub(super) upstream: Upstream<T>,
-    /// For a fused iterator: run again after yielding the thread.
-    pub(super) resume: Option<AsyncCallback<()>>,
+    /// For a fused source: run again after yielding the thread, or when
+    /// the source wakes (the waker invokes the callback).
+    pub(super) resume: Option<(AsyncCallback<()>, Waker)>,
 }
 
 impl<T: Send + 'static> BoundaryOut<T> {
@@ -85,28 +87,41 @@ impl<T: Send + 'static> BoundaryOut<T> {
         Ok(())
     }
 
-    /// The fused iterator: fill the batch while there is credit, a
-    /// budget of elements per call.
+    /// The fused source: fill the batch while there is credit, a budget
+    /// of elements per call; a pending source wakes this half again.
     fn pump(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let mut budget = FUSED_BUDGET;
         loop {
             let take = self.credit.min(budget);
-            let Upstream::Iter(source) = &mut self.upstream else {
+            let (Upstream::Iter(source), Some((_, waker))) = (&mut self.upstream, &self.resume) else {
                 return Ok(());
             };
             let local = &mut self.local;
             let before = local.len();
             let outcome = if take == 0 {
-                Ok(true)
+                Ok(Fill::More)
             } else {
-                catch_unwind(AssertUnwindSafe(|| !source.fill(local, take)))
+                let mut cx = Context::from_waker(waker);
+                catch_unwind(AssertUnwindSafe(|| source.fill(&mut cx, local, take)))
             };
             self.credit -= self.local.len() - before;
             budget -= take.min(budget);
             match outcome {
-                Ok(true) => {}
-                Ok(false) => {
+                Ok(Fill::More) => {}
+                Ok(Fill::Pending) => {
+                    // Hand over what there is; the source's waker goes on.
+                    if self.hand_over() {
+                        ctx.complete_stage();
+                    }
+                    return Ok(());
+                }
+                Ok(Fill::Exhausted) => {
                     self.finish(None);
+                    ctx.complete_stage();
+                    return Ok(());
+                }
+                Ok(Fill::Failed(error)) => {
+                    self.finish(Some(error));
                     ctx.complete_stage();
                     return Ok(());
                 }
@@ -128,7 +143,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
             }
             if budget == 0 {
                 self.hand_over();
-                if let Some(resume) = &self.resume {
+                if let Some((resume, _)) = &self.resume {
                     resume.invoke(());
                 }
                 return Ok(());
@@ -163,7 +178,8 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
             Upstream::Port => self.pull_if_credit(ctx),
             Upstream::Iter(_) => {
                 ctx.set_keep_going(true);
-                self.resume = Some(wake);
+                let waker = wake.waker(());
+                self.resume = Some((wake, waker));
                 self.pump(ctx)
             }
         }
