@@ -39,12 +39,34 @@ mod imp {
     }
 
     /// The same with the `map` in Weir: stream -> Source::from_stream ->
-    /// map -> Sink::as_stream -> fold in a tokio task (two crossings).
+    /// map -> Sink::as_stream -> fold in a tokio task (two crossings). The
+    /// graph is fused, so `as_stream` runs it inside the task's polls.
     pub fn through_weir(n: u64, mat: &Materializer) -> (u64, Duration) {
         let runtime = runtime();
         let start = Instant::now();
         let out = Source::from_stream(futures_util::stream::iter(0..n))
             .map(|x: u64| x.wrapping_mul(3))
+            .run_with(Sink::as_stream(), mat);
+        let sum = runtime.block_on(async move {
+            tokio::spawn(async move {
+                out.fold(0u64, |a, x| ready(a.wrapping_add(x.expect("no failure"))))
+                    .await
+            })
+            .await
+            .expect("the task runs")
+        });
+        (sum, start.elapsed())
+    }
+
+    /// As [`through_weir`], with an async boundary after the `map`: the
+    /// graph runs on two islands (actors) and hands its elements over to
+    /// the tokio task through the output buffer.
+    pub fn through_weir_island(n: u64, mat: &Materializer) -> (u64, Duration) {
+        let runtime = runtime();
+        let start = Instant::now();
+        let out = Source::from_stream(futures_util::stream::iter(0..n))
+            .map(|x: u64| x.wrapping_mul(3))
+            .async_boundary()
             .run_with(Sink::as_stream(), mat);
         let sum = runtime.block_on(async move {
             tokio::spawn(async move {

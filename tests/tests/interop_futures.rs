@@ -156,7 +156,8 @@ fn errors_cross_both_ways() {
         .run_with(Sink::collect(), &mat)
         .wait()
         .unwrap_err();
-    assert_eq!(failed.stage(), Some("from_stream"));
+    // The stream and the sink run fused, as one stage named after both.
+    assert_eq!(failed.stage(), Some("from_stream.collect"));
     shutdown(&system);
 }
 
@@ -463,5 +464,60 @@ fn crossbeam_channels_in_and_out_without_blocking_the_island() {
         .unwrap_err();
     assert!(failed.to_string().contains("receiver"), "{failed}");
     assert_eq!(failed.stage(), Some("to_sender"));
+    shutdown(&system);
+}
+
+#[test]
+fn a_fused_graph_runs_inside_the_consumers_poll_lazily_and_bounded_by_the_buffer() {
+    let (system, mat) = stream_system("interop-inline");
+    let (stream, polls, dropped) = counted(futures_util::stream::iter(0u32..1_000));
+    let as_stream =
+        Sink::as_stream().with_attributes(weir_streams::Attributes::new().with_input_buffer(16));
+    let here = std::thread::current().id();
+    let mut out = Source::from_stream(stream)
+        .map(move |x| {
+            assert_eq!(
+                std::thread::current().id(),
+                here,
+                "runs in the consumer's poll"
+            );
+            x * 2
+        })
+        .run_with(as_stream, &mat);
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        0,
+        "nothing runs before the first poll"
+    );
+    let first = futures_executor::block_on(out.next());
+    assert!(matches!(first, Some(Ok(0))), "{first:?}");
+    assert_eq!(
+        polls.load(Ordering::SeqCst),
+        16,
+        "one buffer's worth is taken in, no more"
+    );
+    drop(out);
+    assert!(
+        dropped.load(Ordering::SeqCst),
+        "dropping the output drops the input stream at once"
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn a_panic_in_a_fused_graph_reaches_the_consumer_as_one_error_naming_the_stages() {
+    let (system, mat) = stream_system("interop-inline-panic");
+    let out = Source::from_stream(futures_util::stream::iter(0u32..10))
+        .map(|x| if x == 3 { panic!("map broke") } else { x })
+        .run_with(Sink::as_stream(), &mat);
+    let items: Vec<_> = futures_executor::block_on(out.collect());
+    assert_eq!(
+        items.len(),
+        4,
+        "three elements, one error, then the end: {items:?}"
+    );
+    let error = items[3].as_ref().unwrap_err();
+    assert_eq!(error.stage(), Some("from_stream.map.as_stream"));
     shutdown(&system);
 }

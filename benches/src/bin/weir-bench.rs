@@ -309,21 +309,35 @@ fn interop(args: &Args) {
         };
         let (alone, alone_allocs) = median(&|| i::async_only(n));
         let (weir, weir_allocs) = median(&|| i::through_weir(n, &mat));
+        let (island, island_allocs) = median(&|| i::through_weir_island(n, &mat));
         println!("stream -> map -> fold on tokio, {n} elements, median of {runs} runs");
         println!(
-            "{:<42} {:>12.2} M/s {:>8} {:>10.4} allocs/element",
+            "{:<48} {:>12.2} M/s {:>8} {:>10.4} allocs/element",
             "async stream alone (futures map)",
             alone / 1e6,
             "1.00x",
             alone_allocs
         );
-        println!(
-            "{:<42} {:>12.2} M/s {:>7.2}x {:>10.4} allocs/element",
-            "through Weir (from_stream, map, as_stream)",
-            weir / 1e6,
-            weir / alone,
-            weir_allocs
-        );
+        for (name, rate, allocs) in [
+            (
+                "through Weir (from_stream, map, as_stream)",
+                weir,
+                weir_allocs,
+            ),
+            (
+                "through a Weir island (same, async boundary)",
+                island,
+                island_allocs,
+            ),
+        ] {
+            println!(
+                "{:<48} {:>12.2} M/s {:>7.2}x {:>10.4} allocs/element",
+                name,
+                rate / 1e6,
+                rate / alone,
+                allocs
+            );
+        }
         system
             .terminate()
             .wait()
