@@ -187,6 +187,49 @@ fn a_panic_in_a_fused_closure_names_the_fused_stage() {
     shutdown(&system);
 }
 
+/// Counts 0, 1, 2, ... and panics at `at`.
+struct BreaksAt {
+    next: u32,
+    at: u32,
+}
+
+impl Iterator for BreaksAt {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+        assert!(self.next != self.at, "source broke at {}", self.at);
+        self.next += 1;
+        Some(self.next - 1)
+    }
+}
+
+#[test]
+fn elements_before_a_panicking_fused_source_still_arrive_first() {
+    let (system, mat) = stream_system("fused-source-panic");
+    let source = || Source::lazy(|| BreaksAt { next: 0, at: 3 }).map(|x| x * 10);
+    for across_a_boundary in [false, true] {
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = Arc::clone(&seen);
+        let sink = Sink::for_each(move |x| log.lock().unwrap().push(x));
+        let done = if across_a_boundary {
+            source().async_boundary().run_with(sink, &mat)
+        } else {
+            source().run_with(sink, &mat)
+        };
+        let error = done.wait().unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::Panicked(m) if m == "source broke at 3"),
+            "{error}"
+        );
+        assert_eq!(*seen.lock().unwrap(), vec![0, 10, 20], "then the failure");
+    }
+    assert_eq!(
+        source().run_with(Sink::head(), &mat).wait(),
+        Ok(0),
+        "a head stops before the failure"
+    );
+    shutdown(&system);
+}
+
 #[test]
 fn named_stages_appear_in_errors() {
     let (system, mat) = stream_system("named");

@@ -63,6 +63,9 @@ pub(crate) trait Consumer<In>: Send + 'static {
 
     /// Feed about `budget` elements from a fused source, in batches.
     /// Instantiated per consumer type, so `on_next` is a direct call here.
+    /// If `source.fill` panics, the consumer must still take `on_next`
+    /// afterwards: the driver feeds it what the source made before the
+    /// panic, then finishes it with the failure.
     fn drain_chunks(
         &mut self,
         cx: &mut Context<'_>,
@@ -253,8 +256,17 @@ impl<In: Send + 'static> IterConsumerLogic<In> {
             Ok(Drained::Stopped) => ctx.complete_stage(),
             Err(payload) => {
                 let name: Arc<str> = ctx.stage_name().into();
-                self.consumer
-                    .finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                let error = StreamError::panicked(&*payload).in_stage(&name);
+                // What the source made before it panicked arrives first, as
+                // it would through separate stages; a sink that stops on
+                // it (a `head`) never sees the failure.
+                let (buf, consumer) = (&mut self.buf, &mut self.consumer);
+                let n = buf.len();
+                let fed = catch_unwind(AssertUnwindSafe(|| consumer.drain_batch(buf, n)));
+                self.buf.clear();
+                if !matches!(fed, Ok(ControlFlow::Break(()))) {
+                    self.consumer.finish(Err(error));
+                }
                 ctx.complete_stage();
             }
         }

@@ -1,6 +1,7 @@
 //! The simple element-wise operators, each in its two fusable forms: a
 //! step (run as a stage) and a batch adapter (fused into an iterator source).
 
+use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::task::Context;
 
 use crate::Flow;
@@ -36,7 +37,19 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
             let Some(want) = self.state.upstream(missing) else {
                 return Fill::Exhausted;
             };
-            let fill = self.inner.fill(cx, &mut self.scratch, want.max(1));
+            let upstream = catch_unwind(AssertUnwindSafe(|| {
+                self.inner.fill(cx, &mut self.scratch, want.max(1))
+            }));
+            let fill = match upstream {
+                Ok(fill) => fill,
+                Err(panic) => {
+                    // What upstream made before it panicked still goes
+                    // through this operator and on, ahead of the failure.
+                    self.state.apply(&mut self.scratch, out);
+                    self.scratch.clear();
+                    resume_unwind(panic);
+                }
+            };
             let done = self.state.apply(&mut self.scratch, out);
             self.scratch.clear();
             match fill {

@@ -50,7 +50,9 @@ where
         self.batch
     }
 
-    /// The fused loop keeps the accumulator in a local, not in `self`.
+    /// The fused loop keeps the accumulator in a local, not in `self`,
+    /// except while the source runs: a source that panics then leaves it
+    /// in place, so what it made before still reaches this sink.
     fn drain_chunks(
         &mut self,
         cx: &mut Context<'_>,
@@ -58,13 +60,14 @@ where
         buf: &mut Vec<T>,
         budget: usize,
     ) -> Drained {
-        let Some(mut acc) = self.acc.take() else {
+        if self.acc.is_none() {
             return Drained::Stopped;
-        };
+        }
         let mut left = budget;
         while left > 0 {
             let fill = source.fill(cx, buf, self.batch.min(left));
             left = left.saturating_sub(buf.len().max(1));
+            let mut acc = self.acc.take().expect("checked above and put back below");
             for element in buf.drain(..) {
                 match (self.f)(acc, element) {
                     ControlFlow::Continue(next) => acc = next,
@@ -74,12 +77,11 @@ where
                     }
                 }
             }
+            self.acc = Some(acc);
             if let Some(end) = Drained::after(fill) {
-                self.acc = Some(acc);
                 return end;
             }
         }
-        self.acc = Some(acc);
         Drained::Budget
     }
 
