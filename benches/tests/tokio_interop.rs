@@ -1,10 +1,20 @@
-//! Weir's futures on tokio (both flavours): completions, ask, StreamOut, a queue fed by a tokio task. Runs with `--features peers` (tokio stays out of the default test run).
+//! Weir's futures on tokio (both flavours): completions, ask, StreamOut, a
+//! queue fed by a tokio task; and the interop properties (a million
+//! elements round trip in order, back-pressure, cancellation and errors
+//! both ways), each through a fused graph (run inside the tokio task) and
+//! through islands. Runs with `--features tokio` (tokio stays out of the
+//! default test run); CI runs it as its own step.
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 
-use futures_util::StreamExt;
+use futures_util::{Stream, StreamExt};
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
 use weir_interop::{SinkAsStream, SourceFromStream};
+use weir_streams::Attributes;
 use weir_streams::prelude::*;
 
 struct Doubler;
@@ -60,7 +70,170 @@ async fn exercise(name: &str) {
     producer.await.expect("the task runs");
     assert_eq!(done.await, Ok((0..100).collect::<Vec<_>>()));
 
+    round_trip_back_pressure_cancellation_and_errors(&materializer).await;
+
     system.terminate().await;
+}
+
+/// Counts its polls and says whether it was dropped.
+struct Counted<S> {
+    inner: S,
+    polls: Arc<AtomicUsize>,
+    dropped: Arc<AtomicBool>,
+}
+
+impl<S: Stream + Unpin> Stream for Counted<S> {
+    type Item = S::Item;
+    fn poll_next(
+        mut self: Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> Poll<Option<S::Item>> {
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        Pin::new(&mut self.inner).poll_next(cx)
+    }
+}
+
+impl<S> Drop for Counted<S> {
+    fn drop(&mut self) {
+        self.dropped.store(true, Ordering::SeqCst);
+    }
+}
+
+type Probe = (Arc<AtomicUsize>, Arc<AtomicBool>);
+
+fn counted<S>(inner: S) -> (Counted<S>, Probe) {
+    let (polls, dropped) = (Arc::default(), Arc::default());
+    let stream = Counted {
+        inner,
+        polls: Arc::clone(&polls),
+        dropped: Arc::clone(&dropped),
+    };
+    (stream, (polls, dropped))
+}
+
+/// Wait (on tokio's clock) until `cond` holds, at most ten seconds.
+async fn eventually(cond: impl Fn() -> bool) -> bool {
+    for _ in 0..1000 {
+        if cond() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    cond()
+}
+
+/// `from_stream -> map -> as_stream`, fused (`islands == false`: it runs
+/// inside the consuming task) or with an async boundary after the map.
+fn doubled<S>(
+    stream: S,
+    islands: bool,
+    buffer: usize,
+    mat: &Materializer,
+) -> weir_interop::StreamOut<u64>
+where
+    S: Stream<Item = u64> + Send + 'static,
+{
+    let source = Source::from_stream(stream).map(|x: u64| x * 2);
+    let source = if islands {
+        source.async_boundary()
+    } else {
+        source
+    };
+    let sink = Sink::as_stream().with_attributes(Attributes::new().with_input_buffer(buffer));
+    source.run_with(sink, mat)
+}
+
+async fn round_trip_back_pressure_cancellation_and_errors(mat: &Materializer) {
+    for islands in [false, true] {
+        // A million elements there and back, in order, read by a tokio task.
+        let out = doubled(
+            futures_util::stream::iter(0..1_000_000u64),
+            islands,
+            256,
+            mat,
+        );
+        let checked = tokio::spawn(async move {
+            out.fold((0u64, true), |(n, ordered), x| {
+                let x = x.expect("no failure");
+                futures_util::future::ready((n + 1, ordered && x == n * 2))
+            })
+            .await
+        });
+        assert_eq!(
+            checked.await.expect("the task runs"),
+            (1_000_000, true),
+            "islands: {islands}"
+        );
+
+        // Back-pressure: a consumer that stops polling stops the input
+        // stream being polled beyond the buffers in between.
+        let (stream, (polls, dropped)) = counted(futures_util::stream::iter(0u64..));
+        let mut out = doubled(stream, islands, 16, mat);
+        assert_eq!(out.next().await.map(|x| x.expect("no failure")), Some(0));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let settled = polls.load(Ordering::SeqCst);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(
+            polls.load(Ordering::SeqCst),
+            settled,
+            "islands: {islands}: no polls while nobody reads"
+        );
+        assert!(
+            settled <= 16 + 16 + 1,
+            "islands: {islands}: {settled} polls for one element read"
+        );
+
+        // Cancellation from the consumer: dropping the output drops the input.
+        drop(out);
+        assert!(
+            eventually(|| dropped.load(Ordering::SeqCst)).await,
+            "islands: {islands}"
+        );
+
+        // Cancellation from Weir: a `take` ends the output and drops the input.
+        let (stream, (_, dropped)) = counted(futures_util::stream::iter(0u64..));
+        let source = Source::from_stream(stream).take(3);
+        let source = if islands {
+            source.async_boundary()
+        } else {
+            source
+        };
+        let three: Vec<_> = source.run_with(Sink::as_stream(), mat).collect().await;
+        assert_eq!(three, vec![Ok(0), Ok(1), Ok(2)], "islands: {islands}");
+        assert!(
+            eventually(|| dropped.load(Ordering::SeqCst)).await,
+            "islands: {islands}"
+        );
+
+        // Errors in: a panicking input stream fails the graph, and out:
+        // the consumer gets the failure as one `Err`, then the end.
+        let broken = futures_util::stream::iter(0u64..10).map(|x| {
+            assert!(x != 3, "input broke");
+            x
+        });
+        let items: Vec<_> = doubled(broken, islands, 256, mat).collect().await;
+        assert_eq!(
+            items.len(),
+            4,
+            "islands: {islands}: three elements, one error"
+        );
+        let error = items[3].as_ref().expect_err("the failure comes last");
+        assert!(error.to_string().contains("input broke"), "{error}");
+    }
+
+    // An error raised in the graph itself reaches the consumer.
+    let failed: Vec<_> = Source::<u64>::failed(StreamError::msg("graph failed"))
+        .run_with(Sink::as_stream(), mat)
+        .collect()
+        .await;
+    assert_eq!(failed.len(), 1);
+    assert!(
+        failed[0]
+            .as_ref()
+            .unwrap_err()
+            .to_string()
+            .ends_with("graph failed")
+    );
 }
 
 #[tokio::test(flavor = "current_thread")]
