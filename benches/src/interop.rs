@@ -78,4 +78,60 @@ mod imp {
         });
         (sum, start.elapsed())
     }
+
+    /// A producer task sending `0..n` into a tokio mpsc channel (1024).
+    fn channel(n: u64) -> tokio::sync::mpsc::Receiver<u64> {
+        let (tx, rx) = tokio::sync::mpsc::channel(1024);
+        tokio::spawn(async move {
+            for i in 0..n {
+                tx.send(i).await.expect("the consumer lives");
+            }
+        });
+        rx
+    }
+
+    /// `rx` as a `futures::Stream` (what tokio-stream's `ReceiverStream` is).
+    fn receiver_stream(
+        mut rx: tokio::sync::mpsc::Receiver<u64>,
+    ) -> impl futures_util::Stream<Item = u64> + Send + 'static {
+        futures_util::stream::poll_fn(move |cx| rx.poll_recv(cx))
+    }
+
+    /// The everyday tokio stream: a channel fed by another task, mapped
+    /// and folded in a task.
+    pub fn channel_only(n: u64) -> (u64, Duration) {
+        let runtime = runtime();
+        let start = Instant::now();
+        let sum = runtime.block_on(async move {
+            tokio::spawn(async move {
+                receiver_stream(channel(n))
+                    .map(|x| x.wrapping_mul(3))
+                    .fold(0u64, |a, x| ready(a.wrapping_add(x)))
+                    .await
+            })
+            .await
+            .expect("the task runs")
+        });
+        (sum, start.elapsed())
+    }
+
+    /// The same channel stream through `Source::from_stream -> map ->
+    /// Sink::as_stream`, read by the task (fused: the map runs in its polls).
+    pub fn channel_through_weir(n: u64, mat: &Materializer) -> (u64, Duration) {
+        let runtime = runtime();
+        let start = Instant::now();
+        let mat = mat.clone();
+        let sum = runtime.block_on(async move {
+            tokio::spawn(async move {
+                let out = Source::from_stream(receiver_stream(channel(n)))
+                    .map(|x: u64| x.wrapping_mul(3))
+                    .run_with(Sink::as_stream(), &mat);
+                out.fold(0u64, |a, x| ready(a.wrapping_add(x.expect("no failure"))))
+                    .await
+            })
+            .await
+            .expect("the task runs")
+        });
+        (sum, start.elapsed())
+    }
 }

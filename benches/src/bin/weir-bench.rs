@@ -310,31 +310,48 @@ fn interop(args: &Args) {
         let (alone, alone_allocs) = median(&|| i::async_only(n));
         let (weir, weir_allocs) = median(&|| i::through_weir(n, &mat));
         let (island, island_allocs) = median(&|| i::through_weir_island(n, &mat));
+        let (channel, channel_allocs) = median(&|| i::channel_only(n));
+        let (channel_weir, channel_weir_allocs) = median(&|| i::channel_through_weir(n, &mat));
         println!("stream -> map -> fold on tokio, {n} elements, median of {runs} runs");
-        println!(
-            "{:<48} {:>12.2} M/s {:>8} {:>10.4} allocs/element",
-            "async stream alone (futures map)",
-            alone / 1e6,
-            "1.00x",
-            alone_allocs
-        );
-        for (name, rate, allocs) in [
+        println!("(ratios against the first line of each group)");
+        let rows = [
+            (
+                "stream::iter alone (futures map)",
+                alone,
+                alone,
+                alone_allocs,
+            ),
             (
                 "through Weir (from_stream, map, as_stream)",
                 weir,
+                alone,
                 weir_allocs,
             ),
             (
                 "through a Weir island (same, async boundary)",
                 island,
+                alone,
                 island_allocs,
             ),
-        ] {
+            (
+                "mpsc(1024) stream alone (producer task)",
+                channel,
+                channel,
+                channel_allocs,
+            ),
+            (
+                "mpsc stream through Weir (fused, as above)",
+                channel_weir,
+                channel,
+                channel_weir_allocs,
+            ),
+        ];
+        for (name, rate, base, allocs) in rows {
             println!(
                 "{:<48} {:>12.2} M/s {:>7.2}x {:>10.4} allocs/element",
                 name,
                 rate / 1e6,
-                rate / alone,
+                rate / base,
                 allocs
             );
         }
