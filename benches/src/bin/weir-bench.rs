@@ -307,53 +307,38 @@ fn interop(args: &Args) {
             times.sort();
             (n as f64 / times[runs / 2].as_secs_f64(), allocs)
         };
-        let (alone, alone_allocs) = median(&|| i::async_only(n));
-        let (weir, weir_allocs) = median(&|| i::through_weir(n, &mat));
-        let (island, island_allocs) = median(&|| i::through_weir_island(n, &mat));
-        let (channel, channel_allocs) = median(&|| i::channel_only(n));
-        let (channel_weir, channel_weir_allocs) = median(&|| i::channel_through_weir(n, &mat));
-        println!("stream -> map -> fold on tokio, {n} elements, median of {runs} runs");
-        println!("(ratios against the first line of each group)");
-        let rows = [
-            (
-                "stream::iter alone (futures map)",
-                alone,
-                alone,
-                alone_allocs,
-            ),
-            (
-                "through Weir (from_stream, map, as_stream)",
-                weir,
-                alone,
-                weir_allocs,
-            ),
-            (
-                "through a Weir island (same, async boundary)",
-                island,
-                alone,
-                island_allocs,
-            ),
-            (
-                "mpsc(1024) stream alone (producer task)",
-                channel,
-                channel,
-                channel_allocs,
-            ),
-            (
-                "mpsc stream through Weir (fused, as above)",
-                channel_weir,
-                channel,
-                channel_weir_allocs,
-            ),
-        ];
-        for (name, rate, base, allocs) in rows {
-            println!(
-                "{:<48} {:>12.2} M/s {:>7.2}x {:>10.4} allocs/element",
-                name,
-                rate / 1e6,
-                rate / base,
-                allocs
-            );
+        println!("input -> map -> fold in a tokio task, {n} elements, median of {runs} runs");
+        println!("(each ratio against the same input alone)");
+        for input in [
+            i::Input::TokioIter,
+            i::Input::FuturesIter,
+            i::Input::Channel,
+        ] {
+            let (alone, alone_allocs) = median(&|| i::alone(input, n));
+            let (fused, fused_allocs) = median(&|| i::through_weir(input, n, false, &mat));
+            let (islands, islands_allocs) = median(&|| i::through_weir(input, n, true, &mat));
+            let rows = [
+                (input.name(), alone, alone_allocs),
+                (
+                    "  through Weir, fused (from_stream, map, as_stream)",
+                    fused,
+                    fused_allocs,
+                ),
+                (
+                    "  through Weir on islands (async boundary)",
+                    islands,
+                    islands_allocs,
+                ),
+            ];
+            for (name, rate, allocs) in rows {
+                println!(
+                    "{:<52} {:>10.2} M/s {:>7.2}x {:>10.4} allocs/element",
+                    name,
+                    rate / 1e6,
+                    rate / alone,
+                    allocs
+                );
+            }
         }
         system
             .terminate()
