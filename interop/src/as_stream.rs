@@ -149,6 +149,7 @@ impl<T> Inline<T> {
                 Pulled::Pending if self.batch.is_empty() => return Poll::Pending,
                 Pulled::Pending => {}
                 Pulled::Failed(error) => self.ended = Some(Err(error)),
+                // `Completed` (and any later kind of end).
                 _ => self.ended = Some(Ok(())),
             }
         }
