@@ -38,9 +38,9 @@ fn stage_actor_used_before_the_island_starts() {
         // The island's actor: runs whenever there is mail.
         let mut lifecycle: Lifecycle<&'static str, usize> = Lifecycle::default();
         let mut handled = Vec::new();
-        let mut deliver = |mail: Mail,
-                           lifecycle: &mut Lifecycle<&'static str, usize>,
-                           handled: &mut Vec<usize>| {
+        let deliver = |mail: Mail,
+                       lifecycle: &mut Lifecycle<&'static str, usize>,
+                       handled: &mut Vec<usize>| {
             match mail {
                 Mail::Start(island) => handled.extend(lifecycle.start(island)),
                 Mail::Message(m) => match lifecycle.accept(m) {
