@@ -1,24 +1,21 @@
 //! A Weir sink that materializes a `futures::Stream`.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use futures_core::Stream;
-use weir_streams::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
-    StageResult,
-};
 use weir_streams::{Pull, Pulled, Sink, StreamError};
+
+mod island;
 
 /// `Sink::as_stream`: bring it in scope with `use weir_interop::SinkAsStream`.
 pub trait SinkAsStream<T>: Sized {
     /// A sink that materializes a [`StreamOut`]: a `futures::Stream` fed by
     /// the graph through a buffer (256 elements, or the sink's
     /// `Attributes::with_input_buffer`): the graph is asked for more while
-    /// the buffer has room, so a consumer that does not poll back-pressures
-    /// the graph. It yields `Ok(element)`s, then ends; a
+    /// the buffer has room, and the room is given back half a buffer at a
+    /// time as the consumer reads, so a consumer that does not poll
+    /// back-pressures the graph. It yields `Ok(element)`s, then ends; a
     /// failure of the graph comes as one `Err` and then the end. Dropping
     /// it cancels upstream.
     ///
@@ -47,7 +44,7 @@ pub trait SinkAsStream<T>: Sized {
 
 impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
     fn as_stream() -> Self {
-        Sink::from_graph(AsStream::<T>(std::marker::PhantomData)).with_pull(|source| {
+        Sink::from_graph(island::AsStream::<T>(std::marker::PhantomData)).with_pull(|source| {
             let capacity = source.attributes().input_buffer_or(BUFFER);
             StreamOut {
                 inner: Inner::Inline(Inline {
@@ -68,28 +65,6 @@ impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
 /// cost a thread wake-up.
 const BUFFER: usize = 256;
 
-struct State<T> {
-    queue: VecDeque<T>,
-    capacity: usize,
-    /// How the graph ended, once it has.
-    ended: Option<Result<(), StreamError>>,
-    /// The stage stopped pulling (the queue was full, or it has not been
-    /// asked yet): the consumer asks it again when it makes room.
-    idle: bool,
-    waker: Option<Waker>,
-    finished: bool,
-}
-
-struct Shared<T> {
-    state: Mutex<State<T>>,
-}
-
-impl<T> Shared<T> {
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
 /// The `futures::Stream` that [`SinkAsStream::as_stream`] materializes.
 ///
 /// When the source before the sink is fused (an iterator or
@@ -107,12 +82,7 @@ pub struct StreamOut<T: Send + 'static> {
 
 enum Inner<T: Send + 'static> {
     /// Fed by the sink stage on an island.
-    Island {
-        shared: Arc<Shared<T>>,
-        /// Zero-sized signals: invoking them allocates nothing.
-        pull: AsyncCallback<()>,
-        cancel: AsyncCallback<()>,
-    },
+    Island(island::Reader<T>),
     /// Runs a fused source in `poll_next`.
     Inline(Inline<T>),
 }
@@ -171,51 +141,7 @@ impl<T: Send + 'static> Stream for StreamOut<T> {
                 Some(element) => Poll::Ready(Some(Ok(element))),
                 None => inline.refill(cx),
             },
-            Inner::Island { shared, pull, .. } => poll_island(shared, pull, cx),
-        }
-    }
-}
-
-/// `poll_next` of a stream fed by an island.
-fn poll_island<T>(
-    shared: &Shared<T>,
-    pull: &AsyncCallback<()>,
-    cx: &mut Context<'_>,
-) -> Poll<Option<Result<T, StreamError>>> {
-    let ask = {
-        let mut state = shared.lock();
-        if state.finished {
-            return Poll::Ready(None);
-        }
-        if let Some(element) = state.queue.pop_front() {
-            // Room again: set an idle stage pulling.
-            let ask = std::mem::replace(&mut state.idle, false);
-            drop(state);
-            if ask {
-                pull.invoke(());
-            }
-            return Poll::Ready(Some(Ok(element)));
-        }
-        if let Some(ended) = state.ended.take() {
-            state.finished = true;
-            return Poll::Ready(ended.err().map(Err));
-        }
-        state.waker = Some(cx.waker().clone());
-        std::mem::replace(&mut state.idle, false)
-    };
-    if ask {
-        pull.invoke(());
-    }
-    Poll::Pending
-}
-
-impl<T: Send + 'static> Drop for StreamOut<T> {
-    fn drop(&mut self) {
-        // Inline, dropping the source is the cancellation.
-        if let Inner::Island { shared, cancel, .. } = &self.inner
-            && !shared.lock().finished
-        {
-            cancel.invoke(());
+            Inner::Island(reader) => reader.poll_next(cx),
         }
     }
 }
@@ -223,144 +149,12 @@ impl<T: Send + 'static> Drop for StreamOut<T> {
 impl<T: Send + 'static> std::fmt::Debug for StreamOut<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let (mode, finished) = match &self.inner {
-            Inner::Island { shared, .. } => ("island", shared.lock().finished),
+            Inner::Island(reader) => ("island", reader.is_finished()),
             Inner::Inline(inline) => ("inline", inline.finished),
         };
         f.debug_struct("StreamOut")
             .field("mode", &mode)
             .field("finished", &finished)
             .finish()
-    }
-}
-
-struct AsStream<T>(std::marker::PhantomData<fn(T)>);
-
-struct AsStreamLogic<T> {
-    shape: SinkShape<T>,
-    shared: Arc<Shared<T>>,
-}
-
-impl<T: Send + 'static> GraphStage for AsStream<T> {
-    type Shape = SinkShape<T>;
-    type Mat = StreamOut<T>;
-
-    fn name(&self) -> &'static str {
-        "as_stream"
-    }
-
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, StreamOut<T>) {
-        let capacity = cx.attributes().input_buffer_or(BUFFER);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                queue: VecDeque::with_capacity(capacity),
-                capacity,
-                ended: None,
-                idle: true,
-                waker: None,
-                finished: false,
-            }),
-        });
-        let pull = cx.async_callback(|this: &mut AsStreamLogic<T>, (), ctx| {
-            let inlet = this.shape.inlet;
-            if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
-                ctx.pull(inlet)?;
-            }
-            Ok(())
-        });
-        let cancel = cx.async_callback(|_: &mut AsStreamLogic<T>, (), ctx| {
-            ctx.complete_stage();
-            Ok(())
-        });
-        let logic = AsStreamLogic {
-            shape: SinkShape::new(),
-            shared: Arc::clone(&shared),
-        };
-        (
-            Box::new(logic),
-            StreamOut {
-                inner: Inner::Island {
-                    shared,
-                    pull,
-                    cancel,
-                },
-            },
-        )
-    }
-}
-
-impl<T: Send + 'static> AsStreamLogic<T> {
-    fn end(&self, outcome: Result<(), StreamError>) {
-        let waker = {
-            let mut state = self.shared.lock();
-            if state.ended.is_none() && !state.finished {
-                state.ended = Some(outcome);
-            }
-            state.waker.take()
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-    }
-}
-
-impl<T: Send + 'static> GraphStageLogic for AsStreamLogic<T> {
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let element = ctx.grab(self.shape.inlet)?;
-        let (waker, room) = {
-            let mut state = self.shared.lock();
-            state.queue.push_back(element);
-            let room = state.queue.len() < state.capacity;
-            state.idle = !room;
-            // Wake the consumer once per batch: now if the buffer is full,
-            // else when this island has run out of work.
-            (if room { None } else { state.waker.take() }, room)
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        if room {
-            ctx.request_idle_callback();
-            ctx.pull(self.shape.inlet)?;
-        }
-        Ok(())
-    }
-
-    fn on_idle(&mut self, _: &mut StageContext<'_>) -> StageResult {
-        let waker = {
-            let mut state = self.shared.lock();
-            if state.queue.is_empty() {
-                None
-            } else {
-                state.waker.take()
-            }
-        };
-        if let Some(waker) = waker {
-            waker.wake();
-        }
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.end(Ok(()));
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn on_upstream_failure(
-        &mut self,
-        _: InPort,
-        error: StreamError,
-        ctx: &mut StageContext<'_>,
-    ) -> StageResult {
-        self.end(Err(error));
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn post_stop(&mut self) {
-        // Torn down (the system stopped): the consumer must not wait for ever.
-        self.end(Err(StreamError::from_kind(
-            weir_streams::ErrorKind::AbruptTermination,
-        )));
     }
 }
