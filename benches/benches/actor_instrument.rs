@@ -9,16 +9,13 @@
 //! with `RUSTFLAGS="--cfg weir_no_instrument"` (its own target dir keeps the
 //! two builds apart); it runs the no-hook configuration only.
 
-use std::hint::black_box;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use weir_actor::{
-    Actor, ActorRef, ActorSystem, Context, Instrumentation, MessageInfo, Next, Props,
-};
+use weir_actor::{ActorSystem, Instrumentation, MessageInfo, Next};
 use weir_benches::CountingAlloc;
+use weir_benches::gated_tell::GatedTell;
 use weir_benches::ping_pong::PingPong;
 
 #[global_allocator]
@@ -40,35 +37,11 @@ impl Instrumentation for Counting {
     }
 }
 
-enum Work {
-    Gate,
-    Add(u64),
-    Done(SyncSender<u64>),
-}
-
-struct Worker {
-    sum: u64,
-    gate: Arc<Mutex<Receiver<()>>>,
-}
-
-impl Actor for Worker {
-    type Msg = Work;
-    fn receive(&mut self, _: &mut Context<Self>, msg: Work) {
-        match msg {
-            Work::Gate => self.gate.lock().unwrap().recv().unwrap(),
-            Work::Add(n) => self.sum = self.sum.wrapping_add(n),
-            Work::Done(reply) => reply.send(self.sum).unwrap(),
-        }
-    }
-}
-
 struct Setup {
     name: &'static str,
     system: ActorSystem,
     ping_pong: PingPong,
-    worker: ActorRef<Work>,
-    open: SyncSender<()>,
-    done: (SyncSender<u64>, Receiver<u64>),
+    gated: GatedTell,
 }
 
 fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
@@ -78,25 +51,12 @@ fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
     }
     let system = builder.build().unwrap();
     let ping_pong = PingPong::new(&system);
-    let (open, gate) = sync_channel(1);
-    let gate = Arc::new(Mutex::new(gate));
-    let worker = system
-        .spawn(
-            Props::new(move || Worker {
-                sum: 0,
-                gate: gate.clone(),
-            })
-            .with_throughput(1000),
-            "worker",
-        )
-        .unwrap();
+    let gated = GatedTell::new(&system);
     Setup {
         name,
         system,
         ping_pong,
-        worker,
-        open,
-        done: sync_channel(1),
+        gated,
     }
 }
 
@@ -109,15 +69,7 @@ fn ping_pong(s: &Setup) -> f64 {
 
 /// ns per message of one gated batch (the mailbox is filled first).
 fn gated_tell(s: &Setup) -> f64 {
-    s.worker.tell(Work::Gate);
-    for i in 0..BATCH {
-        s.worker.tell(Work::Add(black_box(i)));
-    }
-    s.worker.tell(Work::Done(s.done.0.clone()));
-    let start = Instant::now();
-    s.open.send(()).unwrap();
-    black_box(s.done.1.recv().unwrap());
-    start.elapsed().as_nanos() as f64 / (BATCH + 1) as f64
+    s.gated.run(BATCH)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
