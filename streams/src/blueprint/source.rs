@@ -8,9 +8,9 @@ use super::linear::Linear;
 use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
 use crate::fusion::{IterConsumerStage, IterFactory, IterSource};
-use crate::pull::Pull;
-use crate::interpreter::Node;
 use crate::interpreter::boundary::Boundary;
+use crate::interpreter::{Node, stage_attributes};
+use crate::pull::Pull;
 use crate::stage::{GraphStage, SourceShape};
 use crate::{Attributes, Materializer};
 
@@ -181,12 +181,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
             // A fused source handed to a sink that drives it: no island.
             let (iter, pull) = (iter.clone(), pull.clone());
             let sink_attributes = node_attributes(&sink.linear.nodes);
-            let name: Arc<str> = format!(
-                "{}.{}",
-                attrs.name().unwrap_or("iter"),
-                node_name(&sink.linear.nodes)
-            )
-            .into();
+            let name: Arc<str> = fused_name(attrs, &sink.linear.nodes).into();
             let left = self.linear.mat;
             return RunnableGraph::from_linear(Linear {
                 nodes: Vec::new(),
@@ -208,11 +203,9 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 source: iter.clone(),
                 sink: consumer.clone(),
             };
-            let sink_name = node_name(&sink.linear.nodes);
-            let name = format!("{}.{}", attrs.name().unwrap_or("iter"), sink_name);
             let node = Node::Stage {
                 stage: Arc::new(stage),
-                attributes: attrs.clone().with_name(name),
+                attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
             };
             let (left, right) = (self.linear.mat, sink.linear.mat);
             return RunnableGraph::from_linear(Linear {
@@ -337,19 +330,18 @@ fn node_name(nodes: &[Node]) -> String {
 /// The attributes of the first stage of `nodes`, with its own defaults.
 fn node_attributes(nodes: &[Node]) -> Attributes {
     match nodes.first() {
-        Some(Node::Stage { attributes, stage }) => Attributes::named(stage.name())
-            .and(&stage.initial_attributes())
-            .and(attributes),
+        Some(Node::Stage { attributes, stage }) => stage_attributes(&**stage, attributes),
         _ => Attributes::new(),
     }
 }
 
 /// The input buffer of the first stage of `nodes`.
 fn node_buffer(nodes: &[Node]) -> usize {
-    match nodes.first() {
-        Some(Node::Stage { attributes, stage }) => {
-            stage.initial_attributes().and(attributes).input_buffer()
-        }
-        _ => crate::stage::DEFAULT_INPUT_BUFFER,
-    }
+    node_attributes(nodes).input_buffer()
+}
+
+/// The name of a fused source followed by the first stage of `sink`:
+/// `range.map.fold`.
+fn fused_name(source: &Attributes, sink: &[Node]) -> String {
+    format!("{}.{}", source.name().unwrap_or("iter"), node_name(sink))
 }

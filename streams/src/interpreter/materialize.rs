@@ -332,7 +332,7 @@ fn build_island(
 }
 
 /// The stage's default name, then its own attributes, then the blueprint's.
-fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Attributes {
+pub(crate) fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Attributes {
     Attributes::named(stage.name())
         .and(&stage.initial_attributes())
         .and(set)

@@ -17,4 +17,4 @@ pub(crate) mod lifecycle;
 mod materialize;
 
 pub use materialize::MatContext;
-pub(crate) use materialize::{ErasedStage, Node, materialize};
+pub(crate) use materialize::{ErasedStage, Node, materialize, stage_attributes};

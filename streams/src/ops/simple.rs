@@ -40,18 +40,11 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
             let upstream = catch_unwind(AssertUnwindSafe(|| {
                 self.inner.fill(cx, &mut self.scratch, want.max(1))
             }));
-            let fill = match upstream {
-                Ok(fill) => fill,
-                Err(panic) => {
-                    // What upstream made before it panicked still goes
-                    // through this operator and on, ahead of the failure.
-                    self.state.apply(&mut self.scratch, out);
-                    self.scratch.clear();
-                    resume_unwind(panic);
-                }
-            };
+            // Even when upstream panicked, what it made goes through this
+            // operator and on, ahead of the failure.
             let done = self.state.apply(&mut self.scratch, out);
             self.scratch.clear();
+            let fill = upstream.unwrap_or_else(|panic| resume_unwind(panic));
             match fill {
                 _ if done => return Fill::Exhausted,
                 Fill::More if out.len() - start < max => {}

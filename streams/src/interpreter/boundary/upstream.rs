@@ -106,8 +106,9 @@ impl<T: Send + 'static> BoundaryOut<T> {
             };
             self.credit -= self.local.len() - before;
             budget -= take.min(budget);
-            match outcome {
-                Ok(Fill::More) => {}
+            // `Some(outcome)`: the source ended (`None` completed, else failed).
+            let end = match outcome {
+                Ok(Fill::More) => None,
                 Ok(Fill::Pending) => {
                     // Hand over what there is; the source's waker goes on.
                     if self.hand_over() {
@@ -115,22 +116,17 @@ impl<T: Send + 'static> BoundaryOut<T> {
                     }
                     return Ok(());
                 }
-                Ok(Fill::Exhausted) => {
-                    self.finish(None);
-                    ctx.complete_stage();
-                    return Ok(());
-                }
-                Ok(Fill::Failed(error)) => {
-                    self.finish(Some(error));
-                    ctx.complete_stage();
-                    return Ok(());
-                }
+                Ok(Fill::Exhausted) => Some(None),
+                Ok(Fill::Failed(error)) => Some(Some(error)),
                 Err(payload) => {
                     let name: Arc<str> = ctx.stage_name().into();
-                    self.finish(Some(StreamError::panicked(&*payload).in_stage(&name)));
-                    ctx.complete_stage();
-                    return Ok(());
+                    Some(Some(StreamError::panicked(&*payload).in_stage(&name)))
                 }
+            };
+            if let Some(outcome) = end {
+                self.finish(outcome);
+                ctx.complete_stage();
+                return Ok(());
             }
             if self.local.len() >= self.batch || self.credit == 0 {
                 if self.hand_over() {
