@@ -217,9 +217,7 @@ impl<T: Send + 'static> Logic<T> {
 
     /// Take the credit given back; out of it, ask to be pulled again.
     fn take_credit(&mut self) {
-        let mut state = self.shared.lock();
-        self.credit += std::mem::take(&mut state.returned);
-        state.stage_waiting = self.credit == 0;
+        take_credit(&mut self.credit, &mut self.shared.lock());
     }
 
     /// Hand the local batch over (and the end, if there is one); take
@@ -238,14 +236,20 @@ impl<T: Send + 'static> Logic<T> {
             {
                 state.ended = Some(end);
             }
-            self.credit += std::mem::take(&mut state.returned);
-            state.stage_waiting = self.credit == 0;
+            take_credit(&mut self.credit, &mut state);
             state.waker.take()
         };
         if let Some(waker) = waker {
             waker.wake();
         }
     }
+}
+
+/// The stage takes the credit given back into `credit`; out of it, it
+/// asks to be pulled again.
+fn take_credit<T>(credit: &mut usize, state: &mut State<T>) {
+    *credit += std::mem::take(&mut state.returned);
+    state.stage_waiting = *credit == 0;
 }
 
 impl<T: Send + 'static> GraphStageLogic for Logic<T> {
