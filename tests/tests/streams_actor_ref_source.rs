@@ -272,6 +272,46 @@ fn a_buffer_of_zero_pushes_with_demand_and_drops_without() {
     shutdown(&system);
 }
 
+/// Each element arrives after downstream has had its turn, as if each were
+/// its own message (Akka's behaviour): a burst that queued while the island
+/// was busy reaches a buffer-0 source whose sink pulls at once, whole.
+#[test]
+fn a_burst_reaches_a_downstream_that_pulls_at_once_even_with_a_buffer_of_zero() {
+    let (system, mat) = stream_system("ars-burst");
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (open, opened) = std::sync::mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(Some((entered_tx, opened))));
+    let (src, done) = source(0, OverflowStrategy::DropHead)
+        .map(move |x| {
+            // Hold the island on the first element while the burst queues.
+            if let Some((entered, opened)) = gate.lock().unwrap().take() {
+                entered.send(()).unwrap();
+                opened.recv().unwrap();
+            }
+            x
+        })
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    // 0 may be dropped while the sink's first pull is on its way: retry.
+    while {
+        src.tell(0);
+        entered.recv_timeout(Duration::from_millis(20)).is_err()
+    } {}
+    for i in 1..=1000 {
+        src.tell(i);
+    }
+    src.complete();
+    open.send(()).unwrap();
+    let got: Vec<u32> = done
+        .wait()
+        .unwrap()
+        .into_iter()
+        .filter(|&x| x > 0)
+        .collect();
+    assert_eq!(got, (1..=1000).collect::<Vec<_>>());
+    shutdown(&system);
+}
+
 #[test]
 fn elements_take_the_direct_push_path_one_at_a_time() {
     let (system, mat) = stream_system("ars-direct");

@@ -171,8 +171,12 @@ struct ActorRefLogic<T: Send + 'static> {
     inbox: Arc<StageInbox<T>>,
     function: FunctionRef<T>,
     buffer: ElementBuffer<T>,
-    /// The batch taken from the inbox (kept to reuse its allocation).
-    batch: VecDeque<Signal<T>>,
+    /// Signals taken from the inbox and not acted on yet, in order.
+    arrived: VecDeque<Signal<T>>,
+    /// After a push, the next signal waits until downstream has had its
+    /// turn: `on_pull` (it wants more) or `on_idle` (the island ran out of
+    /// events without it asking).
+    awaiting_turn: bool,
 }
 
 impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
@@ -192,50 +196,53 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             inbox: Arc::clone(&inbox),
             function,
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
-            batch: VecDeque::new(),
+            arrived: VecDeque::new(),
+            awaiting_turn: false,
         };
         (Box::new(logic), source)
     }
 }
 
 impl<T: Send + 'static> ActorRefLogic<T> {
-    /// Take everything the inbox holds and act on it, in order.
+    /// Take everything the inbox holds; act on it unless a push is still
+    /// waiting for downstream's turn (then `on_pull`/`on_idle` go on).
     fn on_signals(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let mut batch = std::mem::take(&mut self.batch);
-        self.inbox.take(&mut batch);
-        let result = self.process(&mut batch, ctx);
-        // Anything left (the stage ended part-way) is dropped, observably.
-        for signal in batch.drain(..) {
-            if let Signal::Element(element) = signal {
-                self.drop_element(element, ctx);
-            }
+        self.inbox.take(&mut self.arrived);
+        if self.awaiting_turn {
+            return Ok(());
         }
-        self.batch = batch;
-        result
+        self.process(ctx)
     }
 
-    fn process(&mut self, batch: &mut VecDeque<Signal<T>>, ctx: &mut StageContext<'_>) -> StageResult {
+    /// Act on the arrived signals in order, until one is pushed: the next
+    /// one arrives after downstream's turn, as it would if each were its
+    /// own message, so a downstream that pulls at once gets them all.
+    fn process(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
-        // Read once per batch; a push is the only thing that changes them here.
+        // Read once; a push is the only thing that changes them here.
         let closed = ctx.is_closed(out);
-        let mut available = ctx.is_available(out);
+        let available = ctx.is_available(out);
         let mut drops = Drops::new(ctx);
+        let mut ended = false;
         let result = loop {
-            let Some(signal) = batch.pop_front() else { break Ok(()) };
+            let Some(signal) = self.arrived.pop_front() else { break Ok(()) };
             match signal {
                 Signal::Fail(error) => {
                     ctx.fail(out, error);
+                    ended = true;
                     break Ok(());
                 }
                 Signal::Now => {
                     let discarded = self.buffer.discard();
                     drops.markers(&self.path, ctx, discarded);
                     ctx.complete(out);
+                    ended = true;
                     break Ok(());
                 }
                 Signal::Drain => {
                     if self.buffer.on_drain() {
                         ctx.complete(out);
+                        ended = true;
                         break Ok(());
                     }
                 }
@@ -244,27 +251,36 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                     // The direct-push fast path.
                     Arrival::Push(element) => {
                         ctx.push(out, element)?;
-                        available = false;
+                        if !self.arrived.is_empty() {
+                            self.awaiting_turn = true;
+                            ctx.request_idle_callback();
+                        }
+                        break Ok(());
                     }
                     Arrival::Buffered => {}
                     Arrival::Dropped {
                         element: Some(element), ..
                     } => drops.element(&self.path, ctx, element),
                     Arrival::Dropped { count, element: None } => drops.markers(&self.path, ctx, count),
-                    Arrival::Failed(error) => break Err(error),
+                    Arrival::Failed(error) => {
+                        ended = true;
+                        break Err(error);
+                    }
                 },
             }
         };
+        if ended {
+            // The stage ended part-way: what is left is dropped, observably.
+            for signal in self.arrived.drain(..) {
+                if let Signal::Element(element) = signal {
+                    drops.element(&self.path, ctx, element);
+                }
+            }
+        }
         drops.settle(&self.inbox, ctx);
         result
     }
 
-    /// Count and publish one dropped element (outside a batch).
-    fn drop_element(&self, element: T, ctx: &mut StageContext<'_>) {
-        let mut drops = Drops::new(ctx);
-        drops.element(&self.path, ctx, element);
-        drops.settle(&self.inbox, ctx);
-    }
 }
 
 /// The drops of one batch: published one by one when someone listens for
@@ -315,19 +331,36 @@ impl Drops {
 impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         let (next, complete) = self.buffer.on_pull();
+        let from_buffer = next.is_some();
         if let Some(element) = next {
             ctx.push(self.shape.out, element)?;
         }
         if complete {
             ctx.complete(self.shape.out);
+        } else if !from_buffer && self.awaiting_turn {
+            // Downstream took its turn and wants more: the next one arrives.
+            self.awaiting_turn = false;
+            return self.process(ctx);
         }
         Ok(())
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !self.awaiting_turn {
+            return Ok(());
+        }
+        // The island ran out of events and downstream did not ask again.
+        self.awaiting_turn = false;
+        self.process(ctx)
     }
 
     fn post_stop(&mut self) {
         // Refuse what comes next (dead letters), count what was still queued.
         let late = self.inbox.close();
-        let late_elements = late.iter().filter(|s| matches!(s, Signal::Element(_))).count();
+        let late_elements = (late.iter().chain(&self.arrived))
+            .filter(|s| matches!(s, Signal::Element(_)))
+            .count();
+        self.arrived.clear();
         self.inbox.count_dropped((late_elements + self.buffer.discard()) as u64);
         self.function.stop();
     }

@@ -129,10 +129,9 @@ impl<T: Send, W: Wake> Inbox<T, W> {
         Ok(())
     }
 
-    /// Take everything queued into `into` (empty), in order, until no
+    /// Take everything queued onto the back of `into`, in order, until no
     /// counted signal is left untaken.
     pub(crate) fn take(&self, into: &mut VecDeque<Signal<T>>) {
-        debug_assert!(into.is_empty());
         loop {
             let before = into.len();
             self.drain_into(into);
