@@ -177,6 +177,8 @@ struct ActorRefLogic<T: Send + 'static> {
     /// turn: `on_pull` (it wants more) or `on_idle` (the island ran out of
     /// events without it asking).
     awaiting_turn: bool,
+    /// An `on_idle` was asked for and has not come yet.
+    idle_requested: bool,
 }
 
 impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
@@ -198,6 +200,7 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
             arrived: VecDeque::new(),
             awaiting_turn: false,
+            idle_requested: false,
         };
         (Box::new(logic), source)
     }
@@ -211,18 +214,19 @@ impl<T: Send + 'static> ActorRefLogic<T> {
         if self.awaiting_turn {
             return Ok(());
         }
-        self.process(ctx)
+        let out = self.shape.out;
+        let (available, closed) = (ctx.is_available(out), ctx.is_closed(out));
+        self.process(ctx, available, closed)
     }
 
     /// Act on the arrived signals in order, until one is pushed: the next
     /// one arrives after downstream's turn, as it would if each were its
     /// own message, so a downstream that pulls at once gets them all.
-    fn process(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+    /// `available` and `closed` describe `out` now (a push is the only
+    /// thing that changes them here).
+    fn process(&mut self, ctx: &mut StageContext<'_>, available: bool, closed: bool) -> StageResult {
         let out = self.shape.out;
-        // Read once; a push is the only thing that changes them here.
-        let closed = ctx.is_closed(out);
-        let available = ctx.is_available(out);
-        let mut drops = Drops::new(ctx);
+        let mut drops = Drops::default();
         let mut ended = false;
         let result = loop {
             let Some(signal) = self.arrived.pop_front() else { break Ok(()) };
@@ -253,7 +257,10 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                         ctx.push(out, element)?;
                         if !self.arrived.is_empty() {
                             self.awaiting_turn = true;
-                            ctx.request_idle_callback();
+                            if !self.idle_requested {
+                                self.idle_requested = true;
+                                ctx.request_idle_callback();
+                            }
                         }
                         break Ok(());
                     }
@@ -285,24 +292,18 @@ impl<T: Send + 'static> ActorRefLogic<T> {
 
 /// The drops of one batch: published one by one when someone listens for
 /// dead letters, else counted and settled once.
+#[derive(Default)]
 struct Drops {
-    heard: bool,
+    /// Whether anyone listens, asked at the first drop.
+    heard: Option<bool>,
     count: u64,
     unheard: u64,
 }
 
 impl Drops {
-    fn new(ctx: &StageContext<'_>) -> Self {
-        Self {
-            heard: ctx.system().event_stream().has_listeners(),
-            count: 0,
-            unheard: 0,
-        }
-    }
-
     fn element<T: Send + 'static>(&mut self, path: &ActorPath, ctx: &StageContext<'_>, element: T) {
         self.count += 1;
-        if self.heard {
+        if *self.heard.get_or_insert_with(|| ctx.system().event_stream().has_listeners()) {
             ctx.system()
                 .event_stream()
                 .publish_dead_letter(path, element, DeadLetterReason::Dropped);
@@ -340,18 +341,21 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
         } else if !from_buffer && self.awaiting_turn {
             // Downstream took its turn and wants more: the next one arrives.
             self.awaiting_turn = false;
-            return self.process(ctx);
+            return self.process(ctx, true, false);
         }
         Ok(())
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.idle_requested = false;
         if !self.awaiting_turn {
             return Ok(());
         }
         // The island ran out of events and downstream did not ask again.
         self.awaiting_turn = false;
-        self.process(ctx)
+        let out = self.shape.out;
+        let (available, closed) = (ctx.is_available(out), ctx.is_closed(out));
+        self.process(ctx, available, closed)
     }
 
     fn post_stop(&mut self) {
