@@ -10,9 +10,15 @@
 //! stage takes the whole inbox at once and clears the mark, so a burst
 //! costs one wake-up. There is no actor in between.
 //!
-//! Inside the stage, an element that arrives while the buffer is empty
-//! and downstream has pulled is pushed at once (the direct-push fast
-//! path); otherwise it is buffered under the overflow strategy.
+//! Inside the stage the signals of a burst arrive one at a time, as if
+//! each were its own message: an element that arrives while the buffer is
+//! empty and downstream has pulled is pushed at once (the direct-push fast
+//! path); otherwise it is buffered under the overflow strategy. After a
+//! push the next signal waits for downstream's turn: its pull (it wants
+//! more: the next element goes straight to it) or the island running out
+//! of events without one (the next element finds no demand). So a
+//! downstream that pulls at once gets every element even with a buffer
+//! of 0, as in Akka, where each element is its own async input.
 //!
 //! # The startup race
 //!
