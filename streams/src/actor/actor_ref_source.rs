@@ -337,6 +337,20 @@ impl Drops {
 
 impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // The hot path of a burst: downstream took its turn and wants more,
+        // nothing is buffered, and the next signal is an element.
+        if self.awaiting_turn
+            && self.buffer.is_idle()
+            && let Some(Signal::Element(_)) = self.arrived.front()
+        {
+            let Some(Signal::Element(element)) = self.arrived.pop_front() else {
+                unreachable!("just looked");
+            };
+            ctx.push(self.shape.out, element)?;
+            // Still awaiting if more wait; the `on_idle` asked for is still due.
+            self.awaiting_turn = !self.arrived.is_empty();
+            return Ok(());
+        }
         let (next, complete) = self.buffer.on_pull();
         let from_buffer = next.is_some();
         if let Some(element) = next {

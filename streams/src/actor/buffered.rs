@@ -66,6 +66,12 @@ impl<T> ElementBuffer<T> {
         }
     }
 
+    /// Nothing buffered and no completion pending: an arriving element
+    /// with demand is pushed as it is.
+    pub(crate) fn is_idle(&self) -> bool {
+        self.buffer.is_empty() && !self.completing
+    }
+
     /// Downstream pulled: the element to push, and whether to complete
     /// after it.
     pub(crate) fn on_pull(&mut self) -> (Option<T>, bool) {
