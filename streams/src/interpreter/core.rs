@@ -117,6 +117,12 @@ pub(crate) struct Host {
 pub(crate) struct Core {
     pub(crate) conns: Vec<Conn>,
     pub(crate) events: VecDeque<Event>,
+    /// The push or pull a handler just made, dispatched next without a
+    /// trip through `events` (Akka's event chasing). Only pushes and pulls
+    /// are chased: each connection has at most one of them in flight, so
+    /// running one early never overtakes an event of its own connection
+    /// (a completion queued behind a push stays behind it).
+    pub(crate) chased: Option<Event>,
     pub(crate) stages: Vec<StageMeta>,
     pub(crate) host: Host,
     pub(crate) timer_generation: u64,
@@ -167,7 +173,7 @@ impl Core {
         }
         conn.state |= DEMANDED;
         if s & UP_CLOSED == 0 {
-            self.events.push_back(Event::Pull(c));
+            self.flow(Event::Pull(c));
         }
         Ok(())
     }
@@ -202,8 +208,24 @@ impl Core {
         }
         *conn.slot_mut::<T>()? = Some(element);
         conn.state = (s & !DEMANDED) | PUSHED;
-        self.events.push_back(Event::Push(c));
+        self.flow(Event::Push(c));
         Ok(())
+    }
+
+    /// Queue a push or pull: chased when nothing else is.
+    #[inline]
+    fn flow(&mut self, event: Event) {
+        if self.chased.is_none() {
+            self.chased = Some(event);
+        } else {
+            self.events.push_back(event);
+        }
+    }
+
+    /// Whether any event waits.
+    #[inline]
+    pub(crate) fn has_events(&self) -> bool {
+        self.chased.is_some() || !self.events.is_empty()
     }
 
     #[inline]

@@ -9,6 +9,10 @@ use super::core::{AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DO
 use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
 use crate::{ErrorKind, StreamError};
 
+/// How many chased events run in a row before the queue gets a turn
+/// (Akka's limit).
+const CHASE_LIMIT: u32 = 16;
+
 pub(crate) struct Island {
     pub(crate) logics: Vec<Box<dyn GraphStageLogic>>,
     pub(crate) core: Core,
@@ -67,16 +71,32 @@ impl Island {
     }
 
     fn run_events(&mut self, left: &mut usize) -> bool {
+        // Chased events in a row; past the limit the chased one queues, so
+        // a push/pull loop cannot starve what waits in the queue.
+        let mut chain = 0;
         loop {
             while *left > 0 {
-                let Some(event) = self.core.events.pop_front() else {
-                    break;
+                let event = match self.core.chased.take() {
+                    Some(event) if chain < CHASE_LIMIT => {
+                        chain += 1;
+                        event
+                    }
+                    chased => {
+                        chain = 0;
+                        if let Some(event) = chased {
+                            self.core.events.push_back(event);
+                        }
+                        let Some(event) = self.core.events.pop_front() else {
+                            break;
+                        };
+                        event
+                    }
                 };
                 *left -= 1;
                 self.dispatch(event);
             }
             if *left == 0 {
-                return !self.core.events.is_empty();
+                return self.core.has_events();
             }
             let mut idle = std::mem::take(&mut self.core.idle);
             for &stage in &idle {
@@ -88,7 +108,7 @@ impl Island {
             if self.core.idle.is_empty() {
                 self.core.idle = idle;
             }
-            if self.core.events.is_empty() {
+            if !self.core.has_events() {
                 return false;
             }
         }
@@ -268,5 +288,6 @@ impl Island {
             self.finish(stage);
         }
         self.core.events.clear();
+        self.core.chased = None;
     }
 }

@@ -321,6 +321,7 @@ fn build_island(
         starting: 0,
         core: Core {
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
+            chased: None,
             conns,
             live_stages: stages.len(),
             stages,
