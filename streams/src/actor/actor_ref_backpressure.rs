@@ -96,7 +96,8 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSour
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut AckSourceLogic<T, A>, (), ctx| this.on_signals(ctx));
-        let (inbox, function, source) = super::actor_ref_source::inbox_ref(cx, wake, "actor_ref_with_backpressure");
+        let name = cx.attributes().name().unwrap_or("actor_ref_with_backpressure").to_owned();
+        let (inbox, function, source) = super::actor_ref_source::inbox_ref(cx, wake, &name);
         let logic = AckSourceLogic {
             shape: SourceShape::new(),
             inbox,

@@ -20,6 +20,15 @@
 //! again). Every step is a read-modify-write of one atomic, so they are
 //! totally ordered and no fence is needed: no lost wake-up.
 //!
+//! Holding: a stage that keeps taking while producers are busy adds one
+//! to `pending` ([`Inbox::hold`]), so every producer's add finds it above
+//! 0 and wakes nobody; it takes with [`Inbox::take_held`] (subtracting
+//! what it took) and lets go with [`Inbox::release`] (subtracting the
+//! hold). Release says whether signals were counted and not taken: no
+//! wake-up is on its way for them, so the stage takes again. The hold is
+//! one more counted signal in the same arithmetic, so the reasoning above
+//! is unchanged.
+//!
 //! After [`Inbox::close`] (the stage stopped) `offer` gives signals back
 //! so the caller makes them dead letters; a signal that raced past the
 //! check is handed to `on_lost` when the inbox is dropped. Nothing
@@ -146,6 +155,36 @@ impl<T: Send, W: Wake> Inbox<T, W> {
                 return;
             }
         }
+    }
+
+    /// Hold the inbox: until [`release`](Self::release), producers count
+    /// their signals without waking the stage (the hold counts as one
+    /// signal not yet taken), so a stage that keeps taking (see
+    /// `actor_ref_fold`) is not sent a wake-up per burst.
+    pub(crate) fn hold(&self) {
+        self.pending.0.fetch_add(1, Ordering::AcqRel);
+    }
+
+    /// While holding: take everything queued onto the back of `into`, in
+    /// order; how many signals that was.
+    pub(crate) fn take_held(&self, into: &mut VecDeque<Signal<T>>) -> usize {
+        let before = into.len();
+        self.drain_into(into);
+        let taken = into.len() - before;
+        self.pending.0.fetch_sub(taken, Ordering::AcqRel);
+        taken
+    }
+
+    /// Stop holding. `true` when signals were counted that were not taken
+    /// and no wake-up is on its way for them: the caller takes again
+    /// (holding once more, or with [`take`](Self::take)).
+    pub(crate) fn release(&self) -> bool {
+        let left = self
+            .pending
+            .0
+            .fetch_sub(1, Ordering::AcqRel)
+            .wrapping_sub(1);
+        !(left == 0 || left > usize::MAX / 2)
     }
 
     /// Ring first, then the overflow (see the module docs for why that

@@ -2,6 +2,7 @@
 //! [`Sink::actor_ref`](crate::Sink::actor_ref).
 
 mod actor_ref_backpressure;
+mod actor_ref_fold;
 mod actor_ref_sink;
 mod actor_ref_source;
 pub(crate) mod buffered;

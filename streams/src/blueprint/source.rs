@@ -7,7 +7,7 @@ use super::flow::Flow;
 use super::linear::Linear;
 use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
-use crate::fusion::{IterConsumerStage, IterFactory, IterSource};
+use crate::fusion::{HostsConsumer, IterConsumerStage, IterFactory, IterSource};
 use crate::interpreter::boundary::Boundary;
 use crate::interpreter::{Node, stage_attributes};
 use crate::pull::Pull;
@@ -36,6 +36,9 @@ pub struct Source<Out, Mat = ()> {
     /// Set when the source is exactly one iterator stage: simple
     /// operators then fuse into the iterator.
     pub(crate) iter: Option<(IterFactory<Out>, Attributes)>,
+    /// Set when the source is exactly one stage that can run a folding
+    /// sink inside itself (`Source::actor_ref`), with its attributes.
+    pub(crate) host: Option<(Arc<dyn HostsConsumer<Out>>, Attributes)>,
     _out: PhantomData<fn() -> Out>,
 }
 
@@ -44,6 +47,7 @@ impl<Out, Mat> Clone for Source<Out, Mat> {
         Self {
             linear: self.linear.clone(),
             iter: self.iter.clone(),
+            host: self.host.clone(),
             _out: PhantomData,
         }
     }
@@ -67,6 +71,7 @@ impl<Out: Send + 'static> Source<Out, ()> {
         Self {
             linear: Linear::single(iter_node(name, factory.clone(), attributes.clone()), 1),
             iter: Some((factory, attributes)),
+            host: None,
             _out: PhantomData,
         }
     }
@@ -85,8 +90,16 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         Self {
             linear,
             iter: None,
+            host: None,
             _out: PhantomData,
         }
+    }
+
+    /// This one-stage source can also run a folding sink inside itself.
+    pub(crate) fn hosting(mut self, host: Arc<dyn HostsConsumer<Out>>) -> Self {
+        debug_assert_eq!(self.linear.nodes.len(), 1, "one stage");
+        self.host = Some((host, node_attributes(&self.linear.nodes)));
+        self
     }
 
     /// This source, then `flow`; the materialized value is the source's.
@@ -126,6 +139,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                     }),
                 },
                 iter: Some((factory, attributes)),
+                host: None,
                 _out: PhantomData,
             };
         }
@@ -138,6 +152,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         Source {
             linear: self.linear.then(flow.linear, combine),
             iter,
+            host: None,
             _out: PhantomData,
         }
     }
@@ -196,6 +211,22 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 }),
             });
         }
+        if let (Some((host, attrs)), SinkKind::Consumer(consumer)) = (&self.host, &sink.kind) {
+            // A source that runs the folding sink inside itself: one stage.
+            let node = Node::Stage {
+                stage: host.with_consumer(attrs, consumer.clone()),
+                attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
+            };
+            let (left, right) = (self.linear.mat, sink.linear.mat);
+            return RunnableGraph::from_linear(Linear {
+                nodes: vec![node],
+                values: 2,
+                mat: Arc::new(move |v| {
+                    let (l, r) = v.split_at_mut(1);
+                    combine(left(l), right(r))
+                }),
+            });
+        }
         if let (Some((iter, attrs)), SinkKind::Consumer(consumer)) = (&self.iter, &sink.kind) {
             // An iterator source straight into a folding sink: one loop.
             let stage = IterConsumerStage {
@@ -233,6 +264,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         Source {
             linear: self.linear.map_mat(f),
             iter: self.iter,
+            host: self.host,
             _out: PhantomData,
         }
     }
@@ -247,9 +279,13 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         let iter = self
             .iter
             .map(|(iter, attrs)| (iter, attrs.and(&attributes)));
+        let host = self
+            .host
+            .map(|(host, attrs)| (host, attrs.and(&attributes)));
         Self {
             linear: self.linear.with_last_attributes(|a| a.and(&attributes)),
             iter,
+            host,
             _out: PhantomData,
         }
     }

@@ -106,6 +106,15 @@ pub(crate) trait Consumer<In>: Send + 'static {
 pub(crate) type ConsumerFactory<In> =
     Arc<dyn Fn() -> (Box<dyn Consumer<In>>, Box<dyn Any + Send>) + Send + Sync>;
 
+/// A source stage that can run a folding sink's consumer inside itself:
+/// the pair becomes one port-less stage (`Source::actor_ref` into
+/// `Sink::fold`) that materializes the same values in the same order (the
+/// source's, then the sink's).
+pub(crate) trait HostsConsumer<Out>: Send + Sync {
+    /// The fused stage; `source` are the source stage's attributes.
+    fn with_consumer(&self, source: &Attributes, consumer: ConsumerFactory<Out>) -> Arc<dyn ErasedStage>;
+}
+
 /// A consumer run as an ordinary sink stage.
 pub(crate) struct ConsumerStage<In> {
     pub(crate) name: &'static str,

@@ -17,7 +17,9 @@ mod consumer;
 mod iter;
 mod step;
 
-pub(crate) use consumer::{Consumer, ConsumerFactory, ConsumerStage, Drained, IterConsumerStage};
+pub(crate) use consumer::{
+    Consumer, ConsumerFactory, ConsumerStage, Drained, HostsConsumer, IterConsumerStage,
+};
 pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, IterSource, PollChunks, leaf,
 };

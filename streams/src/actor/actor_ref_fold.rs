@@ -1,0 +1,240 @@
+//! `Source::actor_ref` straight into a folding sink (`Sink::fold`,
+//! `for_each`, `collect`, `ignore`, ...): one port-less stage that feeds
+//! what the inbox holds to the sink's consumer in a loop.
+//!
+//! A folding sink asks for the next element as soon as it has taken the
+//! last one, so through two stages every element arrives with demand and
+//! is pushed at once, whatever the buffer size and overflow strategy (the
+//! buffer stays empty). The fused stage does exactly that, without a push
+//! and a pull through the interpreter per element. Completion and failure
+//! keep their place among the elements, as in the two-stage form; the
+//! reference, its name, its lifecycle and every drop behave the same.
+
+use std::any::Any;
+use std::collections::VecDeque;
+use std::ops::ControlFlow;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use weir_actor::FunctionRef;
+
+use super::actor_ref_source::{Drops, StageInbox, inbox_ref};
+use super::inbox::Signal;
+use crate::StreamError;
+use crate::fusion::{Consumer, ConsumerFactory, HostsConsumer};
+use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult};
+
+/// Signals fed per batch; the rest waits for the next turn.
+const BUDGET: usize = 4096;
+
+/// A take of at least this many signals means producers are busy: hold
+/// the inbox and take again after [`PACE`].
+const BUSY: usize = 16;
+
+/// How long a busy stage lets signals gather before it takes again.
+const PACE: Duration = Duration::from_micros(2);
+
+/// The longest one island turn keeps taking before it lets other work run.
+const TURN: Duration = Duration::from_micros(100);
+
+/// What `Source::actor_ref` offers a folding sink: itself with the sink's
+/// consumer inside.
+pub(super) struct ActorRefHost;
+
+impl<T: Send + 'static> HostsConsumer<T> for ActorRefHost {
+    fn with_consumer(&self, source: &Attributes, consumer: ConsumerFactory<T>) -> Arc<dyn ErasedStage> {
+        Arc::new(ActorRefFoldStage {
+            ref_name: source.name().unwrap_or("actor_ref").to_owned(),
+            consumer,
+        })
+    }
+}
+
+struct ActorRefFoldStage<T> {
+    /// The reference is named after the source stage, as unfused.
+    ref_name: String,
+    consumer: ConsumerFactory<T>,
+}
+
+impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
+    fn name(&self) -> &'static str {
+        "actor_ref"
+    }
+    fn initial_attributes(&self) -> Attributes {
+        Attributes::new()
+    }
+    fn ports(&self) -> (u16, u16) {
+        (0, 0)
+    }
+    fn outlet_slot(&self) -> SlotKind {
+        unreachable!("a fused source-to-sink stage has no outlet")
+    }
+    fn create(&self, cx: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
+        let wake = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_signals(ctx));
+        let (inbox, function, source) = inbox_ref(cx, wake.clone(), &self.ref_name);
+        let (consumer, value) = (self.consumer)();
+        mats.push(Box::new(source));
+        mats.push(value);
+        Box::new(ActorRefFoldLogic {
+            source_name: Arc::from(self.ref_name.as_str()),
+            inbox,
+            function,
+            consumer,
+            arrived: VecDeque::new(),
+            wake,
+            holding: false,
+        })
+    }
+}
+
+struct ActorRefFoldLogic<T: Send + 'static> {
+    /// A failure told through the handle is attributed to the source, as
+    /// unfused.
+    source_name: Arc<str>,
+    inbox: Arc<StageInbox<T>>,
+    function: FunctionRef<T>,
+    consumer: Box<dyn Consumer<T>>,
+    /// Taken from the inbox and not yet fed (more than one turn's budget).
+    arrived: VecDeque<Signal<T>>,
+    /// The inbox's wake-up, also used to go on after a budget.
+    wake: AsyncCallback<()>,
+    /// The stage holds the inbox (see `on_signals`).
+    holding: bool,
+}
+
+/// How feeding a batch ended.
+enum Fed {
+    /// Everything was fed; the stream goes on.
+    Open,
+    /// The budget ran out with signals left.
+    Budget,
+    /// The stream ended: the consumer has finished (or stopped taking).
+    Ended,
+}
+
+impl<T: Send + 'static> ActorRefFoldLogic<T> {
+    /// Take and feed until the inbox goes quiet. While bursts keep coming
+    /// the stage holds the inbox (producers send no wake-ups) and takes
+    /// again after [`PACE`]: a wake-up per burst costs a producer more than
+    /// the elements of the burst, and a consumer that drains right behind
+    /// the producer fights it for the same cache lines. A take of fewer
+    /// than [`BUSY`] signals lets go at once, so sparse traffic is handled
+    /// with no added delay.
+    fn on_signals(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let turn = Instant::now();
+        loop {
+            if !self.holding {
+                self.inbox.hold();
+                self.holding = true;
+            }
+            let taken = self.inbox.take_held(&mut self.arrived);
+            match self.feed(ctx) {
+                Fed::Ended => return Ok(()),
+                Fed::Budget => {
+                    // Go on in the next turn, still holding.
+                    self.wake.invoke(());
+                    return Ok(());
+                }
+                Fed::Open => {}
+            }
+            if taken < BUSY {
+                self.holding = false;
+                if self.inbox.release() {
+                    // Counted meanwhile, and nobody wakes us for them.
+                    continue;
+                }
+                return Ok(());
+            }
+            if turn.elapsed() >= TURN {
+                // Let the island's other work run; go on holding.
+                self.wake.invoke(());
+                return Ok(());
+            }
+            let pause = Instant::now();
+            while pause.elapsed() < PACE {
+                std::hint::spin_loop();
+            }
+        }
+    }
+
+    /// Feed what arrived; end the stage if the stream ended.
+    fn feed(&mut self, ctx: &mut StageContext<'_>) -> Fed {
+        let (arrived, consumer, name) = (&mut self.arrived, &mut self.consumer, &self.source_name);
+        let fed = catch_unwind(AssertUnwindSafe(|| feed(arrived, &mut **consumer, name)));
+        match fed {
+            Ok(Fed::Ended) => {
+                // What came after the end is dropped, observably.
+                let mut drops = Drops::default();
+                let path = self.function.actor_ref().path().clone();
+                for signal in self.arrived.drain(..) {
+                    if let Signal::Element(element) = signal {
+                        drops.element(&path, ctx, element);
+                    }
+                }
+                drops.settle(&self.inbox, ctx);
+                ctx.complete_stage();
+                Fed::Ended
+            }
+            Ok(fed) => fed,
+            Err(payload) => {
+                let name: Arc<str> = ctx.stage_name().into();
+                self.consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                ctx.complete_stage();
+                Fed::Ended
+            }
+        }
+    }
+}
+
+/// Feed up to [`BUDGET`] signals to `consumer`, in order.
+fn feed<T: Send + 'static>(arrived: &mut VecDeque<Signal<T>>, consumer: &mut dyn Consumer<T>, source: &Arc<str>) -> Fed {
+    for _ in 0..BUDGET {
+        let Some(signal) = arrived.pop_front() else {
+            return Fed::Open;
+        };
+        match signal {
+            Signal::Element(element) => {
+                if let ControlFlow::Break(()) = consumer.on_next(element) {
+                    return Fed::Ended;
+                }
+            }
+            // Nothing is ever buffered, so draining and immediate
+            // completion are the same here.
+            Signal::Drain | Signal::Now => {
+                consumer.finish(Ok(()));
+                return Fed::Ended;
+            }
+            Signal::Fail(error) => {
+                consumer.finish(Err(error.in_stage(source)));
+                return Fed::Ended;
+            }
+        }
+    }
+    if arrived.is_empty() { Fed::Open } else { Fed::Budget }
+}
+
+impl<T: Send + 'static> GraphStageLogic for ActorRefFoldLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !self.consumer.wants_elements() {
+            self.consumer.finish(Ok(()));
+            ctx.complete_stage();
+            return Ok(());
+        }
+        // No ports: stay until the inbox says the stream ended.
+        ctx.set_keep_going(true);
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        // Refuse what comes next (dead letters); count what was left.
+        let late = self.inbox.close();
+        let left = (late.iter().chain(&self.arrived))
+            .filter(|s| matches!(s, Signal::Element(_)))
+            .count();
+        self.arrived.clear();
+        self.inbox.count_dropped(left as u64);
+        self.function.stop();
+    }
+}
