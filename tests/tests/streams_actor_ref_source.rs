@@ -549,3 +549,48 @@ fn fused_ref_is_named_after_the_source_stage() {
     );
     shutdown(&system);
 }
+
+#[test]
+fn fused_operators_between_the_source_and_a_folding_sink_keep_their_semantics() {
+    let (system, mat) = stream_system("ars-fused-steps");
+    // map, filter and a take that ends the stream: the ref terminates
+    // after the third even square, as through separate stages.
+    let (src, done) = source(0, OverflowStrategy::DropHead)
+        .named("feed")
+        .map(|x| x * x)
+        .filter(|x| x % 2 == 0)
+        .take(3)
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    assert!(
+        src.actor_ref().path().name().contains("feed"),
+        "{}",
+        src.actor_ref().path()
+    );
+    (1..=10).for_each(|x| src.tell(x));
+    assert_eq!(done.wait(), Ok(vec![4, 16, 36]));
+    assert!(eventually(PATIENCE, || src.actor_ref().is_terminated()));
+
+    // The materialized values line up when operators sit in between.
+    let (src, sum) = source(0, OverflowStrategy::DropHead)
+        .map(u64::from)
+        .to_mat(Sink::fold(0u64, |a, x| a + x), Keep::both)
+        .run(&mat);
+    (1..=100).for_each(|x| src.tell(x));
+    src.complete();
+    assert_eq!(sum.wait(), Ok(5050));
+
+    // A panicking operator fails the stream.
+    let (src, done) = source(0, OverflowStrategy::DropHead)
+        .map(|x| {
+            assert_ne!(x, 2, "the operator panics on 2");
+            x
+        })
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&mat);
+    (1..=3).for_each(|x| src.tell(x));
+    let error = done.wait().unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Panicked(_)), "{error:?}");
+    assert!(eventually(PATIENCE, || src.actor_ref().is_terminated()));
+    shutdown(&system);
+}

@@ -20,8 +20,9 @@
 //! downstream that pulls at once gets every element even with a buffer
 //! of 0, as in Akka, where each element is its own async input.
 //!
-//! Into a folding sink (`fold`, `collect`, `for_each`, `head`, ...) the
-//! source and the sink run as one stage (`actor_ref_fold.rs`): such a sink
+//! Into a folding sink (`fold`, `collect`, `for_each`, `head`, ...),
+//! directly or through simple operators, the source, the operators and the
+//! sink run as one stage (`actor_ref_fold.rs`): such a sink
 //! pulls again as soon as it has an element, so every element arrives
 //! with demand, and the fused stage feeds them to the sink in a loop.
 //!
@@ -128,8 +129,9 @@ impl<T: Send + 'static> Source<T, ActorRefSource<T>> {
     /// ([`ActorRefSource::dropped`]) and published as a dead letter
     /// (`DeadLetterReason::Dropped`).
     ///
-    /// Straight into a folding sink (`Sink::fold`, `collect`, `for_each`,
-    /// `head`, ...) source and sink run as one stage with no port traffic
+    /// Into a folding sink (`Sink::fold`, `collect`, `for_each`, `head`,
+    /// ...), directly or through simple operators (`map`, `filter`,
+    /// `take`, ...), the whole graph runs as one stage with no port traffic
     /// per element; under a stream of tells it takes them in bursts, a
     /// couple of microseconds apart, instead of being woken for each.
     ///

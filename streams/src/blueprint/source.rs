@@ -7,7 +7,7 @@ use super::flow::Flow;
 use super::linear::Linear;
 use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
-use crate::fusion::{HostsConsumer, IterConsumerStage, IterFactory, IterSource};
+use crate::fusion::{HostsConsumer, IterConsumerStage, IterFactory, IterSource, SteppedHost};
 use crate::interpreter::boundary::Boundary;
 use crate::interpreter::{Node, stage_attributes};
 use crate::pull::Pull;
@@ -143,6 +143,24 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 _out: PhantomData,
             };
         }
+        // A host keeps its unfused stages (other sinks need them) and
+        // takes the operators into the consumer it will be given.
+        let host = match (&self.host, &flow.step) {
+            (Some((host, attrs)), Some(simple)) => {
+                let name = format!(
+                    "{}.{}",
+                    attrs.name().unwrap_or("source"),
+                    simple.attributes.name().unwrap_or("step")
+                );
+                let stepped = SteppedHost {
+                    host: Arc::clone(host),
+                    before: attrs.clone(),
+                    step: Arc::clone(&simple.step),
+                };
+                Some((Arc::new(stepped) as Arc<dyn HostsConsumer<Next>>, attrs.clone().with_name(name)))
+            }
+            _ => None,
+        };
         let keeps_iter = flow.linear.nodes.is_empty();
         let iter = if keeps_iter {
             retype_iter(self.iter)
@@ -152,7 +170,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         Source {
             linear: self.linear.then(flow.linear, combine),
             iter,
-            host: None,
+            host,
             _out: PhantomData,
         }
     }
@@ -217,13 +235,18 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 stage: host.with_consumer(attrs, consumer.clone()),
                 attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
             };
-            let (left, right) = (self.linear.mat, sink.linear.mat);
+            // The fused stage makes the source's value and the sink's; the
+            // operators between them (each `()`) made none.
+            let (left, right, before) = (self.linear.mat, sink.linear.mat, self.linear.values);
             return RunnableGraph::from_linear(Linear {
                 nodes: vec![node],
                 values: 2,
                 mat: Arc::new(move |v| {
-                    let (l, r) = v.split_at_mut(1);
-                    combine(left(l), right(r))
+                    let (source, sink) = v.split_at_mut(1);
+                    let mut values = Vec::with_capacity(before);
+                    values.push(source[0].take());
+                    values.resize_with(before, || Some(Box::new(()) as Box<dyn std::any::Any + Send>));
+                    combine(left(&mut values), right(sink))
                 }),
             });
         }

@@ -18,7 +18,7 @@ mod iter;
 mod step;
 
 pub(crate) use consumer::{
-    Consumer, ConsumerFactory, ConsumerStage, Drained, HostsConsumer, IterConsumerStage,
+    Consumer, ConsumerFactory, ConsumerStage, Drained, HostsConsumer, IterConsumerStage, SteppedHost,
 };
 pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, IterSource, PollChunks, leaf,
