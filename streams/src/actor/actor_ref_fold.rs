@@ -34,7 +34,7 @@ const BUDGET: usize = 4096;
 const BUSY: usize = 16;
 
 /// How long a busy stage lets signals gather before it takes again.
-const PACE: Duration = Duration::from_micros(2);
+const PACE: Duration = Duration::from_micros(4);
 
 /// The longest one island turn keeps taking before it lets other work run.
 const TURN: Duration = Duration::from_micros(100);

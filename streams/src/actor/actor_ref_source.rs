@@ -133,7 +133,7 @@ impl<T: Send + 'static> Source<T, ActorRefSource<T>> {
     /// ...), directly or through simple operators (`map`, `filter`,
     /// `take`, ...), the whole graph runs as one stage with no port traffic
     /// per element; under a stream of tells it takes them in bursts, a
-    /// couple of microseconds apart, instead of being woken for each.
+    /// few microseconds apart, instead of being woken for each.
     ///
     /// # Errors
     ///
