@@ -22,6 +22,34 @@ pub struct DeadLetter {
     message_type: &'static str,
     message: Box<dyn Any + Send>,
     reason: DeadLetterReason,
+    level: LogLevel,
+}
+
+/// How loudly a dead letter asks to be logged (Akka's log levels). Whoever
+/// publishes it chooses: [`EventStream::publish_dead_letter`] uses
+/// [`LogLevel::Info`], as Akka logs dead letters; a stream stage that drops
+/// elements uses the level set on it (weir-streams'
+/// `Attributes::with_drop_log_level`, [`LogLevel::Debug`] by default).
+/// Subscribers and hooks log each letter at its level (the `tracing` hook
+/// does).
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::LogLevel;
+///
+/// assert!(LogLevel::Warning > LogLevel::Debug, "ordered by severity");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum LogLevel {
+    /// Detail for whoever debugs.
+    Debug,
+    /// Worth knowing in normal operation.
+    Info,
+    /// Something is likely wrong.
+    Warning,
+    /// Something is wrong.
+    Error,
 }
 
 /// Why a message became a dead letter.
@@ -64,6 +92,11 @@ impl DeadLetter {
         self.reason
     }
 
+    /// The level its publisher asks it to be logged at.
+    pub fn level(&self) -> LogLevel {
+        self.level
+    }
+
     /// The message, if it is a `T`.
     pub fn downcast_ref<T: Any>(&self) -> Option<&T> {
         self.message.downcast_ref()
@@ -76,6 +109,7 @@ impl fmt::Debug for DeadLetter {
             .field("recipient", &self.recipient)
             .field("message_type", &self.message_type)
             .field("reason", &self.reason)
+            .field("level", &self.level)
             .finish_non_exhaustive()
     }
 }
@@ -197,6 +231,35 @@ impl EventStream {
         message: M,
         reason: DeadLetterReason,
     ) {
+        self.publish_dead_letter_at(recipient, message, reason, LogLevel::Info);
+    }
+
+    /// [`publish_dead_letter`](Self::publish_dead_letter), asking to be
+    /// logged at `level` ([`DeadLetter::level`]).
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use weir_actor::{ActorSystem, DeadLetterReason, Event, LogLevel};
+    ///
+    /// let system = ActorSystem::new("levels").unwrap();
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let log = Arc::clone(&seen);
+    /// let _subscription = system.event_stream().subscribe(move |event| {
+    ///     let Event::DeadLetter(letter) = event else { return };
+    ///     log.lock().unwrap().push(letter.level());
+    /// });
+    /// let path = "weir://levels/user/gone".parse().unwrap();
+    /// system.event_stream().publish_dead_letter_at(&path, 7u32, DeadLetterReason::Dropped, LogLevel::Warning);
+    /// assert_eq!(*seen.lock().unwrap(), [LogLevel::Warning]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn publish_dead_letter_at<M: Send + 'static>(
+        &self,
+        recipient: &ActorPath,
+        message: M,
+        reason: DeadLetterReason,
+        level: LogLevel,
+    ) {
         self.inner.dead_letters.fetch_add(1, Ordering::Relaxed);
         let hooked = self.hooks.is_some() && COMPILED_IN;
         if !hooked && self.inner.listening.load(Ordering::Acquire) == 0 {
@@ -207,6 +270,7 @@ impl EventStream {
             message_type: std::any::type_name::<M>(),
             message: Box::new(message),
             reason,
+            level,
         });
         if let (Some(hooks), Event::DeadLetter(letter)) = (&self.hooks, &event)
             && COMPILED_IN

@@ -105,7 +105,7 @@ runtime_modules! {
     pub use error::{
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
     };
-    pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, Subscription};
+    pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
     pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
     pub use selection::ActorSelection;

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::{
-    Actor, ActorHandle, ActorSystem, Context, DeadLetterReason, Event, Props, Terminated,
+    Actor, ActorHandle, ActorSystem, Context, DeadLetterReason, Event, LogLevel, Props, Terminated,
 };
 use weir_streams::prelude::*;
 use weir_streams::testkit::TestSink;
@@ -145,14 +145,54 @@ fn drops_are_published_as_dead_letters() {
         if letter.reason() == DeadLetterReason::Dropped {
             log.lock()
                 .unwrap()
-                .push(letter.downcast_ref::<u32>().copied());
+                .push((letter.downcast_ref::<u32>().copied(), letter.level()));
         }
     });
     let (src, _down) = source(0, OverflowStrategy::DropHead)
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);
-    src.tell(41); // buffer 0, no demand: dropped
-    assert!(eventually(PATIENCE, || seen.lock().unwrap().as_slice() == [Some(41)]));
+    src.tell(41); // buffer 0, no demand: dropped, at debug level (Akka's)
+    assert!(eventually(PATIENCE, || {
+        seen.lock().unwrap().as_slice() == [(Some(41), LogLevel::Debug)]
+    }));
+    assert_eq!(src.dropped(), 1);
+
+    // The level is the user's to set.
+    let (src, _down) = source(0, OverflowStrategy::DropHead)
+        .with_attributes(weir_streams::Attributes::new().with_drop_log_level(LogLevel::Warning))
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    src.tell(42);
+    assert!(eventually(PATIENCE, || {
+        seen.lock().unwrap().last() == Some(&(Some(42), LogLevel::Warning))
+    }));
+
+    // Also when the source runs fused with a folding sink: an element told
+    // after a draining completion, in the same burst, is dropped there.
+    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
+    let (open, opened) = std::sync::mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(Some((entered_tx, opened))));
+    let (src, done) = source(0, OverflowStrategy::DropHead)
+        .with_attributes(weir_streams::Attributes::new().with_drop_log_level(LogLevel::Error))
+        .map(move |x| {
+            // Hold the island on the first element while the rest queues.
+            if let Some((entered, opened)) = gate.lock().unwrap().take() {
+                entered.send(()).unwrap();
+                opened.recv().unwrap();
+            }
+            x
+        })
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&mat);
+    src.tell(0);
+    entered.recv().unwrap();
+    src.complete();
+    src.tell(43);
+    open.send(()).unwrap();
+    assert_eq!(done.wait(), Ok(()));
+    assert!(eventually(PATIENCE, || {
+        seen.lock().unwrap().last() == Some(&(Some(43), LogLevel::Error))
+    }));
     assert_eq!(src.dropped(), 1);
     shutdown(&system);
 }

@@ -1,7 +1,7 @@
 //! The `tracing` feature: one span per message.
 
 use super::{Instrumentation, LifecycleEvent, MessageInfo, Next};
-use crate::events::DeadLetter;
+use crate::events::{DeadLetter, LogLevel};
 
 /// Turns each message into a `tracing` span named `weir.message` with the
 /// fields `path`, `actor_type`, `message_type` and `kind`, entered while the
@@ -46,7 +46,18 @@ impl Instrumentation for TracingInstrumentation {
         tracing::debug!(target: "weir", ?event, "actor lifecycle");
     }
 
+    /// At the level its publisher asked for.
     fn on_dead_letter(&self, letter: &DeadLetter) {
-        tracing::debug!(target: "weir", recipient = %letter.recipient(), message_type = letter.message_type(), reason = ?letter.reason(), "dead letter");
+        macro_rules! log {
+            ($level:expr) => {
+                tracing::event!(target: "weir", $level, recipient = %letter.recipient(), message_type = letter.message_type(), reason = ?letter.reason(), "dead letter")
+            };
+        }
+        match letter.level() {
+            LogLevel::Debug => log!(tracing::Level::DEBUG),
+            LogLevel::Info => log!(tracing::Level::INFO),
+            LogLevel::Warning => log!(tracing::Level::WARN),
+            LogLevel::Error => log!(tracing::Level::ERROR),
+        }
     }
 }

@@ -17,7 +17,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use weir_actor::FunctionRef;
+use weir_actor::{FunctionRef, LogLevel};
 
 use super::actor_ref_source::{Drops, StageInbox, inbox_ref};
 use super::inbox::Signal;
@@ -85,6 +85,7 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
             arrived: VecDeque::new(),
             wake,
             holding: false,
+            drop_level: cx.attributes().drop_log_level(),
         })
     }
 }
@@ -102,6 +103,8 @@ struct ActorRefFoldLogic<T: Send + 'static> {
     wake: AsyncCallback<()>,
     /// The stage holds the inbox (see `on_signals`).
     holding: bool,
+    /// The level drops ask to be logged at (the source's attributes).
+    drop_level: LogLevel,
 }
 
 /// How feeding a batch ended.
@@ -166,7 +169,7 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
         match fed {
             Ok(Fed::Ended) => {
                 // What came after the end is dropped, observably.
-                let mut drops = Drops::default();
+                let mut drops = Drops::at(self.drop_level);
                 let path = self.function.actor_ref().path().clone();
                 for signal in self.arrived.drain(..) {
                     if let Signal::Element(element) = signal {

@@ -38,7 +38,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use weir_actor::{ActorPath, ActorRef, DeadLetterReason, FunctionRef};
+use weir_actor::{ActorPath, ActorRef, DeadLetterReason, FunctionRef, LogLevel};
 
 use super::buffered::{Arrival, ElementBuffer};
 use super::inbox::{Inbox, Signal, Wake};
@@ -199,6 +199,8 @@ struct ActorRefLogic<T: Send + 'static> {
     awaiting_turn: bool,
     /// An `on_idle` was asked for and has not come yet.
     idle_requested: bool,
+    /// The level drops ask to be logged at (the stage's attributes).
+    drop_level: LogLevel,
 }
 
 impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
@@ -222,6 +224,7 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             arrived: VecDeque::new(),
             awaiting_turn: false,
             idle_requested: false,
+            drop_level: cx.attributes().drop_log_level(),
         };
         (Box::new(logic), source)
     }
@@ -247,7 +250,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
     /// thing that changes them here).
     fn process(&mut self, ctx: &mut StageContext<'_>, available: bool, closed: bool) -> StageResult {
         let out = self.shape.out;
-        let mut drops = Drops::default();
+        let mut drops = Drops::at(self.drop_level);
         let mut ended = false;
         let result = loop {
             let Some(signal) = self.arrived.pop_front() else { break Ok(()) };
@@ -311,10 +314,11 @@ impl<T: Send + 'static> ActorRefLogic<T> {
 
 }
 
-/// The drops of one batch: published one by one when someone listens for
-/// dead letters, else counted and settled once.
-#[derive(Default)]
+/// The drops of one batch: published one by one (at the stage's drop log
+/// level) when someone listens for dead letters, else counted and settled
+/// once.
 pub(super) struct Drops {
+    level: LogLevel,
     /// Whether anyone listens, asked at the first drop.
     heard: Option<bool>,
     count: u64,
@@ -322,12 +326,21 @@ pub(super) struct Drops {
 }
 
 impl Drops {
+    pub(super) fn at(level: LogLevel) -> Self {
+        Self {
+            level,
+            heard: None,
+            count: 0,
+            unheard: 0,
+        }
+    }
+
     pub(super) fn element<T: Send + 'static>(&mut self, path: &ActorPath, ctx: &StageContext<'_>, element: T) {
         self.count += 1;
         if *self.heard.get_or_insert_with(|| ctx.system().event_stream().has_listeners()) {
             ctx.system()
                 .event_stream()
-                .publish_dead_letter(path, element, DeadLetterReason::Dropped);
+                .publish_dead_letter_at(path, element, DeadLetterReason::Dropped, self.level);
         } else {
             self.unheard += 1;
         }

@@ -2,6 +2,8 @@
 
 use std::borrow::Cow;
 
+use weir_actor::LogLevel;
+
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
 
@@ -21,6 +23,7 @@ pub const DEFAULT_INPUT_BUFFER: usize = 16;
 pub struct Attributes {
     name: Option<Cow<'static, str>>,
     input_buffer: Option<usize>,
+    drop_log_level: Option<LogLevel>,
 }
 
 impl Attributes {
@@ -47,6 +50,29 @@ impl Attributes {
         self
     }
 
+    /// The level at which a stage that drops elements (`Source::actor_ref`
+    /// under its overflow strategy) asks each drop, published as a dead
+    /// letter, to be logged.
+    ///
+    /// ```
+    /// use weir_actor::LogLevel;
+    /// use weir_streams::Attributes;
+    ///
+    /// assert_eq!(Attributes::new().drop_log_level(), LogLevel::Debug);
+    /// let loud = Attributes::new().with_drop_log_level(LogLevel::Warning);
+    /// assert_eq!(loud.drop_log_level(), LogLevel::Warning);
+    /// ```
+    pub fn with_drop_log_level(mut self, level: LogLevel) -> Self {
+        self.drop_log_level = Some(level);
+        self
+    }
+
+    /// The level for drops ([`LogLevel::Debug`] unless set, as Akka logs
+    /// an element dropped for want of demand).
+    pub fn drop_log_level(&self) -> LogLevel {
+        self.drop_log_level.unwrap_or(LogLevel::Debug)
+    }
+
     /// The name, if one was set.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
@@ -70,6 +96,9 @@ impl Attributes {
         }
         if other.input_buffer.is_some() {
             self.input_buffer = other.input_buffer;
+        }
+        if other.drop_log_level.is_some() {
+            self.drop_log_level = other.drop_log_level;
         }
         self
     }
