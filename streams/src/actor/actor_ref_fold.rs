@@ -36,9 +36,6 @@ const BUSY: usize = 16;
 /// How long a busy stage lets signals gather before it takes again.
 const PACE: Duration = Duration::from_micros(4);
 
-/// The longest one island turn keeps taking before it lets other work run.
-const TURN: Duration = Duration::from_micros(100);
-
 /// What `Source::actor_ref` offers a folding sink: itself with the sink's
 /// consumer inside.
 pub(super) struct ActorRefHost;
@@ -72,8 +69,9 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
         unreachable!("a fused source-to-sink stage has no outlet")
     }
     fn create(&self, cx: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
-        let wake = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_signals(ctx));
-        let (inbox, function, source) = inbox_ref(cx, wake.clone(), &self.ref_name);
+        let wake = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_wake(ctx));
+        let pace = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_pace(ctx));
+        let (inbox, function, source) = inbox_ref(cx, wake, &self.ref_name);
         let (consumer, value) = (self.consumer)();
         mats.push(Box::new(source));
         mats.push(value);
@@ -83,8 +81,9 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
             function,
             consumer,
             arrived: VecDeque::new(),
-            wake,
+            pace,
             holding: false,
+            last_take: Instant::now(),
             drop_level: cx.attributes().drop_log_level(),
         })
     }
@@ -99,10 +98,12 @@ struct ActorRefFoldLogic<T: Send + 'static> {
     consumer: Box<dyn Consumer<T>>,
     /// Taken from the inbox and not yet fed (more than one turn's budget).
     arrived: VecDeque<Signal<T>>,
-    /// The inbox's wake-up, also used to go on after a budget.
-    wake: AsyncCallback<()>,
+    /// The stage's own next turn while it holds the inbox.
+    pace: AsyncCallback<()>,
     /// The stage holds the inbox (see `on_signals`).
     holding: bool,
+    /// When it last took from the inbox.
+    last_take: Instant,
     /// The level drops ask to be logged at (the source's attributes).
     drop_level: LogLevel,
 }
@@ -118,47 +119,60 @@ enum Fed {
 }
 
 impl<T: Send + 'static> ActorRefFoldLogic<T> {
-    /// Take and feed until the inbox goes quiet. While bursts keep coming
-    /// the stage holds the inbox (producers send no wake-ups) and takes
-    /// again after [`PACE`]: a wake-up per burst costs a producer more than
-    /// the elements of the burst, and a consumer that drains right behind
-    /// the producer fights it for the same cache lines. A take of fewer
-    /// than [`BUSY`] signals lets go at once, so sparse traffic is handled
-    /// with no added delay.
-    fn on_signals(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let turn = Instant::now();
+    /// A producer woke the stage. While it holds the inbox a `pace` turn
+    /// is always on its way and will take (a producer can still wake it
+    /// then, when a take ran ahead of a count), so this one has nothing to do.
+    fn on_wake(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.holding {
+            return Ok(());
+        }
+        self.run(ctx)
+    }
+
+    /// The stage's own turn while holding: take once [`PACE`] has passed
+    /// since the last take; until then pass through the island's mailbox
+    /// again, so the worker runs other actors and stages meanwhile.
+    fn on_pace(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.last_take.elapsed() < PACE {
+            self.pace.invoke(());
+            return Ok(());
+        }
+        self.run(ctx)
+    }
+
+    /// Take and feed what the inbox holds. While bursts keep coming the
+    /// stage holds the inbox (producers send no wake-ups) and takes again
+    /// [`PACE`] later: a wake-up per burst costs a producer more than the
+    /// elements of the burst, and a consumer draining right behind the
+    /// producer fights it for the same cache lines. A take of fewer than
+    /// [`BUSY`] signals lets go at once, so sparse traffic is handled with
+    /// no added delay.
+    fn run(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
             if !self.holding {
                 self.inbox.hold();
                 self.holding = true;
             }
             let taken = self.inbox.take_held(&mut self.arrived);
+            self.last_take = Instant::now();
             match self.feed(ctx) {
                 Fed::Ended => return Ok(()),
+                // The budget ran out: go on in the next turn, still holding.
                 Fed::Budget => {
-                    // Go on in the next turn, still holding.
-                    self.wake.invoke(());
+                    self.pace.invoke(());
+                    return Ok(());
+                }
+                Fed::Open if taken >= BUSY => {
+                    self.pace.invoke(());
                     return Ok(());
                 }
                 Fed::Open => {}
             }
-            if taken < BUSY {
-                self.holding = false;
-                if self.inbox.release() {
-                    // Counted meanwhile, and nobody wakes us for them.
-                    continue;
-                }
+            self.holding = false;
+            if !self.inbox.release() {
                 return Ok(());
             }
-            if turn.elapsed() >= TURN {
-                // Let the island's other work run; go on holding.
-                self.wake.invoke(());
-                return Ok(());
-            }
-            let pause = Instant::now();
-            while pause.elapsed() < PACE {
-                std::hint::spin_loop();
-            }
+            // Counted meanwhile, and nobody wakes us for them: go on.
         }
     }
 
