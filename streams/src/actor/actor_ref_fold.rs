@@ -100,7 +100,7 @@ struct ActorRefFoldLogic<T: Send + 'static> {
     arrived: VecDeque<Signal<T>>,
     /// The stage's own next turn while it holds the inbox.
     pace: AsyncCallback<()>,
-    /// The stage holds the inbox (see `on_signals`).
+    /// The stage holds the inbox (see `run`).
     holding: bool,
     /// When it last took from the inbox.
     last_take: Instant,
