@@ -170,3 +170,44 @@ fn fused_operators_between_the_source_and_a_folding_sink_keep_their_semantics() 
     assert!(eventually(PATIENCE, || src.actor_ref().is_terminated()));
     shutdown(&system);
 }
+
+#[test]
+fn fused_streams_share_the_pool_and_end_cleanly_when_the_system_stops_under_load() {
+    let (system, mat) = stream_system("ars-fused-many");
+    // Busy streams wait for their next burst through the island's mailbox,
+    // not by holding a worker: eight of them on two threads all finish.
+    let runs: Vec<_> = (0..8)
+        .map(|_| {
+            let (src, done) = Source::<u64, _>::actor_ref(0, OverflowStrategy::DropHead)
+                .unwrap()
+                .map(|x| x + 1)
+                .to_mat(Sink::fold(0u64, |count, _| count + 1), Keep::both)
+                .run(&mat);
+            let actor = src.actor_ref().clone();
+            let producer = std::thread::spawn(move || (0..50_000u64).for_each(|i| actor.tell(i)));
+            (src, done, producer)
+        })
+        .collect();
+    for (src, done, producer) in runs {
+        producer.join().unwrap();
+        src.complete();
+        assert_eq!(done.wait(), Ok(50_000));
+    }
+
+    // Stopping the system while a producer still tells: the stream ends
+    // with an abrupt termination, nothing hangs, later tells are dead letters.
+    let (src, done) = Source::<u64, _>::actor_ref(0, OverflowStrategy::DropHead)
+        .unwrap()
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&mat);
+    let actor = src.actor_ref().clone();
+    let producer = std::thread::spawn(move || (0..1_000_000u64).for_each(|i| actor.tell(i)));
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    shutdown(&system);
+    producer.join().unwrap();
+    let outcome = done.wait_timeout(PATIENCE).expect("ends in time");
+    assert!(
+        matches!(&outcome, Err(e) if matches!(e.kind(), ErrorKind::AbruptTermination)),
+        "{outcome:?}"
+    );
+}
