@@ -133,7 +133,8 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
     /// since the last take; until then pass through the island's mailbox
     /// again, so the worker runs other actors and stages meanwhile.
     fn on_pace(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.last_take.elapsed() < PACE {
+        // A backlog past the budget goes on at once.
+        if self.arrived.is_empty() && self.last_take.elapsed() < PACE {
             self.pace.invoke(());
             return Ok(());
         }
