@@ -141,20 +141,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
     /// Take everything queued onto the back of `into`, in order, until no
     /// counted signal is left untaken.
     pub(crate) fn take(&self, into: &mut VecDeque<Signal<T>>) {
-        loop {
-            let before = into.len();
-            self.drain_into(into);
-            let taken = into.len() - before;
-            let left = self
-                .pending
-                .0
-                .fetch_sub(taken, Ordering::AcqRel)
-                .wrapping_sub(taken);
-            // At 0 or "below" (taken before counted), the next add wakes us.
-            if left == 0 || left > usize::MAX / 2 {
-                return;
-            }
-        }
+        while self.take_counted(into).1 {}
     }
 
     /// Hold the inbox: until [`release`](Self::release), producers count
@@ -168,22 +155,34 @@ impl<T: Send, W: Wake> Inbox<T, W> {
     /// While holding: take everything queued onto the back of `into`, in
     /// order; how many signals that was.
     pub(crate) fn take_held(&self, into: &mut VecDeque<Signal<T>>) -> usize {
-        let before = into.len();
-        self.drain_into(into);
-        let taken = into.len() - before;
-        self.pending.0.fetch_sub(taken, Ordering::AcqRel);
-        taken
+        self.take_counted(into).0
     }
 
     /// Stop holding. `true` when signals were counted that were not taken
     /// and no wake-up is on its way for them: the caller takes again
     /// (holding once more, or with [`take`](Self::take)).
     pub(crate) fn release(&self) -> bool {
+        self.uncount(1)
+    }
+
+    /// Take what is queued and uncount it: how many signals, and whether
+    /// counted ones are still untaken.
+    fn take_counted(&self, into: &mut VecDeque<Signal<T>>) -> (usize, bool) {
+        let before = into.len();
+        self.drain_into(into);
+        let taken = into.len() - before;
+        (taken, self.uncount(taken))
+    }
+
+    /// Subtract `n` from `pending`; whether counted signals are left
+    /// untaken. At 0 or "below" (taken before counted) none are, and the
+    /// next add wakes the stage.
+    fn uncount(&self, n: usize) -> bool {
         let left = self
             .pending
             .0
-            .fetch_sub(1, Ordering::AcqRel)
-            .wrapping_sub(1);
+            .fetch_sub(n, Ordering::AcqRel)
+            .wrapping_sub(n);
         !(left == 0 || left > usize::MAX / 2)
     }
 
