@@ -168,9 +168,8 @@ impl<T: Send + 'static, A: Clone + Send + 'static> GraphStageLogic for AckSource
     }
 
     fn post_stop(&mut self) {
-        let late = self.inbox.close();
-        let late = late.iter().filter(|s| matches!(s, Signal::Element(_))).count() as u64;
-        self.inbox.count_dropped(late + u64::from(self.pending.take().is_some()));
+        let pending = usize::from(self.pending.take().is_some());
+        self.inbox.close_counting(&mut self.batch, pending);
         self.function.stop();
     }
 }

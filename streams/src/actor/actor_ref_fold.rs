@@ -186,11 +186,7 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
                 // What came after the end is dropped, observably.
                 let mut drops = Drops::at(self.drop_level);
                 let path = self.function.actor_ref().path().clone();
-                for signal in self.arrived.drain(..) {
-                    if let Signal::Element(element) = signal {
-                        drops.element(&path, ctx, element);
-                    }
-                }
+                drops.rest(&path, ctx, &mut self.arrived);
                 drops.settle(&self.inbox, ctx);
                 ctx.complete_stage();
                 Fed::Ended
@@ -247,12 +243,7 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefFoldLogic<T> {
 
     fn post_stop(&mut self) {
         // Refuse what comes next (dead letters); count what was left.
-        let late = self.inbox.close();
-        let left = (late.iter().chain(&self.arrived))
-            .filter(|s| matches!(s, Signal::Element(_)))
-            .count();
-        self.arrived.clear();
-        self.inbox.count_dropped(left as u64);
+        self.inbox.close_counting(&mut self.arrived, 0);
         self.function.stop();
     }
 }

@@ -302,11 +302,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
         };
         if ended {
             // The stage ended part-way: what is left is dropped, observably.
-            for signal in self.arrived.drain(..) {
-                if let Signal::Element(element) = signal {
-                    drops.element(&self.path, ctx, element);
-                }
-            }
+            drops.rest(&self.path, ctx, &mut self.arrived);
         }
         drops.settle(&self.inbox, ctx);
         result
@@ -343,6 +339,20 @@ impl Drops {
                 .publish_dead_letter_at(path, element, DeadLetterReason::Dropped, self.level);
         } else {
             self.unheard += 1;
+        }
+    }
+
+    /// Every element left in `signals` (after the stream ended), emptying it.
+    pub(super) fn rest<T: Send + 'static>(
+        &mut self,
+        path: &ActorPath,
+        ctx: &StageContext<'_>,
+        signals: &mut VecDeque<Signal<T>>,
+    ) {
+        for signal in signals.drain(..) {
+            if let Signal::Element(element) = signal {
+                self.element(path, ctx, element);
+            }
         }
     }
 
@@ -408,12 +418,8 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
 
     fn post_stop(&mut self) {
         // Refuse what comes next (dead letters), count what was still queued.
-        let late = self.inbox.close();
-        let late_elements = (late.iter().chain(&self.arrived))
-            .filter(|s| matches!(s, Signal::Element(_)))
-            .count();
-        self.arrived.clear();
-        self.inbox.count_dropped((late_elements + self.buffer.discard()) as u64);
+        let buffered = self.buffer.discard();
+        self.inbox.close_counting(&mut self.arrived, buffered);
         self.function.stop();
     }
 }
