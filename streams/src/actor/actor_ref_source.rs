@@ -197,8 +197,6 @@ struct ActorRefLogic<T: Send + 'static> {
     /// turn: `on_pull` (it wants more) or `on_idle` (the island ran out of
     /// events without it asking).
     awaiting_turn: bool,
-    /// An `on_idle` was asked for and has not come yet.
-    idle_requested: bool,
     /// The level drops ask to be logged at (the stage's attributes).
     drop_level: LogLevel,
 }
@@ -223,7 +221,6 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
             arrived: VecDeque::new(),
             awaiting_turn: false,
-            idle_requested: false,
             drop_level: cx.attributes().drop_log_level(),
         };
         (Box::new(logic), source)
@@ -281,10 +278,8 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                         ctx.push(out, element)?;
                         if !self.arrived.is_empty() {
                             self.awaiting_turn = true;
-                            if !self.idle_requested {
-                                self.idle_requested = true;
-                                ctx.request_idle_callback();
-                            }
+                            // The island dedups: one on_idle, however often asked.
+                            ctx.request_idle_callback();
                         }
                         break Ok(());
                     }
@@ -405,7 +400,6 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.idle_requested = false;
         if !self.awaiting_turn {
             return Ok(());
         }
