@@ -9,7 +9,7 @@ use super::runnable::RunnableGraph;
 use super::sink::{Sink, SinkKind};
 use crate::fusion::{HostsConsumer, IterConsumerStage, IterFactory, IterSource, SteppedHost};
 use crate::interpreter::boundary::Boundary;
-use crate::interpreter::{Node, stage_attributes};
+use crate::interpreter::{ErasedStage, Node, stage_attributes};
 use crate::pull::Pull;
 use crate::stage::{GraphStage, SourceShape};
 use crate::{Attributes, Materializer};
@@ -120,13 +120,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
             // Fuse the operators into the iterator as iterator adapters.
             let (iter, adapt) = (iter.clone(), simple.adapt.clone());
             let factory: IterFactory<Next> = Arc::new(move || adapt(iter()));
-            let step_attrs = &simple.attributes;
-            let name = format!(
-                "{}.{}",
-                attrs.name().unwrap_or("iter"),
-                step_attrs.name().unwrap_or("step")
-            );
-            let attributes = attrs.clone().with_name(name);
+            let attributes = attrs.clone().with_name(step_name(attrs, &simple.attributes));
             let (left, right) = (self.linear.mat, flow.linear.mat);
             return Source {
                 linear: Linear {
@@ -147,11 +141,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         // takes the operators into the consumer it will be given.
         let host = match (&self.host, &flow.step) {
             (Some((host, attrs)), Some(simple)) => {
-                let name = format!(
-                    "{}.{}",
-                    attrs.name().unwrap_or("source"),
-                    simple.attributes.name().unwrap_or("step")
-                );
+                let name = step_name(attrs, &simple.attributes);
                 let stepped = SteppedHost {
                     host: Arc::clone(host),
                     before: attrs.clone(),
@@ -229,14 +219,29 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                 }),
             });
         }
-        if let (Some((host, attrs)), SinkKind::Consumer(consumer)) = (&self.host, &sink.kind) {
-            // A source that runs the folding sink inside itself: one stage.
+        // A folding sink run inside the source's stage: an iterator driven
+        // in a loop, or a host (`Source::actor_ref`) that feeds it.
+        let fused = match (&self.iter, &self.host, &sink.kind) {
+            (Some((iter, attrs)), _, SinkKind::Consumer(consumer)) => {
+                let stage = IterConsumerStage {
+                    name: "fused",
+                    source: iter.clone(),
+                    sink: consumer.clone(),
+                };
+                Some((Arc::new(stage) as Arc<dyn ErasedStage>, attrs))
+            }
+            (_, Some((host, attrs)), SinkKind::Consumer(consumer)) => {
+                Some((host.with_consumer(attrs, consumer.clone()), attrs))
+            }
+            _ => None,
+        };
+        if let Some((stage, attrs)) = fused {
             let node = Node::Stage {
-                stage: host.with_consumer(attrs, consumer.clone()),
+                stage,
                 attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
             };
             // The fused stage makes the source's value and the sink's; the
-            // operators between them (each `()`) made none.
+            // operators a host took in (each `()`) made none.
             let (left, right, before) = (self.linear.mat, sink.linear.mat, self.linear.values);
             return RunnableGraph::from_linear(Linear {
                 nodes: vec![node],
@@ -247,27 +252,6 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
                     values.push(source[0].take());
                     values.resize_with(before, || Some(Box::new(()) as Box<dyn std::any::Any + Send>));
                     combine(left(&mut values), right(sink))
-                }),
-            });
-        }
-        if let (Some((iter, attrs)), SinkKind::Consumer(consumer)) = (&self.iter, &sink.kind) {
-            // An iterator source straight into a folding sink: one loop.
-            let stage = IterConsumerStage {
-                name: "fused",
-                source: iter.clone(),
-                sink: consumer.clone(),
-            };
-            let node = Node::Stage {
-                stage: Arc::new(stage),
-                attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
-            };
-            let (left, right) = (self.linear.mat, sink.linear.mat);
-            return RunnableGraph::from_linear(Linear {
-                nodes: vec![node],
-                values: 2,
-                mat: Arc::new(move |v| {
-                    let (l, r) = v.split_at_mut(1);
-                    combine(left(l), right(r))
                 }),
             });
         }
@@ -397,6 +381,11 @@ fn node_attributes(nodes: &[Node]) -> Attributes {
 /// The input buffer of the first stage of `nodes`.
 fn node_buffer(nodes: &[Node]) -> usize {
     node_attributes(nodes).input_buffer()
+}
+
+/// The name of a source with a simple operator fused in: `range.map`.
+fn step_name(source: &Attributes, step: &Attributes) -> String {
+    format!("{}.{}", source.name().unwrap_or("iter"), step.name().unwrap_or("step"))
 }
 
 /// The name of a fused source followed by the first stage of `sink`:
