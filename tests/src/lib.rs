@@ -93,3 +93,56 @@ pub fn stream_system(name: &str) -> (weir_actor::ActorSystem, weir_streams::Mate
     let materializer = weir_streams::Materializer::new(&system);
     (system, materializer)
 }
+
+/// Holds a stream's island inside an operator on the first element it
+/// sees, so a test can queue signals behind it: put [`hold_first`] in a
+/// `map`, wait for [`entered`], queue, then [`open`].
+///
+/// [`hold_first`]: IslandGate::hold_first
+/// [`entered`]: IslandGate::entered
+/// [`open`]: IslandGate::open
+#[derive(Debug)]
+pub struct IslandGate {
+    entered: Receiver<()>,
+    open: Sender<()>,
+    gate: Gate,
+}
+
+/// The operator's side: tell "entered", wait for "open"; taken once.
+type Gate = std::sync::Arc<std::sync::Mutex<Option<(Sender<()>, Receiver<()>)>>>;
+
+impl IslandGate {
+    #[allow(clippy::new_without_default)]
+    pub fn new() -> Self {
+        let (entered_tx, entered) = channel();
+        let (open, opened) = channel();
+        Self {
+            entered,
+            open,
+            gate: std::sync::Arc::new(std::sync::Mutex::new(Some((entered_tx, opened)))),
+        }
+    }
+
+    /// The operator: passes elements through, holding on the first one
+    /// until [`open`](Self::open).
+    pub fn hold_first<T>(&self) -> impl Fn(T) -> T + Clone + Send + Sync + 'static {
+        let gate = std::sync::Arc::clone(&self.gate);
+        move |x| {
+            if let Some((entered, opened)) = gate.lock().unwrap().take() {
+                entered.send(()).unwrap();
+                opened.recv().unwrap();
+            }
+            x
+        }
+    }
+
+    /// Whether the island is held, waiting up to `timeout`.
+    pub fn entered(&self, timeout: Duration) -> bool {
+        self.entered.recv_timeout(timeout).is_ok()
+    }
+
+    /// Let the island go on.
+    pub fn open(&self) {
+        self.open.send(()).unwrap();
+    }
+}

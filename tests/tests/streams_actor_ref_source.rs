@@ -9,7 +9,7 @@ use weir_actor::{
 use weir_streams::prelude::*;
 use weir_streams::testkit::TestSink;
 use weir_streams::{ArgumentError, ErrorKind};
-use weir_tests::{PATIENCE, Probe, QUIET, eventually, shutdown, stream_system};
+use weir_tests::{IslandGate, PATIENCE, Probe, QUIET, eventually, shutdown, stream_system};
 
 fn source(
     buffer: usize,
@@ -169,26 +169,18 @@ fn drops_are_published_as_dead_letters() {
 
     // Also when the source runs fused with a folding sink: an element told
     // after a draining completion, in the same burst, is dropped there.
-    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
-    let (open, opened) = std::sync::mpsc::channel::<()>();
-    let gate = Arc::new(Mutex::new(Some((entered_tx, opened))));
+    let gate = IslandGate::new();
     let (src, done) = source(0, OverflowStrategy::DropHead)
         .with_attributes(weir_streams::Attributes::new().with_drop_log_level(LogLevel::Error))
-        .map(move |x| {
-            // Hold the island on the first element while the rest queues.
-            if let Some((entered, opened)) = gate.lock().unwrap().take() {
-                entered.send(()).unwrap();
-                opened.recv().unwrap();
-            }
-            x
-        })
+        // Hold the island on the first element while the rest queues.
+        .map(gate.hold_first())
         .to_mat(Sink::ignore(), Keep::both)
         .run(&mat);
     src.tell(0);
-    entered.recv().unwrap();
+    assert!(gate.entered(PATIENCE));
     src.complete();
     src.tell(43);
-    open.send(()).unwrap();
+    gate.open();
     assert_eq!(done.wait(), Ok(()));
     assert!(eventually(PATIENCE, || {
         seen.lock().unwrap().last() == Some(&(Some(43), LogLevel::Error))
@@ -318,30 +310,22 @@ fn a_buffer_of_zero_pushes_with_demand_and_drops_without() {
 #[test]
 fn a_burst_reaches_a_downstream_that_pulls_at_once_even_with_a_buffer_of_zero() {
     let (system, mat) = stream_system("ars-burst");
-    let (entered_tx, entered) = std::sync::mpsc::channel::<()>();
-    let (open, opened) = std::sync::mpsc::channel::<()>();
-    let gate = Arc::new(Mutex::new(Some((entered_tx, opened))));
+    let gate = IslandGate::new();
     let (src, done) = source(0, OverflowStrategy::DropHead)
-        .map(move |x| {
-            // Hold the island on the first element while the burst queues.
-            if let Some((entered, opened)) = gate.lock().unwrap().take() {
-                entered.send(()).unwrap();
-                opened.recv().unwrap();
-            }
-            x
-        })
+        // Hold the island on the first element while the burst queues.
+        .map(gate.hold_first())
         .to_mat(Sink::collect(), Keep::both)
         .run(&mat);
     // 0 may be dropped while the sink's first pull is on its way: retry.
     while {
         src.tell(0);
-        entered.recv_timeout(Duration::from_millis(20)).is_err()
+        !gate.entered(Duration::from_millis(20))
     } {}
     for i in 1..=1000 {
         src.tell(i);
     }
     src.complete();
-    open.send(()).unwrap();
+    gate.open();
     let got: Vec<u32> = done
         .wait()
         .unwrap()
