@@ -2,6 +2,7 @@
 
 use std::any::Any;
 use std::fmt;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
@@ -27,6 +28,13 @@ type OnTerminated = Box<dyn Fn(Terminated) + Send + Sync>;
 /// handler gives back, become dead letters. Lifecycle signals meant for
 /// real actors (`stop`, `poison_pill`) are ignored and published as dead
 /// letters with [`DeadLetterReason::LifecycleIgnored`].
+///
+/// Both callbacks run on the sender's stack: a caller's thread, a pool
+/// worker in the middle of another actor's stop sequence, the scheduler's
+/// timer thread. A panic in one is caught where it runs (and reported by
+/// the panic hook), so it never unwinds into the sender: the reference
+/// keeps working, and a message whose handler panicked is counted as a
+/// dead letter (it was moved into the handler, so it cannot be published).
 ///
 /// # Examples
 ///
@@ -191,7 +199,9 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
             }
             Control::Terminated(actor) => match &self.on_terminated {
                 Some(on_terminated) if !self.is_terminated() => {
-                    on_terminated(Terminated { actor });
+                    // Runs inside the watched actor's stop sequence: a panic
+                    // here would leave its parent waiting forever.
+                    let _ = catch_unwind(AssertUnwindSafe(|| on_terminated(Terminated { actor })));
                     Delivery::Queued
                 }
                 _ => Delivery::DeadLetter,
@@ -219,7 +229,17 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
 
 impl<M: Send + 'static> Recipient<M> for FunctionCell<M> {
     fn enqueue(&self, msg: M) -> Delivery {
-        let result = if self.is_terminated() { Err(msg) } else { (self.handler)(msg) };
+        let result = if self.is_terminated() {
+            Err(msg)
+        } else {
+            match catch_unwind(AssertUnwindSafe(|| (self.handler)(msg))) {
+                Ok(result) => result,
+                Err(_) => {
+                    self.system.event_stream().count_dead_letters(1);
+                    return Delivery::DeadLetter;
+                }
+            }
+        };
         match result {
             Ok(()) => Delivery::Queued,
             Err(msg) => {
