@@ -121,7 +121,10 @@ type Subscriber = Arc<dyn Fn(&Event) + Send + Sync>;
 /// Subscribers run on the thread that publishes (often a dispatcher thread,
 /// or the thread calling `tell`): keep them short, e.g. forward to a channel
 /// or an actor. A subscriber that panics is skipped for that event; the
-/// publisher never sees the panic.
+/// publisher never sees the panic. A dead letter that a subscriber (or an
+/// instrumentation hook) causes while it handles an event, by telling a
+/// stopped actor from inside the callback, is counted but not published:
+/// a subscriber cannot feed itself.
 ///
 /// # Examples
 ///
@@ -265,6 +268,11 @@ impl EventStream {
         if !hooked && self.inner.listening.load(Ordering::Acquire) == 0 {
             return;
         }
+        // A letter caused by a subscriber or hook while it handles another
+        // (it told a stopped actor) is counted, not published: published on
+        // this same stack it would reach that subscriber again, and one that
+        // tells on every letter would recurse until the stack overflows.
+        let Some(_publishing) = Publishing::enter() else { return };
         let event = Event::DeadLetter(DeadLetter {
             recipient: recipient.clone(),
             message_type: std::any::type_name::<M>(),
@@ -298,6 +306,27 @@ impl fmt::Debug for EventStream {
             .field("subscribers", &self.inner.subscribers.lock().len())
             .field("dead_letters", &self.dead_letter_count())
             .finish()
+    }
+}
+
+/// Marks this thread as inside [`EventStream::publish_dead_letter_at`]'s
+/// fan-out, for as long as it lives.
+struct Publishing;
+
+thread_local! {
+    static PUBLISHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+impl Publishing {
+    /// `None` when this thread is already publishing.
+    fn enter() -> Option<Self> {
+        PUBLISHING.with(|p| !p.replace(true)).then_some(Self)
+    }
+}
+
+impl Drop for Publishing {
+    fn drop(&mut self) {
+        PUBLISHING.with(|p| p.set(false));
     }
 }
 

@@ -73,3 +73,28 @@ fn messages_queued_when_an_actor_stops_become_dead_letters() {
     assert!(system.event_stream().dead_letter_count() <= sent);
     shutdown(&system);
 }
+
+/// A subscriber that tells a stopped actor causes a dead letter from
+/// inside publishing. Before the fix that letter was published to the same
+/// subscriber on the same stack, which told again: the stack overflowed.
+#[test]
+fn a_subscriber_that_causes_dead_letters_does_not_recurse() {
+    let system = ActorSystem::new("recursive").unwrap();
+    let q = system.spawn(Props::new(|| Quiet), "quiet").unwrap();
+    q.stop();
+    assert!(eventually(PATIENCE, || q.is_terminated()));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (log, echo) = (seen.clone(), q.clone());
+    let _subscription = system.event_stream().subscribe(move |e| {
+        let Event::DeadLetter(d) = e else { return };
+        let text = d.downcast_ref::<String>().cloned().unwrap_or_default();
+        log.lock().unwrap().push(text.clone());
+        echo.tell(format!("echo of {text}"));
+    });
+    q.tell("first".to_owned());
+    // The subscriber saw the letter it was published; the letter its own
+    // tell caused is counted, not fed back to it.
+    assert_eq!(*seen.lock().unwrap(), ["first"]);
+    assert_eq!(system.event_stream().dead_letter_count(), 2);
+    shutdown(&system);
+}
