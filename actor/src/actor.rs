@@ -184,9 +184,26 @@ impl<A: Actor> Props<A> {
     }
 
     /// How many messages one run may process before the actor yields its
-    /// thread; the system's default when not set. Values below 1 count as 1.
+    /// thread; the system's default when not set. It must be at least 1:
+    /// spawning with 0 fails with [`SpawnError::Zero`](crate::SpawnError::Zero),
+    /// as the system builder's `throughput(0)` fails its `build`.
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props, SpawnError};
+    ///
+    /// struct Quiet;
+    /// impl Actor for Quiet {
+    ///     type Msg = ();
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("throughput").unwrap();
+    /// let refused = system.spawn(Props::new(|| Quiet).with_throughput(0), "zero");
+    /// assert_eq!(refused.unwrap_err(), SpawnError::Zero("throughput"));
+    /// system.terminate().wait().unwrap();
+    /// ```
     pub fn with_throughput(mut self, throughput: usize) -> Self {
-        self.throughput = Some(throughput.max(1));
+        self.throughput = Some(throughput);
         self
     }
 

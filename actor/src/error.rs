@@ -62,6 +62,9 @@ pub enum SpawnError {
     DispatcherUnavailable(String),
     /// The props name a pool the system builder did not declare.
     UnknownDispatcher(String),
+    /// A setting of the props that must be at least 1 was 0; names the
+    /// setting (`"throughput"`).
+    Zero(&'static str),
 }
 
 impl fmt::Display for SpawnError {
@@ -72,6 +75,7 @@ impl fmt::Display for SpawnError {
             Self::ParentStopped => f.write_str("the parent actor is stopping or stopped"),
             Self::DispatcherUnavailable(e) => write!(f, "could not start a pinned dispatcher thread: {e}"),
             Self::UnknownDispatcher(name) => write!(f, "no pool named {name:?} was declared on the system builder"),
+            Self::Zero(setting) => write!(f, "{setting} must be at least 1"),
         }
     }
 }

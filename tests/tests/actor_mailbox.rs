@@ -268,3 +268,25 @@ fn a_stop_overtakes_queued_user_messages() {
     assert_eq!(one.system.event_stream().dead_letter_count(), 5);
     shutdown(&one.system);
 }
+
+/// Like the system builder's `throughput(0)`: a typed error, not a silent 1.
+#[test]
+fn a_zero_per_actor_throughput_is_a_spawn_error() {
+    struct Never;
+    impl Actor for Never {
+        type Msg = ();
+        fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    }
+    let system = ActorSystem::new("zeroThroughput").unwrap();
+    let refused = system.spawn(Props::new(|| Never).with_throughput(0), "zero");
+    assert_eq!(
+        refused.unwrap_err(),
+        weir_actor::SpawnError::Zero("throughput")
+    );
+    assert!(
+        system
+            .spawn(Props::new(|| Never).with_throughput(1), "one")
+            .is_ok()
+    );
+    shutdown(&system);
+}

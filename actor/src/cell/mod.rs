@@ -145,6 +145,9 @@ fn new_cell<A: Actor>(
     path: ActorPath,
     props: Props<A>,
 ) -> Result<Arc<Cell<A>>, SpawnError> {
+    if props.throughput == Some(0) {
+        return Err(SpawnError::Zero("throughput"));
+    }
     let dispatcher = match props.dispatcher {
         DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
         DispatcherKind::CallingThread => Dispatcher::CallingThread,
