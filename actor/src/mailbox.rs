@@ -237,3 +237,6 @@ impl<U, S> Mailbox<U, S> {
 
 #[cfg(all(test, loom))]
 mod loom_models;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
