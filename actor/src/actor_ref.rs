@@ -135,8 +135,45 @@ impl<M: Send + 'static> ActorRef<M> {
 
     /// Send a message. Returns at once; the message is processed later, in
     /// order with the other messages from this sender.
+    ///
+    /// It takes the message type itself, so literals and arithmetic infer
+    /// it (`ActorRef<u32>::tell(7)`); [`tell_into`](Self::tell_into)
+    /// converts first.
     #[inline]
-    pub fn tell(&self, msg: impl Into<M>) {
+    pub fn tell(&self, msg: M) {
+        self.deliver(msg);
+    }
+
+    /// Send anything that converts into the message type, such as one
+    /// variant's payload of a message enum with a `From` impl.
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// enum Msg {
+    ///     Add(u64),
+    /// }
+    /// impl From<u64> for Msg {
+    ///     fn from(n: u64) -> Self {
+    ///         Msg::Add(n)
+    ///     }
+    /// }
+    /// struct Sum(u64);
+    /// impl Actor for Sum {
+    ///     type Msg = Msg;
+    ///     fn receive(&mut self, _: &mut Context<Self>, Msg::Add(n): Msg) {
+    ///         self.0 += n;
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("tell-into").unwrap();
+    /// let sum = system.spawn(Props::new(|| Sum(0)), "sum").unwrap();
+    /// sum.tell_into(5u64);
+    /// sum.tell(Msg::Add(2));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    #[inline]
+    pub fn tell_into(&self, msg: impl Into<M>) {
         self.deliver(msg.into());
     }
 

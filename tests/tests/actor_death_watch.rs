@@ -104,7 +104,7 @@ impl Actor for Chatty {
     type Msg = ();
     fn receive(&mut self, ctx: &mut Context<Self>, _: ()) {
         for i in 0..self.n {
-            self.to.tell(format!("note {i}"));
+            self.to.tell_into(format!("note {i}"));
         }
         ctx.stop_self();
     }

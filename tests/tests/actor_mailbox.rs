@@ -290,3 +290,28 @@ fn a_zero_per_actor_throughput_is_a_spawn_error() {
     );
     shutdown(&system);
 }
+
+/// `tell` takes the message type itself: integer literals and arithmetic
+/// infer it (with `impl Into<M>` this failed to compile: `u32: From<i32>`).
+#[test]
+fn tell_infers_the_message_type_of_literals() {
+    struct Sum(Sender<u32>);
+    impl Actor for Sum {
+        type Msg = u32;
+        fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+            self.0.send(n).unwrap();
+        }
+    }
+    let system = ActorSystem::new("literals").unwrap();
+    let probe = Probe::new();
+    let tx = probe.sender();
+    let sum: ActorRef<u32> = system
+        .spawn(Props::new(move || Sum(tx.clone())), "sum")
+        .unwrap();
+    let base = 3;
+    sum.tell(7);
+    sum.tell(base + 4);
+    sum.tell_into(1u8);
+    assert_eq!(probe.expect_n(3), [7, 7, 1]);
+    shutdown(&system);
+}
