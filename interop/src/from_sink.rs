@@ -76,11 +76,7 @@ where
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Completion<()>) {
         let wake = cx.async_callback(|this: &mut FromSinkLogic<S, T>, (), ctx| this.drive(ctx));
         let (completer, completion) = Completer::new();
-        let sink = self
-            .sink
-            .lock()
-            .take()
-            .map(Box::pin);
+        let sink = self.sink.lock().take().map(Box::pin);
         let logic = FromSinkLogic {
             shape: SinkShape::new(),
             sink,
@@ -322,10 +318,7 @@ impl<T: Send + 'static> FuturesSink<T> for QueueSink<T> {
         Poll::Ready(sent.map_err(QueueSinkError::from))
     }
 
-    fn poll_close(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Result<(), Self::Error>> {
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         std::task::ready!(self.as_mut().poll_flush(cx))?;
         self.queue.complete();
         Poll::Ready(Ok(()))

@@ -30,7 +30,7 @@ fn bridges_share_one_waiter_that_is_joined_at_terminate() {
         // Out: a full channel, so the bridge waits for room.
         let (tx, rx) = crossbeam_channel::bounded::<u32>(1);
         tx.send(0).unwrap();
-        let _ = Source::single(1u32).run_with(Sink::to_sender(tx), &mat);
+        drop(Source::single(1u32).run_with(Sink::to_sender(tx), &mat));
         outputs.push(rx);
     }
     // Every bridge is waiting; one thread waits for all of them.
@@ -52,7 +52,7 @@ fn bridges_share_one_waiter_that_is_joined_at_terminate() {
     }
     // Bridges still waiting when the system terminates.
     let (_tx, rx) = crossbeam_channel::bounded::<u32>(1);
-    let _ = Source::from_receiver(rx).run_with(Sink::ignore(), &mat);
+    drop(Source::from_receiver(rx).run_with(Sink::ignore(), &mat));
     shutdown(&system);
     assert_eq!(
         live_threads(),

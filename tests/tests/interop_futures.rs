@@ -407,7 +407,10 @@ fn the_queue_sink_face_holds_one_element_while_full_and_reports_closed() {
     let mut ready = |sink: &mut QueueSink<u32>| Pin::new(sink).poll_ready(&mut cx);
     assert!(matches!(ready(&mut sink), Poll::Ready(Ok(()))));
     assert_eq!(Pin::new(&mut sink).start_send(1), Ok(()));
-    assert!(matches!(ready(&mut sink), Poll::Ready(Ok(()))), "1 is queued");
+    assert!(
+        matches!(ready(&mut sink), Poll::Ready(Ok(()))),
+        "1 is queued"
+    );
     assert_eq!(
         Pin::new(&mut sink).start_send(2),
         Ok(()),

@@ -26,7 +26,8 @@ fn a_shared_switch_forgets_streams_that_ended_and_stops_the_running_ones() {
         assert_eq!(done.wait(), Ok(vec![i]));
     }
     assert!(
-        eventually(PATIENCE, || running_streams(&switch) == "running_streams: 1"),
+        eventually(PATIENCE, || running_streams(&switch)
+            == "running_streams: 1"),
         "50 ended streams are forgotten, the running one is kept: {switch:?}"
     );
     switch.shutdown();
@@ -35,8 +36,16 @@ fn a_shared_switch_forgets_streams_that_ended_and_stops_the_running_ones() {
     let late = Source::repeat(1u8)
         .via(switch.flow())
         .run_with(Sink::ignore(), &mat);
-    assert_eq!(late.wait(), Ok(()), "a stream started after the switch fired stops at once");
-    assert_eq!(running_streams(&switch), "running_streams: 0", "and is not kept");
+    assert_eq!(
+        late.wait(),
+        Ok(()),
+        "a stream started after the switch fired stops at once"
+    );
+    assert_eq!(
+        running_streams(&switch),
+        "running_streams: 0",
+        "and is not kept"
+    );
     shutdown(&system);
 }
 

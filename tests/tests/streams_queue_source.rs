@@ -150,7 +150,9 @@ fn poll_once<T: Send + 'static>(send: &mut weir_streams::SendFuture<T>) -> bool 
 
 fn waiting_sends<T: Send + 'static>(queue: &weir_streams::SourceQueue<T>) -> String {
     let debug = format!("{queue:?}");
-    let from = debug.find("waiting_sends: ").expect("Debug shows the waiting sends");
+    let from = debug
+        .find("waiting_sends: ")
+        .expect("Debug shows the waiting sends");
     debug[from..].split(',').next().unwrap().to_owned()
 }
 
@@ -209,12 +211,20 @@ fn waiting_sends_keep_one_place_each_and_give_it_up_when_dropped() {
     for _ in 0..100 {
         assert!(poll_once(&mut send));
     }
-    assert_eq!(waiting_sends(&queue), "waiting_sends: 1", "polled 100 times, one place");
+    assert_eq!(
+        waiting_sends(&queue),
+        "waiting_sends: 1",
+        "polled 100 times, one place"
+    );
     for i in 0..100 {
         let mut cancelled = queue.send(10 + i);
         assert!(poll_once(&mut cancelled));
     }
-    assert_eq!(waiting_sends(&queue), "waiting_sends: 1", "100 cancelled sends left no place behind");
+    assert_eq!(
+        waiting_sends(&queue),
+        "waiting_sends: 1",
+        "100 cancelled sends left no place behind"
+    );
     down.request(2);
     assert_eq!(down.expect_next(), 0);
     assert!(
@@ -234,7 +244,10 @@ fn queue_send_errors_display_and_give_the_element_back() {
     let failed = QueueSendError::Failed(StreamError::msg("boom"), 4u8);
     assert_eq!(failed.to_string(), "the queue's stream failed: boom");
     let as_error: &dyn std::error::Error = &failed;
-    assert_eq!(as_error.source().map(ToString::to_string), Some("boom".to_owned()));
+    assert_eq!(
+        as_error.source().map(ToString::to_string),
+        Some("boom".to_owned())
+    );
     assert_eq!(failed.into_inner(), 4);
     assert_eq!(closed.into_inner(), 3);
 }

@@ -180,7 +180,9 @@ impl<T> State<T> {
     /// stage must be woken.
     fn enqueue(&mut self, element: T) -> Result<bool, QueueOfferResult<T>> {
         match &self.ending {
-            Some(Ending::Failed(error)) => return Err(QueueOfferResult::Failure(error.clone(), element)),
+            Some(Ending::Failed(error)) => {
+                return Err(QueueOfferResult::Failure(error.clone(), element));
+            }
             Some(_) => return Err(QueueOfferResult::QueueClosed(element)),
             None => {}
         }
@@ -312,9 +314,16 @@ impl<T, W: Wake> QueueBuffer<T, W> {
                 (Delivery::Fail(error.clone()), None)
             } else if demand && let Some(element) = state.queue.pop_front() {
                 // A completion requested while this was queued applies after it.
-                let then_complete = matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty();
+                let then_complete =
+                    matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty();
                 let sender = state.waiters.pop();
-                (Delivery::Push { element, then_complete }, sender)
+                (
+                    Delivery::Push {
+                        element,
+                        then_complete,
+                    },
+                    sender,
+                )
             } else if matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty() {
                 (Delivery::Complete, None)
             } else {

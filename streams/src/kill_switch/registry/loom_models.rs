@@ -59,7 +59,11 @@ fn streams_joining_while_it_fires_are_killed_once() {
         fire(&switch);
         joiner.join().unwrap();
         assert_eq!(running.kills(), 1);
-        assert_eq!(late.kills(), 1, "joined around the firing: killed exactly once");
+        assert_eq!(
+            late.kills(),
+            1,
+            "joined around the firing: killed exactly once"
+        );
         assert_eq!(switch.len(), 0, "nothing kept after firing");
     });
 }
@@ -88,6 +92,9 @@ fn streams_that_stop_are_forgotten() {
         assert_eq!(switch.len(), 1, "only the running stream is kept");
         fire(&switch);
         assert_eq!(running.kills(), 1);
-        assert!(stopped.iter().all(|s| s.kills() == 0), "a stopped stream gets no kill");
+        assert!(
+            stopped.iter().all(|s| s.kills() == 0),
+            "a stopped stream gets no kill"
+        );
     });
 }

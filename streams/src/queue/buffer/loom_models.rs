@@ -66,7 +66,11 @@ impl Send {
 
     fn poll(&mut self, buffer: &Buffer) -> Poll<Result<(), QueueSendError<usize>>> {
         let waker = waker(&self.woken);
-        buffer.poll_send(&mut self.waiting, &mut self.element, &mut Context::from_waker(&waker))
+        buffer.poll_send(
+            &mut self.waiting,
+            &mut self.element,
+            &mut Context::from_waker(&waker),
+        )
     }
 
     fn cancel(mut self, buffer: &Buffer) {
@@ -99,10 +103,16 @@ fn offer_wakes_a_waiting_stage() {
         match first {
             Delivery::Push { element, .. } => assert_eq!(element, 7),
             Delivery::Idle => {
-                assert!(stage.get() >= 1, "queued while the stage waited, and no wake-up");
+                assert!(
+                    stage.get() >= 1,
+                    "queued while the stage waited, and no wake-up"
+                );
                 assert_eq!(
                     buffer.take(true),
-                    Delivery::Push { element: 7, then_complete: false }
+                    Delivery::Push {
+                        element: 7,
+                        then_complete: false
+                    }
                 );
             }
             other => panic!("unexpected {other:?}"),
@@ -134,20 +144,32 @@ fn a_cancelled_send_passes_its_wake_up_on() {
                 (b, first)
             })
         };
-        assert!(matches!(buffer.take(true), Delivery::Push { element: 0, .. }));
+        assert!(matches!(
+            buffer.take(true),
+            Delivery::Push { element: 0, .. }
+        ));
         let a_queued = a.join().unwrap();
         let (mut b, first) = b.join().unwrap();
         let (queued, _, waiting, _) = buffer.snapshot();
         if first.is_pending() {
-            assert!(waiting <= 1, "entries only for live pending sends: {waiting}");
+            assert!(
+                waiting <= 1,
+                "entries only for live pending sends: {waiting}"
+            );
             if queued == 0 {
-                assert!(b.woken.get() >= 1, "room free, B waiting, and no wake-up on its way");
+                assert!(
+                    b.woken.get() >= 1,
+                    "room free, B waiting, and no wake-up on its way"
+                );
                 assert!(matches!(b.poll(&buffer), Poll::Ready(Ok(()))));
             }
         } else {
             assert_eq!(waiting, 0, "entries only for live pending sends");
         }
-        assert!(!(a_queued && first.is_ready()), "two elements in a queue of one");
+        assert!(
+            !(a_queued && first.is_ready()),
+            "two elements in a queue of one"
+        );
         b.cancel(&buffer);
         assert_eq!(buffer.snapshot().2, 0, "every entry gone with its send");
     });
@@ -170,13 +192,29 @@ fn completion_wakes_pending_sends() {
         buffer.end(Ending::Completing);
         let (mut send, first) = producer.join().unwrap();
         if first.is_pending() {
-            assert!(send.woken.get() >= 1, "waiting when the queue closed, and not woken");
-            assert_eq!(send.poll(&buffer), Poll::Ready(Err(QueueSendError::Closed(1))));
+            assert!(
+                send.woken.get() >= 1,
+                "waiting when the queue closed, and not woken"
+            );
+            assert_eq!(
+                send.poll(&buffer),
+                Poll::Ready(Err(QueueSendError::Closed(1)))
+            );
         } else {
-            assert_eq!(first, Poll::Ready(Err(QueueSendError::Closed(1))), "full, then closed");
+            assert_eq!(
+                first,
+                Poll::Ready(Err(QueueSendError::Closed(1))),
+                "full, then closed"
+            );
         }
         assert!(stage.get() >= 1, "the stage is woken to complete");
-        assert!(matches!(buffer.take(true), Delivery::Push { element: 0, then_complete: true }));
+        assert!(matches!(
+            buffer.take(true),
+            Delivery::Push {
+                element: 0,
+                then_complete: true
+            }
+        ));
         send.cancel(&buffer);
         assert_eq!(buffer.snapshot().2, 0);
     });
