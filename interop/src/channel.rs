@@ -1,91 +1,32 @@
 //! Crossbeam channels as Weir sources and sinks.
 //!
 //! The island never blocks on a channel: it uses `try_recv` / `try_send`,
-//! and when the channel is not ready it arms a helper thread that waits
-//! for readiness (crossbeam's `Select::ready`, which performs no
-//! operation) and wakes the island with an async callback. One helper
-//! thread per materialized bridge, started with the stage, gone (within
-//! its 50 ms check) after the stage stops.
+//! and when the channel is not ready it arms its entry with the one
+//! waiter thread all bridges share (`channel/waiter.rs`), which waits for
+//! readiness (crossbeam's `Select`, which performs no operation) and wakes
+//! the island with an async callback. No thread per bridge and no
+//! polling; the waiter runs only while some bridge does and is joined when
+//! the last one stops.
 
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use std::time::Duration;
+mod waiter;
 
-use crossbeam_channel::{Receiver, Select, Sender, TryRecvError, TrySendError};
+use crossbeam_channel::{Receiver, Sender, TryRecvError, TrySendError};
 use weir_streams::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
     SourceShape, StageContext, StageResult,
 };
 use weir_streams::{Completer, Completion, Sink, Source, StreamError};
 
-/// How often a waiting helper looks whether its stage has stopped.
-const CHECK: Duration = Duration::from_millis(50);
+use waiter::{Watch, Watched};
 
-#[derive(Default)]
-struct Arm {
-    armed: bool,
-    stopped: bool,
-}
-
-/// The helper thread's switch: armed by the stage when the channel was
-/// not ready, disarmed by the helper when it has woken the stage.
-#[derive(Default)]
-struct Waiter {
-    arm: Mutex<Arm>,
-    changed: Condvar,
-}
-
-impl Waiter {
-    fn set(&self, f: impl FnOnce(&mut Arm)) {
-        f(&mut self.arm.lock().unwrap_or_else(PoisonError::into_inner));
-        self.changed.notify_one();
-    }
-
-    /// Run the helper: whenever armed, wait until `ready(timeout)` says the
-    /// channel is ready, then wake the stage.
-    fn spawn(
-        self: &Arc<Self>,
-        name: &str,
-        ready: impl Fn(Duration) -> bool + Send + 'static,
-        wake: AsyncCallback<()>,
-    ) {
-        let waiter = Arc::clone(self);
-        // A failed spawn panics in `pre_start`: the stage fails, naming it.
-        std::thread::Builder::new()
-            .name(name.to_owned())
-            .spawn(move || {
-                loop {
-                    {
-                        let mut arm = waiter.arm.lock().unwrap_or_else(PoisonError::into_inner);
-                        while !arm.armed && !arm.stopped {
-                            arm = waiter
-                                .changed
-                                .wait(arm)
-                                .unwrap_or_else(PoisonError::into_inner);
-                        }
-                        if arm.stopped {
-                            return;
-                        }
-                    }
-                    while !ready(CHECK) {
-                        if waiter
-                            .arm
-                            .lock()
-                            .unwrap_or_else(PoisonError::into_inner)
-                            .stopped
-                        {
-                            return;
-                        }
-                    }
-                    waiter
-                        .arm
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .armed = false;
-                    wake.invoke(());
-                }
-            })
-            .expect("the channel's helper thread starts");
-    }
+/// Register a bridge's channel end with the shared waiter, failing the
+/// stage (not panicking) when the waiter thread cannot start.
+fn watch(
+    end: Box<dyn Watch>,
+    wake: &AsyncCallback<()>,
+    ctx: &StageContext<'_>,
+) -> Result<Watched, StreamError> {
+    Watched::start(end, wake.clone()).map_err(|error| ctx.attribute(StreamError::custom(error)))
 }
 
 /// `Source::from_receiver`: bring it in scope with `use weir_interop::SourceFromReceiver`.
@@ -108,7 +49,7 @@ struct FromReceiver<T> {
 struct FromReceiverLogic<T> {
     shape: SourceShape<T>,
     receiver: Receiver<T>,
-    waiter: Arc<Waiter>,
+    watched: Option<Watched>,
     wake: AsyncCallback<()>,
 }
 
@@ -125,7 +66,7 @@ impl<T: Send + 'static> GraphStage for FromReceiver<T> {
         let logic = FromReceiverLogic {
             shape: SourceShape::new(),
             receiver: self.receiver.clone(),
-            waiter: Arc::new(Waiter::default()),
+            watched: None,
             wake,
         };
         (Box::new(logic), ())
@@ -141,7 +82,9 @@ impl<T: Send + 'static> FromReceiverLogic<T> {
         match self.receiver.try_recv() {
             Ok(element) => ctx.push(out, element),
             Err(TryRecvError::Empty) => {
-                self.waiter.set(|arm| arm.armed = true);
+                if let Some(watched) = &self.watched {
+                    watched.arm();
+                }
                 Ok(())
             }
             Err(TryRecvError::Disconnected) => {
@@ -153,15 +96,8 @@ impl<T: Send + 'static> FromReceiverLogic<T> {
 }
 
 impl<T: Send + 'static> GraphStageLogic for FromReceiverLogic<T> {
-    fn pre_start(&mut self, _: &mut StageContext<'_>) -> StageResult {
-        let receiver = self.receiver.clone();
-        let ready = move |timeout| {
-            let mut select = Select::new();
-            select.recv(&receiver);
-            select.ready_timeout(timeout).is_ok()
-        };
-        self.waiter
-            .spawn("weir-from-receiver", ready, self.wake.clone());
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.watched = Some(watch(Box::new(self.receiver.clone()), &self.wake, ctx)?);
         Ok(())
     }
 
@@ -170,7 +106,7 @@ impl<T: Send + 'static> GraphStageLogic for FromReceiverLogic<T> {
     }
 
     fn post_stop(&mut self) {
-        self.waiter.set(|arm| arm.stopped = true);
+        self.watched = None;
     }
 }
 
@@ -199,7 +135,7 @@ struct ToSenderLogic<T> {
     pending: Option<T>,
     upstream_done: bool,
     completer: Completer<()>,
-    waiter: Arc<Waiter>,
+    watched: Option<Watched>,
     wake: AsyncCallback<()>,
 }
 
@@ -220,7 +156,7 @@ impl<T: Send + 'static> GraphStage for ToSender<T> {
             pending: None,
             upstream_done: false,
             completer,
-            waiter: Arc::new(Waiter::default()),
+            watched: None,
             wake,
         };
         (Box::new(logic), completion)
@@ -235,7 +171,9 @@ impl<T: Send + 'static> ToSenderLogic<T> {
                 Ok(()) => {}
                 Err(TrySendError::Full(element)) => {
                     self.pending = Some(element);
-                    self.waiter.set(|arm| arm.armed = true);
+                    if let Some(watched) = &self.watched {
+                        watched.arm();
+                    }
                     return Ok(());
                 }
                 Err(TrySendError::Disconnected(_)) => {
@@ -261,14 +199,13 @@ impl<T: Send + 'static> ToSenderLogic<T> {
 
 impl<T: Send + 'static> GraphStageLogic for ToSenderLogic<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let sender = self.sender.clone();
-        let ready = move |timeout| {
-            let mut select = Select::new();
-            select.send(&sender);
-            select.ready_timeout(timeout).is_ok()
-        };
-        self.waiter
-            .spawn("weir-to-sender", ready, self.wake.clone());
+        match watch(Box::new(self.sender.clone()), &self.wake, ctx) {
+            Ok(watched) => self.watched = Some(watched),
+            Err(error) => {
+                self.completer.complete(Err(error.clone()));
+                return Err(error);
+            }
+        }
         ctx.pull(self.shape.inlet)
     }
 
@@ -300,6 +237,6 @@ impl<T: Send + 'static> GraphStageLogic for ToSenderLogic<T> {
     }
 
     fn post_stop(&mut self) {
-        self.waiter.set(|arm| arm.stopped = true);
+        self.watched = None;
     }
 }

@@ -1,5 +1,6 @@
 //! A `futures::Sink` as a Weir sink, and a `futures::Sink` face for `Source::queue`.
 
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
@@ -8,8 +9,11 @@ use weir_streams::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };
 use weir_streams::{
-    Completer, Completion, QueueOfferResult, QueueSendError, Sink, SourceQueue, StreamError,
+    Completer, Completion, QueueOfferResult, QueueSendError, SendFuture, Sink, SourceQueue,
+    StreamError,
 };
+
+use crate::sync::Mutex;
 
 /// `Sink::from_sink`: bring it in scope with `use weir_interop::SinkFromSink`.
 pub trait SinkFromSink<T>: Sized {
@@ -34,14 +38,14 @@ impl<T: Send + 'static> SinkFromSink<T> for Sink<T, Completion<()>> {
         S::Error: std::error::Error + Send + Sync + 'static,
     {
         Sink::from_graph(FromSink {
-            sink: std::sync::Mutex::new(Some(sink)),
+            sink: Mutex::new(Some(sink)),
             _t: std::marker::PhantomData,
         })
     }
 }
 
 struct FromSink<S, T> {
-    sink: std::sync::Mutex<Option<S>>,
+    sink: Mutex<Option<S>>,
     _t: std::marker::PhantomData<fn(T)>,
 }
 
@@ -72,12 +76,7 @@ where
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Completion<()>) {
         let wake = cx.async_callback(|this: &mut FromSinkLogic<S, T>, (), ctx| this.drive(ctx));
         let (completer, completion) = Completer::new();
-        let sink = self
-            .sink
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
-            .map(Box::pin);
+        let sink = self.sink.lock().take().map(Box::pin);
         let logic = FromSinkLogic {
             shape: SinkShape::new(),
             sink,
@@ -201,8 +200,13 @@ where
     }
 }
 
-/// A `futures::Sink` face for a [`SourceQueue`]: `poll_ready` waits for
-/// room, `start_send` offers, `poll_close` completes the queue.
+/// A `futures::Sink` face for a [`SourceQueue`]: `start_send` offers,
+/// and an element that finds the queue full waits inside the sink (one at
+/// most, as a pending [`SourceQueue::send`]); `poll_ready` and
+/// `poll_flush` wait until it is queued; `poll_close` flushes, then
+/// completes the queue.
+///
+/// Cancel safety: dropping the sink drops an element still waiting in it.
 ///
 /// # Examples
 ///
@@ -226,15 +230,20 @@ where
 #[derive(Debug)]
 pub struct QueueSink<T: Send + 'static> {
     queue: SourceQueue<T>,
+    /// The element that found the queue full, waiting for room.
+    sending: Option<SendFuture<T>>,
 }
 
 impl<T: Send + 'static> QueueSink<T> {
     /// The sink face of `queue`.
     pub fn new(queue: SourceQueue<T>) -> Self {
-        Self { queue }
+        Self {
+            queue,
+            sending: None,
+        }
     }
 
-    /// The queue behind it.
+    /// The queue behind it (an element still waiting in the sink is dropped).
     pub fn into_inner(self) -> SourceQueue<T> {
         self.queue
     }
@@ -248,7 +257,8 @@ pub enum QueueSinkError<T> {
     Closed(Option<T>),
     /// The stream failed.
     Failed(StreamError, Option<T>),
-    /// Another producer took the room `poll_ready` had seen.
+    /// `start_send` was called while an earlier element still waited for
+    /// room (without waiting for `poll_ready`).
     Full(T),
 }
 
@@ -264,21 +274,33 @@ impl<T> std::fmt::Display for QueueSinkError<T> {
 
 impl<T: std::fmt::Debug> std::error::Error for QueueSinkError<T> {}
 
+impl<T> From<QueueSendError<T>> for QueueSinkError<T> {
+    fn from(error: QueueSendError<T>) -> Self {
+        match error {
+            QueueSendError::Closed(element) => QueueSinkError::Closed(Some(element)),
+            QueueSendError::Failed(error, element) => QueueSinkError::Failed(error, Some(element)),
+        }
+    }
+}
+
 impl<T: Send + 'static> FuturesSink<T> for QueueSink<T> {
     type Error = QueueSinkError<T>;
 
     fn poll_ready(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.queue.poll_ready(cx).map(|ready| match ready {
-            Ok(()) => Ok(()),
-            Err(QueueSendError::Failed(error, ())) => Err(QueueSinkError::Failed(error, None)),
-            Err(QueueSendError::Closed(())) => Err(QueueSinkError::Closed(None)),
-        })
+        self.poll_flush(cx)
     }
 
     fn start_send(self: Pin<&mut Self>, item: T) -> Result<(), Self::Error> {
-        match self.queue.offer(item) {
+        let this = self.get_mut();
+        match this.queue.offer(item) {
             QueueOfferResult::Enqueued => Ok(()),
-            QueueOfferResult::Dropped(item) => Err(QueueSinkError::Full(item)),
+            QueueOfferResult::Dropped(item) if this.sending.is_some() => {
+                Err(QueueSinkError::Full(item))
+            }
+            QueueOfferResult::Dropped(item) => {
+                this.sending = Some(this.queue.send(item));
+                Ok(())
+            }
             QueueOfferResult::QueueClosed(item) => Err(QueueSinkError::Closed(Some(item))),
             QueueOfferResult::Failure(error, item) => {
                 Err(QueueSinkError::Failed(error, Some(item)))
@@ -286,12 +308,18 @@ impl<T: Send + 'static> FuturesSink<T> for QueueSink<T> {
         }
     }
 
-    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        // Offered elements are in the queue: nothing is held here.
-        Poll::Ready(Ok(()))
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        let this = self.get_mut();
+        let Some(sending) = &mut this.sending else {
+            return Poll::Ready(Ok(()));
+        };
+        let sent = std::task::ready!(Pin::new(sending).poll(cx));
+        this.sending = None;
+        Poll::Ready(sent.map_err(QueueSinkError::from))
     }
 
-    fn poll_close(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        std::task::ready!(self.as_mut().poll_flush(cx))?;
         self.queue.complete();
         Poll::Ready(Ok(()))
     }

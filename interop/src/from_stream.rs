@@ -1,6 +1,6 @@
 //! A `futures::Stream` as a Weir source.
 
-use std::sync::{Mutex, PoisonError};
+use crate::sync::Mutex;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
@@ -48,11 +48,7 @@ impl<T: Send + 'static> SourceFromStream<T> for Source<T, ()> {
     {
         let once = Mutex::new(Some(stream));
         Source::from_poll_fn(move || {
-            let mut stream = once
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .take()
-                .map(Box::pin);
+            let mut stream = once.lock().take().map(Box::pin);
             move |cx: &mut Context<'_>| match stream.as_mut() {
                 Some(stream) => stream.as_mut().poll_next(cx).map(|next| next.map(Ok)),
                 None => Poll::Ready(Some(Err(StreamError::msg(

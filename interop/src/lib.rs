@@ -40,6 +40,7 @@ mod as_stream;
 mod channel;
 mod from_sink;
 mod from_stream;
+mod sync;
 
 pub use as_stream::{SinkAsStream, StreamOut};
 pub use channel::{SinkToSender, SourceFromReceiver};

@@ -1,11 +1,15 @@
-//! Kill switches: stop a running stream from outside.
+//! Kill switches: stop a running stream from outside. The members of a
+//! shared switch are kept in `kill_switch/registry.rs`.
 
-use std::sync::{Arc, Mutex, PoisonError};
+pub(crate) mod registry;
+
+use registry::{Joined, Registry};
 
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
     StageContext, StageResult,
 };
+use crate::sync::Arc;
 use crate::{Flow, StreamError};
 
 #[derive(Clone)]
@@ -49,10 +53,7 @@ impl KillSwitches {
     pub fn shared(name: &str) -> SharedKillSwitch {
         SharedKillSwitch {
             name: name.into(),
-            inner: Arc::new(Mutex::new(SharedState {
-                fired: None,
-                streams: Vec::new(),
-            })),
+            registry: Arc::new(Registry::new()),
         }
     }
 }
@@ -78,16 +79,12 @@ impl UniqueKillSwitch {
 }
 
 /// A kill switch for any number of streams, materialized before or after
-/// it fires (a stream that starts after it fired stops at once).
+/// it fires (a stream that starts after it fired stops at once). It keeps
+/// a way to reach each stream under it only while that stream runs.
 #[derive(Clone)]
 pub struct SharedKillSwitch {
     name: Arc<str>,
-    inner: Arc<Mutex<SharedState>>,
-}
-
-struct SharedState {
-    fired: Option<Kill>,
-    streams: Vec<AsyncCallback<Kill>>,
+    registry: Arc<Registry<AsyncCallback<Kill>, Kill>>,
 }
 
 impl SharedKillSwitch {
@@ -111,15 +108,7 @@ impl SharedKillSwitch {
     }
 
     fn fire(&self, kill: Kill) {
-        let streams = {
-            let mut state = self.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            if state.fired.is_some() {
-                return;
-            }
-            state.fired = Some(kill.clone());
-            std::mem::take(&mut state.streams)
-        };
-        for stream in streams {
+        for stream in self.registry.fire(&kill) {
             stream.invoke(kill.clone());
         }
     }
@@ -129,6 +118,8 @@ impl std::fmt::Debug for SharedKillSwitch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SharedKillSwitch")
             .field("name", &self.name)
+            .field("running_streams", &self.registry.len())
+            .field("fired", &self.registry.has_fired())
             .finish()
     }
 }
@@ -149,6 +140,20 @@ struct KillStage<T> {
 
 struct KillLogic<T> {
     shape: FlowShape<T, T>,
+    membership: Option<Membership>,
+}
+
+/// A stream's place under a shared switch: it leaves when the stage
+/// stops (or, should it never start, when its logic is dropped).
+struct Membership {
+    registry: Arc<Registry<AsyncCallback<Kill>, Kill>>,
+    key: u64,
+}
+
+impl Drop for Membership {
+    fn drop(&mut self) {
+        self.registry.leave(self.key);
+    }
 }
 
 impl<T: Send + 'static> GraphStage for KillStage<T> {
@@ -170,16 +175,22 @@ impl<T: Send + 'static> GraphStage for KillStage<T> {
             }
             Ok(())
         });
-        if let Some(shared) = &self.shared {
-            let mut state = shared.inner.lock().unwrap_or_else(PoisonError::into_inner);
-            match &state.fired {
-                Some(kill) => callback.invoke(kill.clone()),
-                None => state.streams.push(callback.clone()),
+        let membership = self.shared.as_ref().and_then(|shared| {
+            match shared.registry.join(callback.clone()) {
+                Joined::Member(key) => Some(Membership {
+                    registry: Arc::clone(&shared.registry),
+                    key,
+                }),
+                Joined::Fired(kill) => {
+                    callback.invoke(kill);
+                    None
+                }
             }
-        }
+        });
         (
             Box::new(KillLogic::<T> {
                 shape: FlowShape::new(),
+                membership,
             }),
             UniqueKillSwitch { callback },
         )
@@ -194,5 +205,9 @@ impl<T: Send + 'static> GraphStageLogic for KillLogic<T> {
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         ctx.pull(self.shape.inlet)
+    }
+
+    fn post_stop(&mut self) {
+        self.membership = None;
     }
 }

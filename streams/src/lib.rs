@@ -59,7 +59,9 @@
 //! ```
 
 #![warn(missing_docs)]
-// Under loom only the inbox protocol and what it needs are built.
+// Under loom only the protocols with loom models (the inbox, the stage
+// lifecycle, the queue buffer, the kill-switch registry) and what they
+// need are built.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod error;
@@ -78,6 +80,16 @@ mod actor {
 #[cfg(loom)]
 mod interpreter {
     pub(crate) mod lifecycle;
+}
+
+#[cfg(loom)]
+mod queue {
+    pub(crate) mod buffer;
+}
+
+#[cfg(loom)]
+mod kill_switch {
+    pub(crate) mod registry;
 }
 
 macro_rules! runtime_modules {

@@ -1,106 +1,22 @@
-//! `Source::queue`: a bounded queue handle that feeds a stream from any thread.
+//! `Source::queue`: a bounded queue handle that feeds a stream from any
+//! thread. The buffer and its wake-up protocol live in `queue/buffer.rs`.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
+use crate::sync::Arc;
 use crate::{ArgumentError, Source, StreamError};
 
-/// What [`SourceQueue::offer`] did with an element.
-#[derive(Debug, PartialEq)]
-pub enum QueueOfferResult<T> {
-    /// Queued: it will be emitted.
-    Enqueued,
-    /// The queue was full: here it is back.
-    Dropped(T),
-    /// The queue is completed, or the stream ended: here it is back.
-    QueueClosed(T),
-    /// The stream failed with this error: here it is back.
-    Failure(StreamError, T),
-}
+pub(crate) mod buffer;
 
-/// Why [`SourceQueue::send`] could not queue an element; it is given back.
-#[derive(Debug, PartialEq)]
-pub enum QueueSendError<T> {
-    /// The queue is completed, or the stream ended.
-    Closed(T),
-    /// The stream failed with this error.
-    Failed(StreamError, T),
-}
+use buffer::{Delivery, Ending, QueueBuffer, Waiting};
+pub use buffer::{QueueOfferResult, QueueSendError};
 
-enum Ending {
-    /// `complete()`: emit what is queued, then complete.
-    Completing,
-    /// The stream failed or was failed through the handle.
-    Failed(StreamError),
-    /// The stage stopped (completed, cancelled, torn down).
-    Stopped,
-}
-
-struct State<T> {
-    queue: VecDeque<T>,
-    capacity: usize,
-    ending: Option<Ending>,
-    /// The stage has demand and found the queue empty: wake it on offer.
-    stage_waiting: bool,
-    /// Senders waiting for room.
-    senders: VecDeque<Waker>,
-}
-
-struct Shared<T> {
-    state: Mutex<State<T>>,
-    wake: AsyncCallback<()>,
-}
-
-impl<T: Send + 'static> Shared<T> {
-    fn lock(&self) -> MutexGuard<'_, State<T>> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Queue `element` if there is room: `Ok(())`, else the refusal.
-    fn try_enqueue(&self, element: T) -> Result<(), QueueOfferResult<T>> {
-        let wake = {
-            let mut state = self.lock();
-            match &state.ending {
-                Some(Ending::Failed(error)) => return Err(QueueOfferResult::Failure(error.clone(), element)),
-                Some(_) => return Err(QueueOfferResult::QueueClosed(element)),
-                None => {}
-            }
-            if state.queue.len() >= state.capacity {
-                return Err(QueueOfferResult::Dropped(element));
-            }
-            state.queue.push_back(element);
-            std::mem::take(&mut state.stage_waiting)
-        };
-        if wake {
-            self.wake.invoke(());
-        }
-        Ok(())
-    }
-
-    fn end(&self, ending: Ending) {
-        let wake_stage = !matches!(ending, Ending::Stopped);
-        let senders = {
-            let mut state = self.lock();
-            if state.ending.is_some() {
-                return;
-            }
-            state.ending = Some(ending);
-            std::mem::take(&mut state.senders)
-        };
-        for sender in senders {
-            sender.wake();
-        }
-        if wake_stage {
-            self.wake.invoke(());
-        }
-    }
-}
+type Shared<T> = QueueBuffer<T, AsyncCallback<()>>;
 
 /// The handle `Source::queue` materializes: `Send`, `Sync`, cheap to
 /// clone. [`offer`](Self::offer) never blocks and answers at once;
@@ -120,44 +36,24 @@ impl<T: Send + 'static> Clone for SourceQueue<T> {
 impl<T: Send + 'static> SourceQueue<T> {
     /// Queue `element` if there is room; never blocks.
     pub fn offer(&self, element: T) -> QueueOfferResult<T> {
-        match self.shared.try_enqueue(element) {
-            Ok(()) => QueueOfferResult::Enqueued,
-            Err(refused) => refused,
-        }
+        self.shared.offer(element)
     }
 
     /// Queue `element`, waiting for room.
     ///
+    /// Waiting senders are woken one per place the stream frees, first
+    /// come first served (an [`offer`](Self::offer) may take a freed place
+    /// first; the woken send then waits again, first in line).
+    ///
     /// Cancel safety: dropping the future before it completes drops the
-    /// element (it was not queued).
+    /// element (it was not queued) and gives up its place in line; a
+    /// wake-up it had received goes to the next waiting send.
     pub fn send(&self, element: T) -> SendFuture<T> {
         SendFuture {
             shared: Arc::clone(&self.shared),
             element: Some(element),
+            waiting: Waiting::default(),
         }
-    }
-
-    /// Ready when there is room for one more element, or with the reason
-    /// there never will be: the poll form of [`send`](Self::send)'s wait,
-    /// for adapters (weir-interop's `futures::Sink` face). Room can be taken
-    /// by another producer before this one offers.
-    ///
-    /// # Errors
-    ///
-    /// `QueueSendError::Closed(())` or `QueueSendError::Failed(error, ())`
-    /// once the queue takes nothing more.
-    pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), QueueSendError<()>>> {
-        let mut state = self.shared.lock();
-        match &state.ending {
-            Some(Ending::Failed(error)) => return Poll::Ready(Err(QueueSendError::Failed(error.clone(), ()))),
-            Some(_) => return Poll::Ready(Err(QueueSendError::Closed(()))),
-            None => {}
-        }
-        if state.queue.len() < state.capacity {
-            return Poll::Ready(Ok(()));
-        }
-        state.senders.push_back(cx.waker().clone());
-        Poll::Pending
     }
 
     /// Complete the stream after what is queued; later offers are refused.
@@ -172,17 +68,18 @@ impl<T: Send + 'static> SourceQueue<T> {
 
     /// Whether offers are refused now (completed, failed or the stream ended).
     pub fn is_closed(&self) -> bool {
-        self.shared.lock().ending.is_some()
+        self.shared.is_closed()
     }
 }
 
 impl<T: Send + 'static> std::fmt::Debug for SourceQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let state = self.shared.lock();
+        let (queued, capacity, waiting, closed) = self.shared.snapshot();
         f.debug_struct("SourceQueue")
-            .field("queued", &state.queue.len())
-            .field("capacity", &state.capacity)
-            .field("closed", &state.ending.is_some())
+            .field("queued", &queued)
+            .field("capacity", &capacity)
+            .field("waiting_sends", &waiting)
+            .field("closed", &closed)
             .finish()
     }
 }
@@ -192,6 +89,7 @@ impl<T: Send + 'static> std::fmt::Debug for SourceQueue<T> {
 pub struct SendFuture<T: Send + 'static> {
     shared: Arc<Shared<T>>,
     element: Option<T>,
+    waiting: Waiting,
 }
 
 // The element is only ever moved, never pinned in place.
@@ -200,33 +98,15 @@ impl<T: Send + 'static> Unpin for SendFuture<T> {}
 impl<T: Send + 'static> Future for SendFuture<T> {
     type Output = Result<(), QueueSendError<T>>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let Some(element) = self.element.take() else {
-            return Poll::Ready(Ok(()));
-        };
-        match self.shared.try_enqueue(element) {
-            Ok(()) => Poll::Ready(Ok(())),
-            Err(QueueOfferResult::Dropped(element)) => {
-                let mut state = self.shared.lock();
-                // Room may have appeared since: re-check under the lock
-                // that registers the waker, so no wake-up is missed.
-                if state.queue.len() < state.capacity || state.ending.is_some() {
-                    drop(state);
-                    self.element = Some(element);
-                    cx.waker().wake_by_ref();
-                    return Poll::Pending;
-                }
-                state.senders.push_back(cx.waker().clone());
-                drop(state);
-                self.element = Some(element);
-                Poll::Pending
-            }
-            Err(QueueOfferResult::QueueClosed(element)) => Poll::Ready(Err(QueueSendError::Closed(element))),
-            Err(QueueOfferResult::Failure(error, element)) => {
-                Poll::Ready(Err(QueueSendError::Failed(error, element)))
-            }
-            Err(QueueOfferResult::Enqueued) => Poll::Ready(Ok(())),
-        }
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        this.shared.poll_send(&mut this.waiting, &mut this.element, cx)
+    }
+}
+
+impl<T: Send + 'static> Drop for SendFuture<T> {
+    fn drop(&mut self) {
+        self.shared.cancel_send(&mut self.waiting);
     }
 }
 
@@ -293,16 +173,7 @@ impl<T: Send + 'static> GraphStage for QueueStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, SourceQueue<T>) {
         let wake = cx.async_callback(|this: &mut QueueLogic<T>, (), ctx| this.deliver(ctx));
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
-                queue: VecDeque::with_capacity(self.capacity.min(1024)),
-                capacity: self.capacity,
-                ending: None,
-                stage_waiting: false,
-                senders: VecDeque::new(),
-            }),
-            wake,
-        });
+        let shared = Arc::new(QueueBuffer::new(self.capacity, wake));
         let logic = QueueLogic {
             shape: SourceShape::new(),
             shared: Arc::clone(&shared),
@@ -316,32 +187,16 @@ impl<T: Send + 'static> QueueLogic<T> {
     /// failure on at once and a completion once the queue is empty.
     fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
-        let available = ctx.is_available(out);
-        let (next, sender, end) = {
-            let mut state = self.shared.lock();
-            if let Some(Ending::Failed(error)) = &state.ending {
-                (None, None, Some(Err(error.clone())))
-            } else if available && let Some(element) = state.queue.pop_front() {
-                // A completion requested while this was queued applies after it.
-                let drained = matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty();
-                (Some(element), state.senders.pop_front(), drained.then_some(Ok(())))
-            } else if matches!(state.ending, Some(Ending::Completing)) && state.queue.is_empty() {
-                (None, None, Some(Ok(())))
-            } else {
-                state.stage_waiting = available;
-                (None, None, None)
+        match self.shared.take(ctx.is_available(out)) {
+            Delivery::Push { element, then_complete } => {
+                ctx.push(out, element)?;
+                if then_complete {
+                    ctx.complete(out);
+                }
             }
-        };
-        if let Some(sender) = sender {
-            sender.wake();
-        }
-        if let Some(element) = next {
-            ctx.push(out, element)?;
-        }
-        match end {
-            Some(Ok(())) => ctx.complete(out),
-            Some(Err(error)) => ctx.fail(out, error),
-            None => {}
+            Delivery::Complete => ctx.complete(out),
+            Delivery::Fail(error) => ctx.fail(out, error),
+            Delivery::Idle => {}
         }
         Ok(())
     }

@@ -393,7 +393,7 @@ fn a_failing_futures_sink_fails_the_stream_and_upstream_failures_reach_it() {
 }
 
 #[test]
-fn the_queue_sink_face_reports_full_and_closed() {
+fn the_queue_sink_face_holds_one_element_while_full_and_reports_closed() {
     use futures_sink::Sink as _;
     use weir_interop::{QueueSink, QueueSinkError};
     let (system, mat) = stream_system("interop-queue-sink");
@@ -404,26 +404,41 @@ fn the_queue_sink_face_reports_full_and_closed() {
     let mut sink = QueueSink::new(queue.clone());
     let waker = futures_util::task::noop_waker();
     let mut cx = Context::from_waker(&waker);
-    assert!(matches!(
-        Pin::new(&mut sink).poll_ready(&mut cx),
-        Poll::Ready(Ok(()))
-    ));
+    let mut ready = |sink: &mut QueueSink<u32>| Pin::new(sink).poll_ready(&mut cx);
+    assert!(matches!(ready(&mut sink), Poll::Ready(Ok(()))));
     assert_eq!(Pin::new(&mut sink).start_send(1), Ok(()));
     assert!(
-        Pin::new(&mut sink).poll_ready(&mut cx).is_pending(),
-        "no room: not ready"
+        matches!(ready(&mut sink), Poll::Ready(Ok(()))),
+        "1 is queued"
     );
     assert_eq!(
         Pin::new(&mut sink).start_send(2),
-        Err(QueueSinkError::Full(2))
+        Ok(()),
+        "the queue is full: 2 waits in the sink"
+    );
+    assert!(ready(&mut sink).is_pending(), "no room: not ready");
+    assert_eq!(
+        Pin::new(&mut sink).start_send(3),
+        Err(QueueSinkError::Full(3)),
+        "one element waits at most"
+    );
+    assert!(
+        format!("{queue:?}").contains("waiting_sends: 1"),
+        "polled again and again, the waiting element keeps one place in line: {queue:?}"
     );
     down.request(1);
     assert_eq!(down.expect_next(), 1);
+    assert!(
+        eventually(PATIENCE, || matches!(ready(&mut sink), Poll::Ready(Ok(())))),
+        "room made: 2 is queued"
+    );
     queue.complete();
     assert_eq!(
-        Pin::new(&mut sink).start_send(3),
-        Err(QueueSinkError::Closed(Some(3)))
+        Pin::new(&mut sink).start_send(4),
+        Err(QueueSinkError::Closed(Some(4)))
     );
+    down.request(2);
+    assert_eq!(down.expect_next(), 2);
     down.expect_complete();
     shutdown(&system);
 }

@@ -138,3 +138,116 @@ fn many_threads_offer_and_send_into_one_stream() {
     );
     shutdown(&system);
 }
+
+/// Poll `send` once with a waker that does nothing: pending or done.
+fn poll_once<T: Send + 'static>(send: &mut weir_streams::SendFuture<T>) -> bool {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    std::pin::Pin::new(send)
+        .poll(&mut Context::from_waker(Waker::noop()))
+        .is_pending()
+}
+
+fn waiting_sends<T: Send + 'static>(queue: &weir_streams::SourceQueue<T>) -> String {
+    let debug = format!("{queue:?}");
+    let from = debug
+        .find("waiting_sends: ")
+        .expect("Debug shows the waiting sends");
+    debug[from..].split(',').next().unwrap().to_owned()
+}
+
+/// Capacity 1 and full; a send that waited is cancelled (before or after
+/// the stream frees a place); a live send waiting behind it still
+/// completes when the place is freed.
+#[test]
+fn a_cancelled_send_does_not_take_a_live_senders_wake_up() {
+    for cancel_after_the_wake_up in [false, true] {
+        let (system, mat) = stream_system("queue-cancel");
+        let (queue, mut down) = Source::queue(1)
+            .unwrap()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(&mat);
+        assert_eq!(queue.offer(0), QueueOfferResult::Enqueued);
+        let mut cancelled = queue.send(1);
+        assert!(poll_once(&mut cancelled), "full: the first send waits");
+        let live = {
+            let queue = queue.clone();
+            std::thread::spawn(move || futures_executor::block_on(queue.send(2)))
+        };
+        assert!(
+            eventually(PATIENCE, || waiting_sends(&queue) == "waiting_sends: 2"),
+            "both sends wait: {queue:?}"
+        );
+        if !cancel_after_the_wake_up {
+            drop(cancelled);
+            down.request(1);
+        } else {
+            down.request(1);
+            // The place freed woke the first in line; it gives up without using it.
+            assert!(eventually(PATIENCE, || waiting_sends(&queue) == "waiting_sends: 1"));
+            drop(cancelled);
+        }
+        assert_eq!(down.expect_next(), 0);
+        assert!(
+            eventually(PATIENCE, || live.is_finished()),
+            "the live send is woken for the freed place (cancelled after its wake-up: {cancel_after_the_wake_up})"
+        );
+        assert_eq!(live.join().unwrap(), Ok(()));
+        down.request(1);
+        assert_eq!(down.expect_next(), 2);
+        shutdown(&system);
+    }
+}
+
+#[test]
+fn waiting_sends_keep_one_place_each_and_give_it_up_when_dropped() {
+    let (system, mat) = stream_system("queue-waiters");
+    let (queue, mut down) = Source::queue(1)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    assert_eq!(queue.offer(0), QueueOfferResult::Enqueued);
+    let mut send = queue.send(1);
+    for _ in 0..100 {
+        assert!(poll_once(&mut send));
+    }
+    assert_eq!(
+        waiting_sends(&queue),
+        "waiting_sends: 1",
+        "polled 100 times, one place"
+    );
+    for i in 0..100 {
+        let mut cancelled = queue.send(10 + i);
+        assert!(poll_once(&mut cancelled));
+    }
+    assert_eq!(
+        waiting_sends(&queue),
+        "waiting_sends: 1",
+        "100 cancelled sends left no place behind"
+    );
+    down.request(2);
+    assert_eq!(down.expect_next(), 0);
+    assert!(
+        eventually(PATIENCE, || !poll_once(&mut send)),
+        "woken or not, the freed place is there for the send"
+    );
+    assert_eq!(down.expect_next(), 1);
+    drop(send);
+    assert_eq!(waiting_sends(&queue), "waiting_sends: 0");
+    shutdown(&system);
+}
+
+#[test]
+fn queue_send_errors_display_and_give_the_element_back() {
+    let closed = QueueSendError::Closed(3u8);
+    assert_eq!(closed.to_string(), "the queue is closed");
+    let failed = QueueSendError::Failed(StreamError::msg("boom"), 4u8);
+    assert_eq!(failed.to_string(), "the queue's stream failed: boom");
+    let as_error: &dyn std::error::Error = &failed;
+    assert_eq!(
+        as_error.source().map(ToString::to_string),
+        Some("boom".to_owned())
+    );
+    assert_eq!(failed.into_inner(), 4);
+    assert_eq!(closed.into_inner(), 3);
+}

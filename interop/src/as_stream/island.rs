@@ -12,7 +12,7 @@
 //! empty. A side that has to wait says so; the other wakes it (the task's
 //! waker, or an async callback into the island) once per batch.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use crate::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
 
 use weir_streams::stage::{
@@ -44,8 +44,7 @@ struct Shared<T> {
 
 impl<T> Shared<T> {
     fn lock(&self) -> MutexGuard<'_, State<T>> {
-        // Nothing panics while holding the lock; recover the state anyway.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        self.state.lock()
     }
 }
 
