@@ -66,7 +66,7 @@ fn each_message_is_a_span_with_path_actor_type_and_message_type() {
     let greeter = system
         .spawn(Props::new(move || Greeter(tx.clone())), "greeter")
         .unwrap();
-    greeter.tell("hello");
+    greeter.tell("hello".to_owned());
     probe.expect();
     assert!(
         eventually(PATIENCE, || spans.seen.lock().unwrap().iter().any(|s| s
