@@ -119,7 +119,8 @@ pub(crate) trait Recipient<M>: AnyActor {
 ///
 /// let system = ActorSystem::new("refs").unwrap();
 /// let echo = system.spawn(Props::new(|| Echo), "echo").unwrap();
-/// echo.tell("hello"); // &str converts into String
+/// echo.tell("hello".to_owned());
+/// echo.tell_into("hi"); // &str converts into String
 /// let again = echo.clone();
 /// assert_eq!(again, echo);
 /// system.terminate().wait().unwrap();

@@ -5,12 +5,12 @@
 
 use super::{Enqueued, Mailbox};
 
-fn msg(n: usize) -> Box<String> {
-    Box::new(format!("message {n}"))
+fn msg(n: usize) -> String {
+    format!("message {n}")
 }
 
 /// A mailbox whose spawner handed the token back, as after the start signal.
-fn idle() -> Mailbox<Box<String>, Box<usize>> {
+fn idle() -> Mailbox<String, Box<usize>> {
     let mailbox = Mailbox::new_claimed();
     // SAFETY: `new_claimed` gave this thread the token; the batch is empty.
     assert!(!unsafe { mailbox.release(true) });
@@ -37,14 +37,8 @@ fn the_first_send_claims_and_the_rest_queue() {
             "system messages first"
         );
         assert_eq!(mailbox.next_system(), None);
-        assert_eq!(
-            mailbox.next_user().as_deref().map(String::as_str),
-            Some("message 0")
-        );
-        assert_eq!(
-            mailbox.next_user().as_deref().map(String::as_str),
-            Some("message 1")
-        );
+        assert_eq!(mailbox.next_user().as_deref(), Some("message 0"));
+        assert_eq!(mailbox.next_user().as_deref(), Some("message 1"));
         assert_eq!(mailbox.next_user(), None);
         assert!(mailbox.batch_is_empty());
         assert!(!mailbox.release(true), "nothing left, the token goes back");
@@ -76,9 +70,7 @@ fn release_with_work_left_claims_again() {
     );
     // SAFETY: the send above won the token back.
     unsafe {
-        let left: Vec<_> = std::iter::from_fn(|| mailbox.next_user())
-            .map(|m| *m)
-            .collect();
+        let left: Vec<_> = std::iter::from_fn(|| mailbox.next_user()).collect();
         assert_eq!(left, ["message 1", "message 2"]);
     }
 }
@@ -93,11 +85,11 @@ fn close_takes_the_batch_and_the_queues_exactly_once() {
     // SAFETY: the first send above won the token for this thread.
     let drained = unsafe {
         // One message taken moves the rest of the queue into the batch.
-        assert_eq!(*mailbox.next_user().unwrap(), "message 0");
+        assert_eq!(mailbox.next_user().unwrap(), "message 0");
         let _ = mailbox.enqueue_user(msg(4)).unwrap();
         mailbox.close()
     };
-    let user: Vec<_> = drained.user.into_iter().map(|m| *m).collect();
+    let user: Vec<_> = drained.user.into_iter().collect();
     assert_eq!(
         user,
         ["message 1", "message 2", "message 3", "message 4"],
@@ -108,7 +100,7 @@ fn close_takes_the_batch_and_the_queues_exactly_once() {
         [9]
     );
     // Closed: every later send gives its message back, and nothing is left.
-    assert_eq!(*mailbox.enqueue_user(msg(5)).unwrap_err(), "message 5");
+    assert_eq!(mailbox.enqueue_user(msg(5)).unwrap_err(), "message 5");
     assert_eq!(*mailbox.enqueue_system(Box::new(1)).unwrap_err(), 1);
     // SAFETY: the token was never released after close.
     unsafe {
