@@ -66,7 +66,7 @@ mod error;
 mod overflow;
 mod sync;
 
-pub use error::{ArgumentError, ErrorKind, StreamError};
+pub use error::{ArgumentError, ErrorKind, MaterializeError, StreamError};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]
