@@ -170,3 +170,25 @@ fn a_source_that_cannot_tell_its_end_still_makes_nothing_before_demand() {
     down.expect_complete();
     shutdown(&system);
 }
+
+#[test]
+fn a_huge_input_buffer_is_a_bound_not_an_allocation() {
+    let (system, mat) = stream_system("huge-buffer");
+    let huge = weir_streams::Attributes::new()
+        .with_input_buffer(1 << 40)
+        .expect("a non-zero buffer");
+    // A fused folding sink after the boundary, and an ordinary stage.
+    let sum = Source::range(1u64..=1000).async_boundary().run_with(
+        Sink::fold(0u64, |a, x| a + x).with_attributes(huge.clone()),
+        &mat,
+    );
+    assert_eq!(sum.wait(), Ok(500_500));
+    let mut down = Source::range(1u32..=3)
+        .async_boundary()
+        .via(Flow::from_graph(Plain).with_attributes(huge))
+        .run_with(TestSink::probe(), &mat);
+    down.request(3);
+    assert_eq!(down.expect_next_n(3), vec![1, 2, 3]);
+    down.expect_complete();
+    shutdown(&system);
+}

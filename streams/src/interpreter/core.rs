@@ -30,7 +30,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
-use std::sync::Arc;
+use crate::sync::Arc;
 
 use weir_actor::{ActorRef, ActorSystem, Cancellable};
 

@@ -1,7 +1,7 @@
 //! From a linear list of blueprint nodes to running islands.
 
 use std::any::Any;
-use std::sync::Arc;
+use crate::sync::Arc;
 
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 

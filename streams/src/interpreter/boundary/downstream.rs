@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use crate::sync::Arc;
 
 use super::{FUSED_BUDGET, Shared};
 use crate::StreamError;
