@@ -380,6 +380,7 @@ impl Conn {
                 std::any::type_name::<T>()
             )));
         }
+        debug_assert!((*self.slot).is::<Option<T>>(), "the slot holds Option<T>");
         let slot: *mut (dyn Any + Send) = &mut *self.slot;
         // SAFETY: the slot was made by `SlotKind::of::<E>()` as a
         // `Box<Option<E>>` with `element == TypeId::of::<E>()`; equal type
@@ -392,3 +393,6 @@ impl Conn {
         (self.clear)(&mut self.slot);
     }
 }
+
+#[cfg(test)]
+mod slot_tests;
