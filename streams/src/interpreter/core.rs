@@ -395,4 +395,6 @@ impl Conn {
 }
 
 #[cfg(test)]
+mod protocol_tests;
+#[cfg(test)]
 mod slot_tests;

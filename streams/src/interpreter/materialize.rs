@@ -264,7 +264,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materi
 
 /// A reference for an island whose actor could not be spawned: already
 /// stopped, so what its callbacks and timers send becomes a dead letter.
-fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMsg> {
+pub(crate) fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMsg> {
     // `name` comes from `actor_name`, which only makes valid names.
     let function = FunctionRef::new(system, name, Err)
         .or_else(|_| FunctionRef::new(system, "stream", Err))
