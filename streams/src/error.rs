@@ -196,6 +196,7 @@ impl std::error::Error for StreamError {
 /// let graph = Source::single(1u8).async_boundary().to_mat(Sink::ignore(), Keep::right);
 /// assert!(matches!(graph.try_run(&materializer), Err(MaterializeError::SystemTerminated)));
 /// ```
+#[cfg(not(loom))] // weir-actor has no spawning under loom
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MaterializeError {
@@ -206,6 +207,7 @@ pub enum MaterializeError {
     Spawn(weir_actor::SpawnError),
 }
 
+#[cfg(not(loom))]
 impl From<weir_actor::SpawnError> for MaterializeError {
     fn from(error: weir_actor::SpawnError) -> Self {
         match error {
@@ -215,6 +217,7 @@ impl From<weir_actor::SpawnError> for MaterializeError {
     }
 }
 
+#[cfg(not(loom))]
 impl fmt::Display for MaterializeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -226,6 +229,7 @@ impl fmt::Display for MaterializeError {
     }
 }
 
+#[cfg(not(loom))]
 impl std::error::Error for MaterializeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {

@@ -66,7 +66,9 @@ mod error;
 mod overflow;
 mod sync;
 
-pub use error::{ArgumentError, ErrorKind, MaterializeError, StreamError};
+#[cfg(not(loom))]
+pub use error::MaterializeError;
+pub use error::{ArgumentError, ErrorKind, StreamError};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]

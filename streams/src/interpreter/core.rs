@@ -394,7 +394,8 @@ impl Conn {
     }
 }
 
-#[cfg(test)]
+// Plain threads and std atomics: not loom models.
+#[cfg(all(test, not(loom)))]
 mod protocol_tests;
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod slot_tests;
