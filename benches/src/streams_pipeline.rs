@@ -76,8 +76,11 @@ pub fn weir_async_boundary_buffer(n: u64, buffer: usize, mat: &Materializer) -> 
         .filter(keep)
         .async_boundary()
         .run_with(
-            Sink::fold(0u64, u64::wrapping_add)
-                .with_attributes(weir_streams::Attributes::new().with_input_buffer(buffer)),
+            Sink::fold(0u64, u64::wrapping_add).with_attributes(
+                weir_streams::Attributes::new()
+                    .with_input_buffer(buffer)
+                    .expect("a buffer of at least 1"),
+            ),
             mat,
         )
         .wait()

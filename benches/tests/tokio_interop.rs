@@ -139,7 +139,8 @@ where
     } else {
         source
     };
-    let sink = Sink::as_stream().with_attributes(Attributes::new().with_input_buffer(buffer));
+    let sink =
+        Sink::as_stream().with_attributes(Attributes::new().with_input_buffer(buffer).unwrap());
     source.run_with(sink, mat)
 }
 

@@ -179,6 +179,66 @@ impl std::error::Error for StreamError {
     }
 }
 
+/// Why a graph could not start (see
+/// [`RunnableGraph::try_run`](crate::RunnableGraph::try_run)). `run`
+/// does not return it: the stream's sinks report
+/// [`ErrorKind::AbruptTermination`] instead.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::MaterializeError;
+///
+/// let system = weir_actor::ActorSystem::new("too-late").unwrap();
+/// let materializer = Materializer::new(&system);
+/// system.terminate().wait().unwrap();
+/// let graph = Source::single(1u8).async_boundary().to_mat(Sink::ignore(), Keep::right);
+/// assert!(matches!(graph.try_run(&materializer), Err(MaterializeError::SystemTerminated)));
+/// ```
+#[cfg(not(loom))] // weir-actor has no spawning under loom
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum MaterializeError {
+    /// The actor system is terminating or has terminated: it starts no
+    /// new streams.
+    SystemTerminated,
+    /// An island's actor could not be spawned for another reason.
+    Spawn(weir_actor::SpawnError),
+}
+
+#[cfg(not(loom))]
+impl From<weir_actor::SpawnError> for MaterializeError {
+    fn from(error: weir_actor::SpawnError) -> Self {
+        match error {
+            weir_actor::SpawnError::ParentStopped => MaterializeError::SystemTerminated,
+            other => MaterializeError::Spawn(other),
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl fmt::Display for MaterializeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MaterializeError::SystemTerminated => {
+                f.write_str("the actor system has terminated; it runs no new streams")
+            }
+            MaterializeError::Spawn(e) => write!(f, "could not start the stream's actor: {e}"),
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl std::error::Error for MaterializeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MaterializeError::Spawn(e) => Some(e),
+            MaterializeError::SystemTerminated => None,
+        }
+    }
+}
+
 /// A typed error for a bad argument to an operator or a source
 /// (a zero where a size is needed, a strategy that cannot apply).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -68,6 +68,8 @@ mod error;
 mod overflow;
 mod sync;
 
+#[cfg(not(loom))]
+pub use error::MaterializeError;
 pub use error::{ArgumentError, ErrorKind, StreamError};
 pub use overflow::OverflowStrategy;
 

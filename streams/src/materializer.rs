@@ -1,7 +1,6 @@
 //! [`Materializer`]: runs blueprints on an actor system.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use crate::sync::{Arc, AtomicU64, Ordering, StaticAtomicU64};
 
 use weir_actor::ActorSystem;
 
@@ -26,7 +25,7 @@ pub struct Materializer {
     streams: Arc<AtomicU64>,
 }
 
-static MATERIALIZERS: AtomicU64 = AtomicU64::new(0);
+static MATERIALIZERS: StaticAtomicU64 = StaticAtomicU64::new(0);
 
 impl Materializer {
     /// A materializer for `system`.

@@ -13,6 +13,11 @@ pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 
+/// A process-wide counter held in a `static`: `std`'s in both builds,
+/// since loom's atomics cannot be made in a `const` and no model runs
+/// across such counters (they only hand out unique numbers).
+pub(crate) use std::sync::atomic::AtomicU64 as StaticAtomicU64;
+
 /// A bounded lock-free queue (crossbeam's `ArrayQueue`); under loom, a
 /// locked `VecDeque` with the same contract, so the models explore the
 /// protocol around it (crossbeam is not loom-aware).

@@ -228,8 +228,11 @@ impl<T> Stream for Fed<T> {
 #[test]
 fn a_consumer_that_does_not_poll_back_pressures_the_graph() {
     let (system, mat) = stream_system("interop-back-pressure");
-    let as_stream =
-        Sink::as_stream().with_attributes(weir_streams::Attributes::new().with_input_buffer(16));
+    let as_stream = Sink::as_stream().with_attributes(
+        weir_streams::Attributes::new()
+            .with_input_buffer(16)
+            .unwrap(),
+    );
     let (mut up, out) = TestSource::probe::<u32>()
         .to_mat(as_stream, Keep::both)
         .run(&mat);
@@ -493,8 +496,11 @@ fn crossbeam_channels_in_and_out_without_blocking_the_island() {
 fn a_fused_graph_runs_inside_the_consumers_poll_lazily_and_bounded_by_the_buffer() {
     let (system, mat) = stream_system("interop-inline");
     let (stream, polls, dropped) = counted(futures_util::stream::iter(0u32..1_000));
-    let as_stream =
-        Sink::as_stream().with_attributes(weir_streams::Attributes::new().with_input_buffer(16));
+    let as_stream = Sink::as_stream().with_attributes(
+        weir_streams::Attributes::new()
+            .with_input_buffer(16)
+            .unwrap(),
+    );
     let here = std::thread::current().id();
     let mut out = Source::from_stream(stream)
         .map(move |x| {

@@ -269,9 +269,14 @@ fn the_identity_flow_adds_nothing_and_flows_compose() {
 
 #[test]
 fn attributes_reach_the_stage() {
-    let attributes = Attributes::named("x").with_input_buffer(0);
-    assert_eq!(attributes.input_buffer(), 1, "a zero buffer is read as one");
-    let merged = Attributes::named("a").and(&Attributes::new().with_input_buffer(4));
+    assert_eq!(
+        Attributes::named("x").with_input_buffer(0),
+        Err(weir_streams::ArgumentError::Zero {
+            argument: "input_buffer"
+        }),
+        "a zero buffer is a typed error, not a silent 1"
+    );
+    let merged = Attributes::named("a").and(&Attributes::new().with_input_buffer(4).unwrap());
     assert_eq!((merged.name(), merged.input_buffer()), (Some("a"), 4));
 }
 

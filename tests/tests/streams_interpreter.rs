@@ -127,7 +127,7 @@ fn an_async_boundary_keeps_order_and_bounds_what_is_requested() {
         .via(
             Flow::new()
                 .map(|x: u32| x)
-                .with_attributes(Attributes::new().with_input_buffer(4)),
+                .with_attributes(Attributes::new().with_input_buffer(4).unwrap()),
         )
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);

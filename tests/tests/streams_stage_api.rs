@@ -36,7 +36,9 @@ impl GraphStage for Remote {
         "remote"
     }
     fn initial_attributes(&self) -> Attributes {
-        Attributes::new().with_input_buffer(3)
+        Attributes::new()
+            .with_input_buffer(3)
+            .expect("3 is a valid buffer")
     }
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
         let (report, rx) = mpsc::channel();

@@ -1,7 +1,7 @@
 //! [`RunnableGraph`]: a closed blueprint, ready to run.
 
 use super::linear::Linear;
-use crate::Materializer;
+use crate::{MaterializeError, Materializer};
 use crate::interpreter::materialize;
 
 /// A source connected to a sink: run it to start the stream and get the
@@ -40,11 +40,53 @@ impl<Mat: 'static> RunnableGraph<Mat> {
     /// Start the stream; returns at once with the materialized value
     /// (handles in it work immediately, before the stream's actors start).
     ///
+    /// When the stream cannot start (its actor system has terminated),
+    /// nothing panics: every sink's completion reports
+    /// [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination)
+    /// and handles in the materialized value find the stream gone. Use
+    /// [`try_run`](Self::try_run) to learn it at once.
+    ///
     /// # Panics
     ///
     /// If a stage's `create_logic` panics.
     pub fn run(&self, materializer: &Materializer) -> Mat {
-        let values = materialize(&self.linear.nodes, materializer);
+        let (values, _) = materialize(&self.linear.nodes, materializer);
+        self.assemble(values)
+    }
+
+    /// Like [`run`](Self::run), but a stream that cannot start is an error
+    /// here (its stages were created and torn down: nothing runs).
+    ///
+    /// # Errors
+    ///
+    /// [`MaterializeError::SystemTerminated`] once the materializer's actor
+    /// system is terminating or has terminated.
+    ///
+    /// # Panics
+    ///
+    /// If a stage's `create_logic` panics.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("try-run").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let graph = Source::range(1u32..=3).async_boundary().to_mat(Sink::collect(), Keep::right);
+    /// let done = graph.try_run(&materializer).expect("the system runs");
+    /// assert_eq!(done.wait(), Ok(vec![1, 2, 3]));
+    /// system.terminate().wait().unwrap();
+    /// assert!(graph.try_run(&materializer).is_err());
+    /// ```
+    pub fn try_run(&self, materializer: &Materializer) -> Result<Mat, MaterializeError> {
+        match materialize(&self.linear.nodes, materializer) {
+            (values, None) => Ok(self.assemble(values)),
+            (_, Some(error)) => Err(error),
+        }
+    }
+
+    fn assemble(&self, values: Vec<Box<dyn std::any::Any + Send>>) -> Mat {
         debug_assert_eq!(
             values.len(),
             self.linear.values,

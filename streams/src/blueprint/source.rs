@@ -314,7 +314,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
     ///
     /// let system = weir_actor::ActorSystem::new("boundary").unwrap();
     /// let mat = Materializer::new(&system);
-    /// let wide = Attributes::new().with_input_buffer(1024);
+    /// let wide = Attributes::new().with_input_buffer(1024).unwrap();
     /// let sum = Source::range(0u64..100_000)
     ///     .map(|x| x * 2)
     ///     .async_boundary()

@@ -248,6 +248,12 @@ impl<In: Send + 'static> GraphStageLogic for ConsumerLogic<In> {
         self.consumer.finish(Err(error));
         Ok(())
     }
+
+    /// A panic in the consumer's closure (or a protocol error) reaches
+    /// the sink's completion, naming this stage.
+    fn on_failure(&mut self, error: &StreamError) {
+        self.consumer.finish(Err(error.clone()));
+    }
 }
 
 /// An iterator source fused with a consumer: one stage, no ports, that

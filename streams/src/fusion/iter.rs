@@ -40,6 +40,13 @@ pub(crate) enum Fill {
 pub(crate) trait Chunks<T>: Send {
     /// Append at most `max` (at least 1) elements to `out`.
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill;
+
+    /// Whether the source knows, without making an element, that it has
+    /// none left (an iterator whose `size_hint` says so). A source stage
+    /// completes at once then, without waiting for a pull.
+    fn is_exhausted(&self) -> bool {
+        false
+    }
 }
 
 pub(crate) type BoxChunks<T> = Box<dyn Chunks<T>>;
@@ -59,11 +66,20 @@ impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
         // length (ranges, slices) instead of checking capacity per push.
         let before = out.len();
         out.extend(self.0.by_ref().take(max));
-        if out.len() - before < max {
+        // An iterator that reports its end (ranges, vectors, `once`) ends
+        // the source with its last element, not on the next demand: a
+        // sink sees the completion without asking for more (Akka's
+        // `request(n); expect_next(..); expect_complete()`).
+        if out.len() - before < max || self.is_exhausted() {
             Fill::Exhausted
         } else {
             Fill::More
         }
+    }
+
+    fn is_exhausted(&self) -> bool {
+        // The upper bound is a promise: no element is made to learn it.
+        self.0.size_hint().1 == Some(0)
     }
 }
 
@@ -194,6 +210,15 @@ impl<T: Send + 'static> IterLogic<T> {
 }
 
 impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        // Completion needs no demand (Reactive Streams 1.5 and 2.9): an
+        // empty source completes a sink that never pulls.
+        if self.source.is_exhausted() {
+            ctx.complete(self.shape.out);
+        }
+        Ok(())
+    }
+
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.emit_next(ctx)
     }

@@ -2,11 +2,12 @@
 
 use std::any::Any;
 
-use weir_actor::{Actor, Context, DeadLetterReason};
+use weir_actor::{Actor, Context, DeadLetterReason, Failure};
 
 use super::island::Island;
 use super::lifecycle::{Accept, Lifecycle};
 use crate::stage::TimerKey;
+use crate::{ErrorKind, StreamError};
 
 /// How many events an island processes per actor message before it
 /// yields the thread to other actors.
@@ -67,8 +68,26 @@ impl Actor for IslandActor {
 
     fn post_stop(&mut self, _ctx: &mut Context<Self>) {
         if let Some(mut island) = self.lifecycle.finish() {
-            island.abort();
+            island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
         }
+    }
+
+    /// A panic escaped the island's own catch (each handler's panic fails
+    /// only its stage; this is one outside them). The island's state is
+    /// suspect and a fresh actor would have no island, so the stream fails
+    /// with the panic and the actor stops instead of restarting.
+    fn pre_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) {
+        ctx.stop_all_children();
+        if let Some(mut island) = self.lifecycle.finish() {
+            let message = format!("the island's actor panicked: {}", failure.message());
+            island.abort(&StreamError::from_kind(ErrorKind::Panicked(message)));
+        }
+    }
+
+    /// The fresh instance has no island: it refuses every message and stops.
+    fn post_restart(&mut self, ctx: &mut Context<Self>, _failure: &Failure) {
+        self.lifecycle.finish();
+        ctx.stop_self();
     }
 }
 

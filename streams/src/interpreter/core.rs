@@ -30,7 +30,7 @@
 
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
-use std::sync::Arc;
+use crate::sync::Arc;
 
 use weir_actor::{ActorRef, ActorSystem, Cancellable};
 
@@ -380,6 +380,7 @@ impl Conn {
                 std::any::type_name::<T>()
             )));
         }
+        debug_assert!((*self.slot).is::<Option<T>>(), "the slot holds Option<T>");
         let slot: *mut (dyn Any + Send) = &mut *self.slot;
         // SAFETY: the slot was made by `SlotKind::of::<E>()` as a
         // `Box<Option<E>>` with `element == TypeId::of::<E>()`; equal type
@@ -392,3 +393,9 @@ impl Conn {
         (self.clear)(&mut self.slot);
     }
 }
+
+// Plain threads and std atomics: not loom models.
+#[cfg(all(test, not(loom)))]
+mod protocol_tests;
+#[cfg(all(test, not(loom)))]
+mod slot_tests;

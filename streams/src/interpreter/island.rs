@@ -7,7 +7,7 @@ use weir_actor::DeadLetterReason;
 
 use super::core::{AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED};
 use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
-use crate::{ErrorKind, StreamError};
+use crate::StreamError;
 
 /// How many chased events run in a row before the queue gets a turn
 /// (Akka's limit).
@@ -44,12 +44,7 @@ impl Island {
                 Ok(()) => return,
                 Err(payload) => {
                     let stage = self.active;
-                    let mut ctx = StageContext {
-                        core: &mut self.core,
-                        stage,
-                    };
-                    ctx.fail_stage(StreamError::panicked(&*payload));
-                    self.finish_if_closed(stage);
+                    self.fail_stage(stage, StreamError::panicked(&*payload));
                 }
             }
         }
@@ -185,8 +180,27 @@ impl Island {
             core: &mut self.core,
             stage,
         };
-        if let Err(error) = handler(logic, &mut ctx) {
-            ctx.fail_stage(error);
+        match handler(logic, &mut ctx) {
+            Ok(()) => self.finish_if_closed(stage),
+            Err(error) => self.fail_stage(stage, error),
+        }
+    }
+
+    /// A handler of `stage` returned `error` or panicked: fail its ports,
+    /// tell the stage (a sink reports it in its completion, having no
+    /// outlet to carry it), then finish it if it has no open ports left.
+    /// The one path every failure of stage code takes, panics included.
+    fn fail_stage(&mut self, stage: usize, error: StreamError) {
+        let mut ctx = StageContext {
+            core: &mut self.core,
+            stage,
+        };
+        let error = ctx.attribute(error);
+        ctx.fail_stage(error.clone());
+        if !self.core.stages[stage].finished {
+            let logic = &mut *self.logics[stage];
+            // A panic here has nowhere left to go: the stage has failed.
+            let _ = catch_unwind(AssertUnwindSafe(|| logic.on_failure(&error)));
         }
         self.finish_if_closed(stage);
     }
@@ -272,10 +286,10 @@ impl Island {
         });
     }
 
-    /// The island's actor stopped before the stream finished: fail what is
-    /// still running so every sink's completion reports it.
-    pub(crate) fn abort(&mut self) {
-        let error = StreamError::from_kind(ErrorKind::AbruptTermination);
+    /// The island's actor stopped (or failed) before the stream finished:
+    /// fail what is still running with `error` so every sink's completion
+    /// reports it (each stage's `on_failure`, then its `post_stop`).
+    pub(crate) fn abort(&mut self, error: &StreamError) {
         for stage in 0..self.logics.len() {
             if self.core.stages[stage].finished {
                 continue;
@@ -285,6 +299,8 @@ impl Island {
                 stage,
             };
             ctx.fail_stage(error.clone());
+            let logic = &mut *self.logics[stage];
+            let _ = catch_unwind(AssertUnwindSafe(|| logic.on_failure(error)));
             self.finish(stage);
         }
         self.core.events.clear();

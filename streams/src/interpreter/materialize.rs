@@ -1,14 +1,14 @@
 //! From a linear list of blueprint nodes to running islands.
 
 use std::any::Any;
-use std::sync::Arc;
+use crate::sync::Arc;
 
-use weir_actor::Props;
+use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
 use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, StageMeta};
 use super::island::Island;
-use crate::Materializer;
+use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
 use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
@@ -162,13 +162,22 @@ enum Planned<'a> {
     Ready(Half),
 }
 
+/// Each user stage's materialized value, in node order, and why the
+/// stream could not start, if it could not.
+pub(crate) type Materialized = (Vec<Box<dyn Any + Send>>, Option<MaterializeError>);
+
 /// Materialize a runnable linear graph: spawn one actor per island, build
 /// the islands, start them. Returns each user stage's materialized
 /// value, in node order.
-pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Box<dyn Any + Send>> {
+///
+/// When an island's actor cannot be spawned (the system has terminated),
+/// the stream does not run: the islands are still built (so every
+/// materialized value exists) and torn down at once, which fails every
+/// sink with `AbruptTermination`; the actors already spawned stop.
+pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materialized {
     if nodes.is_empty() {
         // Nothing to interpret (a fused source handed to a pulling sink).
-        return Vec::new();
+        return (Vec::new(), None);
     }
     // Cut the node list into islands at the boundaries.
     let mut islands: Vec<Vec<Planned<'_>>> = vec![Vec::new()];
@@ -209,6 +218,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
 
     let stream = materializer.next_stream_id();
     let system = materializer.system();
+    let mut failure: Option<MaterializeError> = None;
     let hosts: Vec<Host> = (0..islands.len())
         .map(|i| {
             let first = islands[i].iter().find_map(|p| match p {
@@ -218,9 +228,14 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
                 Planned::Ready(_) => None,
             });
             let name = actor_name(stream, i, first.as_deref());
-            let island = system
-                .spawn_system_actor(Props::new(IslandActor::default), &name)
-                .expect("the island actor name is unique and valid");
+            let island = match system.spawn_system_actor(Props::new(IslandActor::default), &name)
+            {
+                Ok(island) => island,
+                Err(error) => {
+                    failure.get_or_insert(error.into());
+                    stopped_ref(system, &name)
+                }
+            };
             Host {
                 island,
                 system: system.clone(),
@@ -233,10 +248,29 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Vec<Bo
     for (planned, host) in islands.into_iter().zip(&hosts) {
         built.push(build_island(planned, host, &mut mats));
     }
-    for (island, host) in built.into_iter().zip(&hosts) {
-        host.island.tell(IslandMsg::Start(Box::new(island)));
+    if failure.is_some() {
+        let error = StreamError::from_kind(ErrorKind::AbruptTermination);
+        for (mut island, host) in built.into_iter().zip(&hosts) {
+            host.island.stop();
+            island.abort(&error);
+        }
+    } else {
+        for (island, host) in built.into_iter().zip(&hosts) {
+            host.island.tell(IslandMsg::Start(Box::new(island)));
+        }
     }
-    mats
+    (mats, failure)
+}
+
+/// A reference for an island whose actor could not be spawned: already
+/// stopped, so what its callbacks and timers send becomes a dead letter.
+pub(crate) fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMsg> {
+    // `name` comes from `actor_name`, which only makes valid names.
+    let function = FunctionRef::new(system, name, Err)
+        .or_else(|_| FunctionRef::new(system, "stream", Err))
+        .expect("`stream` is a valid actor name");
+    function.stop();
+    function.actor_ref()
 }
 
 fn build_island(

@@ -14,7 +14,7 @@ pub(crate) mod boundary;
 pub(crate) mod core;
 pub(crate) mod island;
 pub(crate) mod lifecycle;
-mod materialize;
+pub(crate) mod materialize;
 
 pub use materialize::MatContext;
 pub(crate) use materialize::{ErasedStage, Node, materialize, stage_attributes};

@@ -4,6 +4,8 @@ use std::borrow::Cow;
 
 use weir_actor::LogLevel;
 
+use crate::ArgumentError;
+
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
 
@@ -15,9 +17,10 @@ pub const DEFAULT_INPUT_BUFFER: usize = 16;
 /// ```
 /// use weir_streams::Attributes;
 ///
-/// let attrs = Attributes::named("parser").with_input_buffer(64);
+/// let attrs = Attributes::named("parser").with_input_buffer(64)?;
 /// assert_eq!(attrs.name(), Some("parser"));
 /// assert_eq!(attrs.input_buffer(), 64);
+/// # Ok::<(), weir_streams::ArgumentError>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attributes {
@@ -44,10 +47,36 @@ impl Attributes {
     }
 
     /// Set the input buffer size used where this stage receives from
-    /// another island (at least 1; 0 is read as 1).
-    pub fn with_input_buffer(mut self, size: usize) -> Self {
-        self.input_buffer = Some(size.max(1));
-        self
+    /// another island: how many elements may be on their way to it.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] for 0: a buffer of no elements could never
+    /// move one (as `ActorSystem::builder().throughput(0)` fails to build).
+    /// The buffer's memory is allocated as elements arrive, so a large
+    /// size costs nothing up front.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::{ArgumentError, Attributes};
+    ///
+    /// let wide = Attributes::new().with_input_buffer(256)?;
+    /// assert_eq!(wide.input_buffer(), 256);
+    /// assert_eq!(
+    ///     Attributes::new().with_input_buffer(0),
+    ///     Err(ArgumentError::Zero { argument: "input_buffer" })
+    /// );
+    /// # Ok::<(), ArgumentError>(())
+    /// ```
+    pub fn with_input_buffer(mut self, size: usize) -> Result<Self, ArgumentError> {
+        if size == 0 {
+            return Err(ArgumentError::Zero {
+                argument: "input_buffer",
+            });
+        }
+        self.input_buffer = Some(size);
+        Ok(self)
     }
 
     /// The level at which a stage that drops elements (`Source::actor_ref`

@@ -98,7 +98,8 @@ pub trait GraphStage: Send + Sync + 'static {
 /// written by stages that have an inlet or an outlet.
 ///
 /// A panic in any handler is caught: the stage fails with
-/// `ErrorKind::Panicked`, naming the stage.
+/// `ErrorKind::Panicked`, naming the stage, and its
+/// [`on_failure`](GraphStageLogic::on_failure) hears of it.
 pub trait GraphStageLogic: Any + Send {
     /// Runs once when the island starts, before any other handler.
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -160,6 +161,45 @@ pub trait GraphStageLogic: Any + Send {
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let _ = ctx;
         Ok(())
+    }
+
+    /// The stage failed because one of its handlers returned `Err` or
+    /// panicked: `error` is what the stream reports (`ErrorKind::Panicked`
+    /// for a panic), attributed to this stage. Runs after the stage's ports
+    /// are failed and cancelled and before [`post_stop`](Self::post_stop).
+    ///
+    /// A sink reports the failure in its own materialized value here: it
+    /// has no outlet to carry it downstream. Not called for a
+    /// [`StageContext::fail_stage`] the stage makes itself (it knows the
+    /// error then). A panic in this hook is ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::mpsc::Sender;
+    /// use weir_streams::StreamError;
+    /// use weir_streams::stage::{GraphStageLogic, InPort, Inlet, StageContext, StageResult};
+    ///
+    /// struct Parse {
+    ///     inlet: Inlet<String>,
+    ///     result: Sender<Result<u32, StreamError>>,
+    /// }
+    ///
+    /// impl GraphStageLogic for Parse {
+    ///     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         let text = ctx.grab(self.inlet)?;
+    ///         let n = text.parse::<u32>().map_err(StreamError::custom)?; // fails the stage
+    ///         let _ = self.result.send(Ok(n));
+    ///         ctx.pull(self.inlet)
+    ///     }
+    ///     fn on_failure(&mut self, error: &StreamError) {
+    ///         // The parse error (or a panic above), named after this stage.
+    ///         let _ = self.result.send(Err(error.clone()));
+    ///     }
+    /// }
+    /// ```
+    fn on_failure(&mut self, error: &StreamError) {
+        let _ = error;
     }
 
     /// Runs once when the stage has stopped, however it stopped (also when

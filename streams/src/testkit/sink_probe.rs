@@ -230,4 +230,10 @@ impl<T: Send + 'static> GraphStageLogic for ProbeLogic<T> {
         ctx.complete_stage();
         Ok(())
     }
+
+    /// The probe's island was torn down (or the probe broke the protocol):
+    /// the test sees the error.
+    fn on_failure(&mut self, error: &StreamError) {
+        let _ = self.events.send(Event::Error(error.clone()));
+    }
 }

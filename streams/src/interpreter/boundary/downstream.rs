@@ -2,7 +2,7 @@
 
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use crate::sync::Arc;
 
 use super::{FUSED_BUDGET, Shared};
 use crate::StreamError;
@@ -64,29 +64,36 @@ impl<T: Send + 'static> BoundaryIn<T> {
 
     /// Push one element if downstream wants it; once everything upstream
     /// sent is delivered, pass its completion or failure on (no demand
-    /// needed for that).
+    /// needed for that: it goes on with the last element, not on the next
+    /// pull).
     fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = Self::outlet();
-        let available = ctx.is_available(out);
-        if self.finished || (!available && !self.local.is_empty()) {
+        if self.finished {
             return Ok(());
         }
-        if let Some(outcome) = self.refill(available) {
-            self.finished = true;
-            match outcome {
-                None => ctx.complete(out),
-                Some(error) => ctx.fail(out, error),
+        if ctx.is_available(out) {
+            if let Some(outcome) = self.refill(true) {
+                return self.end(ctx, outcome);
             }
-            return Ok(());
+            let Some(element) = self.local.pop() else {
+                return Ok(()); // woken when upstream hands more over
+            };
+            ctx.push(out, element)?;
+            self.count_consumed(1);
         }
-        if !available {
-            return Ok(());
+        match self.refill(false) {
+            Some(outcome) => self.end(ctx, outcome),
+            None => Ok(()),
         }
-        let Some(element) = self.local.pop() else {
-            return Ok(());
-        };
-        ctx.push(out, element)?;
-        self.count_consumed(1);
+    }
+
+    fn end(&mut self, ctx: &mut StageContext<'_>, outcome: Option<StreamError>) -> StageResult {
+        self.finished = true;
+        let out = Self::outlet();
+        match outcome {
+            None => ctx.complete(out),
+            Some(error) => ctx.fail(out, error),
+        }
         Ok(())
     }
 
@@ -176,7 +183,10 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
             self.resume = Some(wake);
             return self.drain(ctx);
         }
-        Ok(())
+        // Upstream may have finished before this island started (its
+        // wake-up found no callback yet): its completion or failure goes
+        // on now, without waiting for demand (Reactive Streams 1.4, 1.5).
+        self.deliver(ctx)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {

@@ -19,7 +19,7 @@
 
 use std::any::Any;
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex, PoisonError};
+use crate::sync::{Arc, Mutex, MutexGuard};
 
 mod downstream;
 mod upstream;
@@ -34,6 +34,12 @@ use crate::StreamError;
 
 /// Elements a fused half moves per actor message before it yields.
 pub(super) const FUSED_BUDGET: usize = 4096;
+
+/// The most element slots a boundary's buffers reserve up front; beyond
+/// it they grow as elements arrive, so a huge input buffer (a bound, not
+/// a size) costs nothing until it fills. The same cap `Source::queue`
+/// puts on its first allocation.
+const FIRST_ALLOCATION: usize = 1024;
 
 pub(super) struct State<T> {
     /// Handed over, oldest first.
@@ -54,9 +60,10 @@ pub(super) struct Shared<T> {
 }
 
 impl<T> Shared<T> {
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State<T>> {
-        // Neither half panics while holding the lock; recover the state anyway.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    pub(super) fn lock(&self) -> MutexGuard<'_, State<T>> {
+        // Neither half panics while holding the lock (`crate::sync::Mutex`
+        // recovers the state anyway).
+        self.state.lock()
     }
 }
 
@@ -111,9 +118,10 @@ impl<T> Boundary<T> {
 impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
     fn create(&self, capacity: usize) -> (Half, Half) {
         let capacity = capacity.max(1);
+        let reserve = capacity.min(FIRST_ALLOCATION);
         let shared: Arc<Shared<T>> = Arc::new(Shared {
             state: Mutex::new(State {
-                queue: Vec::with_capacity(capacity),
+                queue: Vec::with_capacity(reserve),
                 credit: 0,
                 done: None,
                 cancelled: false,
@@ -157,7 +165,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         };
         let up = BoundaryOut {
             shared: Arc::clone(&shared),
-            local: Vec::with_capacity(capacity),
+            local: Vec::with_capacity(reserve),
             credit: capacity,
             batch,
             upstream,
@@ -165,7 +173,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         };
         let down = BoundaryIn {
             shared,
-            local: Vec::with_capacity(capacity),
+            local: Vec::with_capacity(reserve),
             consumed: 0,
             batch,
             finished: false,

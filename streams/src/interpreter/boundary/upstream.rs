@@ -1,7 +1,7 @@
 //! The upstream half of an async boundary: the end of the upstream island.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::sync::Arc;
+use crate::sync::Arc;
 use std::task::{Context, Waker};
 
 use super::{FUSED_BUDGET, Shared};
