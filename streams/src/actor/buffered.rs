@@ -4,7 +4,7 @@
 
 use std::collections::VecDeque;
 
-use crate::overflow::offer;
+use crate::overflow::{offer, upfront_capacity};
 use crate::{OverflowStrategy, StreamError};
 
 /// What became of an arriving element.
@@ -32,7 +32,7 @@ pub(crate) struct ElementBuffer<T> {
 impl<T> ElementBuffer<T> {
     pub(crate) fn new(capacity: usize, strategy: OverflowStrategy) -> Self {
         Self {
-            buffer: VecDeque::with_capacity(capacity.min(1024)),
+            buffer: VecDeque::with_capacity(upfront_capacity(capacity)),
             capacity,
             strategy,
             completing: false,

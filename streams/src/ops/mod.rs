@@ -20,6 +20,7 @@ use std::future::Future;
 pub use tick::TickHandle;
 use util::{logic_flow, ports};
 
+use crate::overflow::upfront_capacity;
 use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError};
 
 fn at_least_one(n: usize, argument: &'static str) -> Result<(), ArgumentError> {
@@ -164,7 +165,7 @@ pub trait FlowOps: Sized {
             move || grouped::Grouped::<Self::Out> {
                 shape: ports(),
                 size,
-                buf: Vec::with_capacity(size),
+                buf: Vec::with_capacity(upfront_capacity(size)),
             },
         )))
     }
@@ -186,7 +187,7 @@ pub trait FlowOps: Sized {
                 shape: ports(),
                 size,
                 step,
-                buf: VecDeque::with_capacity(size),
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
                 to_skip: 0,
                 fresh: false,
             },
@@ -287,7 +288,7 @@ pub trait FlowOps: Sized {
         Ok(
             self.via_flow(logic_flow("buffer", move || buffer::Buffer::<Self::Out> {
                 shape: ports(),
-                buf: VecDeque::with_capacity(size),
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
                 capacity: size,
                 strategy,
                 upstream_done: false,
