@@ -38,41 +38,45 @@ pub enum OverflowStrategy {
     Backpressure,
 }
 
-/// Put `element` into `buf` (capacity `capacity`) under `strategy`.
-/// Returns how many elements were dropped, or the overflow error.
+/// Put `element` into `buf` (which holds at most `capacity`) under
+/// `strategy`, handing every element it drops to `dropped` (the arriving
+/// one included, under `DropNew`, `Fail` and `Backpressure`).
+///
+/// # Errors
+///
+/// `ErrorKind::BufferOverflow` when `buf` is full and `strategy` is `Fail`
+/// (or `Backpressure`: a caller that can wait does not offer to a full buffer).
 pub(crate) fn offer<T>(
     buf: &mut std::collections::VecDeque<T>,
     capacity: usize,
     strategy: OverflowStrategy,
     element: T,
-) -> Result<usize, crate::StreamError> {
+    mut dropped: impl FnMut(T),
+) -> Result<(), crate::StreamError> {
     if buf.len() < capacity {
         buf.push_back(element);
-        return Ok(0);
+        return Ok(());
     }
-    let dropped = match strategy {
-        OverflowStrategy::DropBuffer => buf.len(),
-        _ => 1,
-    };
     match strategy {
-        OverflowStrategy::DropHead => {
-            buf.pop_front();
-            buf.push_back(element);
+        OverflowStrategy::DropHead => buf.pop_front().into_iter().for_each(&mut dropped),
+        OverflowStrategy::DropTail => buf.pop_back().into_iter().for_each(&mut dropped),
+        OverflowStrategy::DropBuffer => buf.drain(..).for_each(&mut dropped),
+        OverflowStrategy::DropNew => {
+            dropped(element);
+            return Ok(());
         }
-        OverflowStrategy::DropTail => {
-            buf.pop_back();
-            buf.push_back(element);
-        }
-        OverflowStrategy::DropBuffer => {
-            buf.clear();
-            buf.push_back(element);
-        }
-        OverflowStrategy::DropNew => {}
         OverflowStrategy::Fail | OverflowStrategy::Backpressure => {
+            dropped(element);
             return Err(crate::StreamError::from_kind(
                 crate::ErrorKind::BufferOverflow { capacity },
             ));
         }
     }
-    Ok(dropped)
+    // With a capacity of 0 there was nothing to make room from.
+    if capacity == 0 {
+        dropped(element);
+    } else {
+        buf.push_back(element);
+    }
+    Ok(())
 }

@@ -12,12 +12,12 @@ use crate::{OverflowStrategy, StreamError};
 pub(crate) enum Arrival<T> {
     /// Push it now (the buffer was empty and downstream had pulled).
     Push(T),
-    /// It waits in the buffer.
-    Buffered,
-    /// `count` elements were dropped; `element` is the arriving one when
-    /// it was among them.
-    Dropped { count: usize, element: Option<T> },
-    /// `OverflowStrategy::Fail` with a full buffer.
+    /// Nothing to push: it waits in the buffer, or it was dropped, and
+    /// buffered ones may have been dropped to make room (each drop handed
+    /// to the caller's `dropped`).
+    Handled,
+    /// `OverflowStrategy::Fail` with a full buffer (the arriving element
+    /// was handed to `dropped`).
     Failed(StreamError),
 }
 
@@ -39,29 +39,36 @@ impl<T> ElementBuffer<T> {
         }
     }
 
-    /// An element arrived; `demand`: downstream has pulled.
-    pub(crate) fn on_element(&mut self, element: T, demand: bool) -> Arrival<T> {
+    /// An element arrived; `demand`: downstream has pulled. Every
+    /// element this drops (the arriving one, or buffered ones the overflow
+    /// strategy makes room from) goes to `dropped`.
+    pub(crate) fn on_element(
+        &mut self,
+        element: T,
+        demand: bool,
+        mut dropped: impl FnMut(T),
+    ) -> Arrival<T> {
         if self.completing {
-            return Arrival::Dropped {
-                count: 1,
-                element: Some(element),
-            };
+            dropped(element);
+            return Arrival::Handled;
         }
         if self.buffer.is_empty() && demand {
             return Arrival::Push(element);
         }
         if self.capacity == 0 {
-            return Arrival::Dropped {
-                count: 1,
-                element: Some(element),
-            };
+            // No buffer: an element without demand is dropped, whatever
+            // the strategy (as in Akka).
+            dropped(element);
+            return Arrival::Handled;
         }
-        match offer(&mut self.buffer, self.capacity, self.strategy, element) {
-            Ok(0) => Arrival::Buffered,
-            Ok(count) => Arrival::Dropped {
-                count,
-                element: None,
-            },
+        match offer(
+            &mut self.buffer,
+            self.capacity,
+            self.strategy,
+            element,
+            dropped,
+        ) {
+            Ok(()) => Arrival::Handled,
             Err(error) => Arrival::Failed(error),
         }
     }
@@ -85,11 +92,9 @@ impl<T> ElementBuffer<T> {
         self.buffer.is_empty()
     }
 
-    /// Empty the buffer (an immediate completion, or the stage stopped);
-    /// how many elements it held.
-    pub(crate) fn discard(&mut self) -> usize {
-        let n = self.buffer.len();
-        self.buffer.clear();
-        n
+    /// Empty the buffer (an immediate completion, or the stage stopped):
+    /// what it held, oldest first.
+    pub(crate) fn discard(&mut self) -> std::collections::vec_deque::Drain<'_, T> {
+        self.buffer.drain(..)
     }
 }
