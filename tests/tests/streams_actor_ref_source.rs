@@ -293,9 +293,9 @@ fn a_buffer_of_zero_pushes_with_demand_and_drops_without() {
     let (src, mut down) = source(0, OverflowStrategy::DropHead)
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);
+    // The request and the element's wake-up are messages to the island,
+    // sent in this order from this thread: the request is handled first.
     down.request(1);
-    // The request has to reach the stage before the element does.
-    std::thread::sleep(Duration::from_millis(50));
     src.tell(1);
     assert_eq!(down.expect_next(), 1);
     src.tell(2); // no demand now
