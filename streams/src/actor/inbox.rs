@@ -243,3 +243,6 @@ impl<T, W> Drop for Inbox<T, W> {
 
 #[cfg(loom)]
 mod loom_models;
+
+#[cfg(all(test, not(loom)))]
+mod tests;
