@@ -1,4 +1,23 @@
-//! [`OverflowStrategy`]: what a full buffer does with one more element.
+//! [`OverflowStrategy`]: what a full buffer does with one more element,
+//! and [`upfront_capacity`]: how much a bounded buffer reserves before
+//! anything arrives.
+
+/// The most a bounded buffer (or a group, a window, a set of in-flight
+/// futures) reserves before anything arrives; beyond it, it grows as
+/// elements come. A size is a limit the user sets, not a promise that
+/// elements will come: `grouped(usize::MAX)` must not ask the allocator
+/// for `usize::MAX` slots (a capacity-overflow panic) and `grouped(1 << 40)`
+/// must not abort the process. 1024 slots is what `Source::queue` has
+/// always reserved: a few KiB for small elements, so a buffer of ordinary
+/// size (the default input buffer is 16) still allocates once, and a huge
+/// one pays a doubling regrowth only for elements that actually arrive.
+pub(crate) const UPFRONT_CAPACITY_CAP: usize = 1024;
+
+/// What to reserve up front for a buffer that may hold up to `limit`
+/// elements: `limit`, but at most [`UPFRONT_CAPACITY_CAP`].
+pub(crate) fn upfront_capacity(limit: usize) -> usize {
+    limit.min(UPFRONT_CAPACITY_CAP)
+}
 
 /// What a bounded buffer does when an element arrives and it is full.
 /// Shared by `buffer` and the actor-backed sources.
@@ -19,41 +38,45 @@ pub enum OverflowStrategy {
     Backpressure,
 }
 
-/// Put `element` into `buf` (capacity `capacity`) under `strategy`.
-/// Returns how many elements were dropped, or the overflow error.
+/// Put `element` into `buf` (which holds at most `capacity`) under
+/// `strategy`, handing every element it drops to `dropped` (the arriving
+/// one included, under `DropNew`, `Fail` and `Backpressure`).
+///
+/// # Errors
+///
+/// `ErrorKind::BufferOverflow` when `buf` is full and `strategy` is `Fail`
+/// (or `Backpressure`: a caller that can wait does not offer to a full buffer).
 pub(crate) fn offer<T>(
     buf: &mut std::collections::VecDeque<T>,
     capacity: usize,
     strategy: OverflowStrategy,
     element: T,
-) -> Result<usize, crate::StreamError> {
+    mut dropped: impl FnMut(T),
+) -> Result<(), crate::StreamError> {
     if buf.len() < capacity {
         buf.push_back(element);
-        return Ok(0);
+        return Ok(());
     }
-    let dropped = match strategy {
-        OverflowStrategy::DropBuffer => buf.len(),
-        _ => 1,
-    };
     match strategy {
-        OverflowStrategy::DropHead => {
-            buf.pop_front();
-            buf.push_back(element);
+        OverflowStrategy::DropHead => buf.pop_front().into_iter().for_each(&mut dropped),
+        OverflowStrategy::DropTail => buf.pop_back().into_iter().for_each(&mut dropped),
+        OverflowStrategy::DropBuffer => buf.drain(..).for_each(&mut dropped),
+        OverflowStrategy::DropNew => {
+            dropped(element);
+            return Ok(());
         }
-        OverflowStrategy::DropTail => {
-            buf.pop_back();
-            buf.push_back(element);
-        }
-        OverflowStrategy::DropBuffer => {
-            buf.clear();
-            buf.push_back(element);
-        }
-        OverflowStrategy::DropNew => {}
         OverflowStrategy::Fail | OverflowStrategy::Backpressure => {
+            dropped(element);
             return Err(crate::StreamError::from_kind(
                 crate::ErrorKind::BufferOverflow { capacity },
             ));
         }
     }
-    Ok(dropped)
+    // With a capacity of 0 there was nothing to make room from.
+    if capacity == 0 {
+        dropped(element);
+    } else {
+        buf.push_back(element);
+    }
+    Ok(())
 }

@@ -201,8 +201,18 @@ fn fused_streams_share_the_pool_and_end_cleanly_when_the_system_stops_under_load
         .to_mat(Sink::ignore(), Keep::both)
         .run(&mat);
     let actor = src.actor_ref().clone();
-    let producer = std::thread::spawn(move || (0..1_000_000u64).for_each(|i| actor.tell(i)));
-    std::thread::sleep(std::time::Duration::from_millis(5));
+    let told = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let counter = std::sync::Arc::clone(&told);
+    let producer = std::thread::spawn(move || {
+        (0..1_000_000u64).for_each(|i| {
+            actor.tell(i);
+            counter.store(i + 1, std::sync::atomic::Ordering::Relaxed);
+        })
+    });
+    // Stop while it tells: once a good part is told, well before the end.
+    assert!(eventually(PATIENCE, || told
+        .load(std::sync::atomic::Ordering::Relaxed)
+        >= 10_000));
     shutdown(&system);
     producer.join().unwrap();
     let outcome = done.wait_timeout(PATIENCE).expect("ends in time");

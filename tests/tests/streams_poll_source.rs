@@ -10,7 +10,7 @@ use std::task::{Context, Poll, Waker};
 use weir_streams::prelude::*;
 use weir_streams::testkit::TestSink;
 use weir_streams::{Completer, ErrorKind, Pulled};
-use weir_tests::{QUIET, shutdown, stream_system};
+use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
 
 /// A source fed by hand: what is pushed comes out, and a poll that finds
 /// nothing registers the waker (and is counted).
@@ -40,6 +40,12 @@ impl Fed {
         self.0.lock().unwrap().polls
     }
 
+    /// Everything pushed was taken, and a poll since found nothing.
+    fn waiting(&self) -> bool {
+        let feed = self.0.lock().unwrap();
+        feed.items.is_empty() && feed.waker.is_some()
+    }
+
     fn source(&self) -> Source<u32> {
         let fed = self.clone();
         Source::from_poll_fn(move || {
@@ -65,8 +71,14 @@ fn a_pending_source_is_polled_again_only_when_woken_under_a_fused_sink() {
     let (system, mat) = stream_system("poll-fused");
     let fed = Fed::default();
     let done = fed.source().map(|x| x * 2).run_with(Sink::collect(), &mat);
-    std::thread::sleep(QUIET);
-    assert_eq!(fed.polls(), 1, "one poll, then it waits for the waker");
+    assert!(
+        eventually(PATIENCE, || fed.polls() >= 1),
+        "polled once at start"
+    );
+    assert!(
+        !eventually(QUIET, || fed.polls() > 1),
+        "then it waits for the waker"
+    );
     for i in 1..=3 {
         fed.push(Some(Ok(i)));
     }
@@ -117,7 +129,8 @@ fn a_pending_source_before_an_async_boundary_hands_over_what_it_has() {
         .async_boundary()
         .run_with(Sink::collect(), &mat);
     fed.push(Some(Ok(1)));
-    std::thread::sleep(QUIET);
+    // 1 is handed over on its own: the source took it and waits again.
+    assert!(eventually(PATIENCE, || fed.waiting()));
     fed.push(Some(Ok(2)));
     fed.push(None);
     assert_eq!(done.wait(), Ok(vec![1, 2]));

@@ -1,7 +1,6 @@
 //! Stage actors, after Pekko's StageActorRefSpec: messages handled in the stage, replies, watch, lifecycle.
 
 use std::sync::mpsc;
-use std::time::Duration;
 
 use weir_actor::{Actor, ActorHandle, ActorRef, Context, Props, Terminated};
 use weir_streams::prelude::*;
@@ -217,8 +216,14 @@ fn watches_other_actors_and_can_unwatch() {
     actor.tell(Cmd::Watch(watched.handle()));
     actor.tell(Cmd::Watch(unwatched.handle()));
     actor.tell(Cmd::Unwatch(unwatched.handle()));
-    // Let the watch requests land before the stops.
-    std::thread::sleep(Duration::from_millis(50));
+    // The stage handles its messages in order: once it has replied to the
+    // next one, the watch requests have been sent, ahead of the stops.
+    let (replies_tx, replies) = mpsc::channel();
+    let reply_to = system
+        .spawn(Props::new(move || Replies(replies_tx.clone())), "replies")
+        .unwrap();
+    actor.tell(Cmd::AddAndTell(0, reply_to));
+    assert_eq!(replies.recv_timeout(PATIENCE), Ok(0));
     unwatched.stop();
     watched.stop();
     assert_eq!(terminated.recv_timeout(PATIENCE).unwrap(), "watched");

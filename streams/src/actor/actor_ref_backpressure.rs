@@ -5,9 +5,10 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use weir_actor::{ActorRef, FunctionRef};
+use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
 
 use super::ActorRefSource;
+use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal};
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageActor, StageActorMessage,
@@ -84,6 +85,8 @@ struct AckSourceLogic<T: Send + 'static, A: Send + 'static> {
     pending: Option<T>,
     completing: bool,
     batch: VecDeque<Signal<T>>,
+    /// Where what the stage cannot deliver goes.
+    letters: Letters,
 }
 
 impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSourceStage<T, A> {
@@ -97,7 +100,8 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSour
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut AckSourceLogic<T, A>, (), ctx| this.on_signals(ctx));
         let name = cx.attributes().name().unwrap_or("actor_ref_with_backpressure").to_owned();
-        let (inbox, function, source) = super::actor_ref_source::inbox_ref(cx, wake, &name);
+        let (inbox, function, source, letters) =
+            super::actor_ref_source::inbox_ref(cx, wake, &name, "actor_ref_with_backpressure");
         let logic = AckSourceLogic {
             shape: SourceShape::new(),
             inbox,
@@ -107,6 +111,7 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSour
             pending: None,
             completing: false,
             batch: VecDeque::new(),
+            letters,
         };
         (Box::new(logic), source)
     }
@@ -118,12 +123,14 @@ impl<T: Send + 'static, A: Clone + Send + 'static> AckSourceLogic<T, A> {
         self.inbox.take(&mut batch);
         let out = self.shape.out;
         let mut result = Ok(());
+        let mut drops = self.letters.drops(DeadLetterReason::Dropped);
         while let Some(signal) = batch.pop_front() {
             match signal {
                 Signal::Element(element) => {
                     if self.completing {
-                        self.inbox.count_dropped(1);
+                        drops.element(element);
                     } else if self.pending.is_some() {
+                        drops.element(element);
                         result = Err(StreamError::protocol("received a new element before the ack was sent"));
                         break;
                     } else if ctx.is_available(out) {
@@ -140,7 +147,7 @@ impl<T: Send + 'static, A: Clone + Send + 'static> AckSourceLogic<T, A> {
                     }
                 }
                 Signal::Now => {
-                    self.inbox.count_dropped(u64::from(self.pending.take().is_some()));
+                    self.pending.take().into_iter().for_each(|element| drops.element(element));
                     ctx.complete(out);
                 }
                 Signal::Fail(error) => {
@@ -149,7 +156,9 @@ impl<T: Send + 'static, A: Clone + Send + 'static> AckSourceLogic<T, A> {
                 }
             }
         }
-        batch.clear();
+        // Signals after the end (a failure, a protocol error): dropped, observably.
+        drops.rest(&mut batch);
+        drops.settle(&self.inbox);
         self.batch = batch;
         result
     }
@@ -168,8 +177,8 @@ impl<T: Send + 'static, A: Clone + Send + 'static> GraphStageLogic for AckSource
     }
 
     fn post_stop(&mut self) {
-        let pending = usize::from(self.pending.take().is_some());
-        self.inbox.close_counting(&mut self.batch, pending);
+        // Refuse what comes next; what the stage still has becomes dead letters.
+        self.letters.close(&self.inbox, &mut self.batch, self.pending.take());
         self.function.stop();
     }
 }

@@ -17,9 +17,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use weir_actor::{FunctionRef, LogLevel};
+use weir_actor::{DeadLetterReason, FunctionRef};
 
-use super::actor_ref_source::{Drops, StageInbox, inbox_ref};
+use super::actor_ref_source::{StageInbox, inbox_ref};
+use super::dead_letters::Letters;
 use super::inbox::Signal;
 use crate::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, HostsConsumer};
@@ -71,7 +72,7 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
     fn create(&self, cx: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
         let wake = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_wake(ctx));
         let pace = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_pace(ctx));
-        let (inbox, function, source) = inbox_ref(cx, wake, &self.ref_name);
+        let (inbox, function, source, letters) = inbox_ref(cx, wake, &self.ref_name, "actor_ref");
         let (consumer, value) = (self.consumer)();
         mats.push(Box::new(source));
         mats.push(value);
@@ -84,7 +85,7 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
             pace,
             holding: false,
             last_take: Instant::now(),
-            drop_level: cx.attributes().drop_log_level(),
+            letters,
         })
     }
 }
@@ -104,8 +105,8 @@ struct ActorRefFoldLogic<T: Send + 'static> {
     holding: bool,
     /// When it last took from the inbox.
     last_take: Instant,
-    /// The level drops ask to be logged at (the source's attributes).
-    drop_level: LogLevel,
+    /// Where what the stage cannot deliver goes.
+    letters: Letters,
 }
 
 /// How feeding a batch ended.
@@ -184,10 +185,9 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
         match fed {
             Ok(Fed::Ended) => {
                 // What came after the end is dropped, observably.
-                let mut drops = Drops::at(self.drop_level);
-                let path = self.function.actor_ref().path().clone();
-                drops.rest(&path, ctx, &mut self.arrived);
-                drops.settle(&self.inbox, ctx);
+                let mut drops = self.letters.drops(DeadLetterReason::Dropped);
+                drops.rest(&mut self.arrived);
+                drops.settle(&self.inbox);
                 ctx.complete_stage();
                 Fed::Ended
             }
@@ -242,8 +242,8 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefFoldLogic<T> {
     }
 
     fn post_stop(&mut self) {
-        // Refuse what comes next (dead letters); count what was left.
-        self.inbox.close_counting(&mut self.arrived, 0);
+        // Refuse what comes next; what the stage still has becomes dead letters.
+        self.letters.close(&self.inbox, &mut self.arrived, None);
         self.function.stop();
     }
 }

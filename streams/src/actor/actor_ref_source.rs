@@ -38,12 +38,14 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use weir_actor::{ActorPath, ActorRef, DeadLetterReason, FunctionRef, LogLevel};
+use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
 
 use super::buffered::{Arrival, ElementBuffer};
+use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal, Wake};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
+    actor_name_for,
 };
 use crate::{ArgumentError, OverflowStrategy, Source, StreamError};
 
@@ -59,7 +61,8 @@ pub(super) type StageInbox<T> = Inbox<T, AsyncCallback<()>>;
 /// elements to, and the controls that end the stream.
 ///
 /// Elements sent after the stream ended, or after downstream cancelled,
-/// become dead letters; nothing panics.
+/// and elements still buffered when it stopped, become dead letters;
+/// nothing panics.
 pub struct ActorRefSource<T: Send + 'static> {
     actor: ActorRef<T>,
     inbox: Arc<StageInbox<T>>,
@@ -126,8 +129,16 @@ impl<T: Send + 'static> Source<T, ActorRefSource<T>> {
     /// full (`DropHead`, `DropTail`, `DropBuffer`, `DropNew`, or `Fail`
     /// with `ErrorKind::BufferOverflow`). With a buffer of 0 an element
     /// that finds no demand is dropped. Every drop is counted
-    /// ([`ActorRefSource::dropped`]) and published as a dead letter
-    /// (`DeadLetterReason::Dropped`).
+    /// ([`ActorRefSource::dropped`]) and the dropped element itself is
+    /// published as a dead letter (`DeadLetterReason::Dropped`, at
+    /// `Attributes::drop_log_level`). When the stream stops (downstream
+    /// cancelled, or it failed) the elements still buffered or queued are
+    /// counted and published the same way, with
+    /// `DeadLetterReason::StageStopped`: nothing is lost silently.
+    ///
+    /// The reference is named after the stage (`.named(..)`; any text,
+    /// with characters actor names do not take replaced by `_`, and
+    /// `actor_ref` for an empty name).
     ///
     /// Into a folding sink (`Sink::fold`, `collect`, `for_each`, `head`,
     /// ...), directly or through simple operators (`map`, `filter`,
@@ -186,8 +197,8 @@ struct ActorRefStage<T> {
 
 struct ActorRefLogic<T: Send + 'static> {
     shape: SourceShape<T>,
-    /// The reference's path, for dead letters.
-    path: ActorPath,
+    /// Where what the stage cannot deliver goes.
+    letters: Letters,
     inbox: Arc<StageInbox<T>>,
     function: FunctionRef<T>,
     buffer: ElementBuffer<T>,
@@ -197,8 +208,6 @@ struct ActorRefLogic<T: Send + 'static> {
     /// turn: `on_pull` (it wants more) or `on_idle` (the island ran out of
     /// events without it asking).
     awaiting_turn: bool,
-    /// The level drops ask to be logged at (the stage's attributes).
-    drop_level: LogLevel,
 }
 
 impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
@@ -212,16 +221,15 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut ActorRefLogic<T>, (), ctx| this.on_signals(ctx));
         let name = cx.attributes().name().unwrap_or("actor_ref").to_owned();
-        let (inbox, function, source) = inbox_ref(cx, wake, &name);
+        let (inbox, function, source, letters) = inbox_ref(cx, wake, &name, "actor_ref");
         let logic = ActorRefLogic {
             shape: SourceShape::new(),
-            path: function.actor_ref().path().clone(),
+            letters,
             inbox: Arc::clone(&inbox),
             function,
             buffer: ElementBuffer::new(self.buffer_size, self.strategy),
             arrived: VecDeque::new(),
             awaiting_turn: false,
-            drop_level: cx.attributes().drop_log_level(),
         };
         (Box::new(logic), source)
     }
@@ -247,7 +255,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
     /// thing that changes them here).
     fn process(&mut self, ctx: &mut StageContext<'_>, available: bool, closed: bool) -> StageResult {
         let out = self.shape.out;
-        let mut drops = Drops::at(self.drop_level);
+        let mut drops = self.letters.drops(DeadLetterReason::Dropped);
         let mut ended = false;
         let result = loop {
             let Some(signal) = self.arrived.pop_front() else { break Ok(()) };
@@ -258,8 +266,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                     break Ok(());
                 }
                 Signal::Now => {
-                    let discarded = self.buffer.discard();
-                    drops.markers(&self.path, ctx, discarded);
+                    self.buffer.discard().for_each(|element| drops.element(element));
                     ctx.complete(out);
                     ended = true;
                     break Ok(());
@@ -271,8 +278,8 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                         break Ok(());
                     }
                 }
-                Signal::Element(element) if closed => drops.element(&self.path, ctx, element),
-                Signal::Element(element) => match self.buffer.on_element(element, available) {
+                Signal::Element(element) if closed => drops.element(element),
+                Signal::Element(element) => match self.buffer.on_element(element, available, |e| drops.element(e)) {
                     // The direct-push fast path.
                     Arrival::Push(element) => {
                         ctx.push(out, element)?;
@@ -283,11 +290,7 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                         }
                         break Ok(());
                     }
-                    Arrival::Buffered => {}
-                    Arrival::Dropped {
-                        element: Some(element), ..
-                    } => drops.element(&self.path, ctx, element),
-                    Arrival::Dropped { count, element: None } => drops.markers(&self.path, ctx, count),
+                    Arrival::Handled => {}
                     Arrival::Failed(error) => {
                         ended = true;
                         break Err(error);
@@ -297,74 +300,10 @@ impl<T: Send + 'static> ActorRefLogic<T> {
         };
         if ended {
             // The stage ended part-way: what is left is dropped, observably.
-            drops.rest(&self.path, ctx, &mut self.arrived);
+            drops.rest(&mut self.arrived);
         }
-        drops.settle(&self.inbox, ctx);
+        drops.settle(&self.inbox);
         result
-    }
-
-}
-
-/// The drops of one batch: published one by one (at the stage's drop log
-/// level) when someone listens for dead letters, else counted and settled
-/// once.
-pub(super) struct Drops {
-    level: LogLevel,
-    /// Whether anyone listens, asked at the first drop.
-    heard: Option<bool>,
-    count: u64,
-    unheard: u64,
-}
-
-impl Drops {
-    pub(super) fn at(level: LogLevel) -> Self {
-        Self {
-            level,
-            heard: None,
-            count: 0,
-            unheard: 0,
-        }
-    }
-
-    pub(super) fn element<T: Send + 'static>(&mut self, path: &ActorPath, ctx: &StageContext<'_>, element: T) {
-        self.count += 1;
-        if *self.heard.get_or_insert_with(|| ctx.system().event_stream().has_listeners()) {
-            ctx.system()
-                .event_stream()
-                .publish_dead_letter_at(path, element, DeadLetterReason::Dropped, self.level);
-        } else {
-            self.unheard += 1;
-        }
-    }
-
-    /// Every element left in `signals` (after the stream ended), emptying it.
-    pub(super) fn rest<T: Send + 'static>(
-        &mut self,
-        path: &ActorPath,
-        ctx: &StageContext<'_>,
-        signals: &mut VecDeque<Signal<T>>,
-    ) {
-        for signal in signals.drain(..) {
-            if let Signal::Element(element) = signal {
-                self.element(path, ctx, element);
-            }
-        }
-    }
-
-    /// `n` elements the overflow strategy dropped (the stage no longer has them).
-    fn markers(&mut self, path: &ActorPath, ctx: &StageContext<'_>, n: usize) {
-        for _ in 0..n {
-            self.element(path, ctx, "weir::DroppedByOverflowStrategy");
-        }
-    }
-
-    pub(super) fn settle<T: Send, W: super::inbox::Wake>(self, inbox: &Inbox<T, W>, ctx: &StageContext<'_>) {
-        if self.count > 0 {
-            inbox.count_dropped(self.count);
-        }
-        if self.unheard > 0 {
-            ctx.system().event_stream().count_dead_letters(self.unheard);
-        }
     }
 }
 
@@ -411,44 +350,46 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
     }
 
     fn post_stop(&mut self) {
-        // Refuse what comes next (dead letters), count what was still queued.
-        let buffered = self.buffer.discard();
-        self.inbox.close_counting(&mut self.arrived, buffered);
+        // Refuse what comes next; what the stage still has becomes dead letters.
+        self.letters.close(&self.inbox, &mut self.arrived, self.buffer.discard());
         self.function.stop();
     }
 }
 
 /// The inbox of a stage, the function reference that feeds it (named
-/// `name`, reduced to valid actor-name characters) and the handle for both.
-/// Elements that race past the inbox's closing become dead letters when
-/// it is dropped.
+/// after `label`, the stage's name, or `fallback` when that is empty: see
+/// [`actor_name_for`]), the handle for both, and the stage's dead-letter
+/// address. Elements that race past the inbox's closing become dead
+/// letters when it is dropped.
 pub(super) fn inbox_ref<T: Send + 'static>(
     cx: &MatContext<'_>,
     wake: AsyncCallback<()>,
-    name: &str,
-) -> (Arc<StageInbox<T>>, FunctionRef<T>, ActorRefSource<T>) {
-    let name: String = name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect();
-    let system = cx.system().clone();
-    let path: Option<weir_actor::ActorPath> = format!("weir://{}/system/{name}", system.name()).parse().ok();
+    label: &str,
+    fallback: &'static str,
+) -> (Arc<StageInbox<T>>, FunctionRef<T>, ActorRefSource<T>, Letters) {
+    let name = actor_name_for(label, fallback);
+    let (system, level) = (cx.system().clone(), cx.attributes().drop_log_level());
+    let lost: Option<Letters> = format!("weir://{}/system/{name}", system.name())
+        .parse()
+        .ok()
+        .map(|path| Letters::new(system.clone(), path, level));
     let inbox = Arc::new(Inbox::new(wake).with_on_lost(move |element: T| {
-        if let Some(path) = &path {
-            system.event_stream().publish_dead_letter(path, element, DeadLetterReason::StageStopped);
+        if let Some(lost) = &lost {
+            lost.publish(element, DeadLetterReason::StageStopped);
         }
     }));
     let target = Arc::clone(&inbox);
-    let function = FunctionRef::new(cx.system(), &name, move |element: T| {
+    let function = FunctionRef::new(&system, &name, move |element: T| {
         target.offer(Signal::Element(element)).map_err(|signal| match signal {
             Signal::Element(element) => element,
             _ => unreachable!("offer gives back what it was given"),
         })
     })
-    .expect("a sanitized, non-empty name is valid");
+    .expect("actor_name_for gives valid actor names");
     let source = ActorRefSource {
         actor: function.actor_ref(),
         inbox: Arc::clone(&inbox),
     };
-    (inbox, function, source)
+    let letters = Letters::new(system, function.actor_ref().path().clone(), level);
+    (inbox, function, source, letters)
 }

@@ -215,18 +215,6 @@ impl<T: Send, W: Wake> Inbox<T, W> {
         rest
     }
 
-    /// The stage stopped: [`close`](Self::close) the inbox and count as
-    /// dropped the elements still queued, those the stage had taken and
-    /// not acted on (`taken`, emptied), and `more` it held itself.
-    pub(crate) fn close_counting(&self, taken: &mut VecDeque<Signal<T>>, more: usize) {
-        let late = self.close();
-        let elements = (late.iter().chain(taken.iter()))
-            .filter(|s| matches!(s, Signal::Element(_)))
-            .count();
-        taken.clear();
-        self.count_dropped((elements + more) as u64);
-    }
-
     pub(crate) fn count_dropped(&self, n: u64) {
         self.dropped.fetch_add(n, Ordering::Relaxed);
     }
@@ -255,3 +243,6 @@ impl<T, W> Drop for Inbox<T, W> {
 
 #[cfg(loom)]
 mod loom_models;
+
+#[cfg(all(test, not(loom)))]
+mod tests;

@@ -6,6 +6,7 @@ mod actor_ref_fold;
 mod actor_ref_sink;
 mod actor_ref_source;
 pub(crate) mod buffered;
+mod dead_letters;
 pub(crate) mod inbox;
 
 pub use actor_ref_source::ActorRefSource;

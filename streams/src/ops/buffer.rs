@@ -35,7 +35,8 @@ impl<T: Send + 'static> GraphStageLogic for Buffer<T> {
         if self.buf.is_empty() && ctx.is_available(self.shape.out) {
             ctx.push(self.shape.out, element)?;
         } else {
-            offer(&mut self.buf, self.capacity, self.strategy, element)?;
+            // What the strategy drops is gone: the user chose to drop it.
+            offer(&mut self.buf, self.capacity, self.strategy, element, drop)?;
         }
         self.pull_if_room(ctx)
     }

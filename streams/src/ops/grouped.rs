@@ -2,6 +2,7 @@
 
 use std::collections::VecDeque;
 
+use crate::overflow::upfront_capacity;
 use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 
 /// Groups of `size`; the last may be shorter.
@@ -19,7 +20,7 @@ impl<T: Send + 'static> GraphStageLogic for Grouped<T> {
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.buf.push(ctx.grab(self.shape.inlet)?);
         if self.buf.len() == self.size {
-            let group = std::mem::replace(&mut self.buf, Vec::with_capacity(self.size));
+            let group = std::mem::replace(&mut self.buf, Vec::with_capacity(upfront_capacity(self.size)));
             ctx.push(self.shape.out, group)
         } else {
             ctx.pull(self.shape.inlet)

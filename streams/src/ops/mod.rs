@@ -20,6 +20,7 @@ use std::future::Future;
 pub use tick::TickHandle;
 use util::{logic_flow, ports};
 
+use crate::overflow::upfront_capacity;
 use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError};
 
 fn at_least_one(n: usize, argument: &'static str) -> Result<(), ArgumentError> {
@@ -152,7 +153,8 @@ pub trait FlowOps: Sized {
         }))
     }
 
-    /// Vectors of `size` elements; the last may be shorter.
+    /// Vectors of `size` elements; the last may be shorter. Each group
+    /// grows as elements arrive, so a huge `size` costs only what arrives.
     ///
     /// # Errors
     ///
@@ -164,12 +166,13 @@ pub trait FlowOps: Sized {
             move || grouped::Grouped::<Self::Out> {
                 shape: ports(),
                 size,
-                buf: Vec::with_capacity(size),
+                buf: Vec::with_capacity(upfront_capacity(size)),
             },
         )))
     }
 
-    /// Windows of `size` elements, each starting `step` after the previous.
+    /// Windows of `size` elements, each starting `step` after the previous
+    /// (a huge `size` costs only what arrives).
     ///
     /// # Errors
     ///
@@ -186,7 +189,7 @@ pub trait FlowOps: Sized {
                 shape: ports(),
                 size,
                 step,
-                buf: VecDeque::with_capacity(size),
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
                 to_skip: 0,
                 fresh: false,
             },
@@ -273,7 +276,8 @@ pub trait FlowOps: Sized {
     }
 
     /// Hold up to `size` elements when downstream is slower, applying
-    /// `strategy` when full.
+    /// `strategy` when full. What the strategy drops is gone (it is the
+    /// strategy's purpose); `size` is a bound, reserved as elements arrive.
     ///
     /// # Errors
     ///
@@ -287,7 +291,7 @@ pub trait FlowOps: Sized {
         Ok(
             self.via_flow(logic_flow("buffer", move || buffer::Buffer::<Self::Out> {
                 shape: ports(),
-                buf: VecDeque::with_capacity(size),
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
                 capacity: size,
                 strategy,
                 upstream_done: false,
@@ -297,6 +301,31 @@ pub trait FlowOps: Sized {
 
     /// Run `f` on each element, at most `parallelism` futures at a time,
     /// emitting results in input order. An `Err` fails the stream.
+    ///
+    /// `parallelism` is a bound, not an allocation: `usize::MAX` means
+    /// "no bound" and costs no more than the futures actually in flight.
+    ///
+    /// # Where the futures run
+    ///
+    /// The futures are polled inside the stage, on its island's thread,
+    /// woken by their wakers: no async runtime is entered. A future that
+    /// needs a tokio reactor (`tokio::time::sleep`, tokio sockets, ...)
+    /// panics there ("there is no reactor running"), and the stream fails
+    /// with `ErrorKind::Panicked` naming this stage. Spawn such work on
+    /// tokio and return its `JoinHandle`, which any executor can poll;
+    /// take the `tokio::runtime::Handle` where the runtime is (Weir has no
+    /// tokio dependency, so it cannot hand you one):
+    ///
+    /// ```text
+    /// let tokio = tokio::runtime::Handle::current(); // on the runtime
+    /// source.map_async(8, move |id| {
+    ///     let job = tokio.spawn(fetch(id)); // runs on tokio, with its reactor
+    ///     async move { job.await.map_err(|e| StreamError::msg(e.to_string())) }
+    /// })
+    /// ```
+    ///
+    /// A future that only waits on wakers (channels, `std` futures, the
+    /// `futures` crate's combinators) needs nothing of the kind.
     ///
     /// # Errors
     ///
@@ -313,7 +342,9 @@ pub trait FlowOps: Sized {
         })))
     }
 
-    /// [`map_async`](Self::map_async), emitting results as they finish.
+    /// [`map_async`](Self::map_async), emitting results as they finish
+    /// (the same bound and the same rule for futures that need a
+    /// runtime's reactor).
     ///
     /// # Errors
     ///

@@ -66,11 +66,7 @@ pub(crate) fn make_stage_actor<M: Send + 'static>(
     callback: AsyncCallback<StageActorMessage<M>>,
     on_finish: &mut Vec<Box<dyn FnOnce() + Send>>,
 ) -> StageActor<M> {
-    let name: String = stage_name
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .chain("-stageActor".chars())
-        .collect();
+    let name = actor_name_for(stage_name, "stage") + "-stageActor";
     let (messages, notices) = (callback.clone(), callback);
     let function = FunctionRef::with_death_watch(
         system,
@@ -81,9 +77,47 @@ pub(crate) fn make_stage_actor<M: Send + 'static>(
         },
         move |terminated| notices.invoke(StageActorMessage::Terminated(terminated)),
     )
-    .expect("a sanitized, non-empty name is valid");
+    .expect("actor_name_for gives valid actor names");
     let function = Arc::new(function);
     let stopper = Arc::clone(&function);
     on_finish.push(Box::new(move || stopper.stop()));
     StageActor { function }
+}
+
+/// The actor name for a reference a stage hands out: `label` (the stage's
+/// name, any text: `.named("my parser")`, `.named("")`) with every
+/// character actor names do not take as `_`, or `fallback` (the stage
+/// kind's name) when `label` is empty. Stage names are labels, not actor
+/// names, so every label is accepted and still names a valid reference.
+pub(crate) fn actor_name_for(label: &str, fallback: &'static str) -> String {
+    let label = if label.is_empty() { fallback } else { label };
+    label
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::actor_name_for;
+
+    proptest! {
+        /// Whatever a stage is named, the name of its reference is valid
+        /// (so `FunctionRef::new` cannot fail on it).
+        #[test]
+        fn every_label_names_a_valid_reference(label in any::<String>()) {
+            let name = actor_name_for(&label, "actor_ref");
+            prop_assert_eq!(weir_actor::validate_name(&name), Ok(()));
+            prop_assert_eq!(weir_actor::validate_name(&format!("{name}-stageActor")), Ok(()));
+        }
+    }
+
+    #[test]
+    fn an_empty_label_takes_the_fallback() {
+        assert_eq!(actor_name_for("", "actor_ref"), "actor_ref");
+        assert_eq!(actor_name_for("my parser/1", "actor_ref"), "my_parser_1");
+        assert_eq!(actor_name_for("$x", "actor_ref"), "_x");
+    }
 }

@@ -69,18 +69,21 @@ impl Island {
             return;
         }
         match signal {
-            Signal::Element(x) => match self.buffer.on_element(x, self.demand) {
-                Arrival::Push(x) => {
-                    self.delivered.push(x);
-                    // One pull per push: demand stays as configured.
+            Signal::Element(x) => {
+                let mut dropped = 0;
+                match self.buffer.on_element(x, self.demand, |_| dropped += 1) {
+                    Arrival::Push(x) => {
+                        self.delivered.push(x);
+                        // One pull per push: demand stays as configured.
+                    }
+                    Arrival::Handled => {}
+                    Arrival::Failed(_) => panic!("no Fail strategy in these models"),
                 }
-                Arrival::Buffered => {}
-                Arrival::Dropped { count, .. } => self.dropped += count,
-                Arrival::Failed(_) => panic!("no Fail strategy in these models"),
-            },
+                self.dropped += dropped;
+            }
             Signal::Drain => self.completed = self.buffer.on_drain(),
             Signal::Now => {
-                self.dropped += self.buffer.discard();
+                self.dropped += self.buffer.discard().count();
                 self.completed = true;
             }
             Signal::Fail(_) => self.completed = true,

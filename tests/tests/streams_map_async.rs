@@ -1,0 +1,151 @@
+//! `map_async` and `map_async_unordered`: order, the parallelism bound, out-of-order completion and failure, with futures the test completes.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::task::{Poll, Waker};
+
+use weir_streams::prelude::*;
+use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
+
+/// A one-shot future completed by the test (no async runtime, no timing).
+type Cell = Arc<Mutex<(Option<u64>, Option<Waker>)>>;
+
+/// The futures `map_async` made, by element, for the test to complete in
+/// any order it likes.
+#[derive(Clone, Default)]
+struct Pending(Arc<Mutex<BTreeMap<u64, Cell>>>);
+
+impl Pending {
+    /// The function to give `map_async`: element `x` becomes a future that
+    /// resolves to `x * 2` once the test calls `complete(x)`.
+    fn function(
+        &self,
+    ) -> impl FnMut(u64) -> std::pin::Pin<Box<dyn Future<Output = Result<u64, StreamError>> + Send>>
+    + Clone
+    + Send
+    + Sync
+    + 'static {
+        let pending = self.clone();
+        move |x| {
+            let cell: Cell = Arc::default();
+            pending.0.lock().unwrap().insert(x, Arc::clone(&cell));
+            Box::pin(std::future::poll_fn(move |cx| {
+                let mut c = cell.lock().unwrap();
+                match c.0.take() {
+                    Some(v) => Poll::Ready(Ok(v)),
+                    None => {
+                        c.1 = Some(cx.waker().clone());
+                        Poll::Pending
+                    }
+                }
+            }))
+        }
+    }
+
+    /// How many futures have been made.
+    fn made(&self) -> usize {
+        self.0.lock().unwrap().len()
+    }
+
+    /// Resolve the future of element `x`.
+    fn complete(&self, x: u64) {
+        let cell = Arc::clone(&self.0.lock().unwrap()[&x]);
+        let waker = {
+            let mut c = cell.lock().unwrap();
+            c.0 = Some(x * 2);
+            c.1.take()
+        };
+        if let Some(waker) = waker {
+            waker.wake();
+        }
+    }
+}
+
+#[test]
+fn unordered_emits_in_completion_order_and_ordered_in_input_order() {
+    let (system, mat) = stream_system("map-async-order");
+    for ordered in [false, true] {
+        let pending = Pending::default();
+        let source = Source::range(0u64..4);
+        let flow = if ordered {
+            source.map_async(4, pending.function())
+        } else {
+            source.map_async_unordered(4, pending.function())
+        };
+        let done = flow.unwrap().run_with(Sink::collect(), &mat);
+        assert!(
+            eventually(PATIENCE, || pending.made() == 4),
+            "all four in flight"
+        );
+        // Completed last to first. Each wake-up is a message to the
+        // island, sent in this order, so the stage sees them in this order.
+        for x in (0..4).rev() {
+            pending.complete(x);
+        }
+        let expected = if ordered {
+            vec![0, 2, 4, 6]
+        } else {
+            vec![6, 4, 2, 0]
+        };
+        assert_eq!(done.wait(), Ok(expected), "ordered: {ordered}");
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn at_most_parallelism_futures_are_in_flight() {
+    let (system, mat) = stream_system("map-async-bound");
+    for ordered in [false, true] {
+        let pending = Pending::default();
+        let source = Source::range(0u64..5);
+        let flow = if ordered {
+            source.map_async(2, pending.function())
+        } else {
+            source.map_async_unordered(2, pending.function())
+        };
+        let done = flow.unwrap().run_with(Sink::collect(), &mat);
+        assert!(eventually(PATIENCE, || pending.made() == 2));
+        assert!(
+            !eventually(QUIET, || pending.made() > 2),
+            "no third before one finishes"
+        );
+        for x in 0..5 {
+            pending.complete(x);
+            // One finished: the next element's future is made.
+            assert!(eventually(PATIENCE, || pending.made() == (x as usize + 3).min(5)));
+        }
+        assert_eq!(done.wait(), Ok(vec![0, 2, 4, 6, 8]), "ordered: {ordered}");
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn an_err_fails_the_stream_naming_the_stage() {
+    let (system, mat) = stream_system("map-async-err");
+    let failed = Source::range(0u32..5)
+        .map_async(2, |x| async move {
+            if x == 3 {
+                Err(StreamError::msg("no 3"))
+            } else {
+                Ok(x)
+            }
+        })
+        .unwrap()
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap_err();
+    assert!(failed.to_string().contains("no 3"));
+    assert_eq!(failed.stage(), Some("map_async"));
+    assert!(
+        Source::range(0u8..1)
+            .map_async(0, |x| async move { Ok(x) })
+            .is_err()
+    );
+    assert!(
+        Source::range(0u8..1)
+            .map_async_unordered(0, |x| async move { Ok(x) })
+            .is_err()
+    );
+    shutdown(&system);
+}
