@@ -379,18 +379,7 @@ fn actor_name(stream: u64, island: usize, first: Option<&str>) -> String {
     let mut name = format!("stream-{stream}-{island}");
     if let Some(first) = first {
         name.push('-');
-        name.extend(
-            first
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                        c
-                    } else {
-                        '_'
-                    }
-                })
-                .take(40),
-        );
+        name.extend(crate::stage::name_chars(first).take(40));
     }
     name
 }

@@ -217,7 +217,7 @@ impl<T, W: Wake> QueueBuffer<T, W> {
     pub(crate) fn new(capacity: usize, wake_stage: W) -> Self {
         Self {
             state: Mutex::new(State {
-                queue: VecDeque::with_capacity(capacity.min(1024)),
+                queue: VecDeque::with_capacity(crate::overflow::upfront_capacity(capacity)),
                 capacity,
                 ending: None,
                 stage_waiting: false,

@@ -18,7 +18,7 @@ pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub(crate) use ports::Slot;
 pub use stage_actor::{StageActor, StageActorMessage};
-pub(crate) use stage_actor::{actor_name_for, make_stage_actor};
+pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
 pub use ports::{
     FlowShape, InPort, Inlet, OutPort, Outlet, Shape, SinkShape, SlotKind, SourceShape,
 };

@@ -91,10 +91,16 @@ pub(crate) fn make_stage_actor<M: Send + 'static>(
 /// names, so every label is accepted and still names a valid reference.
 pub(crate) fn actor_name_for(label: &str, fallback: &'static str) -> String {
     let label = if label.is_empty() { fallback } else { label };
+    name_chars(label).collect()
+}
+
+/// `label`'s characters with every one that actor names do not take as
+/// `_`: the one mapping from stage labels to actor names (references here,
+/// island actors in `materialize`).
+pub(crate) fn name_chars(label: &str) -> impl Iterator<Item = char> + '_ {
     label
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-        .collect()
 }
 
 #[cfg(test)]

@@ -35,12 +35,6 @@ use crate::StreamError;
 /// Elements a fused half moves per actor message before it yields.
 pub(super) const FUSED_BUDGET: usize = 4096;
 
-/// The most element slots a boundary's buffers reserve up front; beyond
-/// it they grow as elements arrive, so a huge input buffer (a bound, not
-/// a size) costs nothing until it fills. The same cap `Source::queue`
-/// puts on its first allocation.
-const FIRST_ALLOCATION: usize = 1024;
-
 pub(super) struct State<T> {
     /// Handed over, oldest first.
     pub(super) queue: Vec<T>,
@@ -118,7 +112,9 @@ impl<T> Boundary<T> {
 impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
     fn create(&self, capacity: usize) -> (Half, Half) {
         let capacity = capacity.max(1);
-        let reserve = capacity.min(FIRST_ALLOCATION);
+        // A huge input buffer is a bound, not a size: reserve what every
+        // bounded buffer does and grow as elements arrive.
+        let reserve = crate::overflow::upfront_capacity(capacity);
         let shared: Arc<Shared<T>> = Arc::new(Shared {
             state: Mutex::new(State {
                 queue: Vec::with_capacity(reserve),
