@@ -13,7 +13,7 @@ use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
-use crate::dispatcher::pool::Pool;
+use crate::dispatcher::pool::{Blocking, Pool};
 use crate::dispatcher::Threads;
 use crate::error::{BuildError, ResolveError, SpawnError, WaitError};
 use crate::resolve::{Node, absolute, walk};
@@ -410,6 +410,21 @@ impl ActorSystem {
     pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
         let temp = self.inner.temp.lock();
         temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
+    }
+
+    /// Get ready to block the calling thread until something this system
+    /// does: `None` where that could deadlock (the scheduler's thread, or a
+    /// pool worker whose siblings are all blocked already). Hold the guard
+    /// while blocked.
+    pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {
+        if self.inner.scheduler.is_timer_thread() {
+            return None;
+        }
+        let mut pools = std::iter::once(&self.inner.pool).chain(self.inner.named_pools.values());
+        match pools.find(|pool| pool.is_own_worker()) {
+            Some(pool) => pool.enter_blocking().map(Some),
+            None => Some(None),
+        }
     }
 
     /// The scheduler: timed and periodic sends and closures.

@@ -86,6 +86,9 @@ pub(crate) struct Pool {
     /// Per worker: its progress at the watchdog's last look.
     last_seen: Box<[AtomicU64]>,
     watchdog_armed: AtomicBool,
+    /// Workers blocked in a wait that needs other work of the system done
+    /// (an `ask`'s `wait`); one worker must always stay free.
+    blocked: AtomicUsize,
     /// The timer the watchdog runs on (set once the system's timer exists).
     timer: std::sync::OnceLock<Scheduler>,
     shutdown: AtomicBool,
@@ -122,6 +125,7 @@ impl Pool {
             stuck: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             last_seen: (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect(),
             watchdog_armed: AtomicBool::new(false),
+            blocked: AtomicUsize::new(0),
             timer: std::sync::OnceLock::new(),
             shutdown: AtomicBool::new(false),
         });
@@ -191,6 +195,24 @@ impl Pool {
             None => Ok(was_empty),
             Some(task) => Err(task),
         }
+    }
+
+    /// Whether the calling thread is one of this pool's workers.
+    pub(crate) fn is_own_worker(&self) -> bool {
+        LOCAL.with(|local| local.get().is_some_and(|l| l.pool_id == self.id))
+    }
+
+    /// The calling worker wants to block until other work is done: allowed
+    /// while at least one other worker of this pool is not blocked so (it
+    /// steals what the blocked one has queued: see the watchdog). `None`
+    /// when this would be the last free worker.
+    pub(crate) fn enter_blocking(&self) -> Option<Blocking<'_>> {
+        let blocked = self.blocked.fetch_add(1, Ordering::AcqRel) + 1;
+        if blocked >= self.stealers.len() {
+            self.blocked.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Blocking(self))
     }
 
     /// Give the pool its timer; the watchdog runs on it.
@@ -361,6 +383,16 @@ impl Pool {
         let mut sleepers = self.sleepers.lock();
         sleepers.retain(|t| t.id() != me.id());
         self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+    }
+}
+
+/// A worker blocked in a wait (from [`Pool::enter_blocking`]); dropping it
+/// frees the worker again.
+pub(crate) struct Blocking<'a>(&'a Pool);
+
+impl Drop for Blocking<'_> {
+    fn drop(&mut self) {
+        self.0.blocked.fetch_sub(1, Ordering::AcqRel);
     }
 }
 
