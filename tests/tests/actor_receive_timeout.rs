@@ -441,3 +441,15 @@ fn stopping_cancels_it_no_dead_letter_after_post_stop() {
     assert_eq!(system.event_stream().dead_letter_count(), 0);
     shutdown(&system);
 }
+
+#[test]
+fn a_receive_timeout_too_long_for_the_clock_never_fires() {
+    let system = ActorSystem::new("rtNever").unwrap();
+    let probe = Probe::new();
+    // Used to panic in `pre_start` computing the deadline.
+    let a = rt(&system, &probe, Some(Duration::MAX), nothing, nothing);
+    a.tell(Msg::Tick);
+    assert!(matches!(probe.expect(), Seen::Tick(_)));
+    probe.expect_nothing();
+    shutdown(&system);
+}
