@@ -52,9 +52,16 @@ impl Actor for Counter {
 struct Coordinator {
     counters: Vec<ActorRef<CounterMsg>>,
     next: usize,
-    /// A `Totals` request being answered: who asked, how many counters
-    /// have yet to report, the sum so far.
-    gathering: Option<(ActorRef<Vec<(String, u64)>>, usize, HashMap<String, u64>)>,
+    /// The `Totals` request being answered, if any.
+    gathering: Option<Gathering>,
+}
+
+/// Counts coming in for a `Totals` request.
+struct Gathering {
+    reply_to: ActorRef<Vec<(String, u64)>>,
+    /// Counters that have yet to report.
+    waiting: usize,
+    totals: HashMap<String, u64>,
 }
 
 enum CoordinatorMsg {
@@ -91,18 +98,24 @@ impl Actor for Coordinator {
                 for counter in &self.counters {
                     counter.tell(CounterMsg::Report(ctx.myself()));
                 }
-                self.gathering = Some((reply_to, self.counters.len(), HashMap::new()));
+                self.gathering = Some(Gathering {
+                    reply_to,
+                    waiting: self.counters.len(),
+                    totals: HashMap::new(),
+                });
             }
             CoordinatorMsg::Counts(counts) => {
-                let Some((_, waiting, totals)) = self.gathering.as_mut() else {
+                let Some(gathering) = self.gathering.as_mut() else {
                     return;
                 };
                 for (word, n) in counts {
-                    *totals.entry(word).or_default() += n;
+                    *gathering.totals.entry(word).or_default() += n;
                 }
-                *waiting -= 1;
-                if *waiting == 0
-                    && let Some((reply_to, _, totals)) = self.gathering.take()
+                gathering.waiting -= 1;
+                if gathering.waiting == 0
+                    && let Some(Gathering {
+                        reply_to, totals, ..
+                    }) = self.gathering.take()
                 {
                     let mut totals: Vec<_> = totals.into_iter().collect();
                     totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
