@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Weak;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -25,7 +24,7 @@ use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 
 /// Default messages per run before an actor yields its thread.
 pub const DEFAULT_THROUGHPUT: usize = 32;
@@ -412,16 +411,12 @@ impl ActorSystem {
         temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
     }
 
-    /// Get ready to block the calling thread until something this system
-    /// does: `None` where that could deadlock (the scheduler's thread, or a
-    /// pool worker whose siblings are all blocked already). Hold the guard
-    /// while blocked.
+    /// Before blocking on this system's work: `None` where that could
+    /// deadlock (the scheduler's thread, a pool's last free worker).
     pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {
-        if self.inner.scheduler.is_timer_thread() {
-            return None;
-        }
         let mut pools = std::iter::once(&self.inner.pool).chain(self.inner.named_pools.values());
         match pools.find(|pool| pool.is_own_worker()) {
+            _ if self.inner.scheduler.is_timer_thread() => None,
             Some(pool) => pool.enter_blocking().map(Some),
             None => Some(None),
         }
