@@ -29,9 +29,11 @@ use crate::watchers::Watchers;
 ///
 /// # Errors
 ///
-/// The handle yields [`AskError::Timeout`] when no reply arrives within
-/// `timeout`, and [`AskError::TargetStopped`] when the question could not be
-/// delivered.
+/// Every ask finishes. The handle yields [`AskError::Timeout`] when no reply
+/// arrives within `timeout`, [`AskError::TargetStopped`] when the question
+/// could not be delivered, and [`AskError::Terminated`] when the system
+/// terminates first. A `timeout` too long for the clock (`Duration::MAX`)
+/// means no time-out: the ask waits for its reply or for termination.
 ///
 /// # Examples
 ///
@@ -77,16 +79,11 @@ where
     if target.deliver(make(reply_to)) == Delivery::DeadLetter {
         let _ = cell.finish(Err(AskError::TargetStopped));
     } else {
-        let weak = Arc::downgrade(&cell);
-        let timed_out = Box::new(move || {
-            if let Some(cell) = weak.upgrade() {
-                let _ = cell.finish(Err(AskError::Timeout(timeout)));
-            }
-        });
-        if system.scheduler().run_once(timeout, &cell.timer, timed_out).is_err() {
-            // The system has shut down: no reply can come any more.
-            let _ = cell.finish(Err(AskError::TargetStopped));
-        }
+        let time_out = TimeOut(Arc::downgrade(&cell));
+        let timed_out = Box::new(move || time_out.finish(AskError::Timeout(timeout)));
+        // Given back when the system has shut down; dropping it fails the
+        // ask with `Terminated`.
+        let _ = system.scheduler().run_once(timeout, &cell.timer, timed_out);
     }
     AskHandle { cell }
 }
@@ -102,13 +99,27 @@ pub struct AskHandle<R> {
 }
 
 impl<R: Send + 'static> AskHandle<R> {
-    /// Block until the reply or the time-out.
+    /// Block until the reply, the time-out or termination.
+    ///
+    /// An answer that is already there is returned on any thread. Otherwise
+    /// blocking is refused where it could deadlock: on the scheduler's
+    /// thread, and on a pool worker when every other worker of its pool is
+    /// blocked in a wait already (always, in a pool of one thread), since the
+    /// reply may need one of them to be processed. Blocking a pool worker
+    /// stalls every actor queued behind it, so prefer awaiting the handle or
+    /// having the reply sent to the asking actor as a message.
     ///
     /// # Errors
     ///
-    /// As [`ask`].
+    /// As [`ask`], and [`AskError::WouldDeadlock`] when blocking is refused
+    /// (the ask goes on; its answer is dropped).
     pub fn wait(self) -> Result<R, AskError> {
-        self.cell.promise.wait_take()
+        let promise = &self.cell.promise;
+        if promise.is_completed() {
+            return promise.wait_take();
+        }
+        let _blocking = self.cell.system.enter_blocking_wait().ok_or(AskError::WouldDeadlock)?;
+        promise.wait_take()
     }
 }
 
@@ -126,13 +137,33 @@ impl<R> fmt::Debug for AskHandle<R> {
     }
 }
 
+/// An ask's time-out job. If the scheduler drops it without running it (the
+/// system terminated, and pending time-outs are dropped), it fails the ask
+/// with [`AskError::Terminated`]: every ask finishes.
+struct TimeOut<R: Send + 'static>(Weak<AskCell<R>>);
+
+impl<R: Send + 'static> TimeOut<R> {
+    fn finish(&self, error: AskError) {
+        if let Some(cell) = self.0.upgrade() {
+            // Already finished (replied, or timed out just now): nothing to do.
+            let _ = cell.finish(Err(error));
+        }
+    }
+}
+
+impl<R: Send + 'static> Drop for TimeOut<R> {
+    fn drop(&mut self) {
+        self.finish(AskError::Terminated);
+    }
+}
+
 /// The temporary actor behind an ask.
 struct AskCell<R> {
     path: ActorPath,
     system: ActorSystem,
     promise: Promise<Result<R, AskError>>,
     /// Holding the watchee handles until the ask finishes is fine because
-    /// every ask finishes (reply or time-out).
+    /// every ask finishes (reply, time-out or termination).
     watchers: Watchers,
     /// The time-out, cancelled when the ask finishes first.
     timer: Cancellable,
@@ -231,5 +262,33 @@ impl<R: Send + 'static> AskCell<R> {
             }
             Err(Err(_)) => unreachable!("complete gives back the value it was given"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use crate::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+
+    struct Echo;
+    impl Actor for Echo {
+        type Msg = ActorRef<()>;
+        fn receive(&mut self, _: &mut Context<Self>, reply_to: ActorRef<()>) {
+            reply_to.tell(());
+        }
+    }
+
+    #[test]
+    fn answered_asks_do_not_keep_their_time_outs_in_the_scheduler() {
+        let system = ActorSystem::new("askTimers").unwrap();
+        let echo = system.spawn(Props::new(|| Echo), "echo").unwrap();
+        for _ in 0..5_000 {
+            assert_eq!(ask(&echo, |r| r, Duration::from_secs(3600)).wait(), Ok(()));
+        }
+        // The pool's watchdog may hold one entry; the asks hold none for long.
+        let pending = system.scheduler().timer().pending();
+        assert!(pending < 200, "{pending} timer entries after 5000 answered asks");
+        system.terminate().wait().unwrap();
     }
 }

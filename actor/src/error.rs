@@ -97,6 +97,16 @@ pub enum AskError {
     Timeout(Duration),
     /// The target was stopped before the question reached it.
     TargetStopped,
+    /// The actor system terminated while the ask waited: no reply can come.
+    Terminated,
+    /// [`AskHandle::wait`](crate::AskHandle::wait) was called where blocking
+    /// could keep the reply from ever being processed: on the scheduler's
+    /// thread (which fires the time-out), or on a pool worker when every
+    /// other worker of its pool is already blocked in such a wait (a pool of
+    /// one thread always is). The ask goes on; its answer is dropped. Await
+    /// the handle from async code, have the answer sent to the actor as a
+    /// message, or block from a pinned actor or a thread outside the system.
+    WouldDeadlock,
 }
 
 impl fmt::Display for AskError {
@@ -104,6 +114,10 @@ impl fmt::Display for AskError {
         match self {
             Self::Timeout(d) => write!(f, "ask timed out after {d:?}"),
             Self::TargetStopped => f.write_str("ask target is stopped"),
+            Self::Terminated => f.write_str("the actor system terminated before the ask was answered"),
+            Self::WouldDeadlock => f.write_str(
+                "ask waited for on a thread the reply may need (the scheduler's, or its pool's last free worker)",
+            ),
         }
     }
 }

@@ -74,6 +74,9 @@ macro_rules! runtime_modules {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
 }
 
+// Under loom only its idle protocol and global queue (and their models).
+mod dispatcher;
+
 // Under `--cfg loom` only the mailbox state machine and its models are built;
 // the runtime around it uses threads and blocking that loom does not model.
 runtime_modules! {
@@ -82,7 +85,6 @@ runtime_modules! {
     mod ask;
     mod cell;
     mod context;
-    mod dispatcher;
     mod error;
     mod events;
     mod function_ref;

@@ -110,7 +110,8 @@ impl<T> Promise<T> {
 
     /// Block until completed or `timeout` has passed; whether it completed.
     pub fn wait_completed_for(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        // Saturating: `Duration::MAX` waits for ever instead of panicking.
+        let deadline = crate::scheduler::deadline::after(timeout);
         let mut state = self.state.lock();
         while !state.completed {
             let now = Instant::now();

@@ -1,8 +1,8 @@
 //! The one place cross-thread primitives come from.
 //!
-//! Normally this re-exports `std`; under `--cfg loom` the atomics, locks and
-//! `UnsafeCell` come from loom so that the models in [`crate::mailbox`] explore
-//! every interleaving. Code elsewhere in the crate imports from here, never from
+//! Normally this re-exports `std`; under `--cfg loom` the atomics, locks,
+//! `UnsafeCell`, fences and parking come from loom so that the models in
+//! [`crate::mailbox`] and [`crate::dispatcher`] explore every interleaving. Code elsewhere in the crate imports from here, never from
 //! `std::sync::atomic` directly (STYLE.md rule 7).
 //!
 //! `Arc` stays `std`'s in both builds: loom's `Arc` has no `Weak`, and reference
@@ -27,6 +27,79 @@ pub(crate) use std::sync::{Condvar, MutexGuard};
 pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, MutexGuard};
+
+/// Set-once cells and weak references: std's in both builds (loom has
+/// neither; what they guard is set up before the protocols loom checks).
+pub(crate) use std::sync::{OnceLock, Weak};
+
+#[cfg(loom)]
+pub(crate) use loom::hint::spin_loop;
+/// Parking and spinning, for the pool's idle workers
+/// ([`crate::dispatcher::idle`]).
+#[cfg(not(loom))]
+pub(crate) use std::hint::spin_loop;
+
+/// Threads that park and are unparked: the pool's sleeping workers.
+#[cfg(not(loom))]
+pub(crate) mod thread {
+    pub(crate) use std::thread::{Thread, current, park};
+}
+
+/// Under loom, std's park token built from a loom mutex and condvar, one
+/// per thread: loom 0.7's own `unpark` also wakes a thread that is blocked
+/// on a mutex (and then panics in `lock`), where std would keep the token
+/// for the next `park`.
+#[cfg(loom)]
+pub(crate) mod thread {
+    use std::sync::Arc;
+
+    #[derive(Default)]
+    struct Parker {
+        token: loom::sync::Mutex<bool>,
+        unparked: loom::sync::Condvar,
+    }
+
+    loom::thread_local! {
+        static PARKER: Arc<Parker> = Arc::new(Parker::default());
+    }
+
+    /// A handle to unpark a thread, as `std::thread::Thread`.
+    #[derive(Clone)]
+    pub(crate) struct Thread {
+        parker: Arc<Parker>,
+        id: loom::thread::ThreadId,
+    }
+
+    impl Thread {
+        pub(crate) fn id(&self) -> loom::thread::ThreadId {
+            self.id
+        }
+
+        /// Give the thread its token (kept if it does not park yet).
+        pub(crate) fn unpark(&self) {
+            *self.parker.token.lock().unwrap() = true;
+            self.parker.unparked.notify_one();
+        }
+    }
+
+    pub(crate) fn current() -> Thread {
+        Thread {
+            parker: PARKER.with(Arc::clone),
+            id: loom::thread::current().id(),
+        }
+    }
+
+    /// Block until the token is there, and take it.
+    pub(crate) fn park() {
+        PARKER.with(|parker| {
+            let mut token = parker.token.lock().unwrap();
+            while !*token {
+                token = parker.unparked.wait(token).unwrap();
+            }
+            *token = false;
+        });
+    }
+}
 
 /// A mutex whose `lock` never reports poisoning.
 ///

@@ -3,7 +3,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::sync::Weak;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -13,7 +12,7 @@ use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
-use crate::dispatcher::pool::Pool;
+use crate::dispatcher::pool::{Blocking, Pool};
 use crate::dispatcher::Threads;
 use crate::error::{BuildError, ResolveError, SpawnError, WaitError};
 use crate::resolve::{Node, absolute, walk};
@@ -25,7 +24,7 @@ use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 
 /// Default messages per run before an actor yields its thread.
 pub const DEFAULT_THROUGHPUT: usize = 32;
@@ -410,6 +409,17 @@ impl ActorSystem {
     pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
         let temp = self.inner.temp.lock();
         temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
+    }
+
+    /// Before blocking on this system's work: `None` where that could
+    /// deadlock (the scheduler's thread, a pool's last free worker).
+    pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {
+        let mut pools = std::iter::once(&self.inner.pool).chain(self.inner.named_pools.values());
+        match pools.find(|pool| pool.is_own_worker()) {
+            _ if self.inner.scheduler.is_timer_thread() => None,
+            Some(pool) => pool.enter_blocking().map(Some),
+            None => Some(None),
+        }
     }
 
     /// The scheduler: timed and periodic sends and closures.

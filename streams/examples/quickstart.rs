@@ -1,12 +1,14 @@
 //! Quick start: a small supervised word count, on actors and on a stream.
 //!
 //! A `Coordinator` spawns a pool of `Counter` children, deals lines out to
-//! them, watches them, and collects their counts with `ask`. One line makes a
-//! counter panic: its supervisor restarts it and the rest goes on. A stream
-//! feeds the lines to the coordinator; a second stream counts the same words
-//! with operators across an async boundary.
+//! them, watches them, and collects their counts as messages (a handler
+//! never blocks on another actor); `main` asks it for the totals. One line
+//! makes a counter panic: its supervisor restarts it and the rest goes on. A
+//! stream feeds the lines to the coordinator; a second stream counts the
+//! same words with operators across an async boundary.
 //!
-//! Run with `cargo run --release --example quickstart`.
+//! Run with `cargo run --release --example quickstart`; it runs the same on
+//! one core (`taskset -c 0 cargo run --release --example quickstart`).
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -22,7 +24,8 @@ struct Counter {
 
 enum CounterMsg {
     Line(String),
-    Report(ActorRef<HashMap<String, u64>>),
+    /// Send your counts to the coordinator (and start again from zero).
+    Report(ActorRef<CoordinatorMsg>),
 }
 
 impl Actor for Counter {
@@ -38,7 +41,9 @@ impl Actor for Counter {
                     *self.words.entry(word.to_lowercase()).or_default() += 1;
                 }
             }
-            CounterMsg::Report(reply_to) => reply_to.tell(std::mem::take(&mut self.words)),
+            CounterMsg::Report(coordinator) => {
+                coordinator.tell(CoordinatorMsg::Counts(std::mem::take(&mut self.words)))
+            }
         }
     }
 }
@@ -47,11 +52,23 @@ impl Actor for Counter {
 struct Coordinator {
     counters: Vec<ActorRef<CounterMsg>>,
     next: usize,
+    /// The `Totals` request being answered, if any.
+    gathering: Option<Gathering>,
+}
+
+/// Counts coming in for a `Totals` request.
+struct Gathering {
+    reply_to: ActorRef<Vec<(String, u64)>>,
+    /// Counters that have yet to report.
+    waiting: usize,
+    totals: HashMap<String, u64>,
 }
 
 enum CoordinatorMsg {
     Line(String),
     Totals(ActorRef<Vec<(String, u64)>>),
+    /// A counter's report.
+    Counts(HashMap<String, u64>),
 }
 
 impl Actor for Coordinator {
@@ -67,27 +84,43 @@ impl Actor for Coordinator {
         }
     }
 
-    fn receive(&mut self, _ctx: &mut Context<Self>, msg: CoordinatorMsg) {
+    fn receive(&mut self, ctx: &mut Context<Self>, msg: CoordinatorMsg) {
         match msg {
             CoordinatorMsg::Line(line) => {
                 self.counters[self.next % self.counters.len()].tell(CounterMsg::Line(line));
                 self.next += 1;
             }
             CoordinatorMsg::Totals(reply_to) => {
-                // Blocking inside an actor is discouraged; here the counters
-                // answer at once, and it keeps the demo short.
-                let mut totals: HashMap<String, u64> = HashMap::new();
+                // Never block a handler waiting for other actors (an `ask`
+                // and `wait` here would hold the very thread the counters
+                // need: on one core, for ever). Ask them to report back as
+                // messages, and answer when the last report is in.
                 for counter in &self.counters {
-                    let counts = ask(counter, CounterMsg::Report, Duration::from_secs(5))
-                        .wait()
-                        .unwrap_or_default();
-                    for (word, n) in counts {
-                        *totals.entry(word).or_default() += n;
-                    }
+                    counter.tell(CounterMsg::Report(ctx.myself()));
                 }
-                let mut totals: Vec<_> = totals.into_iter().collect();
-                totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-                reply_to.tell(totals);
+                self.gathering = Some(Gathering {
+                    reply_to,
+                    waiting: self.counters.len(),
+                    totals: HashMap::new(),
+                });
+            }
+            CoordinatorMsg::Counts(counts) => {
+                let Some(gathering) = self.gathering.as_mut() else {
+                    return;
+                };
+                for (word, n) in counts {
+                    *gathering.totals.entry(word).or_default() += n;
+                }
+                gathering.waiting -= 1;
+                if gathering.waiting == 0
+                    && let Some(Gathering {
+                        reply_to, totals, ..
+                    }) = self.gathering.take()
+                {
+                    let mut totals: Vec<_> = totals.into_iter().collect();
+                    totals.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+                    reply_to.tell(totals);
+                }
             }
         }
     }
@@ -125,6 +158,7 @@ fn main() {
             Props::new(|| Coordinator {
                 counters: Vec::new(),
                 next: 0,
+                gathering: None,
             }),
             "coordinator",
         )

@@ -38,7 +38,8 @@ impl<T> Completion<T> {
     }
 
     /// Block for at most `timeout`; `Err(self)` if the stream had not
-    /// finished by then.
+    /// finished by then. A `timeout` too long for the clock
+    /// (`Duration::MAX`) waits as long as it takes.
     ///
     /// # Errors
     ///
@@ -122,5 +123,18 @@ impl<T> Drop for Completer<T> {
 impl<T> std::fmt::Debug for Completer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Completer").field("completed", &self.promise.is_none()).finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wait_timeout_with_a_duration_too_long_for_the_clock_waits_instead_of_panicking() {
+        let (mut completer, completion) = Completer::<u32>::new();
+        let writer = std::thread::spawn(move || completer.complete(Ok(9)));
+        assert_eq!(completion.wait_timeout(Duration::MAX).ok(), Some(Ok(9)));
+        writer.join().unwrap();
     }
 }

@@ -85,3 +85,110 @@ fn asking_a_stopped_actor_fails_at_once() {
     assert_eq!(answer.wait(), Err(AskError::TargetStopped));
     shutdown(&system);
 }
+
+/// Wait for `answer` on another thread, giving up after [`PATIENCE`], so a
+/// test of an ask that never finishes fails instead of hanging.
+fn answer_within_patience<R: Send + 'static>(
+    answer: weir_actor::AskHandle<R>,
+) -> Option<Result<R, AskError>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || tx.send(answer.wait()));
+    rx.recv_timeout(PATIENCE).ok()
+}
+
+#[test]
+fn an_ask_pending_at_termination_fails_with_terminated() {
+    let system = ActorSystem::new("pendingAtEnd").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    // Delivered and held: only the time-out (an hour away) could end it.
+    let answer = ask(&r, Msg::Hold, Duration::from_secs(3600));
+    shutdown(&system);
+    assert_eq!(
+        answer_within_patience(answer),
+        Some(Err(AskError::Terminated))
+    );
+    // Asked after termination: the question goes nowhere, the ask still ends.
+    let late = ask(&r, |to| Msg::Double(1, to), Duration::from_secs(3600));
+    assert_eq!(
+        answer_within_patience(late),
+        Some(Err(AskError::TargetStopped))
+    );
+}
+
+#[test]
+fn an_ask_with_no_time_out_waits_for_its_reply_or_termination() {
+    let system = ActorSystem::new("forever").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    // `Duration::MAX` means "no time-out", not a panic.
+    assert_eq!(
+        ask(&r, |to| Msg::Double(4, to), Duration::MAX).wait(),
+        Ok(8)
+    );
+    let held = ask(&r, Msg::Hold, Duration::MAX);
+    let future = ask(&r, Msg::Hold, Duration::MAX);
+    r.tell(Msg::Release(5)); // answers the second (the held address was replaced)
+    assert_eq!(futures_executor::block_on(future), Ok(5));
+    shutdown(&system);
+    assert_eq!(
+        answer_within_patience(held),
+        Some(Err(AskError::Terminated))
+    );
+}
+
+/// Asks `target` from inside its handler and blocks on the answer.
+struct Waiter {
+    target: ActorRef<Msg>,
+    out: Sender<Result<u32, AskError>>,
+}
+
+impl Actor for Waiter {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, (): ()) {
+        let answer = ask(&self.target, |to| Msg::Double(3, to), PATIENCE).wait();
+        self.out.send(answer).unwrap();
+    }
+}
+
+#[test]
+fn waiting_on_the_only_pool_thread_is_refused_not_a_deadlock() {
+    let system = ActorSystem::builder()
+        .name("oneThread")
+        .threads(1)
+        .build()
+        .unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    let probe = Probe::new();
+    let out = probe.sender();
+    let waiter = system
+        .spawn(
+            Props::new(move || Waiter {
+                target: r.clone(),
+                out: out.clone(),
+            }),
+            "waiter",
+        )
+        .unwrap();
+    let started = std::time::Instant::now();
+    waiter.tell(());
+    // Refused at once: the reply needs the thread the waiter would block.
+    assert_eq!(probe.expect(), Err(AskError::WouldDeadlock));
+    assert!(started.elapsed() < PATIENCE, "refused, not timed out");
+    shutdown(&system);
+}
+
+#[test]
+fn waiting_on_the_scheduler_thread_is_refused() {
+    let system = ActorSystem::new("onTimer").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    let probe = Probe::new();
+    let out = probe.sender();
+    system
+        .scheduler()
+        .schedule_once_fn(Duration::ZERO, move || {
+            // Blocking here would stop every time-out, its own included.
+            let answer = ask(&r, Msg::Hold, Duration::from_millis(10)).wait();
+            out.send(answer).unwrap();
+        });
+    assert_eq!(probe.expect(), Err(AskError::WouldDeadlock));
+    shutdown(&system);
+}

@@ -63,6 +63,7 @@ fn a_pinned_blocking_actor_does_not_block_the_shared_pool() {
 }
 
 /// The scheduler state letter of each thread whose name starts with `prefix`.
+#[cfg(target_os = "linux")] // reads /proc
 fn thread_states(prefix: &str) -> Vec<char> {
     let mut states = Vec::new();
     for task in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
@@ -84,6 +85,7 @@ fn thread_states(prefix: &str) -> Vec<char> {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // reads /proc
 fn idle_pool_threads_sleep() {
     let system = ActorSystem::builder()
         .name("idle")
@@ -316,6 +318,7 @@ impl Actor for Idle {
 }
 
 #[test]
+#[cfg(target_os = "linux")] // reads /proc
 fn ten_thousand_idle_actors_need_no_extra_threads_and_sleep() {
     let system = ActorSystem::builder()
         .name("tenk")

@@ -1,5 +1,8 @@
 //! After terminate, no thread the system started is left (one test per binary, so the count is exact).
 
+// Counts threads in /proc.
+#![cfg(target_os = "linux")]
+
 use weir_actor::{Actor, ActorSystem, Context, DispatcherKind, Props};
 use weir_tests::shutdown;
 

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
-use weir_tests::{PATIENCE, Probe, eventually, shutdown};
+use weir_tests::{PATIENCE, Probe, QUIET, eventually, shutdown};
 
 const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -149,19 +149,25 @@ fn restart_and_stop_cancel_all_timers() {
     t.tell(Msg::StartPeriodic("p", "tick", 5));
     assert_eq!(probe.expect(), "fired tick");
     t.tell(Msg::Crash);
-    // Restarted: the periodic timer is gone (at most ticks already queued
-    // before the crash arrive).
-    std::thread::sleep(ms(50));
-    probe.drain();
+    // Processed after the restart: the periodic timer is gone. Ticks that
+    // were queued before the crash may come first; none comes after.
+    t.tell(Msg::IsActive("p"));
+    loop {
+        match probe.expect().as_str() {
+            "fired tick" => continue,
+            other => {
+                assert_eq!(other, "active p: false");
+                break;
+            }
+        }
+    }
     probe.expect_nothing();
     t.tell(Msg::StartPeriodic("p", "tick", 5));
     assert_eq!(probe.expect(), "fired tick");
     t.stop();
     assert!(eventually(PATIENCE, || t.is_terminated()));
-    std::thread::sleep(ms(50));
-    assert_eq!(
-        system.event_stream().dead_letter_count(),
-        0,
+    assert!(
+        !eventually(QUIET, || system.event_stream().dead_letter_count() > 0),
         "no timer message after stop"
     );
     shutdown(&system);
@@ -254,7 +260,9 @@ fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
         c2.cancel();
         done_tx.send(()).unwrap();
     });
-    std::thread::sleep(ms(300));
+    // Release the timer thread once every deadline above has passed.
+    let all_overdue = std::time::Instant::now() + ms(300);
+    assert!(eventually(PATIENCE, || std::time::Instant::now() >= all_overdue));
     go.send(()).unwrap();
     done.recv_timeout(PATIENCE).unwrap();
     assert!(at_rate.is_cancelled() && at_delay.is_cancelled());
@@ -263,12 +271,11 @@ fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
         "rate: {}",
         rate_n.lock().unwrap()
     );
-    std::thread::sleep(ms(50));
-    let (rate_count, delay_count) = (*rate_n.lock().unwrap(), *delay_n.lock().unwrap());
-    assert!(rate_count >= 15, "fixed rate caught up: {rate_count}");
-    assert_eq!(
-        delay_count, 1,
-        "fixed delay sent once, then waited its delay"
+    assert!(eventually(PATIENCE, || *delay_n.lock().unwrap() == 1));
+    assert!(
+        !eventually(QUIET, || *delay_n.lock().unwrap() > 1),
+        "fixed delay sent once, then waited its delay: {}",
+        delay_n.lock().unwrap()
     );
     shutdown(&system);
 }
@@ -290,8 +297,10 @@ fn scheduler_once_cancel_and_after_terminate() {
     scheduler.schedule_once_fn(ms(5), move || tx.send("ran").unwrap());
     assert_eq!(rx.recv_timeout(PATIENCE), Ok("ran"));
     assert!(eventually(PATIENCE, || *n.lock().unwrap() == 1));
-    std::thread::sleep(ms(50));
-    assert_eq!(*n.lock().unwrap(), 1, "the cancelled send did not happen");
+    assert!(
+        !eventually(QUIET, || *n.lock().unwrap() != 1),
+        "the cancelled send did not happen"
+    );
     shutdown(&system);
     let late = scheduler.schedule_once(ms(1), &counter, ());
     assert!(late.is_cancelled(), "nothing is scheduled after terminate");
@@ -300,4 +309,41 @@ fn scheduler_once_cancel_and_after_terminate() {
         1,
         "the message went to dead letters"
     );
+}
+
+#[test]
+fn durations_too_long_for_the_clock_mean_never() {
+    let system = ActorSystem::new("never").unwrap();
+    let probe = Probe::new();
+    let t = timed(&system, &probe);
+    let scheduler = system.scheduler();
+    // Each of these used to panic computing its deadline.
+    let once = scheduler.schedule_once(Duration::MAX, &t, Msg::Fired("once"));
+    let f = scheduler.schedule_once_fn(Duration::MAX, || unreachable!("never due"));
+    let late = scheduler
+        .schedule_with_fixed_delay(Duration::MAX, ms(1), &t, Msg::Fired("late"))
+        .unwrap();
+    // Due now, then "never" (the re-arm saturates on the timer thread).
+    let rate = scheduler
+        .schedule_at_fixed_rate(Duration::ZERO, Duration::MAX, &t, Msg::Fired("rate"))
+        .unwrap();
+    let delay = scheduler
+        .schedule_with_fixed_delay(Duration::ZERO, Duration::MAX, &t, Msg::Fired("delay"))
+        .unwrap();
+    t.tell(Msg::StartSingle("single", "single", u64::MAX));
+    t.tell(Msg::StartPeriodic("periodic", "periodic", u64::MAX));
+    let mut first = probe.expect_n(2);
+    first.sort();
+    assert_eq!(first, ["fired delay", "fired rate"]);
+    t.tell(Msg::IsActive("single"));
+    assert_eq!(probe.expect(), "active single: true");
+    probe.expect_nothing();
+    for c in [once, f, late, rate, delay] {
+        assert!(c.cancel());
+    }
+    // The timer thread is alive and on time.
+    let (tx, rx) = channel();
+    scheduler.schedule_once_fn(ms(1), move || tx.send(()).unwrap());
+    assert_eq!(rx.recv_timeout(PATIENCE), Ok(()));
+    shutdown(&system);
 }

@@ -87,7 +87,7 @@ impl<A: Actor> Cell<A> {
             self.start(st);
         }
         let mut left = self.throughput;
-        let deadline = self.core.dispatcher.throughput_deadline().map(|d| Instant::now() + d);
+        let deadline = self.core.dispatcher.throughput_deadline().map(crate::scheduler::deadline::after);
         loop {
             // SAFETY: this thread holds the run token.
             while let Some(msg) = unsafe { self.mailbox.next_system() } {

@@ -3,64 +3,76 @@
 //! Every actor runs on the system's one shared work-stealing [`pool`] unless
 //! its props ask for a [`pinned`] thread. Both report the threads they start
 //! to a [`Threads`] registry, so termination can wait until every one of them
-//! has ended.
+//! has ended. How idle pool workers sleep and wake is in [`idle`] (checked by
+//! loom), the pool's shared queue in [`global`].
 
-pub(crate) mod calling_thread;
-pub(crate) mod pinned;
-pub(crate) mod pool;
-mod threads;
+// Built under loom too: the idle protocol and the global queue are plain
+// `sync` code, checked by the models.
+pub(crate) mod global;
+pub(crate) mod idle;
+#[cfg(all(test, loom))]
+mod loom_models;
 
-pub(crate) use threads::Threads;
+runtime_modules! {
+    pub(crate) mod calling_thread;
+    pub(crate) mod pinned;
+    pub(crate) mod pool;
+    mod threads;
 
-use crate::sync::Arc;
+    pub(crate) use threads::Threads;
 
-/// A unit of work: an actor cell whose run token the submitter holds.
-pub(crate) trait Runnable: Send + Sync + 'static {
-    fn run(self: Arc<Self>);
+    use crate::sync::Arc;
 }
 
-pub(crate) type Task = Arc<dyn Runnable>;
-
-/// Where an actor's runs are submitted.
-#[derive(Clone)]
-pub(crate) enum Dispatcher {
-    Pool(Arc<pool::Pool>),
-    Pinned(Arc<pinned::Pinned>),
-    CallingThread,
-}
-
-impl Dispatcher {
-    #[inline]
-    pub(crate) fn submit(&self, task: Task) {
-        match self {
-            Self::Pool(pool) => pool.submit(task),
-            Self::Pinned(pinned) => pinned.submit(task),
-            Self::CallingThread => calling_thread::submit(task),
-        }
+runtime_modules! {
+    /// A unit of work: an actor cell whose run token the submitter holds.
+    pub(crate) trait Runnable: Send + Sync + 'static {
+        fn run(self: Arc<Self>);
     }
 
-    /// How long one run may take before the actor yields, if bounded.
-    pub(crate) fn throughput_deadline(&self) -> Option<std::time::Duration> {
-        match self {
-            Self::Pool(pool) => pool.throughput_deadline,
-            Self::Pinned(_) | Self::CallingThread => None,
-        }
+    pub(crate) type Task = Arc<dyn Runnable>;
+
+    /// Where an actor's runs are submitted.
+    #[derive(Clone)]
+    pub(crate) enum Dispatcher {
+        Pool(Arc<pool::Pool>),
+        Pinned(Arc<pinned::Pinned>),
+        CallingThread,
     }
 
-    /// Submit a task that yielded after using up its throughput: it goes
-    /// behind everything already waiting, so other actors get their turn.
-    pub(crate) fn submit_yielded(&self, task: Task) {
-        match self {
-            Self::Pool(pool) => pool.submit_yielded(task),
-            Self::Pinned(pinned) => pinned.submit(task),
-            Self::CallingThread => calling_thread::submit(task),
+    impl Dispatcher {
+        #[inline]
+        pub(crate) fn submit(&self, task: Task) {
+            match self {
+                Self::Pool(pool) => pool.submit(task),
+                Self::Pinned(pinned) => pinned.submit(task),
+                Self::CallingThread => calling_thread::submit(task),
+            }
         }
-    }
 
-    /// The actor using this dispatcher has stopped for good.
-    pub(crate) fn retire(&self) {
-        if let Self::Pinned(pinned) = self {
-            pinned.retire();
+        /// How long one run may take before the actor yields, if bounded.
+        pub(crate) fn throughput_deadline(&self) -> Option<std::time::Duration> {
+            match self {
+                Self::Pool(pool) => pool.throughput_deadline,
+                Self::Pinned(_) | Self::CallingThread => None,
+            }
+        }
+
+        /// Submit a task that yielded after using up its throughput: it goes
+        /// behind everything already waiting, so other actors get their turn.
+        pub(crate) fn submit_yielded(&self, task: Task) {
+            match self {
+                Self::Pool(pool) => pool.submit_yielded(task),
+                Self::Pinned(pinned) => pinned.submit(task),
+                Self::CallingThread => calling_thread::submit(task),
+            }
+        }
+
+        /// The actor using this dispatcher has stopped for good.
+        pub(crate) fn retire(&self) {
+            if let Self::Pinned(pinned) = self {
+                pinned.retire();
+            }
         }
     }
 }

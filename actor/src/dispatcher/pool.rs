@@ -5,21 +5,9 @@
 //! yielded. A worker takes from its own deque, then the global queue, then
 //! steals from its siblings.
 //!
-//! The global queue is a mutex-guarded `VecDeque` with an atomic length
-//! rather than crossbeam's `Injector`: the injector allocates a block per 63
-//! pushes, which made a busy actor that yields every `throughput` messages
-//! allocate; the deque keeps its capacity, so a warm pool allocates nothing.
-//!
-//! # Sleeping without lost wake-ups
-//!
-//! An idle worker first *searches*: a short, bounded spin that re-checks the
-//! queues. Then it registers as a sleeper, issues a SeqCst fence, checks the
-//! queues once more and only then parks. A submitter pushes, issues a SeqCst
-//! fence, and reads the sleeper count: either it sees the sleeper and unparks
-//! it (the park token survives an unpark that comes before the park), or the
-//! sleeper's last check sees the task. A submitter skips the wake-up while some
-//! worker is still searching, because a searcher always checks the queues once
-//! more before it can sleep. Idle workers therefore burn no CPU.
+//! The global queue is [`GlobalQueue`]; idle workers search, sleep and wake
+//! through [`Sleepers`], whose module (`idle`) documents the protocol that
+//! loses no wake-up and the fences that keep the watchdog armed.
 //!
 //! # Locality, and the watchdog that keeps it safe
 //!
@@ -33,22 +21,18 @@
 //! that has tasks queued and has not started a new one since the last look is
 //! marked *stuck*, its last task becomes stealable, and a sleeper is woken.
 //! The watchdog disarms itself once every worker sleeps, so an idle system
-//! still burns no CPU, and a busy one arms it once (one allocation).
+//! still burns no CPU, and a busy one arms it once (one allocation); its
+//! [`Arming`] guarantees it runs again as soon as a worker is awake.
 
 use std::cell::OnceCell;
-use std::thread::Thread;
-
-use std::collections::VecDeque;
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 
+use super::global::GlobalQueue;
+use super::idle::{Arming, Sleepers};
 use super::{Task, Threads};
 use crate::scheduler::{Cancellable, Scheduler};
-use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, fence};
-
-/// Spin rounds of a searching worker before it sleeps: tens of microseconds at
-/// most, so an idle system goes quiet almost at once.
-const SEARCH_ROUNDS: u32 = 16;
+use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, OnceLock, Ordering, Weak};
 
 /// A sibling's deque is stolen from only when it holds at least this many
 /// tasks: its owner runs the last one itself. Without this, two actors in
@@ -69,15 +53,13 @@ static NEXT_POOL_ID: AtomicUsize = AtomicUsize::new(1);
 
 pub(crate) struct Pool {
     /// This pool, for the watchdog to hold weakly.
-    me: std::sync::Weak<Pool>,
+    me: Weak<Pool>,
     id: usize,
     /// How long one actor may run before it yields, whatever its throughput.
     pub(crate) throughput_deadline: Option<std::time::Duration>,
-    global: GlobalQueue,
+    global: GlobalQueue<Task>,
     stealers: Box<[Stealer<Task>]>,
-    sleepers: Mutex<Vec<Thread>>,
-    num_sleeping: AtomicUsize,
-    num_searching: AtomicUsize,
+    sleepers: Sleepers,
     /// Per worker: how many tasks it has started (only the owner writes).
     progress: Box<[AtomicU64]>,
     /// Per worker: the watchdog saw queued work and no progress; even its
@@ -85,9 +67,12 @@ pub(crate) struct Pool {
     stuck: Box<[AtomicBool]>,
     /// Per worker: its progress at the watchdog's last look.
     last_seen: Box<[AtomicU64]>,
-    watchdog_armed: AtomicBool,
+    watchdog: Arming,
+    /// Workers blocked in a wait that needs other work of the system done
+    /// (an `ask`'s `wait`); one worker must always stay free.
+    blocked: AtomicUsize,
     /// The timer the watchdog runs on (set once the system's timer exists).
-    timer: std::sync::OnceLock<Scheduler>,
+    timer: OnceLock<Scheduler>,
     shutdown: AtomicBool,
 }
 
@@ -115,14 +100,13 @@ impl Pool {
             throughput_deadline,
             global: GlobalQueue::default(),
             stealers: workers.iter().map(Worker::stealer).collect(),
-            sleepers: Mutex::new(Vec::with_capacity(threads)),
-            num_sleeping: AtomicUsize::new(0),
-            num_searching: AtomicUsize::new(0),
+            sleepers: Sleepers::new(threads),
             progress: (0..threads).map(|_| AtomicU64::new(0)).collect(),
             stuck: (0..threads).map(|_| AtomicBool::new(false)).collect(),
             last_seen: (0..threads).map(|_| AtomicU64::new(u64::MAX)).collect(),
-            watchdog_armed: AtomicBool::new(false),
-            timer: std::sync::OnceLock::new(),
+            watchdog: Arming::default(),
+            blocked: AtomicUsize::new(0),
+            timer: OnceLock::new(),
             shutdown: AtomicBool::new(false),
         });
         for (index, worker) in workers.into_iter().enumerate() {
@@ -193,6 +177,24 @@ impl Pool {
         }
     }
 
+    /// Whether the calling thread is one of this pool's workers.
+    pub(crate) fn is_own_worker(&self) -> bool {
+        LOCAL.with(|local| local.get().is_some_and(|l| l.pool_id == self.id))
+    }
+
+    /// The calling worker wants to block until other work is done: allowed
+    /// while at least one other worker of this pool is not blocked so (it
+    /// steals what the blocked one has queued: see the watchdog). `None`
+    /// when this would be the last free worker.
+    pub(crate) fn enter_blocking(&self) -> Option<Blocking<'_>> {
+        let blocked = self.blocked.fetch_add(1, Ordering::AcqRel) + 1;
+        if blocked >= self.stealers.len() {
+            self.blocked.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Blocking(self))
+    }
+
     /// Give the pool its timer; the watchdog runs on it.
     pub(crate) fn set_timer(&self, timer: Scheduler) {
         let _ = self.timer.set(timer);
@@ -202,11 +204,11 @@ impl Pool {
     /// allocation) per arming; it stays armed until every worker sleeps, so a
     /// busy pool arms it once.
     fn arm_watchdog(&self) {
-        if self.watchdog_armed.load(Ordering::Relaxed) || self.watchdog_armed.swap(true, Ordering::AcqRel) {
+        if !self.watchdog.try_arm() {
             return;
         }
         let Some(timer) = self.timer.get() else {
-            self.watchdog_armed.store(false, Ordering::Release);
+            self.watchdog.abort();
             return;
         };
         let pool = self.me.clone();
@@ -215,7 +217,7 @@ impl Pool {
             .run_repeatedly(WATCHDOG_PERIOD, WATCHDOG_PERIOD, false, &Cancellable::new(), watch)
             .map_or(true, |scheduled| !scheduled)
         {
-            self.watchdog_armed.store(false, Ordering::Release); // shut down
+            self.watchdog.abort(); // shut down
         }
     }
 
@@ -224,51 +226,37 @@ impl Pool {
     /// every worker sleeps.
     fn watch(&self) -> bool {
         if self.shutdown.load(Ordering::Acquire) {
-            self.watchdog_armed.store(false, Ordering::Release);
+            self.watchdog.abort();
             return false;
         }
         for (i, seen) in self.last_seen.iter().enumerate() {
             let progress = self.progress[i].load(Ordering::Relaxed);
             if !self.stealers[i].is_empty() && progress == seen.load(Ordering::Relaxed) {
                 self.stuck[i].store(true, Ordering::Release);
-                self.notify_one();
+                self.sleepers.notify_one();
             }
             seen.store(progress, Ordering::Relaxed);
         }
-        if self.num_sleeping.load(Ordering::SeqCst) < self.stealers.len() {
+        let workers = self.stealers.len();
+        if self.sleepers.sleeping() < workers {
             return true;
         }
-        self.watchdog_armed.store(false, Ordering::Release);
-        // A worker that woke and queued work just before we disarmed saw the
-        // watchdog armed and did not arm it: look once more.
-        fence(Ordering::SeqCst);
-        if self.num_sleeping.load(Ordering::SeqCst) < self.stealers.len() {
+        // A worker that woke just now may have seen the watchdog armed and
+        // not armed it: `stand_down` looks once more (see `idle`).
+        if self.watchdog.stand_down(&self.sleepers, workers) {
             self.arm_watchdog();
         }
         false
     }
 
     fn notify_one(&self) {
-        fence(Ordering::SeqCst);
-        if self.num_sleeping.load(Ordering::SeqCst) == 0 || self.num_searching.load(Ordering::SeqCst) > 0 {
-            return;
-        }
-        let mut sleepers = self.sleepers.lock();
-        if let Some(thread) = sleepers.pop() {
-            self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
-            drop(sleepers);
-            thread.unpark();
-        }
+        self.sleepers.notify_one();
     }
 
     /// Stop the workers once they run out of work.
     pub(crate) fn shutdown(&self) {
         self.shutdown.store(true, Ordering::SeqCst);
-        let sleepers = std::mem::take(&mut *self.sleepers.lock());
-        self.num_sleeping.store(0, Ordering::SeqCst);
-        for thread in sleepers {
-            thread.unpark();
-        }
+        self.sleepers.notify_all();
     }
 
     fn work(&self, index: usize, worker: Worker<Task>) {
@@ -336,60 +324,17 @@ impl Pool {
     }
 
     fn idle(&self) {
-        self.num_searching.fetch_add(1, Ordering::SeqCst);
-        for round in 0..SEARCH_ROUNDS {
-            if self.has_work() || self.shutdown.load(Ordering::SeqCst) {
-                self.num_searching.fetch_sub(1, Ordering::SeqCst);
-                return;
-            }
-            for _ in 0..(1 << round.min(6)) {
-                std::hint::spin_loop();
-            }
-        }
-        self.num_searching.fetch_sub(1, Ordering::SeqCst);
-
-        let me = std::thread::current();
-        {
-            let mut sleepers = self.sleepers.lock();
-            sleepers.push(me.clone());
-            self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
-        }
-        fence(Ordering::SeqCst);
-        if !self.has_work() && !self.shutdown.load(Ordering::SeqCst) {
-            std::thread::park();
-        }
-        let mut sleepers = self.sleepers.lock();
-        sleepers.retain(|t| t.id() != me.id());
-        self.num_sleeping.store(sleepers.len(), Ordering::SeqCst);
+        self.sleepers
+            .idle(|| self.has_work() || self.shutdown.load(Ordering::SeqCst));
     }
 }
 
-/// The pool's shared FIFO queue.
-#[derive(Default)]
-struct GlobalQueue {
-    tasks: Mutex<VecDeque<Task>>,
-    /// Mirrors `tasks.len()`, so idle checks need no lock.
-    len: AtomicUsize,
-}
+/// A worker blocked in a wait (from [`Pool::enter_blocking`]); dropping it
+/// frees the worker again.
+pub(crate) struct Blocking<'a>(&'a Pool);
 
-impl GlobalQueue {
-    fn push(&self, task: Task) {
-        let mut tasks = self.tasks.lock();
-        tasks.push_back(task);
-        self.len.store(tasks.len(), Ordering::SeqCst);
-    }
-
-    fn pop(&self) -> Option<Task> {
-        if self.is_empty() {
-            return None;
-        }
-        let mut tasks = self.tasks.lock();
-        let task = tasks.pop_front();
-        self.len.store(tasks.len(), Ordering::SeqCst);
-        task
-    }
-
-    fn is_empty(&self) -> bool {
-        self.len.load(Ordering::SeqCst) == 0
+impl Drop for Blocking<'_> {
+    fn drop(&mut self) {
+        self.0.blocked.fetch_sub(1, Ordering::AcqRel);
     }
 }

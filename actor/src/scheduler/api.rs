@@ -1,41 +1,43 @@
 //! `system.scheduler()`: one-shot and periodic sends and closures.
 
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use super::wheel::{Job, TimerThread};
+use super::deadline;
+use super::wheel::{CancelFlag, Job, TimerThread};
 use crate::actor_ref::ActorRef;
 use crate::error::ScheduleError;
-use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::sync::Arc;
 
 /// Cancels a scheduled send or closure.
 ///
 /// Cancelling stops what has not run yet; a message already sent stays sent.
-/// Clones cancel the same task.
+/// Clones cancel the same task. A cancelled task leaves the scheduler's
+/// memory soon after (it does not wait there until its deadline).
 #[derive(Clone)]
 pub struct Cancellable {
-    cancelled: Arc<AtomicBool>,
+    flag: Arc<CancelFlag>,
 }
 
 impl Cancellable {
     pub(crate) fn new() -> Self {
         Self {
-            cancelled: Arc::new(AtomicBool::new(false)),
+            flag: Arc::new(CancelFlag::default()),
         }
     }
 
-    pub(crate) fn flag(&self) -> Arc<AtomicBool> {
-        self.cancelled.clone()
+    pub(crate) fn flag(&self) -> Arc<CancelFlag> {
+        self.flag.clone()
     }
 
     /// Cancel; `true` if this call did it (it was not cancelled before).
     pub fn cancel(&self) -> bool {
-        !self.cancelled.swap(true, Ordering::AcqRel)
+        self.flag.cancel()
     }
 
     /// Whether it has been cancelled.
     pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(Ordering::Acquire)
+        self.flag.is_cancelled()
     }
 }
 
@@ -53,6 +55,10 @@ impl fmt::Debug for Cancellable {
 /// has terminated nothing more is scheduled: a message to send goes to dead
 /// letters at once, a closure is dropped, and the returned [`Cancellable`] is
 /// already cancelled.
+///
+/// A delay or interval too long for the clock (`Duration::MAX`) means
+/// "never": the task waits until cancelled or until the system terminates,
+/// and nothing panics.
 ///
 /// # Examples
 ///
@@ -94,6 +100,17 @@ impl Scheduler {
         self.timer.shutdown();
     }
 
+    /// Whether the calling thread is the timer thread, where blocking on a
+    /// time-out would wait for ever.
+    pub(crate) fn is_timer_thread(&self) -> bool {
+        self.timer.is_timer_thread()
+    }
+
+    #[cfg(test)]
+    pub(crate) fn timer(&self) -> &TimerThread {
+        &self.timer
+    }
+
     /// Run `job` after `delay`; gives it back when the timer thread has
     /// shut down.
     pub(crate) fn run_once(
@@ -102,7 +119,7 @@ impl Scheduler {
         cancellable: &Cancellable,
         job: Box<dyn FnOnce() + Send>,
     ) -> Result<(), Box<dyn FnOnce() + Send>> {
-        match self.timer.schedule(Instant::now() + delay, Job::Once(job), cancellable.flag()) {
+        match self.timer.schedule(deadline::after(delay), Job::Once(job), cancellable.flag()) {
             Ok(()) => Ok(()),
             Err(Job::Once(job)) => Err(job),
             Err(Job::Repeat { .. }) => unreachable!("schedule gives back the job it was given"),
@@ -127,7 +144,7 @@ impl Scheduler {
         };
         Ok(self
             .timer
-            .schedule(Instant::now() + initial_delay, job, cancellable.flag())
+            .schedule(deadline::after(initial_delay), job, cancellable.flag())
             .is_ok())
     }
 

@@ -8,10 +8,13 @@
 //! * [`timers`]: per-actor keyed timers (`ctx.timers()`), whose messages are
 //!   checked against a generation when they arrive, so a replaced or
 //!   cancelled timer never delivers.
+//! * [`deadline`]: the one saturating `Instant + Duration`, so a
+//!   `Duration::MAX` anywhere means "never" instead of a panic.
 //! * [`receive_timeout`]: the per-actor idle timeout, with no allocation per
 //!   message.
 
 mod api;
+pub(crate) mod deadline;
 pub(crate) mod receive_timeout;
 pub(crate) mod timers;
 pub(crate) mod wheel;

@@ -27,6 +27,7 @@
 use std::time::{Duration, Instant};
 
 use super::api::{Cancellable, Scheduler};
+use super::deadline;
 use crate::actor_ref::{ActorHandle, Control};
 use crate::sync::Arc;
 
@@ -55,7 +56,7 @@ impl<M> ReceiveTimeout<M> {
             timeout,
             msg,
             copy,
-            deadline: now + timeout,
+            deadline: deadline::add(now, timeout),
             generation: 0,
             check_at: None,
             active: true,
@@ -87,7 +88,7 @@ impl<M> ReceiveTimeout<M> {
             return;
         }
         self.generation = self.generation.wrapping_add(1);
-        self.deadline = now + self.timeout;
+        self.deadline = deadline::add(now, self.timeout);
         self.check_at = None;
         self.arm(me, scheduler);
     }
@@ -95,7 +96,7 @@ impl<M> ReceiveTimeout<M> {
     /// Influencing messages were processed in this run, which ended at `now`.
     pub(crate) fn touched(&mut self, now: Instant, me: &ActorHandle, scheduler: &Scheduler) {
         if self.active {
-            self.deadline = now + self.timeout;
+            self.deadline = deadline::add(now, self.timeout);
             self.arm(me, scheduler);
         }
     }
