@@ -83,9 +83,12 @@ impl<T: Send + 'static> SourceProbe<T> {
     ///
     /// If no cancellation arrives in time.
     pub fn expect_cancellation(&mut self) {
-        let deadline = std::time::Instant::now() + self.timeout;
+        // Counted from the start, not as `now + timeout`: a probe made
+        // with `with_timeout(Duration::MAX)` waits for ever instead of
+        // panicking on an `Instant` overflow.
+        let start = std::time::Instant::now();
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = self.timeout.saturating_sub(start.elapsed());
             match self.signals.recv_timeout(left) {
                 Ok(Signal::Cancel) => return,
                 Ok(Signal::Request) => continue,
