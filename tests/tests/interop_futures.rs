@@ -549,3 +549,29 @@ fn a_panic_in_a_fused_graph_reaches_the_consumer_as_one_error_naming_the_stages(
     assert_eq!(error.stage(), Some("from_stream.map.as_stream"));
     shutdown(&system);
 }
+
+/// An input buffer is a bound, not a size: `as_stream` with a huge one
+/// (fused and on islands) reserves what every buffer does and works; it
+/// asked the allocator for all of it (`1 << 40` aborted the process).
+#[test]
+fn as_stream_with_a_huge_input_buffer_works() {
+    let (system, mat) = stream_system("interop-huge-buffer");
+    for size in [usize::MAX, 1 << 40] {
+        let as_stream = || {
+            Sink::as_stream().with_attributes(
+                weir_streams::Attributes::new()
+                    .with_input_buffer(size)
+                    .unwrap(),
+            )
+        };
+        let fused = Source::range(0u32..5).run_with(as_stream(), &mat);
+        let islands = Source::range(0u32..5)
+            .async_boundary()
+            .run_with(as_stream(), &mat);
+        for out in [fused, islands] {
+            let got: Vec<u32> = futures_executor::block_on(out.map(|x| x.unwrap()).collect());
+            assert_eq!(got, [0, 1, 2, 3, 4], "input buffer {size}");
+        }
+    }
+    shutdown(&system);
+}

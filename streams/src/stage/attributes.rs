@@ -9,6 +9,26 @@ use crate::ArgumentError;
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
 
+/// How many slots to reserve up front for a buffer that may hold up to
+/// `limit` elements: `limit`, but at most 1024; beyond that the buffer
+/// grows as elements arrive. A size a user gives (an input buffer, a
+/// group, a window) is a limit, not a promise that elements will come, so
+/// a huge one must not ask the allocator for everything at once. Every
+/// bounded buffer in Weir follows this rule; custom stages should too.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::stage::upfront_capacity;
+///
+/// assert_eq!(upfront_capacity(16), 16);
+/// let huge: Vec<u64> = Vec::with_capacity(upfront_capacity(usize::MAX));
+/// assert!(huge.capacity() <= 1024);
+/// ```
+pub fn upfront_capacity(limit: usize) -> usize {
+    crate::overflow::upfront_capacity(limit)
+}
+
 /// A stage's name and tuning. Set on a blueprint with `.named(..)`,
 /// `.with_attributes(..)`; a stage reads them in `create_logic`.
 ///
