@@ -14,9 +14,12 @@
 //! by the n/2 cancels before it. So the heap holds at most about twice the
 //! live timers, however many asks per second finish before their time-out
 //! (without this an ask answered in a microsecond kept its entry, and its
-//! captured reply cell, for the whole time-out). The count may run slightly
-//! ahead of the truth (a cancel racing with the entry coming due); that only
-//! makes a compaction come early, and each compaction resets it.
+//! captured reply cell, for the whole time-out). Only a cancel of an entry
+//! still in the heap counts (a flag set and cleared under the lock), so an
+//! ask answered by its own time-out, which cancels after its entry ran,
+//! adds nothing. The count may still be slightly off in a race (a cancel
+//! as the entry comes due); that only moves a compaction a little, and
+//! each compaction resets it.
 //!
 //! # Shutdown
 //!
@@ -44,6 +47,10 @@ const COMPACT_AT_LEAST: usize = 64;
 #[derive(Default)]
 pub(crate) struct CancelFlag {
     cancelled: AtomicBool,
+    /// Whether its entry sits in the heap now (set and cleared under the
+    /// timer's lock): a cancel after the entry ran (an ask answered by its
+    /// own time-out) has nothing to count.
+    in_heap: AtomicBool,
     timer: std::sync::OnceLock<std::sync::Weak<TimerThread>>,
 }
 
@@ -52,7 +59,10 @@ impl CancelFlag {
     /// timer tells the timer, which may compact its heap.
     pub(crate) fn cancel(&self) -> bool {
         let first = !self.cancelled.swap(true, Ordering::AcqRel);
-        if first && let Some(timer) = self.timer.get().and_then(std::sync::Weak::upgrade) {
+        if first
+            && self.in_heap.load(Ordering::Acquire)
+            && let Some(timer) = self.timer.get().and_then(std::sync::Weak::upgrade)
+        {
             timer.cancelled_one();
         }
         first
@@ -159,6 +169,7 @@ impl TimerThread {
         let seq = state.next_seq;
         state.next_seq += 1;
         let earliest = state.heap.peek().is_none_or(|e| at < e.at);
+        cancelled.in_heap.store(true, Ordering::Release);
         state.heap.push(Entry { at, seq, job, cancelled });
         self.len.store(state.heap.len(), Ordering::Relaxed);
         drop(state);
@@ -194,6 +205,7 @@ impl TimerThread {
             let mut i = 0;
             while i < entries.len() {
                 if entries[i].cancelled.is_cancelled() {
+                    entries[i].cancelled.in_heap.store(false, Ordering::Release);
                     dead.push(entries.swap_remove(i));
                 } else {
                     i += 1;
@@ -229,6 +241,7 @@ impl TimerThread {
             match state.heap.peek().map(|e| e.at) {
                 Some(at) if at <= now => {
                     let entry = state.heap.pop().expect("peeked entry");
+                    entry.cancelled.in_heap.store(false, Ordering::Release);
                     self.len.store(state.heap.len(), Ordering::Relaxed);
                     drop(state);
                     if entry.cancelled.is_cancelled() {
@@ -245,6 +258,7 @@ impl TimerThread {
                         }
                         let seq = state.next_seq;
                         state.next_seq += 1;
+                        entry.cancelled.in_heap.store(true, Ordering::Release);
                         state.heap.push(Entry { seq, ..entry });
                         self.len.store(state.heap.len(), Ordering::Relaxed);
                     }
@@ -321,6 +335,27 @@ mod tests {
         // The live ones are still there and still cancellable.
         assert!(live.iter().all(|c| !c.is_cancelled()));
         live.iter().for_each(|c| assert!(c.cancel()));
+        timer.shutdown();
+    }
+
+    /// An ask answered by its own time-out cancels its timer after the
+    /// entry ran: that cancel has no entry to count (it drifted the count
+    /// up by one per time-out, making compactions that found nothing).
+    #[test]
+    fn a_cancel_after_the_entry_ran_counts_nothing() {
+        let (timer, _threads) = timer();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ran: Vec<_> = (0..100).map(|_| Cancellable::new()).collect();
+        for c in &ran {
+            let tx = tx.clone();
+            let job = Job::Once(Box::new(move || tx.send(()).unwrap()));
+            assert!(timer.schedule(Instant::now(), job, c.flag()).is_ok());
+        }
+        for _ in &ran {
+            rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        }
+        ran.iter().for_each(|c| assert!(c.cancel()));
+        assert_eq!(timer.cancelled.load(std::sync::atomic::Ordering::Relaxed), 0);
         timer.shutdown();
     }
 
