@@ -575,3 +575,47 @@ fn as_stream_with_a_huge_input_buffer_works() {
     }
     shutdown(&system);
 }
+
+/// A caller that skips `poll_ready` gets `Full` while an element waits,
+/// even once room has appeared: offering at once would put the new
+/// element ahead of the waiting one.
+#[test]
+fn the_queue_sink_never_reorders_elements() {
+    use futures_sink::Sink as _;
+    use weir_interop::{QueueSink, QueueSinkError};
+    let (system, mat) = stream_system("interop-queue-sink-order");
+    let (queue, mut down) = Source::queue(1)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut sink = QueueSink::new(queue.clone());
+    assert_eq!(Pin::new(&mut sink).start_send(1), Ok(()));
+    assert_eq!(
+        Pin::new(&mut sink).start_send(2),
+        Ok(()),
+        "2 waits in the sink"
+    );
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    // Room for one now; 2 still waits in the sink until it is polled.
+    assert_eq!(
+        Pin::new(&mut sink).start_send(3),
+        Err(QueueSinkError::Full(3))
+    );
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(eventually(PATIENCE, || matches!(
+        Pin::new(&mut sink).poll_flush(&mut cx),
+        Poll::Ready(Ok(()))
+    )));
+    assert_eq!(Pin::new(&mut sink).start_send(3), Ok(()));
+    down.request(1);
+    assert_eq!(down.expect_next(), 2);
+    assert!(eventually(PATIENCE, || matches!(
+        Pin::new(&mut sink).poll_flush(&mut cx),
+        Poll::Ready(Ok(()))
+    )));
+    down.request(1);
+    assert_eq!(down.expect_next(), 3);
+    shutdown(&system);
+}
