@@ -94,6 +94,27 @@ pub fn stream_system(name: &str) -> (weir_actor::ActorSystem, weir_streams::Mate
     (system, materializer)
 }
 
+/// A fresh actor system whose timers read a test clock: nothing time-based
+/// happens until the test calls `clock.advance(..)`.
+pub fn clocked_system(name: &str) -> (weir_actor::ActorSystem, weir_actor::testkit::TestClock) {
+    let clock = weir_actor::testkit::TestClock::new();
+    let system = weir_actor::ActorSystem::builder()
+        .name(name)
+        .clock(clock.clone())
+        .build()
+        .expect("a valid system name");
+    (system, clock)
+}
+
+/// [`stream_system`] on a test clock (see [`clocked_system`]).
+pub fn clocked_stream_system(
+    name: &str,
+) -> (weir_actor::ActorSystem, weir_streams::Materializer, weir_actor::testkit::TestClock) {
+    let (system, clock) = clocked_system(name);
+    let materializer = weir_streams::Materializer::new(&system);
+    (system, materializer, clock)
+}
+
 /// Holds a stream's island inside an operator on the first element it
 /// sees, so a test can queue signals behind it: put [`hold_first`] in a
 /// `map`, wait for [`entered`], queue, then [`open`].
