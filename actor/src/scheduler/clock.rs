@@ -11,7 +11,10 @@
 //! A job scheduled while `advance` runs (a periodic timer re-arming itself,
 //! or an actor reacting on the pool) runs in the same call if its deadline is
 //! within the target. When `advance` returns, the clock stands at the
-//! target and every job due by then has run.
+//! target and every job due by then has run. A job scheduled for a time the
+//! clock has already reached (a zero delay, or an actor re-arming for a
+//! deadline that has passed) is due: it runs at once, on the thread that
+//! schedules it.
 //!
 //! What a job does is usually a *send*: an actor timer, a receive-timeout
 //! check, a stream stage's timer all enqueue a message. So the guarantee is:

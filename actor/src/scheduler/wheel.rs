@@ -23,7 +23,10 @@
 //! A timer made with [`TimerThread::manual`] has no thread: it reads a
 //! [`TestClock`](super::TestClock) and runs its entries only when the test
 //! advances that clock ([`TimerThread::fire_next`], called in deadline order
-//! by `TestClock::advance`). Everything else (the heap, cancelling,
+//! by `TestClock::advance`), except that an entry scheduled for a deadline
+//! the clock has reached already runs at once, on the scheduling thread: an
+//! actor re-arming a timer for "now" after the test's `advance` has returned
+//! must not wait for the next one. Everything else (the heap, cancelling,
 //! compaction, shutdown) is the same code.
 //!
 //! # Shutdown
@@ -190,6 +193,18 @@ impl TimerThread {
         true
     }
 
+    /// Run an entry that is due on the test clock, on the calling thread;
+    /// a periodic one runs again while its next deadline is due too.
+    fn run_due_now(&self, mut entry: Entry) {
+        while let Some(next) = run(entry, &self.clock) {
+            if next.at > self.clock.now() {
+                self.push_again(self.state.lock(), next);
+                return;
+            }
+            entry = next;
+        }
+    }
+
     /// Take the earliest entry out of the heap (which is not empty).
     fn pop(&self, state: &mut State) -> Entry {
         let entry = state.heap.pop().expect("peeked entry");
@@ -228,6 +243,12 @@ impl TimerThread {
             // comes later counts itself, one that came earlier is seen here.
             drop(state);
             drop(job);
+            return Ok(());
+        }
+        if matches!(self.clock, Clock::Test(_)) && at <= self.clock.now() {
+            // Due already on a test clock: run it now (see the module docs).
+            drop(state);
+            self.run_due_now(Entry { at, seq: 0, job, cancelled });
             return Ok(());
         }
         let seq = state.next_seq;
