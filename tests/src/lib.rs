@@ -1,5 +1,7 @@
 //! Shared helpers for Weir's cross-crate integration tests.
 
+pub mod clocked;
+
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 

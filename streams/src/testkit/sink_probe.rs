@@ -76,13 +76,17 @@ impl<T: Send + 'static> SinkProbe<T> {
     /// test clock, call it before advancing, so that the timers the stages
     /// set (in `pre_start`, or on the pull a request caused) are armed.
     ///
+    /// Returns at once when the stream has ended.
+    ///
     /// # Panics
     ///
-    /// If the island does not answer in time (it has stopped, say).
+    /// If the island does not answer in time.
     pub fn wait_idle(&mut self) {
         let (tx, rx) = channel();
         self.commands.invoke(Command::Idle(tx));
-        if rx.recv_timeout(self.timeout).is_err() {
+        // A stream that has ended drops the command (and its sender):
+        // nothing is left to run.
+        if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(self.timeout) {
             panic!("the probe's island did not run out of work within {:?}", self.timeout);
         }
     }

@@ -1,0 +1,255 @@
+//! Operators that shift elements in time: `delay`, `initial_delay`,
+//! `take_within`, `drop_within`. Each reads the system's clock and its
+//! timers, so a test clock drives them.
+
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+use super::util::{logic_flow, ports};
+use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::{ErrorKind, Flow, StreamError};
+
+const TIMER: TimerKey = TimerKey(0);
+
+/// `now + d`, saturating at a deadline that never comes (as the scheduler's).
+pub(crate) fn deadline_after(now: Instant, d: Duration) -> Instant {
+    const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
+    now.checked_add(d).or_else(|| now.checked_add(NEVER)).unwrap_or(now)
+}
+
+/// What `delay` does when its buffer (the `input_buffer` attribute, 16 by
+/// default) is full and upstream has more (Akka's `DelayOverflowStrategy`).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+/// use weir_streams::DelayOverflowStrategy;
+///
+/// let system = weir_actor::ActorSystem::new("delay").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let done = Source::range(1u32..=3)
+///     .delay(Duration::from_millis(1), DelayOverflowStrategy::Backpressure)
+///     .run_with(Sink::collect(), &materializer);
+/// assert_eq!(done.wait().unwrap(), [1, 2, 3]);
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayOverflowStrategy {
+    /// Push the oldest element at once, before its time, when downstream
+    /// asks (until then, back-pressure).
+    EmitEarly,
+    /// Drop the oldest buffered element to make room.
+    DropHead,
+    /// Drop the youngest buffered element to make room.
+    DropTail,
+    /// Drop every buffered element to make room.
+    DropBuffer,
+    /// Drop the new element.
+    DropNew,
+    /// Stop pulling until there is room.
+    Backpressure,
+    /// Fail the stream with `ErrorKind::BufferOverflow`.
+    Fail,
+}
+
+struct Delay<T> {
+    shape: FlowShape<T, T>,
+    delay: Duration,
+    strategy: DelayOverflowStrategy,
+    capacity: usize,
+    buf: VecDeque<(Instant, T)>,
+    finishing: bool,
+}
+
+impl<T: Send + 'static> Delay<T> {
+    fn full(&self) -> bool {
+        self.buf.len() >= self.capacity
+    }
+
+    /// Upstream may be pulled while there is room, or always when a full
+    /// buffer makes room by dropping or failing.
+    fn pull_if_allowed(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.shape.inlet;
+        let waits_for_room = matches!(
+            self.strategy,
+            DelayOverflowStrategy::Backpressure | DelayOverflowStrategy::EmitEarly
+        );
+        if (!self.full() || !waits_for_room) && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+
+    /// Time the timer for the head (or stop it when the buffer is empty).
+    fn arm(&self, ctx: &mut StageContext<'_>) {
+        match self.buf.front() {
+            Some(&(at, _)) => {
+                let wait = at.saturating_duration_since(ctx.now());
+                ctx.schedule_once(TIMER, wait);
+            }
+            None => ctx.cancel_timer(TIMER),
+        }
+    }
+
+    /// Push the head (downstream has pulled), then carry on.
+    fn push_head(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some((_, element)) = self.buf.pop_front() {
+            ctx.push(self.shape.out, element)?;
+        }
+        if self.finishing && self.buf.is_empty() {
+            ctx.complete_stage();
+            return Ok(());
+        }
+        self.arm(ctx);
+        self.pull_if_allowed(ctx)
+    }
+
+    fn head_due(&self, now: Instant) -> bool {
+        self.buf.front().is_some_and(|&(at, _)| at <= now)
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for Delay<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.capacity = ctx.attributes().input_buffer().max(1);
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let now = ctx.now();
+        if self.full() {
+            match self.strategy {
+                DelayOverflowStrategy::DropHead => {
+                    self.buf.pop_front();
+                }
+                DelayOverflowStrategy::DropTail => {
+                    self.buf.pop_back();
+                }
+                DelayOverflowStrategy::DropBuffer => self.buf.clear(),
+                DelayOverflowStrategy::DropNew => return self.pull_if_allowed(ctx),
+                DelayOverflowStrategy::Fail => {
+                    return Err(StreamError::from_kind(ErrorKind::BufferOverflow {
+                        capacity: self.capacity,
+                    }));
+                }
+                // Not pulled while full: cannot happen.
+                DelayOverflowStrategy::Backpressure | DelayOverflowStrategy::EmitEarly => {}
+            }
+        }
+        let was_head = self.buf.front().map(|&(at, _)| at);
+        self.buf.push_back((deadline_after(now, self.delay), element));
+        if self.buf.front().map(|&(at, _)| at) != was_head {
+            self.arm(ctx);
+        }
+        if ctx.is_available(self.shape.out) && self.head_due(now) {
+            return self.push_head(ctx);
+        }
+        self.pull_if_allowed(ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let early = self.strategy == DelayOverflowStrategy::EmitEarly && self.full();
+        if early || self.head_due(ctx.now()) {
+            return self.push_head(ctx);
+        }
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        if ctx.is_available(self.shape.out) && self.head_due(ctx.now()) {
+            return self.push_head(ctx);
+        }
+        Ok(())
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.buf.is_empty() {
+            ctx.complete_stage();
+        } else {
+            self.finishing = true;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn delay<T: Send + 'static>(delay: Duration, strategy: DelayOverflowStrategy) -> Flow<T, T> {
+    logic_flow("delay", move || Delay::<T> {
+        shape: ports(),
+        delay,
+        strategy,
+        capacity: 0,
+        buf: VecDeque::new(),
+        finishing: false,
+    })
+}
+
+/// Pass elements only after `delay` from the start: until then, do not
+/// pull (`initial_delay`), or pull and drop (`drop_within`). `take_within`
+/// passes elements and completes when the time is up.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    InitialDelay,
+    DropWithin,
+    TakeWithin,
+}
+
+struct Windowed<T> {
+    shape: FlowShape<T, T>,
+    after: Duration,
+    window: Window,
+    open: bool,
+}
+
+impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.schedule_once(TIMER, self.after);
+        if self.window == Window::DropWithin {
+            ctx.pull(self.shape.inlet)?;
+        }
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.shape.inlet;
+        let may_pull = self.open || self.window != Window::InitialDelay;
+        if may_pull && !ctx.has_been_pulled(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        if self.window == Window::DropWithin && !self.open {
+            return ctx.pull(self.shape.inlet); // still inside the window: drop
+        }
+        ctx.push(self.shape.out, element)
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        self.open = true;
+        match self.window {
+            Window::TakeWithin => ctx.complete_stage(),
+            Window::InitialDelay if ctx.is_available(self.shape.out) => ctx.pull(self.shape.inlet)?,
+            Window::InitialDelay | Window::DropWithin => {}
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn windowed<T: Send + 'static>(after: Duration, window: Window) -> Flow<T, T> {
+    let name = match window {
+        Window::InitialDelay => "initial_delay",
+        Window::DropWithin => "drop_within",
+        Window::TakeWithin => "take_within",
+    };
+    logic_flow(name, move || Windowed::<T> {
+        shape: ports(),
+        after,
+        window,
+        open: false,
+    })
+}
