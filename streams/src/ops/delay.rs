@@ -37,8 +37,8 @@ pub(crate) fn deadline_after(now: Instant, d: Duration) -> Instant {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DelayOverflowStrategy {
-    /// Push the oldest element at once, before its time, when downstream
-    /// asks (until then, back-pressure).
+    /// Push the oldest element at once, before its time, to make room:
+    /// as soon as downstream asks (until then, back-pressure).
     EmitEarly,
     /// Drop the oldest buffered element to make room.
     DropHead,
@@ -68,15 +68,18 @@ impl<T: Send + 'static> Delay<T> {
         self.buf.len() >= self.capacity
     }
 
-    /// Upstream may be pulled while there is room, or always when a full
-    /// buffer makes room by dropping or failing.
+
+    /// Upstream may be pulled while there is room, always when a full
+    /// buffer makes room by dropping or failing, and with `EmitEarly` once
+    /// more when full (that element presses the head out early).
     fn pull_if_allowed(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
-        let waits_for_room = matches!(
-            self.strategy,
-            DelayOverflowStrategy::Backpressure | DelayOverflowStrategy::EmitEarly
-        );
-        if (!self.full() || !waits_for_room) && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+        let allowed = match self.strategy {
+            DelayOverflowStrategy::Backpressure => self.buf.len() < self.capacity,
+            DelayOverflowStrategy::EmitEarly => self.buf.len() <= self.capacity,
+            _ => true,
+        };
+        if allowed && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
             ctx.pull(inlet)?;
         }
         Ok(())
@@ -135,8 +138,14 @@ impl<T: Send + 'static> GraphStageLogic for Delay<T> {
                         capacity: self.capacity,
                     }));
                 }
-                // Not pulled while full: cannot happen.
-                DelayOverflowStrategy::Backpressure | DelayOverflowStrategy::EmitEarly => {}
+                DelayOverflowStrategy::EmitEarly if ctx.is_available(self.shape.out) => {
+                    if let Some((_, head)) = self.buf.pop_front() {
+                        ctx.push(self.shape.out, head)?;
+                    }
+                }
+                // EmitEarly without demand: one over, until the next pull
+                // takes the head. Backpressure is not pulled while full.
+                DelayOverflowStrategy::EmitEarly | DelayOverflowStrategy::Backpressure => {}
             }
         }
         let was_head = self.buf.front().map(|&(at, _)| at);
@@ -151,7 +160,7 @@ impl<T: Send + 'static> GraphStageLogic for Delay<T> {
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let early = self.strategy == DelayOverflowStrategy::EmitEarly && self.full();
+        let early = self.strategy == DelayOverflowStrategy::EmitEarly && self.buf.len() > self.capacity;
         if early || self.head_due(ctx.now()) {
             return self.push_head(ctx);
         }

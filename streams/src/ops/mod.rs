@@ -406,6 +406,7 @@ pub trait FlowOps: Sized {
     ///
     /// `ArgumentError::Zero` for a zero `n` or `within`.
     fn grouped_within(self, n: usize, within: Duration) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
+        at_least_one(n, "n")?;
         self.grouped_weighted_within(n as u64, within, |_| 1)
     }
 
