@@ -66,6 +66,11 @@ pub enum ErrorKind {
         /// The period.
         per: std::time::Duration,
     },
+    /// `limit` / `limit_weighted`: more than `max` passed.
+    LimitExceeded {
+        /// The limit.
+        max: u64,
+    },
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -187,6 +192,7 @@ impl fmt::Display for ErrorKind {
             ErrorKind::RateExceeded { cost, per } => {
                 write!(f, "maximum throttle throughput exceeded ({cost} per {per:?})")
             }
+            ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
         }
     }
 }
