@@ -11,6 +11,7 @@ mod intersperse;
 mod limit;
 mod map_async;
 mod map_concat;
+mod restart;
 mod scan;
 mod simple;
 mod sinks;
@@ -26,6 +27,7 @@ use std::future::Future;
 use std::time::Duration;
 
 pub use delay::DelayOverflowStrategy;
+pub use restart::{RestartSettings, RestartSource, Restarts};
 pub use throttle::ThrottleMode;
 pub use tick::TickHandle;
 use util::{logic_flow, ports};

@@ -1,0 +1,175 @@
+//! `RestartSource::with_backoff` / `on_failures_with_backoff` on a test clock: the backoff schedule, its reset, the restart budget, cancel.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use weir_streams::prelude::*;
+use weir_streams::testkit::{SinkProbe, TestSink};
+use weir_streams::{ArgumentError, ErrorKind, RestartSettings, RestartSource, Restarts, StreamError};
+use weir_tests::{PATIENCE, clocked_stream_system, eventually, shutdown};
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// Runs a restarting source whose every run emits its run number and
+/// then ends as `end` says; returns the probe, the restart count and the
+/// number of runs started.
+fn restarting(
+    settings: RestartSettings,
+    only_failures: bool,
+    end: fn(u32) -> Option<StreamError>,
+    mat: &Materializer,
+) -> (SinkProbe<u32>, Restarts, Arc<AtomicU32>) {
+    let runs = Arc::new(AtomicU32::new(0));
+    let counter = runs.clone();
+    let factory = move || {
+        let run = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        match end(run) {
+            None => Source::single(run),
+            // The run number, then the failure.
+            Some(error) => Source::from_iter([Some(run), None])
+                .map_async(1, move |x| std::future::ready(x.ok_or_else(|| error.clone())))
+                .unwrap(),
+        }
+    };
+    let source = if only_failures {
+        RestartSource::on_failures_with_backoff(settings, factory)
+    } else {
+        RestartSource::with_backoff(settings, factory)
+    };
+    let (restarts, probe) = source.to_mat(TestSink::probe(), Keep::both).run(mat);
+    (probe, restarts, runs)
+}
+
+fn settings(min: u64, max: u64) -> RestartSettings {
+    RestartSettings::new(ms(min), ms(max), 0.0)
+        .unwrap()
+        .with_max_restarts(u64::MAX, Duration::from_secs(3600))
+}
+
+/// Waits until the `n`-th restart's backoff has begun (its timer is armed).
+fn backoff_begun(restarts: &Restarts, n: u64) {
+    assert!(
+        eventually(PATIENCE, || restarts.count() == n),
+        "restart {n} begun: {}",
+        restarts.count()
+    );
+}
+
+#[test]
+fn the_backoff_doubles_up_to_its_cap() {
+    let (system, mat, clock) = clocked_stream_system("restart-schedule");
+    let (mut down, restarts, runs) = restarting(settings(100, 400), false, |_| None, &mat);
+    down.request(100);
+    assert_eq!(down.expect_next(), 1);
+    // Waits of 100, 200, 400, 400 ms before runs 2..=5.
+    for (run, wait) in [(2, 100), (3, 200), (4, 400), (5, 400)] {
+        backoff_begun(&restarts, u64::from(run) - 1);
+        clock.advance(ms(wait - 1));
+        assert_eq!(runs.load(Ordering::SeqCst), run - 1, "not before {wait} ms");
+        clock.advance(ms(1));
+        assert_eq!(down.expect_next(), run);
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn the_backoff_resets_when_no_restart_began_within_the_window() {
+    let (system, mat, clock) = clocked_stream_system("restart-reset");
+    let settings = RestartSettings::new(ms(100), ms(10_000), 0.0)
+        .unwrap()
+        .with_max_restarts(u64::MAX, ms(150));
+    let (mut down, restarts, runs) = restarting(settings, false, |_| None, &mat);
+    down.request(100);
+    assert_eq!(down.expect_next(), 1);
+    // 100, then 200 (the previous restart began 100 ms before, within the
+    // window), then 100 again: the 200 ms wait passed the 150 ms window.
+    for (run, wait) in [(2, 100), (3, 200), (4, 100), (5, 200)] {
+        backoff_begun(&restarts, u64::from(run) - 1);
+        clock.advance(ms(wait - 1));
+        assert_eq!(runs.load(Ordering::SeqCst), run - 1, "not before {wait} ms");
+        clock.advance(ms(1));
+        assert_eq!(down.expect_next(), run);
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn max_restarts_ends_the_outer_source_as_the_last_run_ended() {
+    let (system, mat, clock) = clocked_stream_system("restart-budget");
+    let settings = RestartSettings::new(ms(10), ms(10), 0.0)
+        .unwrap()
+        .with_max_restarts(2, Duration::from_secs(60));
+    let (mut down, restarts, runs) =
+        restarting(settings, false, |run| Some(StreamError::msg(format!("run {run}"))), &mat);
+    down.request(100);
+    assert_eq!(down.expect_next(), 1);
+    for n in 1..=2 {
+        backoff_begun(&restarts, n);
+        clock.advance(ms(10));
+        assert_eq!(down.expect_next(), n as u32 + 1);
+    }
+    let error = down.expect_error();
+    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "run 3"), "{error:?}");
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    shutdown(&system);
+}
+
+#[test]
+fn on_failures_only_a_completion_completes() {
+    let (system, mat, clock) = clocked_stream_system("restart-failures");
+    let fail_first = |run: u32| (run == 1).then(|| StreamError::msg("first"));
+    let (mut down, restarts, runs) = restarting(settings(50, 50), true, fail_first, &mat);
+    down.request(100);
+    assert_eq!(down.expect_next(), 1);
+    backoff_begun(&restarts, 1);
+    clock.advance(ms(50));
+    assert_eq!(down.expect_next(), 2);
+    down.expect_complete();
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}
+
+#[test]
+fn cancelling_cancels_the_running_copy_and_restarts_nothing() {
+    let (system, mat, clock) = clocked_stream_system("restart-cancel");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let runs = Arc::new(AtomicU32::new(0));
+    let counter = runs.clone();
+    let mut down = RestartSource::with_backoff(settings(10, 10), move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let tx = tx.lock().unwrap().clone();
+        Source::repeat(7u32)
+            .via_mat(Flow::watch_termination(), Keep::right)
+            .map_materialized_value(move |watched| tx.send(watched).unwrap())
+    })
+    .to_mat(TestSink::probe(), Keep::right)
+    .run(&mat);
+    down.request(1);
+    assert_eq!(down.expect_next(), 7);
+    down.cancel();
+    let watched = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(watched.wait(), Ok(()), "the running copy was cancelled");
+    clock.advance(ms(1000));
+    assert_eq!(runs.load(Ordering::SeqCst), 1, "and not restarted");
+    shutdown(&system);
+}
+
+#[test]
+fn bad_settings_are_typed_errors() {
+    assert!(matches!(
+        RestartSettings::new(ms(10), ms(5), 0.0),
+        Err(ArgumentError::Invalid { argument: "max_backoff", .. })
+    ));
+    assert!(matches!(
+        RestartSettings::new(ms(1), ms(5), -1.0),
+        Err(ArgumentError::Invalid { argument: "random_factor", .. })
+    ));
+    let jittered = RestartSettings::new(ms(100), ms(100), 0.5).unwrap();
+    assert_eq!(jittered.backoff(0, 0.0), ms(100));
+    let most = jittered.backoff(0, 0.999_999);
+    assert!(most > ms(149) && most <= ms(150), "{most:?}");
+}
