@@ -1,4 +1,4 @@
-//! `RestartSource::with_backoff` / `on_failures_with_backoff` on a test clock: the backoff schedule, its reset, the restart budget, cancel.
+//! Resilience: `RestartSource::with_backoff` / `on_failures_with_backoff` on a test clock (backoff schedule, reset, budget, cancel) and `recover_with_retries`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -172,4 +172,79 @@ fn bad_settings_are_typed_errors() {
     assert_eq!(jittered.backoff(0, 0.0), ms(100));
     let most = jittered.backoff(0, 0.999_999);
     assert!(most > ms(149) && most <= ms(150), "{most:?}");
+}
+
+/// A source that emits `xs` and then fails with `what`.
+fn failing(xs: Vec<u32>, what: &'static str) -> Source<u32> {
+    let n = xs.len();
+    Source::from_iter(xs.into_iter().map(Some).chain([None]))
+        .map_async(1, move |x| std::future::ready(x.ok_or_else(|| StreamError::msg(what))))
+        .unwrap()
+        .take(n as u64 + 1)
+}
+
+#[test]
+fn recover_with_retries_switches_to_the_fallback() {
+    let (system, mat, _clock) = clocked_stream_system("recover");
+    let got = failing(vec![1, 2], "first")
+        .recover_with_retries(3, |_| Some(Source::from_iter(vec![10u32, 11])))
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(got.wait(), Ok(vec![1, 2, 10, 11]));
+    shutdown(&system);
+}
+
+#[test]
+fn recover_with_retries_gives_up_after_its_attempts() {
+    let (system, mat, _clock) = clocked_stream_system("recover-budget");
+    let tries = Arc::new(AtomicU32::new(0));
+    let counter = tries.clone();
+    let got = failing(vec![1], "upstream")
+        .recover_with_retries(2, move |_| {
+            let n = counter.fetch_add(1, Ordering::SeqCst);
+            Some(failing(vec![100 + n], if n == 0 { "fallback 0" } else { "fallback 1" }))
+        })
+        .run_with(Sink::collect(), &mat);
+    let error = got.wait().unwrap_err();
+    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "fallback 1"), "{error:?}");
+    assert_eq!(tries.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}
+
+#[test]
+fn recover_with_retries_fails_when_the_function_declines_or_attempts_are_zero() {
+    let (system, mat, _clock) = clocked_stream_system("recover-none");
+    for (attempts, offer) in [(3, false), (0, true)] {
+        let got = failing(vec![1], "kept")
+            .recover_with_retries(attempts, move |_| offer.then(|| Source::single(9u32)))
+            .run_with(Sink::collect(), &mat);
+        let error = got.wait().unwrap_err();
+        assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "kept"));
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn recover_with_retries_backpressures_the_fallback_and_cancels_it() {
+    let (system, mat, _clock) = clocked_stream_system("recover-bp");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let mut down = failing(vec![], "gone")
+        .recover_with_retries(1, move |_| {
+            let tx = tx.lock().unwrap().clone();
+            Some(
+                Source::repeat(5u32)
+                    .via_mat(Flow::watch_termination(), Keep::right)
+                    .map_materialized_value(move |w| tx.send(w).unwrap()),
+            )
+        })
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    down.request(2);
+    assert_eq!(down.expect_next_n(2), [5, 5]);
+    down.wait_idle();
+    down.expect_no_message(Duration::ZERO);
+    down.cancel();
+    let watched = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(watched.wait(), Ok(()), "the fallback was cancelled");
+    shutdown(&system);
 }

@@ -11,11 +11,13 @@ mod intersperse;
 mod limit;
 mod map_async;
 mod map_concat;
+mod recover;
 mod restart;
 mod scan;
 mod simple;
 mod sinks;
 mod sources;
+mod sub_source;
 mod throttle;
 mod tick;
 mod timeout;
@@ -567,6 +569,16 @@ pub trait FlowOps: Sized {
         C: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
     {
         self.via_flow(limit::limit_weighted(max, cost_fn))
+    }
+
+    /// On an upstream failure, continue with `f(&error)` (when it gives a
+    /// source), again when that fails, up to `attempts` times in all
+    /// (`u64::MAX`: no limit); otherwise fail as upstream did.
+    fn recover_with_retries<F>(self, attempts: u64, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&StreamError) -> Option<Source<Self::Out>> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(recover::recover_with_retries(attempts, f))
     }
 }
 

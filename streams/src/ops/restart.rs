@@ -2,11 +2,9 @@
 //! that runs a fresh copy of a wrapped source each time it ends, after an
 //! exponential backoff (Akka's `RestartSource`).
 //!
-//! The wrapped source runs as its own stream, into a bridge sink that
-//! pulls one element per demand of the outer stage and hands elements,
-//! completion and failure back through the outer stage's async callback,
-//! tagged with the run they come from (a late signal of an old run is
-//! ignored). The backoff is a stage timer, so a test clock drives it.
+//! The wrapped source runs as its own stream (see `sub_source`), each
+//! run tagged so that a late signal of an old run is ignored. The backoff
+//! is a stage timer, so a test clock drives it.
 //!
 //! The schedule: the n-th restart in a row waits `min_backoff * 2^n`,
 //! capped at `max_backoff`, times `1 + r * random_factor` (`r` uniform in
@@ -20,11 +18,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
-use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
-    StageResult, TimerKey,
-};
-use crate::{ArgumentError, Keep, Materializer, Sink, Source, StreamError};
+use super::sub_source::{self, FromInner, ToInner};
+use crate::stage::{AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult, TimerKey};
+use crate::{ArgumentError, Source, StreamError};
 
 /// The backoff of a [`RestartSource`] (Akka's `RestartSettings`).
 ///
@@ -186,19 +182,6 @@ struct RestartStage<T> {
     only_failures: bool,
 }
 
-/// What the bridge sink of run `run` reports.
-enum FromInner<T> {
-    Element(u64, T),
-    /// Completed (`None`) or failed.
-    Ended(u64, Option<StreamError>),
-}
-
-/// What the outer stage tells the running bridge sink.
-enum ToInner {
-    Pull,
-    Cancel,
-}
-
 const BACKOFF: TimerKey = TimerKey(0);
 
 struct RestartLogic<T> {
@@ -251,9 +234,7 @@ impl<T: Send + 'static> RestartLogic<T> {
         let Some(events) = self.events.clone() else {
             return;
         };
-        let bridge = Sink::from_graph(Bridge { run: self.run, events });
-        let materializer = Materializer::new(ctx.system());
-        let inner = (self.factory)().to_mat(bridge, Keep::right).run(&materializer);
+        let inner = sub_source::run((self.factory)(), self.run, events, ctx);
         if ctx.is_available(self.shape.out) {
             inner.invoke(ToInner::Pull);
         }
@@ -353,81 +334,5 @@ impl<T: Send + 'static> GraphStageLogic for RestartLogic<T> {
     fn post_stop(&mut self) {
         self.stop_inner();
         self.events = None;
-    }
-}
-
-/// The sink the wrapped source runs into.
-struct Bridge<T> {
-    run: u64,
-    events: AsyncCallback<FromInner<T>>,
-}
-
-struct BridgeLogic<T> {
-    shape: SinkShape<T>,
-    run: u64,
-    events: AsyncCallback<FromInner<T>>,
-    reported: bool,
-}
-
-impl<T: Send + 'static> GraphStage for Bridge<T> {
-    type Shape = SinkShape<T>;
-    type Mat = AsyncCallback<ToInner>;
-
-    fn name(&self) -> &'static str {
-        "restart_bridge"
-    }
-
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToInner>) {
-        let control = cx.async_callback(|this: &mut BridgeLogic<T>, command: ToInner, ctx| {
-            let inlet = this.shape.inlet;
-            match command {
-                ToInner::Pull if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) => ctx.pull(inlet)?,
-                ToInner::Pull => {}
-                ToInner::Cancel => {
-                    this.reported = true; // the outer stage asked: nothing to report
-                    ctx.complete_stage();
-                }
-            }
-            Ok(())
-        });
-        let logic = BridgeLogic {
-            shape: SinkShape::new(),
-            run: self.run,
-            events: self.events.clone(),
-            reported: false,
-        };
-        (Box::new(logic), control)
-    }
-}
-
-impl<T: Send + 'static> BridgeLogic<T> {
-    fn report_end(&mut self, error: Option<StreamError>) {
-        if !std::mem::replace(&mut self.reported, true) {
-            self.events.invoke(FromInner::Ended(self.run, error));
-        }
-    }
-}
-
-impl<T: Send + 'static> GraphStageLogic for BridgeLogic<T> {
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let element = ctx.grab(self.shape.inlet)?;
-        self.events.invoke(FromInner::Element(self.run, element));
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.report_end(None);
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
-        self.report_end(Some(error));
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn on_failure(&mut self, error: &StreamError) {
-        self.report_end(Some(error.clone()));
     }
 }
