@@ -190,7 +190,10 @@ impl fmt::Display for ErrorKind {
                 write!(f, "{what} within {after:?}")
             }
             ErrorKind::RateExceeded { cost, per } => {
-                write!(f, "maximum throttle throughput exceeded ({cost} per {per:?})")
+                write!(
+                    f,
+                    "maximum throttle throughput exceeded ({cost} per {per:?})"
+                )
             }
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
         }

@@ -111,7 +111,11 @@ pub fn clocked_system(name: &str) -> (weir_actor::ActorSystem, weir_actor::testk
 /// [`stream_system`] on a test clock (see [`clocked_system`]).
 pub fn clocked_stream_system(
     name: &str,
-) -> (weir_actor::ActorSystem, weir_streams::Materializer, weir_actor::testkit::TestClock) {
+) -> (
+    weir_actor::ActorSystem,
+    weir_streams::Materializer,
+    weir_actor::testkit::TestClock,
+) {
     let (system, clock) = clocked_system(name);
     let materializer = weir_streams::Materializer::new(&system);
     (system, materializer, clock)

@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
 use weir_actor::testkit::TestClock;
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
 use weir_tests::{Probe, clocked_system, shutdown};
 
 const fn ms(n: u64) -> Duration {

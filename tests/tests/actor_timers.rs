@@ -4,8 +4,8 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
 use weir_actor::testkit::TestClock;
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
 use weir_tests::{PATIENCE, Probe, QUIET, clocked_system, eventually, shutdown};
 
 const fn ms(n: u64) -> Duration {

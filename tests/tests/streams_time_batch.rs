@@ -8,10 +8,14 @@ use weir_tests::{shutdown, stream_system};
 #[test]
 fn batch_sums_while_downstream_is_slow_and_backpressures_at_max() {
     let flow = Flow::new()
-        .batch(3, |x: u32| vec![x], |mut v, x| {
-            v.push(x);
-            v
-        })
+        .batch(
+            3,
+            |x: u32| vec![x],
+            |mut v, x| {
+                v.push(x);
+                v
+            },
+        )
         .unwrap();
     let mut rig = Rig::new("batch", flow);
     rig.send(1..=7);
@@ -111,11 +115,18 @@ fn extrapolate_emits_the_element_first() {
 #[test]
 fn limit_fails_once_exceeded_and_passes_up_to_it() {
     let (system, mat) = stream_system("limit");
-    let ok = Source::range(0u32..3).limit(3).run_with(Sink::collect(), &mat);
+    let ok = Source::range(0u32..3)
+        .limit(3)
+        .run_with(Sink::collect(), &mat);
     assert_eq!(ok.wait(), Ok(vec![0, 1, 2]));
-    let over = Source::range(0u32..4).limit(3).run_with(Sink::collect(), &mat);
+    let over = Source::range(0u32..4)
+        .limit(3)
+        .run_with(Sink::collect(), &mat);
     let error = over.wait().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::LimitExceeded { max: 3 }), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::LimitExceeded { max: 3 }),
+        "{error:?}"
+    );
     let weighted = Source::from_iter(vec![4u64, 4, 4])
         .limit_weighted(10, |x| *x)
         .run_with(Sink::collect(), &mat);

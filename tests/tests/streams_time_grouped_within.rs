@@ -65,7 +65,11 @@ fn without_demand_a_timed_out_group_keeps_filling_and_a_full_one_backpressures()
     let mut rig = grouped(3, ms(100));
     rig.send(1..=10);
     rig.advance(ms(100)); // time is up, nobody asks
-    assert_eq!(rig.requests(), 3, "collected a full group, then stopped pulling");
+    assert_eq!(
+        rig.requests(),
+        3,
+        "collected a full group, then stopped pulling"
+    );
     rig.expect_nothing();
     rig.down.request(1);
     assert_eq!(rig.down.expect_next(), [1, 2, 3]);

@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{SinkProbe, TestSink};
-use weir_streams::{ArgumentError, ErrorKind, RestartSettings, RestartSource, Restarts, StreamError};
+use weir_streams::{
+    ArgumentError, ErrorKind, RestartSettings, RestartSource, Restarts, StreamError,
+};
 use weir_tests::{PATIENCE, clocked_stream_system, eventually, shutdown};
 
 const fn ms(n: u64) -> Duration {
@@ -30,7 +32,9 @@ fn restarting(
             None => Source::single(run),
             // The run number, then the failure.
             Some(error) => Source::from_iter([Some(run), None])
-                .map_async(1, move |x| std::future::ready(x.ok_or_else(|| error.clone())))
+                .map_async(1, move |x| {
+                    std::future::ready(x.ok_or_else(|| error.clone()))
+                })
                 .unwrap(),
         }
     };
@@ -102,8 +106,12 @@ fn max_restarts_ends_the_outer_source_as_the_last_run_ended() {
     let settings = RestartSettings::new(ms(10), ms(10), 0.0)
         .unwrap()
         .with_max_restarts(2, Duration::from_secs(60));
-    let (mut down, restarts, runs) =
-        restarting(settings, false, |run| Some(StreamError::msg(format!("run {run}"))), &mat);
+    let (mut down, restarts, runs) = restarting(
+        settings,
+        false,
+        |run| Some(StreamError::msg(format!("run {run}"))),
+        &mat,
+    );
     down.request(100);
     assert_eq!(down.expect_next(), 1);
     for n in 1..=2 {
@@ -112,7 +120,10 @@ fn max_restarts_ends_the_outer_source_as_the_last_run_ended() {
         assert_eq!(down.expect_next(), n as u32 + 1);
     }
     let error = down.expect_error();
-    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "run 3"), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "run 3"),
+        "{error:?}"
+    );
     assert_eq!(runs.load(Ordering::SeqCst), 3);
     shutdown(&system);
 }
@@ -162,11 +173,17 @@ fn cancelling_cancels_the_running_copy_and_restarts_nothing() {
 fn bad_settings_are_typed_errors() {
     assert!(matches!(
         RestartSettings::new(ms(10), ms(5), 0.0),
-        Err(ArgumentError::Invalid { argument: "max_backoff", .. })
+        Err(ArgumentError::Invalid {
+            argument: "max_backoff",
+            ..
+        })
     ));
     assert!(matches!(
         RestartSettings::new(ms(1), ms(5), -1.0),
-        Err(ArgumentError::Invalid { argument: "random_factor", .. })
+        Err(ArgumentError::Invalid {
+            argument: "random_factor",
+            ..
+        })
     ));
     let jittered = RestartSettings::new(ms(100), ms(100), 0.5).unwrap();
     assert_eq!(jittered.backoff(0, 0.0), ms(100));
@@ -178,7 +195,9 @@ fn bad_settings_are_typed_errors() {
 fn failing(xs: Vec<u32>, what: &'static str) -> Source<u32> {
     let n = xs.len();
     Source::from_iter(xs.into_iter().map(Some).chain([None]))
-        .map_async(1, move |x| std::future::ready(x.ok_or_else(|| StreamError::msg(what))))
+        .map_async(1, move |x| {
+            std::future::ready(x.ok_or_else(|| StreamError::msg(what)))
+        })
         .unwrap()
         .take(n as u64 + 1)
 }
@@ -201,11 +220,17 @@ fn recover_with_retries_gives_up_after_its_attempts() {
     let got = failing(vec![1], "upstream")
         .recover_with_retries(2, move |_| {
             let n = counter.fetch_add(1, Ordering::SeqCst);
-            Some(failing(vec![100 + n], if n == 0 { "fallback 0" } else { "fallback 1" }))
+            Some(failing(
+                vec![100 + n],
+                if n == 0 { "fallback 0" } else { "fallback 1" },
+            ))
         })
         .run_with(Sink::collect(), &mat);
     let error = got.wait().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "fallback 1"), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "fallback 1"),
+        "{error:?}"
+    );
     assert_eq!(tries.load(Ordering::SeqCst), 2);
     shutdown(&system);
 }

@@ -158,17 +158,35 @@ fn upstream_failure_passes_at_once() {
     assert_eq!(rig.down.expect_next(), 1);
     rig.up.send_error(StreamError::msg("boom"));
     let error = rig.down.expect_error();
-    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "boom"), "{error:?}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "boom"),
+        "{error:?}"
+    );
     rig.shutdown();
 }
 
 #[test]
 fn bad_arguments_are_typed_errors() {
-    let zero = |e: u32, per| Flow::<u32>::new().throttle(e, per, 1, ThrottleMode::Shaping).err();
-    assert_eq!(zero(0, ms(1)), Some(ArgumentError::Zero { argument: "elements" }));
-    assert_eq!(zero(1, Duration::ZERO), Some(ArgumentError::Zero { argument: "per" }));
+    let zero = |e: u32, per| {
+        Flow::<u32>::new()
+            .throttle(e, per, 1, ThrottleMode::Shaping)
+            .err()
+    };
+    assert_eq!(
+        zero(0, ms(1)),
+        Some(ArgumentError::Zero {
+            argument: "elements"
+        })
+    );
+    assert_eq!(
+        zero(1, Duration::ZERO),
+        Some(ArgumentError::Zero { argument: "per" })
+    );
     assert!(matches!(
         Flow::<u32>::new().throttle(1, ms(1), 0, ThrottleMode::Enforcing),
-        Err(ArgumentError::Invalid { argument: "maximum_burst", .. })
+        Err(ArgumentError::Invalid {
+            argument: "maximum_burst",
+            ..
+        })
     ));
 }

@@ -62,7 +62,10 @@ fn completion_timeout_fails_a_stream_still_running_at_the_deadline() {
 
 #[test]
 fn completion_timeout_lets_a_quick_stream_complete() {
-    let mut rig = Rig::new("completion-ok", Flow::<u32>::new().completion_timeout(ms(100)));
+    let mut rig = Rig::new(
+        "completion-ok",
+        Flow::<u32>::new().completion_timeout(ms(100)),
+    );
     rig.down.request(10);
     rig.advance(ms(99));
     rig.up.send_complete();
@@ -177,7 +180,11 @@ fn keep_alive_injects_only_on_demand_and_completes_after_a_held_element() {
     rig.up.send_complete();
     rig.down.wait_idle();
     rig.down.request(5);
-    assert_eq!(rig.down.expect_next(), 5, "the real element, not an injection");
+    assert_eq!(
+        rig.down.expect_next(),
+        5,
+        "the real element, not an injection"
+    );
     rig.down.expect_complete();
     rig.shutdown();
 }
