@@ -1,13 +1,13 @@
-//! Resilience: `RestartSource::with_backoff` / `on_failures_with_backoff` on a test clock (backoff schedule, reset, budget, cancel) and `recover_with_retries`.
+//! Resilience: `RestartSource` / `RestartSink` on a test clock (backoff schedule, reset, budget, cancel, back-pressure) and `recover_with_retries`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use weir_streams::prelude::*;
-use weir_streams::testkit::{SinkProbe, TestSink};
+use weir_streams::testkit::{SinkProbe, TestSink, TestSource};
 use weir_streams::{
-    ArgumentError, ErrorKind, RestartSettings, RestartSource, Restarts, StreamError,
+    ArgumentError, ErrorKind, RestartSettings, RestartSink, RestartSource, Restarts, StreamError,
 };
 use weir_tests::{PATIENCE, clocked_stream_system, eventually, shutdown};
 
@@ -271,5 +271,61 @@ fn recover_with_retries_backpressures_the_fallback_and_cancels_it() {
     down.cancel();
     let watched = rx.recv_timeout(PATIENCE).unwrap();
     assert_eq!(watched.wait(), Ok(()), "the fallback was cancelled");
+    shutdown(&system);
+}
+
+#[test]
+fn restart_sink_runs_a_new_copy_after_the_backoff_and_backpressures_meanwhile() {
+    let (system, mat, clock) = clocked_stream_system("restart-sink");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let copies = Arc::new(AtomicU32::new(0));
+    let counter = copies.clone();
+    let settings = RestartSettings::new(ms(100), ms(100), 0.0)
+        .unwrap()
+        .with_max_restarts(1, Duration::from_secs(3600));
+    // Each copy takes one element, records it with its copy number, and cancels.
+    let sink = RestartSink::with_backoff(settings, move || {
+        let copy = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        let tx = tx.lock().unwrap().clone();
+        Flow::new()
+            .take(1)
+            .to(Sink::for_each(move |x: u32| tx.send((copy, x)).unwrap()))
+    });
+    let (mut up, restarts) = TestSource::probe::<u32>()
+        .to_mat(sink, Keep::both)
+        .run(&mat);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(rx.recv_timeout(PATIENCE), Ok((1, 1)));
+    backoff_begun(&restarts, 1);
+    clock.advance(ms(99));
+    assert_eq!(up.take_requests(), 0, "back-pressure during the backoff");
+    assert_eq!(copies.load(Ordering::SeqCst), 1);
+    clock.advance(ms(1));
+    up.expect_request();
+    up.send_next(2);
+    assert_eq!(rx.recv_timeout(PATIENCE), Ok((2, 2)));
+    // The budget (one restart) is spent: the outer sink cancels upstream.
+    up.expect_cancellation();
+    clock.advance(ms(1000));
+    assert_eq!(copies.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}
+
+#[test]
+fn restart_sink_passes_completion_to_the_running_copy() {
+    let (system, mat, _clock) = clocked_stream_system("restart-sink-complete");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = Arc::new(std::sync::Mutex::new(tx));
+    let sink = RestartSink::with_backoff(settings(10, 10), move || {
+        let tx = tx.lock().unwrap().clone();
+        Sink::collect().map_materialized_value(move |all: weir_streams::Completion<Vec<u32>>| {
+            tx.send(all).unwrap()
+        })
+    });
+    Source::range(0u32..4).run_with(sink, &mat);
+    let all = rx.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(all.wait(), Ok(vec![0, 1, 2, 3]));
     shutdown(&system);
 }

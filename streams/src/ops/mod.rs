@@ -13,6 +13,7 @@ mod map_async;
 mod map_concat;
 mod recover;
 mod restart;
+mod restart_sink;
 mod scan;
 mod simple;
 mod sinks;
@@ -30,6 +31,7 @@ use std::time::Duration;
 
 pub use delay::DelayOverflowStrategy;
 pub use restart::{RestartSettings, RestartSource, Restarts};
+pub use restart_sink::RestartSink;
 pub use throttle::ThrottleMode;
 pub use tick::TickHandle;
 use util::{logic_flow, ports};

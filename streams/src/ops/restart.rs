@@ -107,7 +107,7 @@ pub struct RestartSource;
 /// The materialized value of a [`RestartSource`]: how many restarts have
 /// begun (counted when the backoff before one starts).
 #[derive(Debug, Clone, Default)]
-pub struct Restarts(Arc<AtomicU64>);
+pub struct Restarts(pub(crate) Arc<AtomicU64>);
 
 impl Restarts {
     /// Restarts begun so far.
@@ -116,7 +116,7 @@ impl Restarts {
     }
 }
 
-type Factory<T> = Arc<dyn Fn() -> Source<T> + Send + Sync>;
+pub(crate) type Factory<T> = Arc<dyn Fn() -> Source<T> + Send + Sync>;
 
 impl RestartSource {
     /// A source that runs `factory()` and, whenever it completes or fails,
@@ -182,22 +182,74 @@ struct RestartStage<T> {
     only_failures: bool,
 }
 
-const BACKOFF: TimerKey = TimerKey(0);
+pub(crate) const BACKOFF: TimerKey = TimerKey(0);
 
 struct RestartLogic<T> {
     shape: SourceShape<T>,
-    settings: RestartSettings,
     factory: Factory<T>,
     only_failures: bool,
-    restarts: Restarts,
+    backoff: Backoff,
     events: Option<AsyncCallback<FromInner<T>>>,
     /// The current run and its bridge sink's controls.
     run: u64,
     inner: Option<AsyncCallback<ToInner>>,
+}
+
+/// The restart schedule of one materialization (see the module docs).
+pub(crate) struct Backoff {
+    settings: RestartSettings,
+    restarts: Restarts,
     /// Restarts in a row (resets after `max_restarts_within` without one).
     in_a_row: u64,
     window_ends: Option<Instant>,
     rng: u64,
+}
+
+impl Backoff {
+    pub(crate) fn new(settings: RestartSettings, restarts: Restarts) -> Self {
+        Self {
+            settings,
+            restarts,
+            in_a_row: 0,
+            window_ends: None,
+            rng: 0,
+        }
+    }
+
+    /// A run ended at `now`: the wait before the next one, counted as a
+    /// restart, or `None` when the budget is spent.
+    pub(crate) fn next(&mut self, now: Instant) -> Option<Duration> {
+        if self.window_ends.is_some_and(|end| now > end) {
+            self.in_a_row = 0;
+        }
+        if self.in_a_row >= self.settings.max_restarts {
+            return None;
+        }
+        let n = u32::try_from(self.in_a_row).unwrap_or(u32::MAX);
+        let r = self.random();
+        self.in_a_row += 1;
+        self.window_ends = Some(deadline_after(now, self.settings.max_restarts_within));
+        self.restarts.0.fetch_add(1, Ordering::AcqRel);
+        Some(self.settings.backoff(n, r))
+    }
+
+    /// A draw in `[0, 1)` for the jitter (xorshift; jitter needs no better).
+    fn random(&mut self) -> f64 {
+        if self.settings.random_factor == 0.0 {
+            return 0.0;
+        }
+        if self.rng == 0 {
+            let addr = std::ptr::from_ref(self) as u64;
+            let clock = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.subsec_nanos());
+            self.rng = (u64::from(clock) ^ addr) | 1;
+        }
+        self.rng ^= self.rng << 13;
+        self.rng ^= self.rng >> 7;
+        self.rng ^= self.rng << 17;
+        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 impl<T: Send + 'static> GraphStage for RestartStage<T> {
@@ -213,16 +265,12 @@ impl<T: Send + 'static> GraphStage for RestartStage<T> {
         let restarts = Restarts::default();
         let logic = RestartLogic {
             shape: SourceShape::new(),
-            settings: self.settings,
             factory: Arc::clone(&self.factory),
             only_failures: self.only_failures,
-            restarts: restarts.clone(),
+            backoff: Backoff::new(self.settings, restarts.clone()),
             events: Some(events),
             run: 0,
             inner: None,
-            in_a_row: 0,
-            window_ends: None,
-            rng: 0,
         };
         (Box::new(logic), restarts)
     }
@@ -258,46 +306,19 @@ impl<T: Send + 'static> RestartLogic<T> {
             ctx.complete_stage();
             return Ok(());
         }
-        let now = ctx.now();
-        if self.window_ends.is_some_and(|end| now > end) {
-            self.in_a_row = 0;
-        }
-        if self.in_a_row >= self.settings.max_restarts {
-            return match error {
+        match self.backoff.next(ctx.now()) {
+            Some(wait) => {
+                ctx.schedule_once(BACKOFF, wait);
+                Ok(())
+            }
+            None => match error {
                 Some(error) => Err(error),
                 None => {
                     ctx.complete_stage();
                     Ok(())
                 }
-            };
+            },
         }
-        let n = u32::try_from(self.in_a_row).unwrap_or(u32::MAX);
-        let r = self.random();
-        let wait = self.settings.backoff(n, r);
-        ctx.schedule_once(BACKOFF, wait);
-        self.in_a_row += 1;
-        self.window_ends = Some(deadline_after(now, self.settings.max_restarts_within));
-        self.restarts.0.fetch_add(1, Ordering::AcqRel);
-        Ok(())
-    }
-
-    /// A draw in `[0, 1)` for the backoff's jitter (xorshift; jitter needs
-    /// no better randomness).
-    fn random(&mut self) -> f64 {
-        if self.settings.random_factor == 0.0 {
-            return 0.0;
-        }
-        if self.rng == 0 {
-            let addr = std::ptr::from_ref(self) as u64;
-            let clock = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            self.rng = (u64::from(clock) ^ addr) | 1;
-        }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        (self.rng >> 11) as f64 / (1u64 << 53) as f64
     }
 
     fn stop_inner(&mut self) {
