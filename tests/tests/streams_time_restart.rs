@@ -1,4 +1,4 @@
-//! Resilience: `RestartSource` / `RestartSink` on a test clock (backoff schedule, reset, budget, cancel, back-pressure) and `recover_with_retries`.
+//! Resilience: `RestartSource` / `RestartSink` / `RestartFlow` on a test clock (backoff schedule, reset, budget, cancel, back-pressure) and `recover_with_retries`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -7,7 +7,8 @@ use std::time::Duration;
 use weir_streams::prelude::*;
 use weir_streams::testkit::{SinkProbe, TestSink, TestSource};
 use weir_streams::{
-    ArgumentError, ErrorKind, RestartSettings, RestartSink, RestartSource, Restarts, StreamError,
+    ArgumentError, ErrorKind, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts,
+    StreamError,
 };
 use weir_tests::{PATIENCE, clocked_stream_system, eventually, shutdown};
 
@@ -327,5 +328,36 @@ fn restart_sink_passes_completion_to_the_running_copy() {
     Source::range(0u32..4).run_with(sink, &mat);
     let all = rx.recv_timeout(PATIENCE).unwrap();
     assert_eq!(all.wait(), Ok(vec![0, 1, 2, 3]));
+    shutdown(&system);
+}
+
+#[test]
+fn restart_flow_runs_a_new_copy_after_the_backoff_and_ends_when_the_budget_is_spent() {
+    let (system, mat, clock) = clocked_stream_system("restart-flow");
+    let settings = RestartSettings::new(ms(100), ms(100), 0.0)
+        .unwrap()
+        .with_max_restarts(1, Duration::from_secs(3600));
+    // Each copy multiplies two elements by ten, then completes.
+    let flow = RestartFlow::with_backoff(settings, || Flow::new().take(2).map(|x: u32| x * 10));
+    let ((mut up, restarts), mut down) = TestSource::probe::<u32>()
+        .via_mat(flow, Keep::both)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(10);
+    for x in 1..=3 {
+        up.send_next(x);
+    }
+    assert_eq!(down.expect_next_n(2), [10, 20]);
+    backoff_begun(&restarts, 1);
+    clock.advance(ms(99));
+    down.wait_idle();
+    down.expect_no_message(Duration::ZERO); // 3 waits for the next copy
+    clock.advance(ms(1));
+    assert_eq!(down.expect_next(), 30);
+    up.send_next(4);
+    assert_eq!(down.expect_next(), 40);
+    // The second copy completed and no restart is left: the flow completes.
+    down.expect_complete();
+    up.expect_cancellation();
     shutdown(&system);
 }

@@ -13,6 +13,7 @@ mod map_async;
 mod map_concat;
 mod recover;
 mod restart;
+mod restart_flow;
 mod restart_sink;
 mod scan;
 mod simple;
@@ -31,6 +32,7 @@ use std::time::Duration;
 
 pub use delay::DelayOverflowStrategy;
 pub use restart::{RestartSettings, RestartSource, Restarts};
+pub use restart_flow::RestartFlow;
 pub use restart_sink::RestartSink;
 pub use throttle::ThrottleMode;
 pub use tick::TickHandle;

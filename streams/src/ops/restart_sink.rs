@@ -67,13 +67,13 @@ struct RestartSinkStage<T> {
 }
 
 /// What a feed (the bridge source of run `run`) reports.
-enum FromFeed {
+pub(crate) enum FromFeed {
     Demand(u64),
     Cancelled(u64),
 }
 
 /// What the outer stage sends down a feed.
-enum ToFeed<T> {
+pub(crate) enum ToFeed<T> {
     Element(T),
     Complete,
     Fail(StreamError),
@@ -124,11 +124,7 @@ impl<T: Send + 'static> RestartSinkLogic<T> {
         let Some(events) = self.events.clone() else {
             return;
         };
-        let feed = Source::from_graph(Feed {
-            run: self.run,
-            events,
-            _elements: std::marker::PhantomData,
-        });
+        let feed = Source::from_graph(Feed::new(self.run, events));
         let materializer = Materializer::new(ctx.system());
         self.feed = Some(feed.to_mat((self.factory)(), Keep::left).run(&materializer));
     }
@@ -219,11 +215,21 @@ impl<T: Send + 'static> GraphStageLogic for RestartSinkLogic<T> {
     }
 }
 
-/// The source a wrapped sink runs from.
-struct Feed<T> {
+/// The source a wrapped sink (or flow) runs from.
+pub(crate) struct Feed<T> {
     run: u64,
     events: AsyncCallback<FromFeed>,
     _elements: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T> Feed<T> {
+    pub(crate) fn new(run: u64, events: AsyncCallback<FromFeed>) -> Self {
+        Self {
+            run,
+            events,
+            _elements: std::marker::PhantomData,
+        }
+    }
 }
 
 struct FeedLogic<T> {

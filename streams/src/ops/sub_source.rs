@@ -29,7 +29,12 @@ pub(crate) fn run<T: Send + 'static>(
     ctx: &mut StageContext<'_>,
 ) -> AsyncCallback<ToInner> {
     let materializer = Materializer::new(ctx.system());
-    source.to_mat(Sink::from_graph(Bridge { run, events }), Keep::right).run(&materializer)
+    source.to_mat(sink(run, events), Keep::right).run(&materializer)
+}
+
+/// The bridge sink alone, for a graph that ends in it.
+pub(crate) fn sink<T: Send + 'static>(run: u64, events: AsyncCallback<FromInner<T>>) -> Sink<T, AsyncCallback<ToInner>> {
+    Sink::from_graph(Bridge { run, events })
 }
 
 /// The sink the wrapped source runs into.
