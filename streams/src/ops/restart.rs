@@ -13,13 +13,12 @@
 //! that window, the next end is final: the outer source completes, or
 //! fails with the wrapped source's error.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
 use super::sub_source::{self, FromInner, ToInner};
 use crate::stage::{AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult, TimerKey};
+use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::{ArgumentError, Source, StreamError};
 
 /// The backoff of a [`RestartSource`] (Akka's `RestartSettings`).

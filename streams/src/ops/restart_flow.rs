@@ -10,7 +10,6 @@
 //! the run completes the outer flow; when `max_restarts` is spent, the
 //! outer flow ends as the last run did.
 
-use std::sync::Arc;
 
 use super::restart::{BACKOFF, Backoff, RestartSettings, Restarts};
 use super::restart_sink::{Feed, FromFeed, ToFeed};
@@ -19,6 +18,7 @@ use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
     TimerKey,
 };
+use crate::sync::Arc;
 use crate::{Flow, Keep, Materializer, Source, StreamError};
 
 /// Makes flows that restart what they wrap (see the [module docs](self)).

@@ -10,13 +10,13 @@
 //! just ended waits for the next run. When `max_restarts` is spent, the
 //! outer sink cancels upstream.
 
-use std::sync::Arc;
 
 use super::restart::{BACKOFF, Backoff, RestartSettings, Restarts};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
     StageResult, TimerKey,
 };
+use crate::sync::Arc;
 use crate::{Keep, Materializer, Sink, Source, StreamError};
 
 /// Makes sinks that restart what they wrap (see the [module docs](self)).
