@@ -1,4 +1,4 @@
-//! `delay` (with each overflow strategy), `initial_delay`, `take_within` and `drop_within` on a test clock.
+//! `delay` (with each overflow strategy), `delay_with`, `initial_delay`, `take_within` and `drop_within` on a test clock.
 
 use std::time::Duration;
 
@@ -194,4 +194,31 @@ fn without_a_test_clock_the_delays_run_in_real_time() {
         .run_with(Sink::collect(), &mat);
     assert_eq!(done.wait().unwrap(), [0, 1, 2, 3, 4]);
     weir_tests::shutdown(&system);
+}
+
+#[test]
+fn delay_with_delays_each_element_by_its_own_delay_in_order() {
+    // 1 waits 50 ms, 2 waits 10 ms but stays behind 1, 3 waits 100 ms.
+    let flow = Flow::new().delay_with(
+        |x: &u32| {
+            ms(match x {
+                1 => 50,
+                2 => 10,
+                _ => 100,
+            })
+        },
+        DelayOverflowStrategy::Backpressure,
+    );
+    let mut rig = Rig::new("delay-with", flow);
+    rig.down.request(10);
+    rig.send([1, 2, 3]);
+    rig.advance(ms(49));
+    rig.expect_nothing();
+    rig.advance(ms(1));
+    assert_eq!(rig.down.expect_next_n(2), [1, 2], "2 was due, behind 1");
+    rig.advance(ms(49));
+    rig.expect_nothing();
+    rig.advance(ms(1));
+    assert_eq!(rig.down.expect_next(), 3);
+    rig.shutdown();
 }

@@ -54,16 +54,17 @@ pub enum DelayOverflowStrategy {
     Fail,
 }
 
-struct Delay<T> {
+struct Delay<T, D> {
     shape: FlowShape<T, T>,
-    delay: Duration,
+    /// Each element's delay (a constant for `delay`).
+    delay_of: D,
     strategy: DelayOverflowStrategy,
     capacity: usize,
     buf: VecDeque<(Instant, T)>,
     finishing: bool,
 }
 
-impl<T: Send + 'static> Delay<T> {
+impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> Delay<T, D> {
     fn full(&self) -> bool {
         self.buf.len() >= self.capacity
     }
@@ -114,7 +115,7 @@ impl<T: Send + 'static> Delay<T> {
     }
 }
 
-impl<T: Send + 'static> GraphStageLogic for Delay<T> {
+impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> GraphStageLogic for Delay<T, D> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.capacity = ctx.attributes().input_buffer().max(1);
         ctx.pull(self.shape.inlet)
@@ -149,7 +150,8 @@ impl<T: Send + 'static> GraphStageLogic for Delay<T> {
             }
         }
         let was_head = self.buf.front().map(|&(at, _)| at);
-        self.buf.push_back((deadline_after(now, self.delay), element));
+        let delay = (self.delay_of)(&element);
+        self.buf.push_back((deadline_after(now, delay), element));
         if self.buf.front().map(|&(at, _)| at) != was_head {
             self.arm(ctx);
         }
@@ -184,10 +186,16 @@ impl<T: Send + 'static> GraphStageLogic for Delay<T> {
     }
 }
 
-pub(crate) fn delay<T: Send + 'static>(delay: Duration, strategy: DelayOverflowStrategy) -> Flow<T, T> {
-    logic_flow("delay", move || Delay::<T> {
+/// The `delay_with` flow: each element waits `delay_of(&element)` after it
+/// arrived, in order (a short delay behind a long one waits for it).
+pub(crate) fn delay_with<T, D>(delay_of: D, strategy: DelayOverflowStrategy) -> Flow<T, T>
+where
+    T: Send + 'static,
+    D: FnMut(&T) -> Duration + Clone + Send + Sync + 'static,
+{
+    logic_flow("delay", move || Delay::<T, D> {
         shape: ports(),
-        delay,
+        delay_of: delay_of.clone(),
         strategy,
         capacity: 0,
         buf: VecDeque::new(),

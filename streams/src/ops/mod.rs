@@ -438,7 +438,16 @@ pub trait FlowOps: Sized {
     /// Each element `by` after it arrived, buffering up to the
     /// `input_buffer` attribute (see [`DelayOverflowStrategy`]).
     fn delay(self, by: Duration, strategy: DelayOverflowStrategy) -> Self::Repr<Self::Out> {
-        self.via_flow(delay::delay(by, strategy))
+        self.delay_with(move |_| by, strategy)
+    }
+
+    /// [`delay`](Self::delay) by `delay_of(&element)` (cloned per run, so
+    /// it may keep state), in order: an element never overtakes another.
+    fn delay_with<D>(self, delay_of: D, strategy: DelayOverflowStrategy) -> Self::Repr<Self::Out>
+    where
+        D: FnMut(&Self::Out) -> Duration + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(delay::delay_with(delay_of, strategy))
     }
 
     /// Ask upstream for nothing until `by` has passed since the start.
