@@ -119,7 +119,7 @@ runtime_modules! {
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::Materializer;
-    pub use ops::{DelayOverflowStrategy, FlowOps, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
+    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;

@@ -1,7 +1,8 @@
-//! Rate decoupling and watching: `batch`, `conflate`, `expand`, `extrapolate`, `limit` and `watch_termination`, driven by probes.
+//! Rate decoupling, limits and watching: `batch`, `conflate`, `expand`, `extrapolate`, `limit`, `watch_termination` and `monitor`, driven by probes.
 
 use weir_streams::prelude::*;
-use weir_streams::{ArgumentError, ErrorKind, Flow, StreamError};
+use weir_streams::testkit::{TestSink, TestSource};
+use weir_streams::{ArgumentError, ErrorKind, Flow, MonitorState, StreamError};
 use weir_tests::clocked::Rig;
 use weir_tests::{shutdown, stream_system};
 
@@ -169,4 +170,30 @@ fn bad_arguments_are_typed_errors() {
         Flow::<u32>::new().batch(0, |x| x, |a, x| a + x).err(),
         Some(ArgumentError::Zero { argument: "max" })
     );
+}
+
+#[test]
+fn monitor_reports_the_last_element_then_the_end() {
+    let (system, mat) = stream_system("monitor");
+    let ((mut up, monitor), mut down) = TestSource::probe::<u32>()
+        .via_mat(Flow::monitor(), Keep::both)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    assert_eq!(monitor.state(), MonitorState::Initialized);
+    down.request(2);
+    up.send_next(7);
+    assert_eq!(down.expect_next(), 7);
+    assert_eq!(monitor.state(), MonitorState::Received(7));
+    up.send_error(StreamError::msg("boom"));
+    down.expect_error();
+    assert!(matches!(monitor.state(), MonitorState::Failed(e) if e.to_string().contains("boom")));
+    assert!(format!("{monitor:?}").contains("failed"));
+
+    let (monitor, done) = Source::range(0u32..3)
+        .via_mat(Flow::monitor(), Keep::right)
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&mat);
+    assert!(done.wait().is_ok());
+    assert_eq!(monitor.state(), MonitorState::Finished);
+    shutdown(&system);
 }

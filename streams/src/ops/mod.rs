@@ -36,6 +36,7 @@ pub use restart_flow::RestartFlow;
 pub use restart_sink::RestartSink;
 pub use throttle::ThrottleMode;
 pub use tick::TickHandle;
+pub use watch::{FlowMonitor, MonitorState};
 use util::{logic_flow, ports};
 
 use crate::overflow::upfront_capacity;
