@@ -1,7 +1,7 @@
 //! `throttle` and `throttle_with_cost`: a token bucket on the stream.
 //!
 //! The bucket holds up to `maximum_burst` tokens and starts full; one token
-//! comes back every `per / cost` (Akka's `TokenBucket`, measured on the
+//! comes back every `per / cost`, on a fixed grid from the start (Akka's `TokenBucket`, measured on the
 //! system's clock). An element costs `cost_fn(&element)` tokens. When the
 //! bucket holds enough, the element passes at once. Otherwise, in
 //! [`ThrottleMode::Shaping`], the stage holds the element on a timer until
@@ -241,6 +241,56 @@ mod tests {
         let later = t0 + 1000 * MS;
         assert_eq!(b.offer(2, later), Duration::ZERO);
         assert_eq!(b.offer(1, later), MS);
+    }
+
+    /// Releases as the stage makes them: element `i` is offered when it
+    /// has arrived and the one before it has gone out.
+    fn releases(burst: u64, period: Duration, arrivals: &[Duration]) -> Vec<Duration> {
+        let t0 = Instant::now();
+        let mut bucket = TokenBucket::new(burst, period, t0);
+        let mut out: Vec<Duration> = Vec::new();
+        for &arrival in arrivals {
+            let offered = out.last().map_or(arrival, |&last| arrival.max(last));
+            out.push(offered + bucket.offer(1, t0 + offered));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Never faster than the bucket allows. Tokens come on a fixed grid
+        /// of periods from the start (as Akka's), so between any two
+        /// releases `i <= j` at most `burst + ceil((r_j - r_i) / period)`
+        /// elements go.
+        #[test]
+        fn never_faster_than_the_rate_and_burst(
+            burst in 1u64..5,
+            period_ms in 1u64..50,
+            gaps in proptest::collection::vec(0u64..100, 1..60),
+        ) {
+            let period = Duration::from_millis(period_ms);
+            let arrivals: Vec<Duration> = gaps
+                .iter()
+                .scan(Duration::ZERO, |t, &g| { *t += Duration::from_millis(g); Some(*t) })
+                .collect();
+            let out = releases(burst, period, &arrivals);
+            for i in 0..out.len() {
+                proptest::prop_assert!(out[i] >= arrivals[i], "released before it arrived");
+                for j in i..out.len() {
+                    let allowed = burst + (out[j] - out[i]).as_nanos().div_ceil(period.as_nanos()) as u64;
+                    proptest::prop_assert!((j - i + 1) as u64 <= allowed, "{} released in {:?}", j - i + 1, out[j] - out[i]);
+                }
+            }
+        }
+
+        /// Never slower than needed: everything offered at once goes at
+        /// the full rate after the burst.
+        #[test]
+        fn a_backlog_drains_at_exactly_the_rate(burst in 1u64..5, period_ms in 1u64..50, n in 1usize..40) {
+            let period = Duration::from_millis(period_ms);
+            let out = releases(burst, period, &vec![Duration::ZERO; n]);
+            let after_burst = (n as u64).saturating_sub(burst) as u32;
+            proptest::prop_assert_eq!(*out.last().unwrap(), period * after_burst);
+        }
     }
 
     #[test]
