@@ -9,6 +9,8 @@ mod grouped;
 mod grouped_within;
 mod intersperse;
 mod limit;
+#[cfg(feature = "tracing")]
+mod log;
 mod map_async;
 mod map_concat;
 mod recover;
@@ -31,6 +33,8 @@ use std::future::Future;
 use std::time::Duration;
 
 pub use delay::DelayOverflowStrategy;
+#[cfg(feature = "tracing")]
+pub use log::LogLevels;
 pub use restart::{RestartSettings, RestartSource, Restarts};
 pub use restart_flow::RestartFlow;
 pub use restart_sink::RestartSink;
@@ -593,6 +597,26 @@ pub trait FlowOps: Sized {
         F: FnMut(&StreamError) -> Option<Source<Self::Out>> + Clone + Send + Sync + 'static,
     {
         self.via_flow(recover::recover_with_retries(attempts, f))
+    }
+
+    /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)
+    /// per element, at completion or cancel, and at failure, at the
+    /// default [`LogLevels`] (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log(self, name: &'static str) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.log_with_levels(name, LogLevels::default())
+    }
+
+    /// [`log`](Self::log) at the given levels (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log_with_levels(self, name: &'static str, levels: LogLevels) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.via_flow(log::log(name, levels))
     }
 }
 
