@@ -122,8 +122,8 @@ impl Scheduler {
         }
     }
 
-    /// The time on the system's clock: the real time, or the
-    /// [`TestClock`](crate::testkit::TestClock)'s when the system was built
+    /// The time on the system's clock: the real time, or the test clock's
+    /// (`testkit::TestClock`, feature `testkit`) when the system was built
     /// with one. Time-based code that wants to be testable reads this
     /// instead of `Instant::now()`.
     ///

@@ -1,39 +1,7 @@
 //! The clock every timer reads: the real one, or a [`TestClock`] a test
 //! drives by hand.
 //!
-//! # The test clock's guarantee
-//!
-//! A system built with [`ActorSystemBuilder::clock`] never fires a timer by
-//! itself: its scheduler has no timer thread. [`TestClock::advance`] moves
-//! time forward and, on the calling thread, runs every scheduled job whose
-//! deadline has been reached, in deadline order (ties in the order they were
-//! scheduled), with the clock standing at each job's deadline while it runs.
-//! A job scheduled while `advance` runs (a periodic timer re-arming itself,
-//! or an actor reacting on the pool) runs in the same call if its deadline is
-//! within the target. When `advance` returns, the clock stands at the
-//! target and every job due by then has run. A job scheduled for a time the
-//! clock has already reached (a zero delay, or an actor re-arming for a
-//! deadline that has passed) is due: it runs at once, on the thread that
-//! schedules it.
-//!
-//! What a job does is usually a *send*: an actor timer, a receive-timeout
-//! check, a stream stage's timer all enqueue a message. So the guarantee is:
-//! **every message due by the target is in its recipient's mailbox, in
-//! deadline order, before `advance` returns**. Processing it happens on the
-//! recipient's dispatcher, afterwards, and sees the clock as it is then
-//! (the target, unless the test advanced again). A test therefore waits for
-//! the effect it expects (a probe, an element) between two advances; to
-//! observe a chain of timers each set by the reaction to the one before
-//! (a stream stage re-arming from its handler), advance in steps no longer
-//! than one link.
-//!
-//! The pool's own watchdog keeps the real clock (it guards against blocked
-//! threads, which is about real time); blocking waits with a time-out
-//! (`Termination::wait_timeout`, an ask's blocking wait) are real time too.
-//! An ask's *time-out* is a scheduled job, so under a test clock it fires
-//! only when the test advances past it.
-//!
-//! [`ActorSystemBuilder::clock`]: crate::ActorSystemBuilder::clock
+//! What [`TestClock::advance`] guarantees is on [`TestClock`].
 
 // Without the `testkit` feature nothing outside the crate can make a test
 // clock, so its driving half is unused there.
@@ -63,8 +31,39 @@ impl Clock {
 }
 
 /// A clock that moves only when a test says so (Akka's `ManualTime`,
-/// tokio's paused time): see the [module docs](self) for what
-/// [`advance`](Self::advance) guarantees.
+/// tokio's paused time).
+///
+/// # What `advance` guarantees
+///
+/// A system built with [`ActorSystemBuilder::clock`] never fires a timer by
+/// itself: its scheduler has no timer thread. [`TestClock::advance`] moves
+/// time forward and, on the calling thread, runs every scheduled job whose
+/// deadline has been reached, in deadline order (ties in the order they were
+/// scheduled), with the clock standing at each job's deadline while it runs.
+/// A job scheduled while `advance` runs (a periodic timer re-arming itself,
+/// or an actor reacting on the pool) runs in the same call if its deadline is
+/// within the target. When `advance` returns, the clock stands at the
+/// target and every job due by then has run. A job scheduled for a time the
+/// clock has already reached (a zero delay, or an actor re-arming for a
+/// deadline that has passed) is due: it runs at once, on the thread that
+/// schedules it.
+///
+/// What a job does is usually a *send*: an actor timer, a receive-timeout
+/// check, a stream stage's timer all enqueue a message. So the guarantee is:
+/// **every message due by the target is in its recipient's mailbox, in
+/// deadline order, before `advance` returns**. Processing it happens on the
+/// recipient's dispatcher, afterwards, and sees the clock as it is then
+/// (the target, unless the test advanced again). A test therefore waits for
+/// the effect it expects (a probe, an element) between two advances; to
+/// observe a chain of timers each set by the reaction to the one before
+/// (a stream stage re-arming from its handler), advance in steps no longer
+/// than one link.
+///
+/// The pool's own watchdog keeps the real clock (it guards against blocked
+/// threads, which is about real time); blocking waits with a time-out
+/// (`Termination::wait_timeout`, an ask's blocking wait) are real time too.
+/// An ask's *time-out* is a scheduled job, so under a test clock it fires
+/// only when the test advances past it.
 ///
 /// Install it with [`ActorSystemBuilder::clock`]; clones share the same time.
 /// Every timer of that system (scheduler, actor timers, receive timeouts,
@@ -137,8 +136,9 @@ impl TestClock {
 
     /// Move the clock forward by `by`, running every job that comes due on
     /// the way, each at its deadline, on the calling thread, before
-    /// returning (see the [module docs](self)). `advance(Duration::ZERO)`
-    /// runs what is due now. Concurrent calls take turns.
+    /// returning (see [`TestClock`]). `advance(Duration::ZERO)`
+    /// runs what is due now. Concurrent calls take turns; a scheduled job
+    /// must not call `advance` itself (it would wait for its own turn).
     pub fn advance(&self, by: Duration) {
         let _turn = self.inner.advancing.lock();
         let target = deadline::add(self.now(), by);

@@ -21,7 +21,14 @@ use crate::stage::{AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPo
 use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::{ArgumentError, Source, StreamError};
 
-/// The backoff of a [`RestartSource`] (Akka's `RestartSettings`).
+/// The backoff of [`RestartSource`], [`RestartSink`](crate::RestartSink)
+/// and [`RestartFlow`](crate::RestartFlow) (Akka's `RestartSettings`).
+///
+/// The n-th restart in a row waits `min_backoff * 2^n`, capped at
+/// `max_backoff`, times `1 + r * random_factor` (`r` uniform in `[0, 1)`).
+/// The count starts again from 0 when no restart has begun for
+/// `max_restarts_within`; once `max_restarts` restarts have begun within
+/// that window, the next end is final.
 ///
 /// # Examples
 ///
@@ -99,7 +106,8 @@ impl RestartSettings {
     }
 }
 
-/// Makes sources that restart what they wrap (see the [module docs](self)).
+/// Makes sources that restart what they wrap: each time the wrapped source
+/// ends, a fresh copy runs after the backoff of [`RestartSettings`].
 #[derive(Debug, Clone, Copy)]
 pub struct RestartSource;
 

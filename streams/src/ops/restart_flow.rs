@@ -21,7 +21,8 @@ use crate::stage::{
 use crate::sync::Arc;
 use crate::{Flow, Keep, Materializer, Source, StreamError};
 
-/// Makes flows that restart what they wrap (see the [module docs](self)).
+/// Makes flows that restart what they wrap: each time the wrapped copy
+/// ends, a fresh one runs after the backoff of [`RestartSettings`].
 #[derive(Debug, Clone, Copy)]
 pub struct RestartFlow;
 

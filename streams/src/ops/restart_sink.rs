@@ -19,7 +19,8 @@ use crate::stage::{
 use crate::sync::Arc;
 use crate::{Keep, Materializer, Sink, Source, StreamError};
 
-/// Makes sinks that restart what they wrap (see the [module docs](self)).
+/// Makes sinks that restart what they wrap: each time the wrapped copy
+/// ends, a fresh one runs after the backoff of [`RestartSettings`].
 #[derive(Debug, Clone, Copy)]
 pub struct RestartSink;
 
