@@ -361,3 +361,37 @@ fn restart_flow_runs_a_new_copy_after_the_backoff_and_ends_when_the_budget_is_sp
     up.expect_cancellation();
     shutdown(&system);
 }
+
+#[test]
+fn restart_flow_on_failures_restarts_a_failed_copy_and_completes_with_a_completed_one() {
+    let (system, mat, clock) = clocked_stream_system("restart-flow-failures");
+    let copies = Arc::new(AtomicU32::new(0));
+    let counter = copies.clone();
+    // The first copy fails on its first element; the second passes one and completes.
+    let flow = RestartFlow::on_failures_with_backoff(settings(50, 50), move || {
+        let copy = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        Flow::new()
+            .map_async(1, move |x: u32| {
+                std::future::ready(if copy == 1 {
+                    Err(StreamError::msg("first"))
+                } else {
+                    Ok(x)
+                })
+            })
+            .unwrap()
+            .take(1)
+    });
+    let ((mut up, restarts), mut down) = TestSource::probe::<u32>()
+        .via_mat(flow, Keep::both)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(10);
+    up.send_next(1); // lost with the failed copy
+    backoff_begun(&restarts, 1);
+    up.send_next(2);
+    clock.advance(ms(50));
+    assert_eq!(down.expect_next(), 2);
+    down.expect_complete();
+    assert_eq!(copies.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}

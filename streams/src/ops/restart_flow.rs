@@ -55,14 +55,41 @@ impl RestartFlow {
         M: 'static,
         F: Fn() -> Flow<I, O, M> + Send + Sync + 'static,
     {
+        Self::make(settings, factory, false)
+    }
+
+    /// As [`with_backoff`](Self::with_backoff), but only a failure restarts:
+    /// a copy that completes completes the outer flow.
+    pub fn on_failures_with_backoff<I, O, M, F>(settings: RestartSettings, factory: F) -> Flow<I, O, Restarts>
+    where
+        I: Send + 'static,
+        O: Send + 'static,
+        M: 'static,
+        F: Fn() -> Flow<I, O, M> + Send + Sync + 'static,
+    {
+        Self::make(settings, factory, true)
+    }
+
+    fn make<I, O, M, F>(settings: RestartSettings, factory: F, only_failures: bool) -> Flow<I, O, Restarts>
+    where
+        I: Send + 'static,
+        O: Send + 'static,
+        M: 'static,
+        F: Fn() -> Flow<I, O, M> + Send + Sync + 'static,
+    {
         let factory: FlowFactory<I, O> = Arc::new(move || factory().map_materialized_value(|_| ()));
-        Flow::from_graph(RestartFlowStage { settings, factory })
+        Flow::from_graph(RestartFlowStage {
+            settings,
+            factory,
+            only_failures,
+        })
     }
 }
 
 struct RestartFlowStage<I, O> {
     settings: RestartSettings,
     factory: FlowFactory<I, O>,
+    only_failures: bool,
 }
 
 /// Both bridges' reports.
@@ -74,6 +101,7 @@ enum Event<O> {
 struct RestartFlowLogic<I, O> {
     shape: FlowShape<I, O>,
     factory: FlowFactory<I, O>,
+    only_failures: bool,
     backoff: Backoff,
     feed_events: Option<AsyncCallback<FromFeed>>,
     out_events: Option<AsyncCallback<FromInner<O>>>,
@@ -103,6 +131,7 @@ impl<I: Send + 'static, O: Send + 'static> GraphStage for RestartFlowStage<I, O>
         let logic = RestartFlowLogic {
             shape: FlowShape::new(),
             factory: Arc::clone(&self.factory),
+            only_failures: self.only_failures,
             backoff: Backoff::new(self.settings, restarts.clone()),
             feed_events: Some(feed_events),
             out_events: Some(out_events),
@@ -172,8 +201,9 @@ impl<I: Send + 'static, O: Send + 'static> RestartFlowLogic<I, O> {
         self.out = None;
         self.send(ToFeed::Complete);
         self.feed = None;
-        if ctx.is_closed(self.shape.inlet) && self.held.is_none() {
-            ctx.complete_stage(); // upstream is done: so is this flow
+        let upstream_done = ctx.is_closed(self.shape.inlet) && self.held.is_none();
+        if upstream_done || (error.is_none() && self.only_failures) {
+            ctx.complete_stage(); // upstream is done, or a completion is final
             return Ok(());
         }
         match self.backoff.next(ctx.now()) {
