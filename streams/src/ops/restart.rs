@@ -189,7 +189,7 @@ struct RestartStage<T> {
     only_failures: bool,
 }
 
-pub(crate) const BACKOFF: TimerKey = TimerKey(0);
+const BACKOFF: TimerKey = TimerKey(0);
 
 struct RestartLogic<T> {
     shape: SourceShape<T>,
@@ -223,21 +223,24 @@ impl Backoff {
         }
     }
 
-    /// A run ended at `now`: the wait before the next one, counted as a
-    /// restart, or `None` when the budget is spent.
-    pub(crate) fn next(&mut self, now: Instant) -> Option<Duration> {
+    /// A run ended: arm the stage's [`BACKOFF`] timer for the next one and
+    /// count the restart (after arming, so whoever sees the count sees the
+    /// timer armed), or return `false` when the budget is spent.
+    pub(crate) fn schedule(&mut self, ctx: &mut StageContext<'_>) -> bool {
+        let now = ctx.now();
         if self.window_ends.is_some_and(|end| now > end) {
             self.in_a_row = 0;
         }
         if self.in_a_row >= self.settings.max_restarts {
-            return None;
+            return false;
         }
         let n = u32::try_from(self.in_a_row).unwrap_or(u32::MAX);
         let r = self.random();
         self.in_a_row += 1;
         self.window_ends = Some(deadline_after(now, self.settings.max_restarts_within));
+        ctx.schedule_once(BACKOFF, self.settings.backoff(n, r));
         self.restarts.0.fetch_add(1, Ordering::AcqRel);
-        Some(self.settings.backoff(n, r))
+        true
     }
 
     /// A draw in `[0, 1)` for the jitter (xorshift; jitter needs no better).
@@ -313,18 +316,15 @@ impl<T: Send + 'static> RestartLogic<T> {
             ctx.complete_stage();
             return Ok(());
         }
-        match self.backoff.next(ctx.now()) {
-            Some(wait) => {
-                ctx.schedule_once(BACKOFF, wait);
+        if self.backoff.schedule(ctx) {
+            return Ok(());
+        }
+        match error {
+            Some(error) => Err(error),
+            None => {
+                ctx.complete_stage();
                 Ok(())
             }
-            None => match error {
-                Some(error) => Err(error),
-                None => {
-                    ctx.complete_stage();
-                    Ok(())
-                }
-            },
         }
     }
 

@@ -11,7 +11,7 @@
 //! outer flow ends as the last run did.
 
 
-use super::restart::{BACKOFF, Backoff, RestartSettings, Restarts};
+use super::restart::{Backoff, RestartSettings, Restarts};
 use super::restart_sink::{Feed, FromFeed, ToFeed};
 use super::sub_source::{self, FromInner, ToInner};
 use crate::stage::{
@@ -206,18 +206,15 @@ impl<I: Send + 'static, O: Send + 'static> RestartFlowLogic<I, O> {
             ctx.complete_stage(); // upstream is done, or a completion is final
             return Ok(());
         }
-        match self.backoff.next(ctx.now()) {
-            Some(wait) => {
-                ctx.schedule_once(BACKOFF, wait);
+        if self.backoff.schedule(ctx) {
+            return Ok(());
+        }
+        match error {
+            Some(error) => Err(error),
+            None => {
+                ctx.complete_stage();
                 Ok(())
             }
-            None => match error {
-                Some(error) => Err(error),
-                None => {
-                    ctx.complete_stage();
-                    Ok(())
-                }
-            },
         }
     }
 

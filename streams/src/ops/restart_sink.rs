@@ -11,7 +11,7 @@
 //! outer sink cancels upstream.
 
 
-use super::restart::{BACKOFF, Backoff, RestartSettings, Restarts};
+use super::restart::{Backoff, RestartSettings, Restarts};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
     StageResult, TimerKey,
@@ -152,9 +152,8 @@ impl<T: Send + 'static> RestartSinkLogic<T> {
             }
             FromFeed::Cancelled(run) if run == self.run => {
                 self.feed = None;
-                match self.backoff.next(ctx.now()) {
-                    Some(wait) => ctx.schedule_once(BACKOFF, wait),
-                    None => ctx.complete_stage(), // budget spent: cancel upstream
+                if !self.backoff.schedule(ctx) {
+                    ctx.complete_stage(); // budget spent: cancel upstream
                 }
                 Ok(())
             }
