@@ -142,3 +142,4 @@ pub mod interop;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_pipeline;
+pub mod time_ops;

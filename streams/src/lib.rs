@@ -70,7 +70,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;
-pub use error::{ArgumentError, ErrorKind, StreamError};
+pub use error::{ArgumentError, ErrorKind, StreamError, TimeoutKind};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]
@@ -119,7 +119,9 @@ runtime_modules! {
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::Materializer;
-    pub use ops::{FlowOps, TickHandle};
+    #[cfg(feature = "tracing")]
+    pub use ops::LogLevels;
+    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;

@@ -21,6 +21,17 @@
 //! as the entry comes due); that only moves a compaction a little, and
 //! each compaction resets it.
 //!
+//! # Test clock
+//!
+//! A timer made with [`TimerThread::manual`] has no thread: it reads a
+//! [`TestClock`](super::TestClock) and runs its entries only when the test
+//! advances that clock ([`TimerThread::fire_next`], called in deadline order
+//! by `TestClock::advance`), except that an entry scheduled for a deadline
+//! the clock has reached already runs at once, on the scheduling thread: an
+//! actor re-arming a timer for "now" after the test's `advance` has returned
+//! must not wait for the next one. Everything else (the heap, cancelling,
+//! compaction, shutdown) is the same code.
+//!
 //! # Shutdown
 //!
 //! [`TimerThread::shutdown`] drops every pending job without running it, outside
@@ -32,9 +43,10 @@ use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
+use super::clock::{Clock, TestClock};
 use super::deadline;
 use crate::dispatcher::Threads;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
 /// Compact the heap only once at least this many cancelled entries wait in
 /// it, so a small heap is never scanned for a handful of cancels.
@@ -129,11 +141,26 @@ pub(crate) struct TimerThread {
     /// The timer thread, once it runs: waiting on it for a time-out would
     /// wait for ever.
     thread: std::sync::OnceLock<std::thread::ThreadId>,
+    clock: Clock,
 }
 
 impl TimerThread {
     pub(crate) fn start(name: String, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
-        let timer = Arc::new_cyclic(|me| Self {
+        let timer = Self::new(Clock::Real);
+        let me = timer.clone();
+        registry.spawn(name, move || me.work())?;
+        Ok(timer)
+    }
+
+    /// A timer without a thread, driven by `clock` (see the module docs).
+    pub(crate) fn manual(clock: &TestClock) -> Arc<Self> {
+        let timer = Self::new(Clock::Test(clock.clone()));
+        clock.register(&timer);
+        timer
+    }
+
+    fn new(clock: Clock) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
             me: me.clone(),
             state: Mutex::new(State {
                 heap: BinaryHeap::new(),
@@ -144,10 +171,74 @@ impl TimerThread {
             cancelled: AtomicUsize::new(0),
             len: AtomicUsize::new(0),
             thread: std::sync::OnceLock::new(),
-        });
-        let me = timer.clone();
-        registry.spawn(name, move || me.work())?;
-        Ok(timer)
+            clock,
+        })
+    }
+
+    /// The time on this timer's clock.
+    pub(crate) fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// The earliest deadline in the heap (cancelled entries included).
+    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.state.lock().heap.peek().map(|e| e.at)
+    }
+
+    /// Run the earliest entry if it is due by `upto` (test clock only:
+    /// the clock stands at its deadline now). Returns whether one ran.
+    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
+    pub(crate) fn fire_next(&self, upto: Instant) -> bool {
+        let mut state = self.state.lock();
+        if state.shutdown || state.heap.peek().is_none_or(|e| e.at > upto) {
+            return false;
+        }
+        let entry = self.pop(&mut state);
+        drop(state);
+        let again = run(entry, &self.clock);
+        if let Some(entry) = again {
+            self.push_again(self.state.lock(), entry);
+        }
+        true
+    }
+
+    /// Run an entry that is due on the test clock, on the calling thread;
+    /// a periodic one runs again while its next deadline is due too.
+    fn run_due_now(&self, mut entry: Entry) {
+        while let Some(next) = run(entry, &self.clock) {
+            if next.at > self.clock.now() {
+                self.push_again(self.state.lock(), next);
+                return;
+            }
+            entry = next;
+        }
+    }
+
+    /// Take the earliest entry out of the heap (which is not empty).
+    fn pop(&self, state: &mut State) -> Entry {
+        let entry = state.heap.pop().expect("peeked entry");
+        entry.cancelled.in_heap.store(false, Ordering::Release);
+        self.len.store(state.heap.len(), Ordering::Relaxed);
+        if entry.cancelled.is_cancelled() {
+            // One fewer cancelled entry in the heap.
+            let _ = self.cancelled.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+        entry
+    }
+
+    /// Put a periodic entry back for its next deadline, unless shut down.
+    fn push_again(&self, mut state: MutexGuard<'_, State>, entry: Entry) {
+        if state.shutdown {
+            drop(state); // `shutdown` dropped the rest; drop this one alike
+            drop(entry);
+            return;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        entry.cancelled.in_heap.store(true, Ordering::Release);
+        state.heap.push(Entry { seq, ..entry });
+        self.len.store(state.heap.len(), Ordering::Relaxed);
     }
 
     /// Run `job` at `at` unless `cancelled` is set by then. Gives the job
@@ -164,6 +255,12 @@ impl TimerThread {
             // comes later counts itself, one that came earlier is seen here.
             drop(state);
             drop(job);
+            return Ok(());
+        }
+        if matches!(self.clock, Clock::Test(_)) && at <= self.clock.now() {
+            // Due already on a test clock: run it now (see the module docs).
+            drop(state);
+            self.run_due_now(Entry { at, seq: 0, job, cancelled });
             return Ok(());
         }
         let seq = state.next_seq;
@@ -237,30 +334,16 @@ impl TimerThread {
             if state.shutdown {
                 return;
             }
-            let now = Instant::now();
+            let now = self.clock.now();
             match state.heap.peek().map(|e| e.at) {
                 Some(at) if at <= now => {
-                    let entry = state.heap.pop().expect("peeked entry");
-                    entry.cancelled.in_heap.store(false, Ordering::Release);
-                    self.len.store(state.heap.len(), Ordering::Relaxed);
+                    let entry = self.pop(&mut state);
                     drop(state);
-                    if entry.cancelled.is_cancelled() {
-                        // One fewer cancelled entry in the heap.
-                        let _ = self.cancelled.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-                    }
-                    let again = run(entry, now);
+                    let again = run(entry, &self.clock);
                     state = self.state.lock();
                     if let Some(entry) = again {
-                        if state.shutdown {
-                            drop(state); // `shutdown` dropped the rest; drop this one alike
-                            drop(entry);
-                            return;
-                        }
-                        let seq = state.next_seq;
-                        state.next_seq += 1;
-                        entry.cancelled.in_heap.store(true, Ordering::Release);
-                        state.heap.push(Entry { seq, ..entry });
-                        self.len.store(state.heap.len(), Ordering::Relaxed);
+                        self.push_again(state, entry);
+                        state = self.state.lock();
                     }
                 }
                 Some(at) => state = self.state.wait_timeout(&self.wake, state, at - now),
@@ -271,7 +354,7 @@ impl TimerThread {
 }
 
 /// Run a due entry; a periodic one comes back with its next deadline.
-fn run(entry: Entry, now: Instant) -> Option<Entry> {
+fn run(entry: Entry, clock: &Clock) -> Option<Entry> {
     if entry.cancelled.is_cancelled() {
         return None;
     }
@@ -289,7 +372,7 @@ fn run(entry: Entry, now: Instant) -> Option<Entry> {
             if !keep || entry.cancelled.is_cancelled() {
                 return None;
             }
-            let at = deadline::add(if fixed_rate { entry.at } else { Instant::now().max(now) }, interval);
+            let at = deadline::add(if fixed_rate { entry.at } else { clock.now() }, interval);
             Some(Entry {
                 at,
                 seq: 0,

@@ -3,7 +3,8 @@
 //! ```sh
 //! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
-//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S]
+//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N]
+//! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! ```
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
@@ -13,7 +14,13 @@
 //!
 //! `idle` spawns `actors` actors (default 10,000), sends each one message,
 //! then measures the CPU time the process uses over `seconds` (default 5) of
-//! idleness, and its thread count.
+//! idleness, and its thread count. With `--streams N` it first starts N
+//! streams, each `queue -> idle_timeout(1 h) -> ignore`, and reports their
+//! memory (resident set growth) and the idle CPU with them running.
+//!
+//! `time` runs `range -> map -> throttle -> fold` (a throttle that never
+//! delays) against the same pipeline with a plain interpreted map stage in
+//! its place: medians of `--runs`, and the ratio.
 
 use std::time::{Duration, Instant};
 
@@ -91,11 +98,25 @@ fn idle(args: &Args) {
     for r in &refs {
         r.tell(());
     }
+    let streams = args.get("--streams").unwrap_or(0) as usize;
+    let rss_before = rss_kib();
+    let mat = weir_streams::Materializer::new(&system);
+    let started = Instant::now();
+    let queues = weir_benches::time_ops::idle_timeout_streams(streams, &mat);
+    let start_ms = started.elapsed().as_millis();
     std::thread::sleep(Duration::from_millis(500)); // let them all process and go idle
     let (cpu_before, wall) = (cpu_seconds(), Instant::now());
     std::thread::sleep(Duration::from_secs(seconds));
     let (cpu, wall) = (cpu_seconds() - cpu_before, wall.elapsed().as_secs_f64());
-    println!("idle: {actors} actors, {seconds} s");
+    println!("idle: {actors} actors, {streams} idle_timeout streams, {seconds} s");
+    if streams > 0 {
+        let grown = rss_kib().saturating_sub(rss_before);
+        println!(
+            "  streams       started in {start_ms} ms; resident memory +{:.1} MiB ({:.2} KiB per stream)",
+            grown as f64 / 1024.0,
+            grown as f64 / streams as f64
+        );
+    }
     println!(
         "  CPU used      {cpu:.3} s ({:.2}% of one core)",
         cpu / wall * 100.0
@@ -103,6 +124,56 @@ fn idle(args: &Args) {
     println!(
         "  threads       {} (process total, main thread included)",
         threads_now()
+    );
+    drop(queues);
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
+/// Resident memory of this process, KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `throttle` (never delaying) against a plain interpreted map stage.
+fn time(args: &Args) {
+    use weir_benches::time_ops as t;
+    let n = args.get("--elements").unwrap_or(5_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-time").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let median = |run: &dyn Fn() -> u64| {
+        std::hint::black_box(run()); // warm-up
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                n as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        rates[runs / 2]
+    };
+    let map = median(&|| t::weir_map_stage(n, &mat));
+    let throttle = median(&|| t::weir_throttle(n, &mat));
+    println!("range(0..{n}) -> map -> X -> fold, median of {runs} runs");
+    println!("{:<36} {:>14}", "X", "elements/s");
+    println!("{:<36} {:>12.1} M", "interpreted map stage", map / 1e6);
+    println!(
+        "{:<36} {:>12.1} M",
+        "throttle (1e9/s, burst 1e6)",
+        throttle / 1e6
+    );
+    println!(
+        "throttle costs {:.2}x the map stage's time per element",
+        map / throttle
     );
     system
         .terminate()
@@ -358,13 +429,14 @@ fn main() {
     match args.0.first().map(String::as_str) {
         Some("pingpong") => pingpong(&args),
         Some("idle") => idle(&args),
+        Some("time") => time(&args),
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N]"
             );
             std::process::exit(2);
         }

@@ -269,14 +269,8 @@ impl Island {
         else {
             return;
         };
-        if let Some(period) = meta.timers[i].period {
-            let mut ctx = StageContext {
-                core: &mut self.core,
-                stage,
-            };
-            ctx.schedule_periodically(key, period, period);
-        } else {
-            meta.timers.swap_remove(i);
+        if meta.timers[i].period.is_none_or(|p| p.is_zero()) {
+            meta.timers.swap_remove(i); // periodic ones re-arm in the scheduler
         }
         let mut fired = false;
         self.guarded(|island| {

@@ -77,6 +77,24 @@ impl<T: Send + 'static> SourceProbe<T> {
         }
     }
 
+    /// How many requests have arrived and not been expected yet, without
+    /// waiting (with a sink probe's `wait_idle` first, that is every
+    /// request so far).
+    ///
+    /// # Panics
+    ///
+    /// If a cancellation arrived.
+    pub fn take_requests(&mut self) -> u64 {
+        let mut n = 0;
+        for signal in self.signals.try_iter() {
+            match signal {
+                Signal::Request => n += 1,
+                Signal::Cancel => panic!("expected requests, got a cancellation"),
+            }
+        }
+        n
+    }
+
     /// Wait for downstream to cancel (requests before it are skipped).
     ///
     /// # Panics
