@@ -105,6 +105,7 @@ runtime_modules! {
     mod completion;
     mod fusion;
     mod interpreter;
+    pub mod io;
     mod kill_switch;
     mod materializer;
     mod ops;
