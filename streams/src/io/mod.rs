@@ -1,4 +1,5 @@
-//! Byte streams on [`bytes::Bytes`]: framing, files, readers and writers.
+//! Byte streams on [`bytes::Bytes`]: framing, files, readers and writers,
+//! compression.
 //!
 //! - [`Framing`] and [`JsonFraming`] cut chunks into frames (slices of
 //!   the chunks where a frame lies within one), failing with a
@@ -7,12 +8,16 @@
 //!   `std::io` readers and writers into sources and sinks. Each
 //!   materializes a completion with the [`IoResult`] byte count, or an
 //!   [`IoError`].
+//! - `Compression` (feature `compression`) gzips, gunzips, deflates and
+//!   inflates.
 //!
 //! IO stages block, so each carries [`Attributes::blocking`](crate::Attributes::blocking):
 //! its island runs on a thread of its own, never on the shared pool.
 //! Override it with `.with_attributes(Attributes::new().with_dispatcher(..))`,
 //! say to share a named pool among many files.
 
+#[cfg(feature = "compression")]
+mod compression;
 mod converters;
 mod error;
 mod file;
@@ -22,6 +27,8 @@ mod read_source;
 mod write_sink;
 
 pub use bytes::{Bytes, BytesMut};
+#[cfg(feature = "compression")]
+pub use compression::{Compression, DEFAULT_LEVEL};
 pub use converters::StreamConverters;
 pub use error::{FramingError, IoError};
 pub use file::FileIO;
