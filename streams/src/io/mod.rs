@@ -18,6 +18,8 @@
 
 #[cfg(feature = "compression")]
 mod compression;
+mod as_read;
+mod as_write;
 mod converters;
 mod error;
 mod file;
@@ -29,6 +31,8 @@ mod write_sink;
 pub use bytes::{Bytes, BytesMut};
 #[cfg(feature = "compression")]
 pub use compression::{Compression, DEFAULT_LEVEL};
+pub use as_read::{DEFAULT_READ_TIMEOUT, StreamReader};
+pub use as_write::StreamWriter;
 pub use converters::StreamConverters;
 pub use error::{FramingError, IoError};
 pub use file::FileIO;
