@@ -139,6 +139,7 @@ pub mod gated_tell;
 
 pub mod actor_ref_source;
 pub mod interop;
+pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_pipeline;

@@ -4,6 +4,7 @@
 //! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S]
+//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
 //! ```
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
@@ -353,6 +354,104 @@ fn interop(args: &Args) {
     }
 }
 
+/// Lines of a generated file, counted by Weir, a `read_until` loop and
+/// (with `--features peers`) tokio_util; then a file copy by Weir and
+/// `std::io::copy`. Medians of `--runs` runs.
+fn io(args: &Args) {
+    use weir_benches::io as b;
+    let mib = args.get("--mib").unwrap_or(256);
+    let runs = args.get("--runs").unwrap_or(3).max(1) as usize;
+    let dir = std::env::temp_dir();
+    let input = dir.join(format!("weir-bench-io-{}", std::process::id()));
+    let copy = dir.join(format!("weir-bench-io-copy-{}", std::process::id()));
+    b::generate(&input, mib << 20).expect("the input file is written");
+    let size = std::fs::metadata(&input).expect("the input exists").len();
+    let system = ActorSystem::new("bench-io").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let expected = b::std_lines(&input);
+    type Variant<'a> = (&'static str, Box<dyn Fn() -> (u64, u64) + 'a>);
+    #[allow(unused_mut)] // peers add a row
+    let mut lines: Vec<Variant<'_>> = vec![
+        ("std read_until loop", Box::new(|| b::std_lines(&input))),
+        (
+            "weir FileIO + Framing::delimiter",
+            Box::new(|| b::weir_lines(&input, &mat)),
+        ),
+    ];
+    #[cfg(feature = "peers")]
+    lines.push((
+        "tokio_util FramedRead + LinesCodec",
+        Box::new(|| b::tokio_lines(&input)),
+    ));
+    let median = |run: &dyn Fn() -> u64| {
+        let _ = run(); // warm-up (and the page cache)
+        let before = ALLOC.allocations();
+        let _ = run();
+        let allocs = ALLOC.allocations() - before;
+        let mut times: Vec<Duration> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        (
+            size as f64 / times[runs / 2].as_secs_f64() / f64::from(1u32 << 20),
+            allocs,
+        )
+    };
+    println!(
+        "{} MiB file, {} lines, chunks of {} KiB, median of {runs} runs, 2-core box",
+        size >> 20,
+        expected.0,
+        b::CHUNK >> 10
+    );
+    println!(
+        "{:<36} {:>10} {:>10} {:>16}",
+        "lines: variant", "MiB/s", "vs std", "allocs/line"
+    );
+    let mut std_rate = None;
+    for (name, run) in &lines {
+        assert_eq!(run(), expected, "{name} counts the same lines and bytes");
+        let (rate, allocs) = median(&|| run().0);
+        let base = *std_rate.get_or_insert(rate);
+        println!(
+            "{name:<36} {rate:>10.0} {:>9.2}x {:>16.4}",
+            rate / base,
+            allocs as f64 / expected.0 as f64
+        );
+    }
+    println!(
+        "{:<36} {:>10} {:>10} {:>16}",
+        "copy: variant", "MiB/s", "vs std", "allocs/MiB"
+    );
+    let copies: Vec<(&str, Box<dyn Fn() -> u64 + '_>)> = vec![
+        ("std::io::copy", Box::new(|| b::std_copy(&input, &copy))),
+        (
+            "weir FileIO::from_path -> to_path",
+            Box::new(|| b::weir_copy(&input, &copy, &mat)),
+        ),
+    ];
+    let mut std_rate = None;
+    for (name, run) in &copies {
+        assert_eq!(run(), size, "{name} copies every byte");
+        let (rate, allocs) = median(&**run);
+        let base = *std_rate.get_or_insert(rate);
+        println!(
+            "{name:<36} {rate:>10.0} {:>9.2}x {:>16.2}",
+            rate / base,
+            allocs as f64 / (size >> 20) as f64
+        );
+    }
+    let _ = std::fs::remove_file(&input);
+    let _ = std::fs::remove_file(&copy);
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
 fn main() {
     let args = Args(std::env::args().skip(1).collect());
     match args.0.first().map(String::as_str) {
@@ -362,9 +461,10 @@ fn main() {
         Some("streams") => streams(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
+        Some("io") => io(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N]"
             );
             std::process::exit(2);
         }
