@@ -426,7 +426,8 @@ fn io(args: &Args) {
         "{:<36} {:>10} {:>10} {:>16}",
         "copy: variant", "MiB/s", "vs std", "allocs/MiB"
     );
-    let copies: Vec<(&str, Box<dyn Fn() -> u64 + '_>)> = vec![
+    type Copy<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
+    let copies: Vec<Copy<'_>> = vec![
         ("std::io::copy", Box::new(|| b::std_copy(&input, &copy))),
         (
             "weir FileIO::from_path -> to_path",

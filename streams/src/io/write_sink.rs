@@ -108,12 +108,12 @@ impl GraphStageLogic for WriteLogic {
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if let Some(mut writer) = self.writer.take() {
-            if let Err(e) = writer.flush() {
-                self.writer = Some(writer);
-                self.fail("flush", &e, ctx);
-                return Ok(());
-            }
+        if let Some(mut writer) = self.writer.take()
+            && let Err(e) = writer.flush()
+        {
+            self.writer = Some(writer);
+            self.fail("flush", &e, ctx);
+            return Ok(());
         }
         self.completer.complete(Ok(IoResult { count: self.count }));
         ctx.complete_stage();
