@@ -131,3 +131,14 @@ fn as_write_after_the_stream_ended_is_a_broken_pipe() {
     assert!(StreamConverters::as_write(0).is_err());
     shutdown(&system);
 }
+
+#[test]
+fn readers_writers_and_errors_cross_threads() {
+    fn send<T: Send>() {}
+    fn send_sync<T: Send + Sync>() {}
+    send::<weir_streams::io::StreamReader>();
+    send::<weir_streams::io::StreamWriter>();
+    send_sync::<weir_streams::io::IoError>();
+    send_sync::<weir_streams::io::FramingError>();
+    send_sync::<weir_streams::io::IoResult>();
+}
