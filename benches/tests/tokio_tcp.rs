@@ -1,4 +1,4 @@
-//! TCP on tokio (loopback only): echo, refused connection, half-close, peer reset and back-pressure. Runs with `--features tokio`.
+//! TCP on tokio (loopback only): echo (with a server made of Weir stages), refused connection, address in use, half-close, peer reset and back-pressure. Runs with `--features tokio`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -207,5 +207,99 @@ fn a_slow_reader_stops_the_writer() {
     reader.read_exact(&mut buf).unwrap();
     assert!(eventually(PATIENCE, || sent.load(Ordering::SeqCst) > stalled_at));
     drop(reader);
+    system.terminate().wait().unwrap();
+}
+
+/// An echo server made of Weir stages; each connection's handler is `handler()`.
+fn weir_server(
+    rt: &tokio::runtime::Runtime,
+    m: &Materializer,
+    handler: fn() -> Flow<Bytes, Bytes>,
+) -> (SocketAddr, Arc<std::sync::Mutex<Vec<Completion<u64>>>>) {
+    let handled = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = Arc::clone(&handled);
+    let server_mat = m.clone();
+    let bound = Tcp::bind(rt.handle(), "127.0.0.1:0".parse().unwrap())
+        .to(Sink::for_each(
+            move |connection: weir_interop::IncomingConnection| {
+                let done = connection.handle_with(handler(), &server_mat);
+                record.lock().unwrap().push(done);
+            },
+        ))
+        .run(m);
+    let addr = bound
+        .wait_timeout(PATIENCE)
+        .expect("binds")
+        .unwrap()
+        .local_addr;
+    (addr, handled)
+}
+
+#[test]
+fn a_weir_echo_server_serves_weir_clients() {
+    let rt = runtime();
+    let (system, m) = system("tcp-weir-echo");
+    let (addr, handled) = weir_server(&rt, &m, Flow::new);
+    let clients: Vec<_> = (0..4u8)
+        .map(|c| {
+            let chunks: Vec<Bytes> = (0..100).map(|i| Bytes::from(vec![c ^ i; 1000])).collect();
+            let expected = chunks.concat();
+            let echoed = Source::from_iter(chunks)
+                .via(Tcp::outgoing_connection(rt.handle(), addr))
+                .run_with(concat(), &m);
+            (echoed, expected)
+        })
+        .collect();
+    for (echoed, expected) in clients {
+        assert_eq!(
+            echoed.wait_timeout(PATIENCE).expect("completes"),
+            Ok(expected)
+        );
+    }
+    assert!(eventually(PATIENCE, || handled.lock().unwrap().len() == 4));
+    for done in handled.lock().unwrap().drain(..) {
+        assert_eq!(done.wait_timeout(PATIENCE).expect("ends"), Ok(100_000));
+    }
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn a_server_handler_can_frame_lines() {
+    let rt = runtime();
+    let (system, m) = system("tcp-lines");
+    let shout = || {
+        Flow::new()
+            .via(weir_streams::io::Framing::delimiter(b"\n", 1024, true).unwrap())
+            .map(|line: Bytes| {
+                let mut up = line.to_ascii_uppercase();
+                up.push(b'\n');
+                Bytes::from(up)
+            })
+    };
+    let (addr, _handled) = weir_server(&rt, &m, shout);
+    let mut client = std::net::TcpStream::connect(addr).unwrap();
+    client.write_all(b"one\ntw").unwrap();
+    client.write_all(b"o\nthree").unwrap();
+    client.shutdown(std::net::Shutdown::Write).unwrap();
+    let mut answer = String::new();
+    client.read_to_string(&mut answer).unwrap();
+    assert_eq!(answer, "ONE\nTWO\nTHREE\n");
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn binding_an_address_in_use_fails_with_the_bind_error() {
+    let rt = runtime();
+    let (system, m) = system("tcp-in-use");
+    let taken = TcpListener::bind("127.0.0.1:0").unwrap();
+    let bound = Tcp::bind(rt.handle(), taken.local_addr().unwrap())
+        .to(Sink::ignore())
+        .run(&m);
+    let error = bound.wait_timeout(PATIENCE).expect("ends").unwrap_err();
+    let io = IoError::of(&error).expect("an IO error");
+    assert_eq!(
+        (io.operation(), io.kind()),
+        ("bind", std::io::ErrorKind::AddrInUse)
+    );
     system.terminate().wait().unwrap();
 }
