@@ -143,3 +143,5 @@ pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_pipeline;
+#[cfg(feature = "peers")]
+pub mod tcp_echo;

@@ -448,10 +448,58 @@ fn io(args: &Args) {
     }
     let _ = std::fs::remove_file(&input);
     let _ = std::fs::remove_file(&copy);
+    tcp_echo(args, &mat);
     system
         .terminate()
         .wait()
         .expect("called from outside the system");
+}
+
+/// TCP echo over loopback, Weir against tokio_util (`--features peers`).
+fn tcp_echo(args: &Args, mat: &weir_streams::Materializer) {
+    #[cfg(feature = "peers")]
+    {
+        use weir_benches::tcp_echo as t;
+        let n = args.get("--messages").unwrap_or(200_000);
+        let runs = args.get("--runs").unwrap_or(3).max(1) as usize;
+        let rt = t::runtime();
+        let weir_addr = t::weir_server(&rt, mat);
+        let tokio_addr = t::tokio_server(&rt);
+        let median = |run: &dyn Fn() -> u64| {
+            assert_eq!(run(), n, "every message comes back");
+            let mut rates: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let start = Instant::now();
+                    std::hint::black_box(run());
+                    n as f64 / start.elapsed().as_secs_f64()
+                })
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            rates[runs / 2]
+        };
+        let tokio_rate = median(&|| t::tokio_client(&rt, tokio_addr, n));
+        let weir_rate = median(&|| t::weir_client(&rt, weir_addr, n, mat));
+        println!(
+            "tcp echo: {n} messages of {} B, length-prefixed, loopback, median of {runs} runs",
+            t::MESSAGE
+        );
+        println!("{:<36} {:>12}", "variant", "messages/s");
+        println!(
+            "{:<36} {:>12.0} {:>6.2}x",
+            "tokio_util LengthDelimitedCodec", tokio_rate, 1.0
+        );
+        println!(
+            "{:<36} {:>12.0} {:>6.2}x",
+            "weir Tcp + simple framing",
+            weir_rate,
+            weir_rate / tokio_rate
+        );
+    }
+    #[cfg(not(feature = "peers"))]
+    {
+        let _ = (args, mat);
+        println!("tcp echo: needs --features peers (tokio)");
+    }
 }
 
 fn main() {
@@ -466,7 +514,7 @@ fn main() {
         Some("io") => io(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N]"
             );
             std::process::exit(2);
         }
