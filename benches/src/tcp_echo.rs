@@ -36,7 +36,8 @@ pub fn weir_server(rt: &tokio::runtime::Runtime, mat: &Materializer) -> SocketAd
         .to(Sink::for_each(move |connection: IncomingConnection| {
             let handler = Framing::simple_framing_protocol_decoder(MAX)
                 .via(Framing::simple_framing_protocol_encoder(MAX));
-            let _ = connection.handle_with(handler, &server_mat);
+            // The connection runs on; its completion is not needed here.
+            drop(connection.handle_with(handler, &server_mat));
         }))
         .run(mat)
         .wait()

@@ -99,7 +99,7 @@ impl Tcp {
     /// let server_mat = materializer.clone();
     /// let bound = Tcp::bind(runtime.handle(), "127.0.0.1:0".parse().unwrap())
     ///     .to(Sink::for_each(move |connection: weir_interop::IncomingConnection| {
-    ///         let _ = connection.handle_with(Flow::new(), &server_mat);
+    ///         drop(connection.handle_with(Flow::new(), &server_mat)); // runs on
     ///     }))
     ///     .run(&materializer);
     /// let addr = bound.wait().unwrap().local_addr;
