@@ -48,6 +48,8 @@ mod sync;
 mod tcp;
 #[cfg(feature = "tokio")]
 mod tcp_bind;
+#[cfg(feature = "tokio")]
+mod tcp_outbox;
 
 pub use as_stream::{SinkAsStream, StreamOut};
 pub use channel::{SinkToSender, SourceFromReceiver};

@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::runtime::Handle;
@@ -20,6 +20,8 @@ use weir_streams::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
 use weir_streams::{Completer, Completion, Flow, StreamError};
+
+use crate::tcp_outbox::Outbox;
 
 /// The largest chunk one read pushes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -111,9 +113,9 @@ struct ConnectionLogic {
     connected: Option<Completer<OutgoingConnection>>,
     stream: Option<TcpStream>,
     waker: Option<Waker>,
-    /// What is left to write of the last chunk pushed.
-    writing: Option<Bytes>,
-    /// Upstream completed: shut down writing once `writing` is empty.
+    /// What waits to be written.
+    outbox: Outbox,
+    /// Upstream completed: shut down writing once `outbox` is empty.
     write_done: bool,
     /// Writing is shut down.
     shut_down: bool,
@@ -139,7 +141,7 @@ impl GraphStage for Outgoing {
             connected: Some(completer),
             stream: None,
             waker: None,
-            writing: None,
+            outbox: Outbox::default(),
             write_done: false,
             shut_down: false,
             read_done: false,
@@ -194,27 +196,21 @@ impl ConnectionLogic {
             return Ok(()); // not connected yet
         };
         let mut cx = Context::from_waker(waker);
-        // Writing.
-        while let Some(chunk) = self.writing.as_mut() {
-            match Pin::new(&mut *stream).poll_write(&mut cx, chunk) {
-                Poll::Ready(Ok(0)) => {
-                    let zero = std::io::Error::from(std::io::ErrorKind::WriteZero);
-                    return Err(io_error("write", &zero));
-                }
-                Poll::Ready(Ok(n)) => {
-                    chunk.advance(n);
-                    if chunk.is_empty() {
-                        self.writing = None;
-                        if !ctx.is_closed(self.shape.inlet) {
-                            ctx.pull(self.shape.inlet)?;
-                        }
-                    }
-                }
+        // Writing: gather while there is room and more may come at once.
+        if !self.outbox.is_empty() {
+            match self.outbox.poll_write_all(stream, &mut cx, &mut 0) {
+                Poll::Ready(Ok(())) => {}
                 Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
-                Poll::Pending => break,
+                Poll::Pending => {}
             }
         }
-        if self.write_done && self.writing.is_none() && !self.shut_down {
+        if self.outbox.has_room()
+            && !ctx.is_closed(self.shape.inlet)
+            && !ctx.has_been_pulled(self.shape.inlet)
+        {
+            ctx.pull(self.shape.inlet)?;
+        }
+        if self.write_done && self.outbox.is_empty() && !self.shut_down {
             match Pin::new(&mut *stream).poll_shutdown(&mut cx) {
                 Poll::Ready(Ok(())) => self.shut_down = true,
                 // The peer may already be gone; reading says how it ended.
@@ -268,7 +264,16 @@ impl GraphStageLogic for ConnectionLogic {
         if chunk.is_empty() {
             return ctx.pull(self.shape.inlet);
         }
-        self.writing = Some(chunk);
+        self.outbox.push(&chunk);
+        if self.outbox.has_room() {
+            // Gather more; write when the island has nothing else to do.
+            ctx.request_idle_callback();
+            return ctx.pull(self.shape.inlet);
+        }
+        self.progress(ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.progress(ctx)
     }
 

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
-use bytes::{Buf, Bytes};
+use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
@@ -19,6 +19,7 @@ use weir_streams::stage::{
 use weir_streams::{Completer, Completion, Flow, Materializer, Sink, Source, StreamError};
 
 use crate::Tcp;
+use crate::tcp_outbox::Outbox;
 
 /// The largest chunk one read pushes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -311,7 +312,7 @@ struct WriteLogic {
     shape: SinkShape<Bytes>,
     half: Option<OwnedWriteHalf>,
     waker: Option<Waker>,
-    writing: Option<Bytes>,
+    outbox: Outbox,
     finishing: bool,
     count: u64,
     done: Option<Completer<u64>>,
@@ -332,7 +333,7 @@ impl GraphStage for WriteHalf {
             shape: SinkShape::new(),
             half,
             waker: None,
-            writing: None,
+            outbox: Outbox::default(),
             finishing: false,
             count: 0,
             done: Some(completer),
@@ -347,25 +348,13 @@ impl WriteLogic {
             return Ok(());
         };
         let mut cx = Context::from_waker(waker);
-        while let Some(chunk) = self.writing.as_mut() {
-            match Pin::new(&mut *half).poll_write(&mut cx, chunk) {
-                Poll::Ready(Ok(0)) => {
-                    let zero = std::io::Error::from(std::io::ErrorKind::WriteZero);
-                    return Err(io_error("write", &zero));
-                }
-                Poll::Ready(Ok(n)) => {
-                    chunk.advance(n);
-                    self.count += n as u64;
-                    if chunk.is_empty() {
-                        self.writing = None;
-                        if !ctx.is_closed(self.shape.inlet) {
-                            ctx.pull(self.shape.inlet)?;
-                        }
-                    }
-                }
-                Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
-                Poll::Pending => return Ok(()),
-            }
+        match self.outbox.poll_write_all(half, &mut cx, &mut self.count) {
+            Poll::Ready(Ok(())) => {}
+            Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
+            Poll::Pending => return Ok(()),
+        }
+        if !ctx.is_closed(self.shape.inlet) && !ctx.has_been_pulled(self.shape.inlet) {
+            ctx.pull(self.shape.inlet)?;
         }
         if self.finishing {
             match Pin::new(&mut *half).poll_shutdown(&mut cx) {
@@ -399,7 +388,16 @@ impl GraphStageLogic for WriteLogic {
         if chunk.is_empty() {
             return ctx.pull(self.shape.inlet);
         }
-        self.writing = Some(chunk);
+        self.outbox.push(&chunk);
+        if self.outbox.has_room() {
+            // Gather more; write when the island has nothing else to do.
+            ctx.request_idle_callback();
+            return ctx.pull(self.shape.inlet);
+        }
+        self.write(ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.write(ctx)
     }
 
