@@ -12,6 +12,9 @@
 //!   elements through typed per-connection slots, with no allocation per
 //!   element. Simple operators are fused further, before interpretation.
 //! - Custom stages are a public path: see [`stage`].
+//! - Byte streams on `bytes::Bytes` live in [`io`]: framing, files,
+//!   `std::io` readers and writers, compression; IO stages run on a
+//!   thread of their own ([`Attributes::blocking`]).
 //! - Every sink reports how the stream ended through a [`Completion`]
 //!   (a future, and a blocking `wait`), with a [`StreamError`] naming
 //!   the stage a failure started in.
@@ -105,6 +108,7 @@ runtime_modules! {
     mod completion;
     mod fusion;
     mod interpreter;
+    pub mod io;
     mod kill_switch;
     mod materializer;
     mod ops;

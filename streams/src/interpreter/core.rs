@@ -222,6 +222,17 @@ impl Core {
         }
     }
 
+    /// Queue the chased push or pull before a completion, failure or
+    /// cancellation joins the queue: the chase limit may demote a chased
+    /// event to the back of the queue, and it must not land behind a
+    /// completion of its own connection (the element would be lost).
+    #[inline]
+    fn unchase(&mut self) {
+        if let Some(event) = self.chased.take() {
+            self.events.push_back(event);
+        }
+    }
+
     /// Whether any event waits.
     #[inline]
     pub(crate) fn has_events(&self) -> bool {
@@ -252,6 +263,7 @@ impl Core {
         let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
         self.close_port(up);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Complete(c));
         }
     }
@@ -267,6 +279,7 @@ impl Core {
         let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
         self.close_port(up);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Fail(c));
         }
     }
@@ -283,6 +296,7 @@ impl Core {
         let (down, deliver) = (conn.down, conn.state & OUT_DONE == 0);
         self.close_port(down);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Cancel(c));
         }
     }

@@ -228,7 +228,7 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materi
                 Planned::Ready(_) => None,
             });
             let name = actor_name(stream, i, first.as_deref());
-            let island = match system.spawn_system_actor(Props::new(IslandActor::default), &name)
+            let island = match system.spawn_system_actor(Props::new(IslandActor::default).with_dispatcher(island_dispatcher(&islands[i])), &name)
             {
                 Ok(island) => island,
                 Err(error) => {
@@ -364,6 +364,15 @@ fn build_island(
             idle: Vec::new(),
         },
     }
+}
+
+/// The first dispatcher a stage of the island asks for (the shared pool if none does).
+fn island_dispatcher(island: &[Planned<'_>]) -> weir_actor::DispatcherKind {
+    let set = |p: &Planned<'_>| match p {
+        Planned::User { attributes, .. } => attributes.dispatcher(),
+        Planned::Ready(_) => None,
+    };
+    island.iter().find_map(set).unwrap_or_default()
 }
 
 /// The stage's default name, then its own attributes, then the blueprint's.
