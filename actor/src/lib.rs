@@ -98,6 +98,7 @@ runtime_modules! {
     mod scheduler;
     mod supervision;
     mod system;
+    mod termination;
     mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
@@ -115,5 +116,6 @@ runtime_modules! {
     pub use path::ActorPath;
     pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
-    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT, Termination};
+    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
+    pub use termination::Termination;
 }

@@ -169,7 +169,7 @@ fn new_cell<A: Actor>(
         core: CellCore {
             path,
             parent,
-            system: system.clone(),
+            system: system.internal(),
             children: Mutex::new(Children {
                 by_name: HashMap::default(),
                 next_anonymous: 0,
