@@ -17,24 +17,40 @@ impl Actor for Echo {
 }
 
 fn live_threads() -> usize {
-    std::fs::read_dir("/proc/self/task").map(|d| d.count()).unwrap_or(0)
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| d.count())
+        .unwrap_or(0)
 }
 
 #[test]
 fn create_and_drop_cycles_leave_no_thread_behind() {
     let before = live_threads();
     for i in 0..20 {
-        let system = ActorSystem::builder().name(format!("cycle{i}")).threads(3).build().unwrap();
+        let system = ActorSystem::builder()
+            .name(format!("cycle{i}"))
+            .threads(3)
+            .build()
+            .unwrap();
         let shared = system.spawn(Props::new(|| Echo), "echo").unwrap();
         let pinned = system
-            .spawn(Props::new(|| Echo).with_dispatcher(DispatcherKind::Pinned), "pinned")
+            .spawn(
+                Props::new(|| Echo).with_dispatcher(DispatcherKind::Pinned),
+                "pinned",
+            )
             .unwrap();
         assert_eq!(ask(&shared, |r| r, PATIENCE).wait(), Ok(7));
         assert_eq!(ask(&pinned, |r| r, PATIENCE).wait(), Ok(7));
-        assert!(live_threads() >= before + 5, "3 workers, a scheduler and a pinned thread run");
+        assert!(
+            live_threads() >= before + 5,
+            "3 workers, a scheduler and a pinned thread run"
+        );
         // No `terminate`: the drop of the last handle does it all.
         drop(system);
-        assert_eq!(live_threads(), before, "cycle {i}: every thread joined by the drop");
+        assert_eq!(
+            live_threads(),
+            before,
+            "cycle {i}: every thread joined by the drop"
+        );
     }
     // Nothing is left to exit late either.
     assert!(!eventually(Duration::from_millis(100), || live_threads() != before));

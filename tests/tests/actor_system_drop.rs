@@ -8,7 +8,9 @@ use weir_tests::{PATIENCE, Probe};
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Replies to every message; reports its `post_stop`.
@@ -76,7 +78,9 @@ fn refs_and_handles_from_inside_actors_do_not_keep_it_alive() {
     }
     let _serial = serial();
     let system = ActorSystem::new("dropInternal").unwrap();
-    let keeper = system.spawn(Props::new(|| Keeper { system: None }), "keeper").unwrap();
+    let keeper = system
+        .spawn(Props::new(|| Keeper { system: None }), "keeper")
+        .unwrap();
     keeper.tell(());
     let selection = system.select("/user/*").unwrap();
     let terminated = system.when_terminated();
@@ -101,11 +105,16 @@ fn the_last_handle_dropped_inside_an_actor_terminates_without_blocking_it() {
     }
     let _serial = serial();
     let system = ActorSystem::new("dropInside").unwrap();
-    let holder = system.spawn(Props::new(|| Holder { system: None }), "holder").unwrap();
+    let holder = system
+        .spawn(Props::new(|| Holder { system: None }), "holder")
+        .unwrap();
     let terminated = system.when_terminated();
     holder.tell(Some(system));
     holder.tell(None);
-    assert!(terminated.wait_timeout(PATIENCE).is_ok(), "termination completes");
+    assert!(
+        terminated.wait_timeout(PATIENCE).is_ok(),
+        "termination completes"
+    );
 }
 
 #[test]
