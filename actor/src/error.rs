@@ -124,6 +124,43 @@ impl fmt::Display for AskError {
 
 impl std::error::Error for AskError {}
 
+/// Why [`try_tell`](crate::ActorRef::try_tell) did not queue a message.
+/// The message is given back.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TellError<M> {
+    /// The recipient's bounded mailbox is full (see
+    /// [`Props::with_bounded_mailbox`](crate::Props::with_bounded_mailbox)).
+    MailboxFull(M),
+}
+
+impl<M> TellError<M> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> M {
+        match self {
+            Self::MailboxFull(msg) => msg,
+        }
+    }
+}
+
+impl<M> fmt::Debug for TellError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MailboxFull(_) => f.write_str("MailboxFull(..)"),
+        }
+    }
+}
+
+impl<M> fmt::Display for TellError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MailboxFull(_) => f.write_str("the recipient's mailbox is full"),
+        }
+    }
+}
+
+impl<M> std::error::Error for TellError<M> {}
+
 /// Why an [`ActorSystem`](crate::ActorSystem) could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -83,6 +83,7 @@ runtime_modules! {
     mod actor;
     mod actor_ref;
     mod ask;
+    mod bounded;
     mod cell;
     mod context;
     mod error;
@@ -104,9 +105,11 @@ runtime_modules! {
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef};
     pub use ask::{AskHandle, ask};
+    pub use bounded::{MailboxOverflow, SendFuture};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, TellError, WaitError,
+        WrongMessageType,
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
     pub use function_ref::FunctionRef;

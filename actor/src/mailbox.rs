@@ -38,8 +38,23 @@
 //!    still queued, so the caller can route it to dead letters. The token is
 //!    never released after close, so a closed mailbox is never scheduled again;
 //!    every later send fails and returns its message to the sender.
+//!
+//! # Bounded mailboxes
+//!
+//! A mailbox made with [`new_claimed_bounded`](Mailbox::new_claimed_bounded)
+//! keeps every user message in the shared queue: the consumer pops them one
+//! at a time under the lock instead of swapping the queue into its batch, so
+//! producers see the true length and can evict the oldest message. Typed
+//! messages go through [`offer_user`](Mailbox::offer_user), which checks the
+//! capacity under the same lock as the push (rule 1), so the bound is exact;
+//! control signals (`enqueue_user`) are never refused for room. A producer
+//! that finds no room may leave a [`Waker`] (an async send); the consumer
+//! wakes one per message it takes, and close wakes them all. The waker is
+//! registered under the lock that the consumer takes to pop, so a wake-up is
+//! never lost. The unbounded path does not touch any of this.
 
 use std::collections::VecDeque;
+use std::task::Waker;
 
 use crate::sync::{AtomicBool, Mutex, Ordering, UnsafeCell};
 
@@ -53,11 +68,26 @@ pub(crate) enum Enqueued {
     Queued,
 }
 
+/// What [`Mailbox::offer_user`] did with a message.
+#[derive(Debug)]
+pub(crate) enum Offered<U> {
+    /// Queued; the caller acts on the [`Enqueued`].
+    Queued(Enqueued),
+    /// Queued after evicting the oldest evictable message, given back here.
+    QueuedEvicting(Enqueued, U),
+    /// No room: the message is given back (and the waker, if any, kept).
+    Full(U),
+    /// Closed: the message is given back.
+    Closed(U),
+}
+
 #[derive(Debug)]
 struct Shared<U, S> {
     user: VecDeque<U>,
     system: VecDeque<S>,
     closed: bool,
+    /// Async senders waiting for room (bounded mailboxes only).
+    waiting: VecDeque<Waker>,
 }
 
 /// What [`Mailbox::close`] took out of a mailbox.
@@ -70,6 +100,9 @@ pub(crate) struct Drained<U, S> {
 /// A multi-producer mailbox with a single consumer at a time; see the module docs.
 #[derive(Debug)]
 pub(crate) struct Mailbox<U, S> {
+    /// The most user messages `offer_user` lets in; `usize::MAX` when
+    /// unbounded (the consumer then takes its messages in batches).
+    capacity: usize,
     scheduled: AtomicBool,
     system_pending: AtomicBool,
     shared: Mutex<Shared<U, S>>,
@@ -81,13 +114,22 @@ impl<U, S> Mailbox<U, S> {
     /// spawner, which schedules the actor's start itself: a message sent before
     /// the start signal is processed can never overtake it.
     pub(crate) fn new_claimed() -> Self {
+        Self::new_claimed_bounded(usize::MAX)
+    }
+
+    /// Like [`new_claimed`](Self::new_claimed), holding at most `capacity`
+    /// user messages offered with [`offer_user`](Self::offer_user) (see the
+    /// module docs); `usize::MAX` means unbounded.
+    pub(crate) fn new_claimed_bounded(capacity: usize) -> Self {
         Self {
+            capacity,
             scheduled: AtomicBool::new(true),
             system_pending: AtomicBool::new(false),
             shared: Mutex::new(Shared {
                 user: VecDeque::new(),
                 system: VecDeque::new(),
                 closed: false,
+                waiting: VecDeque::new(),
             }),
             local: UnsafeCell::new(VecDeque::new()),
         }
@@ -104,6 +146,64 @@ impl<U, S> Mailbox<U, S> {
             shared.user.push_back(msg);
         }
         Ok(self.claim())
+    }
+
+    /// Rule 1 for a user message of a bounded mailbox. When full: with
+    /// `evictable` given, the oldest message it accepts makes room and is
+    /// given back; without, the message is given back and `waker` (if any)
+    /// is woken when a message has been taken out or the mailbox closes.
+    pub(crate) fn offer_user(
+        &self,
+        msg: U,
+        evictable: Option<fn(&U) -> bool>,
+        waker: Option<&Waker>,
+    ) -> Offered<U> {
+        let mut evicted = None;
+        {
+            let mut shared = self.shared.lock();
+            if shared.closed {
+                return Offered::Closed(msg);
+            }
+            if shared.user.len() >= self.capacity {
+                let oldest = evictable.and_then(|evictable| shared.user.iter().position(evictable));
+                match oldest.and_then(|i| shared.user.remove(i)) {
+                    Some(old) => evicted = Some(old),
+                    None => {
+                        if let Some(waker) = waker
+                            && !shared.waiting.iter().any(|w| w.will_wake(waker))
+                        {
+                            shared.waiting.push_back(waker.clone());
+                        }
+                        return Offered::Full(msg);
+                    }
+                }
+            }
+            shared.user.push_back(msg);
+        }
+        match evicted {
+            Some(old) => Offered::QueuedEvicting(self.claim(), old),
+            None => Offered::Queued(self.claim()),
+        }
+    }
+
+    /// An async sender that may have left `waker` gives up: take its waker
+    /// out; if it is gone already, it was woken, and that turn passes to
+    /// the next waiting sender (when there is room).
+    pub(crate) fn cancel_waiting(&self, waker: &Waker) {
+        let next = {
+            let mut shared = self.shared.lock();
+            if let Some(i) = shared.waiting.iter().position(|w| w.will_wake(waker)) {
+                shared.waiting.remove(i);
+                return;
+            }
+            if shared.user.len() >= self.capacity {
+                return;
+            }
+            shared.waiting.pop_front()
+        };
+        if let Some(next) = next {
+            next.wake();
+        }
     }
 
     /// Rule 1 for a system message. `Err` gives the message back when closed.
@@ -171,6 +271,16 @@ impl<U, S> Mailbox<U, S> {
                 return Some(msg);
             }
             let mut shared = self.shared.lock();
+            if self.capacity != usize::MAX {
+                // Bounded: one at a time, so producers see the true length.
+                let msg = shared.user.pop_front();
+                let waker = shared.waiting.pop_front();
+                drop(shared);
+                if let Some(waker) = waker {
+                    waker.wake();
+                }
+                return msg;
+            }
             debug_assert!(local.is_empty());
             std::mem::swap(local, &mut shared.user);
             drop(shared);
@@ -222,10 +332,15 @@ impl<U, S> Mailbox<U, S> {
             std::mem::take(unsafe { &mut *local })
         });
         user.append(&mut shared.user);
-        Drained {
+        let waiting = std::mem::take(&mut shared.waiting);
+        let drained = Drained {
             user,
             system: std::mem::take(&mut shared.system),
-        }
+        };
+        drop(shared);
+        // They find the mailbox closed when they look again.
+        waiting.into_iter().for_each(Waker::wake);
+        drained
     }
 
     /// Whether the mailbox was closed.
