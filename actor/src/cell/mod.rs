@@ -186,7 +186,9 @@ fn new_cell<A: Actor>(
             hooks: system.inner.hooks.clone(),
         },
         mailbox: match props.mailbox {
-            Some((capacity, _)) => Mailbox::new_claimed_bounded(capacity),
+            Some((capacity, overflow)) => {
+                Mailbox::new_claimed_bounded(capacity, overflow == MailboxOverflow::DropHead)
+            }
             None => Mailbox::new_claimed(),
         },
         throughput,

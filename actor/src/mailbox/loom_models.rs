@@ -29,7 +29,7 @@ impl Actor {
 
     fn bounded(throughput: usize, capacity: usize) -> Arc<Self> {
         let actor = Arc::new(Self {
-            mailbox: Mailbox::new_claimed_bounded(capacity),
+            mailbox: Mailbox::new_claimed_bounded(capacity, false),
             processed: Mutex::new(Vec::new()),
             system_seen: Mutex::new(Vec::new()),
             inside: AtomicUsize::new(0),
@@ -101,7 +101,7 @@ impl Actor {
     }
 
     fn queued(&self) -> usize {
-        self.mailbox.shared.lock().user.len()
+        self.mailbox.shared.lock().user.len() + self.mailbox.batched.load(Ordering::SeqCst)
     }
 }
 
@@ -286,32 +286,36 @@ fn bounded_exactly_once_or_refused() {
 }
 
 /// (f) A sender that finds the mailbox full and leaves a waker is woken
-/// once the consumer takes a message out: no lost wake-up for `send`.
+/// once the consumer takes a message out (rule 5): no lost wake-up for
+/// `send`, in both the batching and the evicting (one-at-a-time) mode.
 #[test]
 fn bounded_full_sender_is_woken() {
-    loom::model(|| {
-        let mailbox: Arc<Mailbox<usize, usize>> = Arc::new(Mailbox::new_claimed_bounded(1));
-        assert!(matches!(
-            mailbox.offer_user(0, None, None),
-            Offered::Queued(_)
-        ));
-        let flag = std::sync::Arc::new(Flag::default());
-        let producer = {
-            let mailbox = mailbox.clone();
-            let waker = std::task::Waker::from(flag.clone());
-            thread::spawn(move || {
-                matches!(mailbox.offer_user(1, None, Some(&waker)), Offered::Full(_))
-            })
-        };
-        // The consumer owns the token from `new_claimed_bounded`.
-        // SAFETY: this thread owns the run token.
-        assert_eq!(unsafe { mailbox.next_user() }, Some(0));
-        let refused = producer.join().unwrap();
-        assert!(
-            !refused || flag.0.load(Ordering::SeqCst),
-            "a full sender was never woken"
-        );
-    });
+    for evicting in [false, true] {
+        loom::model(move || {
+            let mailbox: Arc<Mailbox<usize, usize>> =
+                Arc::new(Mailbox::new_claimed_bounded(1, evicting));
+            assert!(matches!(
+                mailbox.offer_user(0, None, None),
+                Offered::Queued(_)
+            ));
+            let flag = std::sync::Arc::new(Flag::default());
+            let producer = {
+                let mailbox = mailbox.clone();
+                let waker = std::task::Waker::from(flag.clone());
+                thread::spawn(move || {
+                    matches!(mailbox.offer_user(1, None, Some(&waker)), Offered::Full(_))
+                })
+            };
+            // The consumer owns the token from `new_claimed_bounded`.
+            // SAFETY: this thread owns the run token.
+            assert_eq!(unsafe { mailbox.next_user() }, Some(0));
+            let refused = producer.join().unwrap();
+            assert!(
+                !refused || flag.0.load(Ordering::SeqCst),
+                "a full sender was never woken"
+            );
+        });
+    }
 }
 
 /// (g) Drop-head racing the consumer: each message is processed or evicted
@@ -319,7 +323,7 @@ fn bounded_full_sender_is_woken() {
 #[test]
 fn bounded_drop_head_evicts_exactly_once() {
     loom::model(|| {
-        let mailbox: Arc<Mailbox<usize, usize>> = Arc::new(Mailbox::new_claimed_bounded(1));
+        let mailbox: Arc<Mailbox<usize, usize>> = Arc::new(Mailbox::new_claimed_bounded(1, true));
         assert!(matches!(
             mailbox.offer_user(0, None, None),
             Offered::Queued(_)
