@@ -174,6 +174,7 @@ pub struct Props<A: Actor> {
     pub(crate) dispatcher: DispatcherKind,
     /// Capacity and overflow strategy of a bounded mailbox.
     pub(crate) mailbox: Option<(usize, MailboxOverflow)>,
+    pub(crate) stash_capacity: usize,
 }
 
 impl<A: Actor> Props<A> {
@@ -184,6 +185,7 @@ impl<A: Actor> Props<A> {
             throughput: None,
             dispatcher: DispatcherKind::Shared,
             mailbox: None,
+            stash_capacity: crate::stash::DEFAULT_STASH_CAPACITY,
         }
     }
 
@@ -214,6 +216,15 @@ impl<A: Actor> Props<A> {
     /// Which dispatcher runs this actor.
     pub fn with_dispatcher(mut self, dispatcher: DispatcherKind) -> Self {
         self.dispatcher = dispatcher;
+        self
+    }
+
+    /// The most messages [`Context::stash`] holds; default
+    /// [`DEFAULT_STASH_CAPACITY`](crate::DEFAULT_STASH_CAPACITY). A stash of
+    /// 0 refuses every message (with a typed error, see
+    /// [`StashError`](crate::StashError)).
+    pub fn with_stash_capacity(mut self, capacity: usize) -> Self {
+        self.stash_capacity = capacity;
         self
     }
 
@@ -269,6 +280,7 @@ impl<A: Actor> Clone for Props<A> {
             throughput: self.throughput,
             dispatcher: self.dispatcher,
             mailbox: self.mailbox,
+            stash_capacity: self.stash_capacity,
         }
     }
 }
@@ -280,6 +292,7 @@ impl<A: Actor> fmt::Debug for Props<A> {
             .field("throughput", &self.throughput)
             .field("dispatcher", &self.dispatcher)
             .field("mailbox", &self.mailbox)
+            .field("stash_capacity", &self.stash_capacity)
             .finish()
     }
 }

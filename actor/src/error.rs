@@ -161,6 +161,43 @@ impl<M> fmt::Display for TellError<M> {
 
 impl<M> std::error::Error for TellError<M> {}
 
+/// Why [`Context::stash`](crate::Context::stash) did not stash a message.
+/// The message is given back.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StashError<M> {
+    /// The stash holds its capacity (see
+    /// [`Props::with_stash_capacity`](crate::Props::with_stash_capacity)).
+    Full(M),
+}
+
+impl<M> StashError<M> {
+    /// The message that was not stashed.
+    pub fn into_inner(self) -> M {
+        match self {
+            Self::Full(msg) => msg,
+        }
+    }
+}
+
+impl<M> fmt::Debug for StashError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("Full(..)"),
+        }
+    }
+}
+
+impl<M> fmt::Display for StashError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("the stash is full"),
+        }
+    }
+}
+
+impl<M> std::error::Error for StashError<M> {}
+
 /// Why an [`ActorSystem`](crate::ActorSystem) could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

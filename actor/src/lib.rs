@@ -96,6 +96,7 @@ runtime_modules! {
     pub use promise::Promise;
     mod resolve;
     mod selection;
+    pub mod stash;
     mod scheduler;
     mod supervision;
     mod system;
@@ -108,13 +109,14 @@ runtime_modules! {
     pub use bounded::{MailboxOverflow, SendFuture};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, TellError, WaitError,
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
     pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
     pub use selection::ActorSelection;
+    pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
     pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};

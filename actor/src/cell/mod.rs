@@ -195,7 +195,7 @@ fn new_cell<A: Actor>(
         overflow: props.mailbox.map(|(_, overflow)| overflow),
         state: UnsafeCell::new(None),
     });
-    let ctx = Context::new(cell.clone());
+    let ctx = Context::new(cell.clone(), props.stash_capacity);
     cell.state.with_mut(|state| {
         // SAFETY: the mailbox was created claimed; this thread holds the run
         // token until it submits the cell, so nothing else reads `state`.
