@@ -92,6 +92,7 @@ runtime_modules! {
     pub mod instrument;
     mod name;
     mod path;
+    pub mod pipe;
     mod promise;
     pub use promise::Promise;
     mod resolve;
