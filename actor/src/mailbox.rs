@@ -238,7 +238,6 @@ impl<U, S> Mailbox<U, S> {
     /// full park and unpark for every message (3.4 M msgs/s against 12 M
     /// unbounded, `actor_tell` bench); a batch always drains to empty, so
     /// the wake-up comes.
-    #[cold]
     fn took_from_batch(&self) {
         let left = self.batched.fetch_sub(1, Ordering::SeqCst) - 1;
         // Rule 5: pairs with the producer's fence after it announces.
@@ -336,35 +335,49 @@ impl<U, S> Mailbox<U, S> {
             // SAFETY: the caller owns the run token, so no other thread touches
             // `local` until the token is released (module docs, rule 2).
             let local = unsafe { &mut *local };
+            // One branch for the unbounded path; the rest is out of line.
+            if self.capacity != usize::MAX {
+                return self.next_user_bounded(local);
+            }
             if let Some(msg) = local.pop_front() {
-                if self.capacity != usize::MAX {
-                    self.took_from_batch();
-                }
                 return Some(msg);
             }
             let mut shared = self.shared.lock();
-            if self.evicting {
-                // One at a time, so producers can evict the oldest.
-                let msg = shared.user.pop_front();
-                let waker = self.pop_waiting(&mut shared);
-                drop(shared);
-                if let Some(waker) = waker {
-                    waker.wake();
-                }
-                return msg;
-            }
             debug_assert!(local.is_empty());
             std::mem::swap(local, &mut shared.user);
-            if self.capacity != usize::MAX {
-                self.batched.store(local.len(), Ordering::SeqCst);
-            }
             drop(shared);
-            let msg = local.pop_front();
-            if msg.is_some() && self.capacity != usize::MAX {
-                self.took_from_batch();
-            }
-            msg
+            local.pop_front()
         })
+    }
+
+    /// `next_user` for a bounded mailbox (module docs, rule 5).
+    #[cold]
+    #[inline(never)]
+    fn next_user_bounded(&self, local: &mut VecDeque<U>) -> Option<U> {
+        if let Some(msg) = local.pop_front() {
+            self.took_from_batch();
+            return Some(msg);
+        }
+        let mut shared = self.shared.lock();
+        if self.evicting {
+            // One at a time, so producers can evict the oldest.
+            let msg = shared.user.pop_front();
+            let waker = self.pop_waiting(&mut shared);
+            drop(shared);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return msg;
+        }
+        debug_assert!(local.is_empty());
+        std::mem::swap(local, &mut shared.user);
+        self.batched.store(local.len(), Ordering::SeqCst);
+        drop(shared);
+        let msg = local.pop_front();
+        if msg.is_some() {
+            self.took_from_batch();
+        }
+        msg
     }
 
     /// Whether the consumer's batch still holds messages.

@@ -368,6 +368,8 @@ impl<A: Actor> Cell<A> {
     /// Offer a typed message to the bounded mailbox: evicting the oldest
     /// typed message under `DropHead` (a dead letter), else giving the
     /// message back when full. A stopped actor's message is a dead letter.
+    #[cold]
+    #[inline(never)]
     fn offer_bounded(&self, envelope: Envelope<A::Msg>, waker: Option<&std::task::Waker>) -> Result<Delivery, A::Msg> {
         fn is_message<M>(envelope: &Envelope<M>) -> bool {
             matches!(envelope, Envelope::Msg(..))
@@ -392,6 +394,7 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    #[cold]
     fn dead_letter(&self, msg: A::Msg, reason: DeadLetterReason) {
         self.core.system.event_stream().publish_dead_letter(&self.core.path, msg, reason);
     }
