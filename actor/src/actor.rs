@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::context::Context;
 use crate::actor_ref::ActorHandle;
+use crate::bounded::MailboxOverflow;
 use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 
@@ -171,6 +172,9 @@ pub struct Props<A: Actor> {
     pub(crate) factory: Arc<dyn Fn() -> A + Send + Sync>,
     pub(crate) throughput: Option<usize>,
     pub(crate) dispatcher: DispatcherKind,
+    /// Capacity and overflow strategy of a bounded mailbox.
+    pub(crate) mailbox: Option<(usize, MailboxOverflow)>,
+    pub(crate) stash_capacity: usize,
 }
 
 impl<A: Actor> Props<A> {
@@ -180,6 +184,8 @@ impl<A: Actor> Props<A> {
             factory: Arc::new(factory),
             throughput: None,
             dispatcher: DispatcherKind::Shared,
+            mailbox: None,
+            stash_capacity: crate::stash::DEFAULT_STASH_CAPACITY,
         }
     }
 
@@ -212,6 +218,59 @@ impl<A: Actor> Props<A> {
         self.dispatcher = dispatcher;
         self
     }
+
+    /// The most messages [`Context::stash`] holds; default
+    /// [`DEFAULT_STASH_CAPACITY`](crate::DEFAULT_STASH_CAPACITY). A stash of
+    /// 0 refuses every message (with a typed error, see
+    /// [`StashError`](crate::StashError)).
+    pub fn with_stash_capacity(mut self, capacity: usize) -> Self {
+        self.stash_capacity = capacity;
+        self
+    }
+
+    /// Give the actor a mailbox that holds at most `capacity` messages
+    /// (the default is unbounded). When it is full, [`ActorRef::tell`]
+    /// applies `overflow`, [`ActorRef::try_tell`] gives the message back as
+    /// [`TellError::MailboxFull`](crate::TellError::MailboxFull), and
+    /// [`ActorRef::send`] waits for room; see [`MailboxOverflow`]. Every
+    /// message dropped for room is published as a dead letter with reason
+    /// [`Dropped`](crate::DeadLetterReason::Dropped). Internal signals
+    /// (poison pill, timers, death-watch notices) are never refused.
+    ///
+    /// A capacity of 0 makes the spawn fail with
+    /// [`SpawnError::Zero`](crate::SpawnError::Zero)`("mailbox capacity")`.
+    ///
+    /// [`ActorRef::tell`]: crate::ActorRef::tell
+    /// [`ActorRef::try_tell`]: crate::ActorRef::try_tell
+    /// [`ActorRef::send`]: crate::ActorRef::send
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, MailboxOverflow, Props, TellError};
+    ///
+    /// struct Slow;
+    /// impl Actor for Slow {
+    ///     type Msg = u32;
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: u32) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("bounded").unwrap();
+    /// let props = Props::new(|| Slow).with_bounded_mailbox(2, MailboxOverflow::DropNew);
+    /// let slow = system.spawn(props, "slow").unwrap();
+    /// // Whether a message finds room depends on how fast the actor runs;
+    /// // a full mailbox gives it back, never blocks, never panics.
+    /// match slow.try_tell(1) {
+    ///     Ok(()) => {}
+    ///     Err(TellError::MailboxFull(msg)) => assert_eq!(msg, 1),
+    ///     Err(_) => unreachable!("the only way a try_tell fails"),
+    /// }
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn with_bounded_mailbox(mut self, capacity: usize, overflow: MailboxOverflow) -> Self {
+        self.mailbox = Some((capacity, overflow));
+        self
+    }
 }
 
 impl<A: Actor> Clone for Props<A> {
@@ -220,6 +279,8 @@ impl<A: Actor> Clone for Props<A> {
             factory: self.factory.clone(),
             throughput: self.throughput,
             dispatcher: self.dispatcher,
+            mailbox: self.mailbox,
+            stash_capacity: self.stash_capacity,
         }
     }
 }
@@ -230,6 +291,8 @@ impl<A: Actor> fmt::Debug for Props<A> {
             .field("actor", &std::any::type_name::<A>())
             .field("throughput", &self.throughput)
             .field("dispatcher", &self.dispatcher)
+            .field("mailbox", &self.mailbox)
+            .field("stash_capacity", &self.stash_capacity)
             .finish()
     }
 }

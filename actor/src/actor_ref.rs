@@ -5,7 +5,8 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use crate::cell::CellCore;
-use crate::error::WrongMessageType;
+use crate::bounded::SendFuture;
+use crate::error::{TellError, WrongMessageType};
 use crate::instrument::Stamp;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
@@ -96,6 +97,16 @@ pub(crate) enum Control {
 /// Something that takes messages of type `M`.
 pub(crate) trait Recipient<M>: AnyActor {
     fn enqueue(&self, msg: M) -> Delivery;
+
+    /// Queue `msg` if a bounded mailbox has room, else give it back (and
+    /// leave `waker`, if any, to be woken when there may be room). Only
+    /// actor cells have bounded mailboxes.
+    fn offer(&self, msg: M, _waker: Option<&std::task::Waker>) -> Result<Delivery, M> {
+        Ok(self.enqueue(msg))
+    }
+
+    /// An async sender that left `waker` in `offer` gives up.
+    fn cancel_waiting(&self, _waker: &std::task::Waker) {}
 }
 
 /// A typed reference to an actor that takes messages of type `M`.
@@ -176,6 +187,55 @@ impl<M: Send + 'static> ActorRef<M> {
     #[inline]
     pub fn tell_into(&self, msg: impl Into<M>) {
         self.deliver(msg.into());
+    }
+
+    /// Send a message unless the recipient's bounded mailbox is full; then
+    /// give it back. On an unbounded mailbox this is [`tell`](Self::tell).
+    /// A message to a stopped actor goes to dead letters, as with `tell`.
+    ///
+    /// # Errors
+    ///
+    /// [`TellError::MailboxFull`] with the message when the recipient has a
+    /// full bounded mailbox (see
+    /// [`Props::with_bounded_mailbox`](crate::Props::with_bounded_mailbox)).
+    pub fn try_tell(&self, msg: M) -> Result<(), TellError<M>> {
+        self.offer(msg, None).map_err(TellError::MailboxFull)
+    }
+
+    /// Send a message, waiting while the recipient's bounded mailbox is full
+    /// (back-pressure). On an unbounded mailbox it completes at once. See
+    /// [`SendFuture`] for cancel safety.
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, MailboxOverflow, Props};
+    ///
+    /// struct Count(u32);
+    /// impl Actor for Count {
+    ///     type Msg = u32;
+    ///     fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+    ///         self.0 += n;
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("send").unwrap();
+    /// let props = Props::new(|| Count(0)).with_bounded_mailbox(1, MailboxOverflow::DropNew);
+    /// let count = system.spawn(props, "count").unwrap();
+    /// futures_executor::block_on(async {
+    ///     for n in 0..100 {
+    ///         count.send(n).await; // none dropped: each waits for room
+    ///     }
+    /// });
+    /// assert_eq!(system.event_stream().dead_letter_count(), 0);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn send(&self, msg: M) -> SendFuture<'_, M> {
+        SendFuture::new(self, msg)
+    }
+
+    pub(crate) fn offer(&self, msg: M, waker: Option<&std::task::Waker>) -> Result<(), M> {
+        self.inner.offer(msg, waker).map(|delivery| {
+            schedule_if_claimed(&self.inner, delivery);
+        })
     }
 
     #[inline]

@@ -63,7 +63,7 @@ where
     M: Send + 'static,
     R: Send + 'static,
 {
-    let system = target.inner.system().clone();
+    let system = target.inner.system().internal();
     let path = ActorPath::root(system.inner.name.clone(), 0)
         .child("temp", 0)
         .child(&system.next_temp_name(), system.next_uid());

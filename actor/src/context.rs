@@ -13,6 +13,7 @@ use crate::scheduler::Timers;
 use crate::scheduler::receive_timeout::ReceiveTimeout;
 use crate::scheduler::timers::TimerTable;
 use crate::path::ActorPath;
+use crate::stash::Stash;
 use crate::sync::Arc;
 use crate::system::ActorSystem;
 
@@ -61,16 +62,18 @@ pub struct Context<A: Actor> {
     pub(crate) timers: TimerTable<A::Msg>,
     /// Created by the first `set_receive_timeout`.
     pub(crate) receive_timeout: Option<Box<ReceiveTimeout<A::Msg>>>,
+    pub(crate) stash: Stash<A::Msg>,
 }
 
 impl<A: Actor> Context<A> {
-    pub(crate) fn new(cell: Arc<Cell<A>>) -> Self {
+    pub(crate) fn new(cell: Arc<Cell<A>>, stash_capacity: usize) -> Self {
         Self {
             me: ActorHandle { inner: cell.clone() },
             cell,
             watching: HashMap::new(),
             timers: TimerTable::default(),
             receive_timeout: None,
+            stash: Stash::new(stash_capacity),
         }
     }
 

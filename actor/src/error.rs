@@ -124,6 +124,80 @@ impl fmt::Display for AskError {
 
 impl std::error::Error for AskError {}
 
+/// Why [`try_tell`](crate::ActorRef::try_tell) did not queue a message.
+/// The message is given back.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TellError<M> {
+    /// The recipient's bounded mailbox is full (see
+    /// [`Props::with_bounded_mailbox`](crate::Props::with_bounded_mailbox)).
+    MailboxFull(M),
+}
+
+impl<M> TellError<M> {
+    /// The message that was not sent.
+    pub fn into_inner(self) -> M {
+        match self {
+            Self::MailboxFull(msg) => msg,
+        }
+    }
+}
+
+impl<M> fmt::Debug for TellError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MailboxFull(_) => f.write_str("MailboxFull(..)"),
+        }
+    }
+}
+
+impl<M> fmt::Display for TellError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::MailboxFull(_) => f.write_str("the recipient's mailbox is full"),
+        }
+    }
+}
+
+impl<M> std::error::Error for TellError<M> {}
+
+/// Why [`Context::stash`](crate::Context::stash) did not stash a message.
+/// The message is given back.
+#[derive(Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StashError<M> {
+    /// The stash holds its capacity (see
+    /// [`Props::with_stash_capacity`](crate::Props::with_stash_capacity)).
+    Full(M),
+}
+
+impl<M> StashError<M> {
+    /// The message that was not stashed.
+    pub fn into_inner(self) -> M {
+        match self {
+            Self::Full(msg) => msg,
+        }
+    }
+}
+
+impl<M> fmt::Debug for StashError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("Full(..)"),
+        }
+    }
+}
+
+impl<M> fmt::Display for StashError<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Full(_) => f.write_str("the stash is full"),
+        }
+    }
+}
+
+impl<M> std::error::Error for StashError<M> {}
+
 /// Why an [`ActorSystem`](crate::ActorSystem) could not be built.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

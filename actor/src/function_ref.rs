@@ -84,7 +84,7 @@ impl<M: Send + 'static> FunctionRef<M> {
         Ok(Self {
             cell: Arc::new(FunctionCell {
                 path,
-                system: system.clone(),
+                system: system.internal(),
                 handler: Box::new(handler),
                 on_terminated: None,
                 watchers: Watchers::new(),

@@ -83,6 +83,7 @@ runtime_modules! {
     mod actor;
     mod actor_ref;
     mod ask;
+    mod bounded;
     mod cell;
     mod context;
     mod error;
@@ -91,31 +92,38 @@ runtime_modules! {
     pub mod instrument;
     mod name;
     mod path;
+    pub mod pipe;
     mod promise;
     pub use promise::Promise;
     mod resolve;
     mod selection;
+    pub mod stash;
     mod scheduler;
     mod supervision;
     mod system;
+    mod termination;
     mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef};
     pub use ask::{AskHandle, ask};
+    pub use bounded::{MailboxOverflow, SendFuture};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, WaitError, WrongMessageType,
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
+        WrongMessageType,
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
     pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
     pub use selection::ActorSelection;
+    pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
     pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
-    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT, Termination};
+    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
+    pub use termination::Termination;
 
     /// Test support: a [`TestClock`](testkit::TestClock) to drive every timer
     /// of a system by hand (feature `testkit`).

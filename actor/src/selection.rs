@@ -55,7 +55,7 @@ impl ActorSelection {
             validate_pattern_element(segment, index)?;
         }
         Ok(Self {
-            system: system.clone(),
+            system: system.internal(),
             local: ours.then(|| local.into()),
             pattern: pattern.into(),
         })

@@ -4,9 +4,6 @@
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context as TaskContext, Poll};
 
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
@@ -14,7 +11,7 @@ use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
 use crate::dispatcher::pool::{Blocking, Pool};
 use crate::dispatcher::Threads;
-use crate::error::{BuildError, ResolveError, SpawnError, WaitError};
+use crate::error::{BuildError, ResolveError, SpawnError};
 use crate::resolve::{Node, absolute, walk};
 use crate::selection::ActorSelection;
 use crate::events::EventStream;
@@ -24,6 +21,7 @@ use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
+use crate::termination::{Owner, Termination};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 
 /// Default messages per run before an actor yields its thread.
@@ -195,8 +193,7 @@ impl ActorSystemBuilder {
             }
         };
         let hooks = Hooks::new(self.instrumentation);
-        let system = ActorSystem {
-            inner: Arc::new(SystemInner {
+        let system = ActorSystem::owned(Arc::new(SystemInner {
                 events: EventStream::new(hooks.clone()),
                 hooks,
                 name: self.name.into(),
@@ -211,8 +208,7 @@ impl ActorSystemBuilder {
                 terminating: AtomicBool::new(false),
                 termination,
                 temp: Mutex::new(HashMap::default()),
-            }),
-        };
+            }));
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
             spawn_child(&root, Props::new(|| Guardian), Some(name))
@@ -238,7 +234,9 @@ impl ActorSystemBuilder {
 /// system.
 ///
 /// Call [`terminate`](Self::terminate) when done: it stops every actor
-/// top-down and then every thread the system started.
+/// top-down and then every thread the system started. Dropping the last
+/// handle does the same (as tokio's `Runtime` does on drop): see
+/// [Dropping the system](#dropping-the-system).
 ///
 /// # Examples
 ///
@@ -258,9 +256,48 @@ impl ActorSystemBuilder {
 /// hello.tell("world");
 /// system.terminate().wait().unwrap();
 /// ```
+///
+/// # Dropping the system
+///
+/// The handles [`build`](ActorSystemBuilder::build) returns, and their
+/// clones, own the system: when the last of them is dropped without
+/// `terminate`, the system terminates and the drop blocks until every actor
+/// has stopped and every thread has been joined. Handles that do not own it:
+/// [`Context::system`] inside an actor (and its clones), and the ones refs,
+/// selections and function refs keep. An owning handle stored in an actor
+/// keeps the system alive until it is terminated.
+///
+/// The drop only starts termination, without blocking, on one of the
+/// system's own threads (an actor held the last owning handle) and while
+/// the thread is panicking (a failed test stays a failure, not a hang).
+/// A handler that never returns makes the drop wait for ever, as it would
+/// make [`Termination::wait`] do.
+///
+/// ```
+/// use weir_actor::{Actor, ActorSystem, Context, Props};
+///
+/// struct Idle;
+/// impl Actor for Idle {
+///     type Msg = ();
+///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+/// }
+///
+/// let system = ActorSystem::new("dropped").unwrap();
+/// system.spawn(Props::new(|| Idle), "idle").unwrap();
+/// let terminated = system.when_terminated();
+/// let other = system.clone();
+/// drop(system); // `other` still owns it
+/// assert!(!terminated.is_completed());
+/// drop(other); // the last owner: terminates, joins the threads
+/// assert!(terminated.is_completed());
+/// ```
 #[derive(Clone)]
 pub struct ActorSystem {
     pub(crate) inner: Arc<SystemInner>,
+    /// Shared by the owning handles; `None` in internal ones.
+    // Never read: held for its `Drop`, which terminates the system.
+    #[allow(dead_code)]
+    pub(crate) owner: Option<Arc<Owner>>,
 }
 
 pub(crate) struct SystemInner {
@@ -278,7 +315,7 @@ pub(crate) struct SystemInner {
     /// Dropped when the root stops, which breaks the cycle system -> cells.
     guardians: Mutex<Option<Guardians>>,
     terminating: AtomicBool,
-    termination: Arc<Promise<()>>,
+    pub(crate) termination: Arc<Promise<()>>,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
     temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
@@ -290,6 +327,20 @@ struct Guardians {
 }
 
 impl ActorSystem {
+    fn owned(inner: Arc<SystemInner>) -> Self {
+        let owner = Some(Arc::new(Owner::new(inner.clone())));
+        Self { inner, owner }
+    }
+
+    /// A handle that does not own the system, for the parts of the system
+    /// that keep one (cells, refs): they must not keep it alive.
+    pub(crate) fn internal(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            owner: None,
+        }
+    }
+
     /// A system with default settings and the given name.
     ///
     /// # Errors
@@ -459,9 +510,7 @@ impl ActorSystem {
 
     /// Completes when the system has terminated, without starting it.
     pub fn when_terminated(&self) -> Termination {
-        Termination {
-            system: self.inner.clone(),
-        }
+        Termination::new(self.inner.clone())
     }
 
     pub(crate) fn next_uid(&self) -> u64 {
@@ -489,76 +538,6 @@ impl ActorSystem {
 impl fmt::Debug for ActorSystem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ActorSystem").field("name", &self.inner.name).finish_non_exhaustive()
-    }
-}
-
-/// Completion of a system's termination: a future, or a blocking
-/// [`wait`](Self::wait).
-///
-/// It completes once every actor has stopped and every thread the system
-/// started has finished its work.
-///
-/// Cancel safety: dropping it cancels nothing; termination goes on.
-#[must_use = "a Termination does nothing unless awaited or waited for"]
-pub struct Termination {
-    system: Arc<SystemInner>,
-}
-
-impl Termination {
-    /// Block until the system has terminated, then join its threads.
-    ///
-    /// # Errors
-    ///
-    /// [`WaitError::OnDispatcherThread`] when called on one of this system's
-    /// own threads (from inside an actor), which would wait for itself.
-    pub fn wait(self) -> Result<(), WaitError> {
-        self.wait_with(|termination| {
-            termination.wait_completed();
-            true
-        })
-    }
-
-    /// Like [`wait`](Self::wait), giving up after `timeout`.
-    ///
-    /// # Errors
-    ///
-    /// [`WaitError::OnDispatcherThread`] as for `wait`;
-    /// [`WaitError::TimedOut`] when termination has not completed in time
-    /// (it goes on; wait again or drop the handle).
-    pub fn wait_timeout(&self, timeout: std::time::Duration) -> Result<(), WaitError> {
-        self.wait_with(|termination| termination.wait_completed_for(timeout))
-    }
-
-    /// Refuse on a dispatcher thread; block with `block` (which says whether
-    /// termination completed); then join the threads.
-    fn wait_with(&self, block: impl FnOnce(&Promise<()>) -> bool) -> Result<(), WaitError> {
-        if self.system.threads.is_own_thread() {
-            return Err(WaitError::OnDispatcherThread);
-        }
-        if !block(&self.system.termination) {
-            return Err(WaitError::TimedOut);
-        }
-        self.system.threads.join_all();
-        Ok(())
-    }
-
-    /// Whether termination has completed.
-    pub fn is_completed(&self) -> bool {
-        self.system.termination.is_completed()
-    }
-}
-
-impl Future for Termination {
-    type Output = ();
-
-    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
-        self.system.termination.poll_completed(cx)
-    }
-}
-
-impl fmt::Debug for Termination {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Termination").field("completed", &self.is_completed()).finish()
     }
 }
 

@@ -2,14 +2,18 @@
 //!
 //! `cargo bench -p weir-benches --bench actor_tell` prints an allocation
 //! report (heap allocations per message once warm, from a counting global
-//! allocator) and then the criterion timings (messages per second).
+//! allocator) and then the criterion timings (messages per second), for the
+//! default unbounded mailbox and for a bounded one (`send().await`, which
+//! waits for room). The allocation report also covers `try_tell` retried
+//! while full (with a `yield_now`: its time is the operating system's
+//! scheduler, so it is not timed).
 
 use std::hint::black_box;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, MailboxOverflow, Props};
 use weir_benches::CountingAlloc;
 use weir_benches::ping_pong::PingPong;
 
@@ -18,6 +22,9 @@ static ALLOC: CountingAlloc = CountingAlloc::new();
 
 const TELLS: u64 = 1_000_000;
 const HITS: u64 = 200_000;
+/// The bounded mailbox's capacity: large enough that the sender rarely
+/// waits, small enough to be full now and then.
+const BOUND: usize = 1024;
 
 enum CountMsg {
     Inc(u64),
@@ -54,6 +61,46 @@ fn tell_setup(system: &ActorSystem) -> Tell {
     }
 }
 
+fn bounded_setup(system: &ActorSystem) -> Tell {
+    Tell {
+        counter: system
+            .spawn(
+                Props::new(Counter::default).with_bounded_mailbox(BOUND, MailboxOverflow::DropNew),
+                "bounded",
+            )
+            .unwrap(),
+        flushed: sync_channel(1),
+    }
+}
+
+/// As `tell_round`, into a bounded mailbox: `try_tell`, retried while full,
+/// so nothing is dropped.
+fn bounded_round(t: &Tell) {
+    let offer = |mut msg| {
+        while let Err(full) = t.counter.try_tell(msg) {
+            msg = full.into_inner();
+            std::thread::yield_now();
+        }
+    };
+    for i in 0..TELLS {
+        offer(CountMsg::Inc(black_box(i)));
+    }
+    offer(CountMsg::Flush(t.flushed.0.clone()));
+    black_box(t.flushed.1.recv().unwrap());
+}
+
+/// As `bounded_round`, with `send().await` (waits for room) on a blocking
+/// executor.
+fn bounded_send_round(t: &Tell) {
+    futures_executor::block_on(async {
+        for i in 0..TELLS {
+            t.counter.send(CountMsg::Inc(black_box(i))).await;
+        }
+        t.counter.send(CountMsg::Flush(t.flushed.0.clone())).await;
+    });
+    black_box(t.flushed.1.recv().unwrap());
+}
+
 /// One sender thread tells `TELLS` messages, then waits until all are
 /// processed. The flush channel is reused, so a round allocates nothing of
 /// its own.
@@ -79,11 +126,20 @@ fn allocation_report() {
     let system = ActorSystem::new("allocs").unwrap();
     let t = tell_setup(&system);
     let tell = allocations_per_message(3, TELLS, || tell_round(&t));
+    let b = bounded_setup(&system);
+    let bounded = allocations_per_message(3, TELLS, || bounded_round(&b));
+    let sent = allocations_per_message(3, TELLS, || bounded_send_round(&b));
     let pp = PingPong::new(&system);
     let pong = allocations_per_message(3, HITS + 1, || pp.play(HITS));
     system.terminate().wait().unwrap();
     println!("allocation report (counting global allocator, after 3 warm-up rounds):");
     println!("  tell      : {tell:.6} allocations per message over {TELLS} messages");
+    println!(
+        "  bounded   : {bounded:.6} allocations per message over {TELLS} messages (capacity {BOUND}, try_tell)"
+    );
+    println!(
+        "  bounded   : {sent:.6} allocations per message over {TELLS} messages (capacity {BOUND}, send)"
+    );
     println!(
         "  ping-pong : {pong:.6} allocations per message over {} messages",
         HITS + 1
@@ -99,6 +155,10 @@ fn bench_tell(c: &mut Criterion) {
         .sample_size(20)
         .measurement_time(Duration::from_secs(10));
     group.bench_function("weir/one_actor_1M_tells", |b| b.iter(|| tell_round(&t)));
+    let bounded = bounded_setup(&system);
+    group.bench_function("weir/one_actor_1M_sends_bounded_1024", |b| {
+        b.iter(|| bounded_send_round(&bounded))
+    });
     group.finish();
     system.terminate().wait().unwrap();
 }

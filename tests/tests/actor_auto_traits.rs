@@ -2,8 +2,8 @@
 
 use weir_actor::{
     Actor, ActorHandle, ActorPath, ActorRef, ActorSystem, AskError, AskHandle, BuildError, Context,
-    DeadLetter, Event, EventStream, Failure, NameError, Props, SpawnError, Subscription,
-    SupervisorStrategy, Termination, WaitError,
+    DeadLetter, Event, EventStream, Failure, MailboxOverflow, NameError, Props, SendFuture,
+    SpawnError, StashError, Subscription, SupervisorStrategy, TellError, Termination, WaitError,
 };
 
 fn send_sync<T: Send + Sync>() {}
@@ -32,12 +32,16 @@ fn handles_cross_threads() {
     send::<Event>();
     send::<DeadLetter>();
     send::<Context<Dummy>>();
+    send_sync::<MailboxOverflow>();
+    send::<SendFuture<'static, String>>();
 }
 
 #[test]
 fn errors_are_std_errors() {
     error::<NameError>();
     error::<SpawnError>();
+    error::<TellError<String>>();
+    error::<StashError<String>>();
     error::<AskError>();
     error::<BuildError>();
     error::<WaitError>();

@@ -15,6 +15,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::actor::{Actor, DispatcherKind, Props};
+use crate::bounded::MailboxOverflow;
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
 use crate::context::Context;
 use crate::dispatcher::Dispatcher;
@@ -22,7 +23,7 @@ use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
 use crate::events::DeadLetterReason;
 use crate::instrument::{COMPILED_IN, Hooks, Stamp};
-use crate::mailbox::{Enqueued, Mailbox};
+use crate::mailbox::{Enqueued, Mailbox, Offered};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
 use crate::supervision::{Failure, RestartStats};
@@ -128,6 +129,8 @@ pub(crate) struct Cell<A: Actor> {
     pub(crate) core: CellCore,
     mailbox: Mailbox<Envelope<A::Msg>, SystemMsg>,
     throughput: usize,
+    /// `Some` for a bounded mailbox: what `tell` does when it is full.
+    overflow: Option<MailboxOverflow>,
     state: UnsafeCell<Option<RunState<A>>>,
 }
 
@@ -147,6 +150,9 @@ fn new_cell<A: Actor>(
 ) -> Result<Arc<Cell<A>>, SpawnError> {
     if props.throughput == Some(0) {
         return Err(SpawnError::Zero("throughput"));
+    }
+    if matches!(props.mailbox, Some((0, _))) {
+        return Err(SpawnError::Zero("mailbox capacity"));
     }
     let dispatcher = match props.dispatcher {
         DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
@@ -169,7 +175,7 @@ fn new_cell<A: Actor>(
         core: CellCore {
             path,
             parent,
-            system: system.clone(),
+            system: system.internal(),
             children: Mutex::new(Children {
                 by_name: HashMap::default(),
                 next_anonymous: 0,
@@ -179,11 +185,17 @@ fn new_cell<A: Actor>(
             terminated: AtomicBool::new(false),
             hooks: system.inner.hooks.clone(),
         },
-        mailbox: Mailbox::new_claimed(),
+        mailbox: match props.mailbox {
+            Some((capacity, overflow)) => {
+                Mailbox::new_claimed_bounded(capacity, overflow == MailboxOverflow::DropHead)
+            }
+            None => Mailbox::new_claimed(),
+        },
         throughput,
+        overflow: props.mailbox.map(|(_, overflow)| overflow),
         state: UnsafeCell::new(None),
     });
-    let ctx = Context::new(cell.clone());
+    let ctx = Context::new(cell.clone(), props.stash_capacity);
     cell.state.with_mut(|state| {
         // SAFETY: the mailbox was created claimed; this thread holds the run
         // token until it submits the cell, so nothing else reads `state`.
@@ -317,17 +329,74 @@ impl<A: Actor> Recipient<A::Msg> for Cell<A> {
             Some(hooks) if COMPILED_IN => hooks.stamp(&self.core.path),
             _ => Stamp::default(),
         };
+        if self.overflow.is_some() {
+            return match self.offer_bounded(Envelope::Msg(msg, stamp), None) {
+                Ok(delivery) => delivery,
+                Err(msg) => {
+                    self.dead_letter(msg, DeadLetterReason::Dropped);
+                    Delivery::DeadLetter
+                }
+            };
+        }
         match self.mailbox.enqueue_user(Envelope::Msg(msg, stamp)) {
             Ok(enqueued) => enqueued.into(),
             Err(Envelope::Msg(msg, _)) => {
-                self.core
-                    .system
-                    .event_stream()
-                    .publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+                self.dead_letter(msg, DeadLetterReason::RecipientStopped);
                 Delivery::DeadLetter
             }
             Err(Envelope::Control(_)) => unreachable!("enqueue_user gives back what it was given"),
         }
+    }
+
+    fn offer(&self, msg: A::Msg, waker: Option<&std::task::Waker>) -> Result<Delivery, A::Msg> {
+        if self.overflow.is_none() {
+            return Ok(self.enqueue(msg));
+        }
+        let stamp = match &self.core.hooks {
+            Some(hooks) if COMPILED_IN => hooks.stamp(&self.core.path),
+            _ => Stamp::default(),
+        };
+        self.offer_bounded(Envelope::Msg(msg, stamp), waker)
+    }
+
+    fn cancel_waiting(&self, waker: &std::task::Waker) {
+        self.mailbox.cancel_waiting(waker);
+    }
+}
+
+impl<A: Actor> Cell<A> {
+    /// Offer a typed message to the bounded mailbox: evicting the oldest
+    /// typed message under `DropHead` (a dead letter), else giving the
+    /// message back when full. A stopped actor's message is a dead letter.
+    #[cold]
+    #[inline(never)]
+    fn offer_bounded(&self, envelope: Envelope<A::Msg>, waker: Option<&std::task::Waker>) -> Result<Delivery, A::Msg> {
+        fn is_message<M>(envelope: &Envelope<M>) -> bool {
+            matches!(envelope, Envelope::Msg(..))
+        }
+        let evictable = (self.overflow == Some(MailboxOverflow::DropHead)).then_some(is_message::<A::Msg> as fn(&_) -> bool);
+        match self.mailbox.offer_user(envelope, evictable, waker) {
+            Offered::Queued(enqueued) => Ok(enqueued.into()),
+            Offered::QueuedEvicting(enqueued, evicted) => {
+                if let Envelope::Msg(old, _) = evicted {
+                    self.dead_letter(old, DeadLetterReason::Dropped);
+                }
+                Ok(enqueued.into())
+            }
+            Offered::Full(Envelope::Msg(msg, _)) => Err(msg),
+            Offered::Closed(Envelope::Msg(msg, _)) => {
+                self.dead_letter(msg, DeadLetterReason::RecipientStopped);
+                Ok(Delivery::DeadLetter)
+            }
+            Offered::Full(Envelope::Control(_)) | Offered::Closed(Envelope::Control(_)) => {
+                unreachable!("offer_user gives back what it was given")
+            }
+        }
+    }
+
+    #[cold]
+    fn dead_letter(&self, msg: A::Msg, reason: DeadLetterReason) {
+        self.core.system.event_stream().publish_dead_letter(&self.core.path, msg, reason);
     }
 }
 

@@ -99,9 +99,14 @@ impl<A: Actor> Cell<A> {
             if !st.phase.takes_user_messages() || left == 0 {
                 break;
             }
-            // SAFETY: this thread holds the run token.
-            let Some(envelope) = (unsafe { self.mailbox.next_user() }) else {
-                break;
+            // Unstashed messages first (see `stash`).
+            let envelope = match st.ctx.stash.next_unstashed() {
+                Some(msg) => Envelope::Msg(msg, Stamp::default()),
+                // SAFETY: this thread holds the run token.
+                None => match unsafe { self.mailbox.next_user() } {
+                    Some(envelope) => envelope,
+                    None => break,
+                },
             };
             self.process_user(st, envelope);
             left -= 1;
@@ -120,7 +125,7 @@ impl<A: Actor> Cell<A> {
         }
         let with_user = st.phase.takes_user_messages();
         // SAFETY: this thread holds the run token.
-        if with_user && !unsafe { self.mailbox.batch_is_empty() } {
+        if with_user && (st.ctx.stash.has_unstashed() || !unsafe { self.mailbox.batch_is_empty() }) {
             AfterRun::Resubmit
         } else {
             AfterRun::Release {
@@ -395,6 +400,8 @@ impl<A: Actor> Cell<A> {
             // Best effort, as in Akka: a panic here does not stop the restart.
             let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
         }
+        // Kept across the restart: the new instance handles them first.
+        st.ctx.stash.unstash_all();
         st.phase = Phase::Recreating(failure);
         self.finish_restart_if_ready(st);
     }
@@ -480,6 +487,9 @@ impl<A: Actor> Cell<A> {
         self.core.mark_terminated();
         let me = st.ctx.handle();
         let events = self.core.system.event_stream();
+        for msg in st.ctx.stash.drain() {
+            events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+        }
         for envelope in drained.user {
             if let Envelope::Msg(msg, _) = envelope {
                 events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);

@@ -9,7 +9,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use super::{Enqueued, Mailbox};
+use super::{Enqueued, Mailbox, Offered};
 use crate::sync::Mutex;
 
 type Msg = (usize, usize); // (sender, sequence)
@@ -24,8 +24,12 @@ struct Actor {
 
 impl Actor {
     fn new(throughput: usize) -> Arc<Self> {
+        Self::bounded(throughput, usize::MAX)
+    }
+
+    fn bounded(throughput: usize, capacity: usize) -> Arc<Self> {
         let actor = Arc::new(Self {
-            mailbox: Mailbox::new_claimed(),
+            mailbox: Mailbox::new_claimed_bounded(capacity, false),
             processed: Mutex::new(Vec::new()),
             system_seen: Mutex::new(Vec::new()),
             inside: AtomicUsize::new(0),
@@ -81,6 +85,23 @@ impl Actor {
         if self.mailbox.enqueue_user(msg).expect("open mailbox") == Enqueued::MustSchedule {
             self.run();
         }
+    }
+
+    /// Offer to a bounded mailbox without eviction; `false` when refused.
+    fn offer(&self, msg: Msg) -> bool {
+        match self.mailbox.offer_user(msg, None, None) {
+            Offered::Queued(Enqueued::MustSchedule) => {
+                self.run();
+                true
+            }
+            Offered::Queued(Enqueued::Queued) => true,
+            Offered::Full(_) => false,
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.mailbox.shared.lock().user.len() + self.mailbox.batched.load(Ordering::SeqCst)
     }
 }
 
@@ -217,5 +238,111 @@ fn close_racing_with_send_loses_nothing() {
             "a message vanished or was counted twice"
         );
         assert!(mailbox.is_closed());
+    });
+}
+
+/// A waker that records that it was woken.
+#[derive(Default)]
+struct Flag(loom::sync::atomic::AtomicBool);
+
+impl std::task::Wake for Flag {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.0.store(true, Ordering::SeqCst);
+    }
+}
+
+/// (e) Bounded, capacity 1, two senders racing the runs: every message is
+/// processed exactly once or refused to its sender, the processed ones keep
+/// per-sender order, and the queue never holds more than the capacity.
+#[test]
+fn bounded_exactly_once_or_refused() {
+    loom::model(|| {
+        let actor = Actor::bounded(1, 1);
+        let handles: Vec<_> = (0..2)
+            .map(|s| {
+                let actor = actor.clone();
+                thread::spawn(move || {
+                    let refused = (0..2).filter(|&i| !actor.offer((s, i))).count();
+                    assert!(actor.queued() <= 1, "over capacity");
+                    refused
+                })
+            })
+            .collect();
+        let refused: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
+        let processed = actor.processed.lock();
+        assert_eq!(
+            processed.len() + refused,
+            4,
+            "lost or duplicated: {processed:?}"
+        );
+        for s in 0..2 {
+            let seqs: Vec<usize> = processed.iter().filter(|m| m.0 == s).map(|m| m.1).collect();
+            assert!(
+                seqs.windows(2).all(|w| w[0] < w[1]),
+                "sender {s} reordered: {seqs:?}"
+            );
+        }
+    });
+}
+
+/// (f) A sender that finds the mailbox full and leaves a waker is woken
+/// once the consumer takes a message out (rule 5): no lost wake-up for
+/// `send`, in both the batching and the evicting (one-at-a-time) mode.
+#[test]
+fn bounded_full_sender_is_woken() {
+    for evicting in [false, true] {
+        loom::model(move || {
+            let mailbox: Arc<Mailbox<usize, usize>> =
+                Arc::new(Mailbox::new_claimed_bounded(1, evicting));
+            assert!(matches!(
+                mailbox.offer_user(0, None, None),
+                Offered::Queued(_)
+            ));
+            let flag = std::sync::Arc::new(Flag::default());
+            let producer = {
+                let mailbox = mailbox.clone();
+                let waker = std::task::Waker::from(flag.clone());
+                thread::spawn(move || {
+                    matches!(mailbox.offer_user(1, None, Some(&waker)), Offered::Full(_))
+                })
+            };
+            // The consumer owns the token from `new_claimed_bounded`.
+            // SAFETY: this thread owns the run token.
+            assert_eq!(unsafe { mailbox.next_user() }, Some(0));
+            let refused = producer.join().unwrap();
+            assert!(
+                !refused || flag.0.load(Ordering::SeqCst),
+                "a full sender was never woken"
+            );
+        });
+    }
+}
+
+/// (g) Drop-head racing the consumer: each message is processed or evicted
+/// exactly once, never both, never neither.
+#[test]
+fn bounded_drop_head_evicts_exactly_once() {
+    loom::model(|| {
+        let mailbox: Arc<Mailbox<usize, usize>> = Arc::new(Mailbox::new_claimed_bounded(1, true));
+        assert!(matches!(
+            mailbox.offer_user(0, None, None),
+            Offered::Queued(_)
+        ));
+        let producer = {
+            let mailbox = mailbox.clone();
+            thread::spawn(move || match mailbox.offer_user(1, Some(|_| true), None) {
+                Offered::Queued(_) => None,
+                Offered::QueuedEvicting(_, old) => Some(old),
+                other => panic!("unexpected {other:?}"),
+            })
+        };
+        // SAFETY: this thread owns the run token.
+        let first = unsafe { mailbox.next_user() };
+        let evicted = producer.join().unwrap();
+        // SAFETY: this thread still owns the run token.
+        let rest = unsafe { mailbox.close() }.user;
+        let mut seen: Vec<usize> = first.into_iter().chain(evicted).chain(rest).collect();
+        seen.sort_unstable();
+        assert_eq!(seen, vec![0, 1], "a message vanished or was seen twice");
     });
 }

@@ -1,0 +1,221 @@
+//! Running a future for an actor without blocking a worker, and delivering
+//! its output as a message (Akka's `pipeTo` / `pipeToSelf`).
+//!
+//! weir-actor has no executor dependency: [`ActorRef::pipe`] wraps the
+//! future in a small task that the system's shared pool polls. Its waker
+//! resubmits the task to the pool, so a future that waits (for an `ask`, a
+//! channel, another thread) holds no thread while it waits. Futures that
+//! need a particular runtime's reactor (tokio's timers or sockets) must be
+//! driven by that runtime: spawn them there (weir-interop's `tokio` feature
+//! provides a runtime handle) and pipe a future that waits for their result.
+//!
+//! # Task states
+//!
+//! `IDLE` (waiting for a wake-up), `SCHEDULED` (queued on the pool),
+//! `RUNNING` (being polled), `NOTIFIED` (woken while being polled: poll
+//! again), `DONE`. A wake-up moves `IDLE` to `SCHEDULED` and submits the
+//! task, or `RUNNING` to `NOTIFIED`; any other wake-up has nothing to do. So
+//! the task is queued at most once and polled by one thread at a time, and
+//! a wake-up during a poll is never lost.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::task::{Context as TaskContext, Poll, Wake, Waker};
+
+use crate::actor::Actor;
+use crate::actor_ref::ActorRef;
+use crate::context::Context;
+use crate::dispatcher::{Dispatcher, Runnable};
+use crate::sync::{Arc, AtomicU8, Mutex, Ordering};
+
+const IDLE: u8 = 0;
+const SCHEDULED: u8 = 1;
+const RUNNING: u8 = 2;
+const NOTIFIED: u8 = 3;
+const DONE: u8 = 4;
+
+type BoxFuture<M> = Pin<Box<dyn Future<Output = M> + Send>>;
+
+/// A piped future and where its output goes.
+struct PipeTask<M: Send + 'static> {
+    state: AtomicU8,
+    /// `None` once it completed or panicked. Only the `RUNNING` thread locks
+    /// it, so the lock is never contended.
+    future: Mutex<Option<BoxFuture<M>>>,
+    target: ActorRef<M>,
+    dispatcher: Dispatcher,
+}
+
+impl<M: Send + 'static> PipeTask<M> {
+    fn schedule(self: Arc<Self>) {
+        let dispatcher = self.dispatcher.clone();
+        dispatcher.submit(self);
+    }
+}
+
+impl<M: Send + 'static> Runnable for PipeTask<M> {
+    fn run(self: Arc<Self>) {
+        self.state.store(RUNNING, Ordering::Release);
+        let waker = Waker::from(self.clone());
+        let mut cx = TaskContext::from_waker(&waker);
+        loop {
+            let mut slot = self.future.lock();
+            let Some(future) = slot.as_mut() else {
+                self.state.store(DONE, Ordering::Release);
+                return;
+            };
+            match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+                Ok(Poll::Ready(msg)) => {
+                    *slot = None;
+                    drop(slot);
+                    self.state.store(DONE, Ordering::Release);
+                    self.target.tell(msg);
+                    return;
+                }
+                Ok(Poll::Pending) => {}
+                Err(_) => {
+                    // A panicking future is dropped: nothing to deliver.
+                    *slot = None;
+                    self.state.store(DONE, Ordering::Release);
+                    return;
+                }
+            }
+            drop(slot);
+            match self.state.compare_exchange(RUNNING, IDLE, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return,
+                // Woken while polling: poll again.
+                Err(_) => self.state.store(RUNNING, Ordering::Release),
+            }
+        }
+    }
+}
+
+impl<M: Send + 'static> Wake for PipeTask<M> {
+    fn wake(self: std::sync::Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &std::sync::Arc<Self>) {
+        let mut state = self.state.load(Ordering::Acquire);
+        loop {
+            let next = match state {
+                IDLE => SCHEDULED,
+                RUNNING => NOTIFIED,
+                _ => return,
+            };
+            match self.state.compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) if next == SCHEDULED => return self.clone().schedule(),
+                Ok(_) => return,
+                Err(actual) => state = actual,
+            }
+        }
+    }
+}
+
+impl<M: Send + 'static> ActorRef<M> {
+    /// Run `future` on the system's shared pool, without blocking a worker
+    /// while it waits, and send its output to this actor (Akka's `pipeTo`).
+    /// An output for an actor that has stopped goes to dead letters, as with
+    /// `tell`. A future that panics is dropped and sends nothing (the panic
+    /// is reported by the panic hook, like any other): when the actor must
+    /// hear of a failure, pipe a future whose output is a `Result`.
+    ///
+    /// See the [module docs](crate::pipe) for futures that need another
+    /// runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// struct Sum(u64);
+    /// impl Actor for Sum {
+    ///     type Msg = u64;
+    ///     fn receive(&mut self, _: &mut Context<Self>, n: u64) {
+    ///         self.0 += n;
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("pipe").unwrap();
+    /// let sum = system.spawn(Props::new(|| Sum(0)), "sum").unwrap();
+    /// sum.pipe(async { 40 + 2 });
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn pipe<F>(&self, future: F)
+    where
+        F: Future<Output = M> + Send + 'static,
+    {
+        let system = self.inner.system();
+        let task = Arc::new(PipeTask {
+            state: AtomicU8::new(SCHEDULED),
+            future: Mutex::new(Some(Box::pin(future))),
+            target: self.clone(),
+            dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
+        });
+        task.schedule();
+    }
+}
+
+impl<A: Actor> Context<A> {
+    /// Run `future` without blocking this actor or a worker, and send
+    /// `map(output)` to this actor when it completes (Akka's
+    /// `pipeToSelf`). The actor keeps handling messages meanwhile; state it
+    /// needs must travel in the future or the mapped message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+    ///
+    /// enum Msg {
+    ///     Fetch(ActorRef<u32>),
+    ///     Fetched(u32, ActorRef<u32>),
+    /// }
+    ///
+    /// struct Doubler;
+    /// impl Actor for Doubler {
+    ///     type Msg = (u32, ActorRef<u32>);
+    ///     fn receive(&mut self, _: &mut Context<Self>, (n, reply): (u32, ActorRef<u32>)) {
+    ///         reply.tell(n * 2);
+    ///     }
+    /// }
+    ///
+    /// struct Front(ActorRef<(u32, ActorRef<u32>)>);
+    /// impl Actor for Front {
+    ///     type Msg = Msg;
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+    ///         match msg {
+    ///             Msg::Fetch(reply) => {
+    ///                 let answer = ask(&self.0, |r| (21, r), Duration::from_secs(5));
+    ///                 ctx.pipe_to_self(answer, move |n| Msg::Fetched(n.unwrap_or(0), reply));
+    ///             }
+    ///             Msg::Fetched(n, reply) => reply.tell(n),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("pipeToSelf").unwrap();
+    /// let doubler = system.spawn(Props::new(|| Doubler), "doubler").unwrap();
+    /// let front = system.spawn(Props::new(move || Front(doubler.clone())), "front").unwrap();
+    /// assert_eq!(ask(&front, Msg::Fetch, Duration::from_secs(5)).wait(), Ok(42));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn pipe_to_self<F, T>(&self, future: F, map: impl FnOnce(T) -> A::Msg + Send + 'static)
+    where
+        F: Future<Output = T> + Send + 'static,
+    {
+        self.myself().pipe(async move { map(future.await) });
+    }
+}
+
+impl<M: Send + 'static> fmt::Debug for PipeTask<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("PipeTask")
+            .field("state", &self.state.load(Ordering::Relaxed))
+            .field("target", self.target.path())
+            .finish()
+    }
+}
