@@ -108,6 +108,7 @@ runtime_modules! {
     mod kill_switch;
     mod materializer;
     mod ops;
+    mod plan;
     mod pull;
     mod queue;
     pub mod stage;
@@ -118,7 +119,7 @@ runtime_modules! {
     pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
-    pub use materializer::Materializer;
+    pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{FlowOps, TickHandle};
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};

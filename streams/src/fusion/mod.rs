@@ -17,10 +17,14 @@ mod consumer;
 mod iter;
 mod step;
 
-pub(crate) use consumer::{
-    Consumer, ConsumerFactory, ConsumerStage, Drained, HostsConsumer, IterConsumerStage, SteppedHost,
-};
+mod nodes;
+
+pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use iter::{
-    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, IterSource, PollChunks, leaf,
+    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
-pub(crate) use step::{Step, StepFactory, StepStage, compose};
+pub(crate) use nodes::{
+    ConsumerNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
+    StepNode,
+};
+pub(crate) use step::{Step, StepFactory};

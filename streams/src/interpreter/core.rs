@@ -59,6 +59,15 @@ pub(crate) enum Event {
     Cancel(u32),
 }
 
+impl Event {
+    /// The connection the event is for.
+    pub(crate) fn conn(self) -> u32 {
+        match self {
+            Event::Push(c) | Event::Pull(c) | Event::Complete(c) | Event::Fail(c) | Event::Cancel(c) => c,
+        }
+    }
+}
+
 pub(crate) struct Conn {
     pub(crate) state: u16,
     pub(crate) up: u32,
@@ -217,6 +226,19 @@ impl Core {
     fn flow(&mut self, event: Event) {
         if self.chased.is_none() {
             self.chased = Some(event);
+        } else {
+            self.events.push_back(event);
+        }
+    }
+
+    /// Queue the chased `event` after the chase limit, so the queue gets
+    /// a turn: at the back, unless an event of its own connection is
+    /// already queued (a completion that followed the chased push): then
+    /// first, so that it keeps its place before that event.
+    pub(crate) fn defer(&mut self, event: Event) {
+        let c = event.conn();
+        if self.events.iter().any(|queued| queued.conn() == c) {
+            self.events.push_front(event);
         } else {
             self.events.push_back(event);
         }

@@ -79,7 +79,7 @@ impl Island {
                     chased => {
                         chain = 0;
                         if let Some(event) = chased {
-                            self.core.events.push_back(event);
+                            self.core.defer(event);
                         }
                         let Some(event) = self.core.events.pop_front() else {
                             break;
