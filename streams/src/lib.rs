@@ -70,7 +70,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;
-pub use error::{ArgumentError, ErrorKind, StreamError};
+pub use error::{ArgumentError, ErrorKind, GraphError, StreamError};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]
@@ -104,6 +104,7 @@ runtime_modules! {
     mod blueprint;
     mod completion;
     mod fusion;
+    pub mod graph;
     mod interpreter;
     mod kill_switch;
     mod materializer;
@@ -129,6 +130,7 @@ runtime_modules! {
 /// The names a stream program needs: `use weir_streams::prelude::*;`.
 #[cfg(not(loom))]
 pub mod prelude {
+    pub use crate::graph::JunctionOps;
     pub use crate::{
         Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RunnableGraph, Sink,
         Source, StreamError,

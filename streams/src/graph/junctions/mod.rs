@@ -1,0 +1,17 @@
+//! Fan-in and fan-out junctions, one family per file.
+
+mod balance;
+mod broadcast;
+mod concat;
+mod merge;
+mod partition;
+mod unzip;
+mod zip;
+
+pub use balance::Balance;
+pub use broadcast::Broadcast;
+pub use concat::Concat;
+pub use merge::Merge;
+pub use partition::{Partition, PartitionOutOfRange};
+pub use unzip::Unzip;
+pub use zip::{Zip, ZipWith};
