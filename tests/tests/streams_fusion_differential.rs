@@ -1,7 +1,8 @@
-//! Random operator chains run fused, unfused and with boundaries everywhere, each checked against a plain-Rust model.
+//! Random operator chains and junctions run fused, unfused and with boundaries everywhere, each checked against a plain-Rust model.
 
 use proptest::prelude::*;
 use weir_streams::prelude::*;
+
 use weir_streams::testkit::TestSink;
 use weir_tests::{shutdown, stream_system};
 
@@ -33,6 +34,55 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..3).prop_map(Op::MapConcat),
         1 => Just(Op::Boundary),
     ]
+}
+
+/// A junction joining the chain with a second random chain, at the end.
+#[derive(Debug, Clone)]
+enum Join {
+    Alone,
+    Merge(Vec<u64>, Vec<Op>),
+    Zip(Vec<u64>, Vec<Op>),
+    Concat(Vec<u64>, Vec<Op>),
+}
+
+fn join() -> impl Strategy<Value = Join> {
+    let other = || {
+        (
+            prop::collection::vec(0u64..1000, 0..20),
+            prop::collection::vec(op(), 0..4),
+        )
+    };
+    prop_oneof![
+        2 => Just(Join::Alone),
+        1 => other().prop_map(|(i, o)| Join::Merge(i, o)),
+        1 => other().prop_map(|(i, o)| Join::Zip(i, o)),
+        1 => other().prop_map(|(i, o)| Join::Concat(i, o)),
+    ]
+}
+
+fn joined_model(input: &[u64], ops: &[Op], join: &Join) -> Vec<u64> {
+    let mine = model(input, ops);
+    match join {
+        Join::Alone => mine,
+        Join::Merge(i, o) | Join::Concat(i, o) => mine.into_iter().chain(model(i, o)).collect(),
+        Join::Zip(i, o) => mine
+            .into_iter()
+            .zip(model(i, o))
+            .map(|(a, b)| a * 1000 + b)
+            .collect(),
+    }
+}
+
+fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) -> Source<u64> {
+    let mine = blueprint(input, ops, boundaries);
+    match join {
+        Join::Alone => mine,
+        Join::Merge(i, o) => mine.merge(blueprint(i, o, boundaries)),
+        Join::Zip(i, o) => mine
+            .zip(blueprint(i, o, boundaries))
+            .map(|(a, b)| a * 1000 + b),
+        Join::Concat(i, o) => mine.concat(blueprint(i, o, boundaries)),
+    }
 }
 
 /// How the result is taken.
@@ -148,24 +198,34 @@ proptest! {
     fn fused_unfused_and_boundaries_agree_with_the_model(
         input in prop::collection::vec(0u64..1000, 0..40),
         ops in prop::collection::vec(op(), 0..10),
+        join in join(),
         end in end(),
     ) {
         let (system, fused) = stream_system("differential");
         let unfused = Materializer::builder(&system).fusion(false).build();
-        let expected = model(&input, &ops);
-        let expected = match end {
+        let expected = joined_model(&input, &ops, &join);
+        let mut expected = match end {
             End::Sum => vec![expected.iter().sum()],
             _ => expected,
         };
+        let go = |boundaries, mat| run(joined_blueprint(&input, &ops, &join, boundaries), &end, &expected, mat);
         let runs = [
-            ("fused", run(blueprint(&input, &ops, false), &end, &expected, &fused)),
-            ("unfused", run(blueprint(&input, &ops, false), &end, &expected, &unfused)),
-            ("boundaries", run(blueprint(&input, &ops, true), &end, &expected, &fused)),
-            ("boundaries unfused", run(blueprint(&input, &ops, true), &end, &expected, &unfused)),
+            ("fused", go(false, &fused)),
+            ("unfused", go(false, &unfused)),
+            ("boundaries", go(true, &fused)),
+            ("boundaries unfused", go(true, &unfused)),
         ];
         shutdown(&system);
-        for (how, got) in runs {
-            prop_assert_eq!(&got, &expected, "{} run of {:?}", how, ops);
+        // A merge interleaves as elements arrive: compare its elements only.
+        let unordered = matches!(join, Join::Merge(..));
+        if unordered {
+            expected.sort_unstable();
+        }
+        for (how, mut got) in runs {
+            if unordered {
+                got.sort_unstable();
+            }
+            prop_assert_eq!(&got, &expected, "{} run of {:?} joined by {:?}", how, ops, join);
         }
     }
 }

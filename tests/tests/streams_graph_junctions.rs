@@ -398,3 +398,30 @@ fn also_to_sends_every_element_to_the_side_sink() {
     assert_eq!(seen, vec![1, 2, 3]);
     shutdown(&system);
 }
+
+/// Regression (found by the differential test): when the first input
+/// completed after downstream had asked but before that ask reached the
+/// concat, the second input was pulled twice (a protocol error).
+#[test]
+fn concat_asks_its_next_input_once_when_the_first_completes_under_demand() {
+    let (system, mat) = stream_system("concat-race");
+    let input = vec![
+        212u64, 0, 0, 0, 0, 0, 0, 234, 9, 585, 0, 369, 246, 114, 0, 63, 9, 45, 333,
+    ];
+    let first = Source::from_iter(input.clone())
+        .map(|x| (x + 1) % 1000)
+        .filter(|x| x % 3 != 0)
+        .skip_while(|x| *x < 2);
+    let second = Source::from_iter(Vec::<u64>::new()).map(|x| x + 1);
+    let want: Vec<u64> = input
+        .iter()
+        .map(|x| (x + 1) % 1000)
+        .filter(|x| x % 3 != 0)
+        .skip_while(|x| *x < 2)
+        .collect();
+    assert_eq!(
+        first.concat(second).run_with(Sink::collect(), &mat).wait(),
+        Ok(want)
+    );
+    shutdown(&system);
+}

@@ -71,6 +71,16 @@ impl<T: Send + 'static, const N: usize> ConcatLogic<T, N> {
     fn current(&self) -> Inlet<T> {
         self.shape.ins[self.current]
     }
+
+    /// Ask the current input, once: downstream's demand may be seen (an
+    /// input completing) before its pull is delivered here.
+    fn pull_current(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.current();
+        if ctx.has_been_pulled(inlet) || ctx.is_closed(inlet) {
+            return Ok(());
+        }
+        ctx.pull(inlet)
+    }
 }
 
 impl<T: Send + 'static, const N: usize> GraphStageLogic for ConcatLogic<T, N> {
@@ -87,7 +97,7 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for ConcatLogic<T, N> {
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        ctx.pull(self.current())
+        self.pull_current(ctx)
     }
 
     fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -101,7 +111,7 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for ConcatLogic<T, N> {
         if self.current == N {
             ctx.complete_stage();
         } else if ctx.is_available(self.shape.out) {
-            ctx.pull(self.current())?;
+            self.pull_current(ctx)?;
         }
         Ok(())
     }
