@@ -1,7 +1,8 @@
 //! Fan-in and fan-out junctions: completion, failure, cancellation and back-pressure (after Pekko's Graph*Spec).
 
 use weir_streams::graph::{
-    Balance, Broadcast, Concat, GraphBuilder, Merge, Partition, PartitionOutOfRange, Unzip, Zip,
+    Balance, Broadcast, Concat, GraphBuilder, Merge, MergePreferred, Partition,
+    PartitionOutOfRange, Unzip, Zip,
 };
 use weir_streams::prelude::*;
 use weir_streams::testkit::SourceProbe;
@@ -423,5 +424,38 @@ fn concat_asks_its_next_input_once_when_the_first_completes_under_demand() {
         first.concat(second).run_with(Sink::collect(), &mat).wait(),
         Ok(want)
     );
+    shutdown(&system);
+}
+
+/// Akka's classic cycle: what a broadcast feeds back goes through a
+/// dropping buffer into the preferred input of a merge, and the graph keeps
+/// flowing (without the buffer such a cycle may deadlock).
+#[test]
+fn a_cycle_through_merge_preferred_and_a_buffer_keeps_flowing() {
+    let (system, mat) = stream_system("cycle");
+    let mut b = GraphBuilder::new();
+    let source = b.source(Source::repeat(1u64));
+    let merge = b.add(MergePreferred::<u64, 2>::new());
+    let split = b.add(Broadcast::<u64, 2>::new().eager_cancel());
+    let (feedback_in, feedback_out) = b.flow(
+        Flow::new()
+            .map(|x: u64| x + 1)
+            .buffer(8, OverflowStrategy::DropHead)
+            .expect("8 is a valid size"),
+    );
+    let (sink, done) = b.sink_mat(
+        Flow::new()
+            .take(10_000)
+            .to_mat(Sink::fold(0u64, |n, _| n + 1), Keep::right),
+    );
+    let [preferred, fresh] = merge.ins();
+    let [on, back] = split.outs();
+    b.connect(source, fresh).unwrap();
+    b.connect(merge.out(), split.inlet()).unwrap();
+    b.connect(on, sink).unwrap();
+    b.connect(back, feedback_in).unwrap();
+    b.connect(feedback_out, preferred).unwrap();
+    let graph = b.build(move |m| m.take(&done)).unwrap();
+    assert_eq!(graph.run(&mat).wait(), Ok(10_000));
     shutdown(&system);
 }

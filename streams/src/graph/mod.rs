@@ -18,5 +18,6 @@ mod junctions;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
 pub use fluent::JunctionOps;
 pub use junctions::{
-    Balance, Broadcast, Concat, Merge, Partition, PartitionOutOfRange, Unzip, Zip, ZipWith,
+    Balance, Broadcast, Concat, Merge, MergePreferred, Partition,
+    PartitionOutOfRange, Unzip, Zip, ZipWith,
 };

@@ -31,7 +31,59 @@ use crate::stage::{
 #[derive(Debug, Clone, Copy)]
 pub struct Merge<T, const N: usize> {
     eager_complete: bool,
+    preferred: Option<u16>,
     _t: std::marker::PhantomData<fn(T)>,
+}
+
+/// A [`Merge`] that serves its input 0 first whenever it has an element
+/// waiting (Akka's `MergePreferred`): the other inputs get a turn only when
+/// input 0 has nothing ready. The classic use is a cycle that feeds back
+/// into input 0, so what circulates drains before new elements enter.
+///
+/// ```
+/// use weir_streams::graph::{GraphBuilder, MergePreferred};
+/// use weir_streams::prelude::*;
+///
+/// let merge = MergePreferred::<u32, 2>::new();
+/// let mut b = GraphBuilder::new();
+/// let ports = b.add(merge);
+/// let [preferred, other] = ports.ins();
+/// # let _ = (preferred, other);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct MergePreferred<T, const N: usize>(Merge<T, N>);
+
+impl<T, const N: usize> MergePreferred<T, N> {
+    /// A merge preferring input 0, completing when all inputs have.
+    pub const fn new() -> Self {
+        let mut merge = Merge::new();
+        merge.preferred = Some(0);
+        Self(merge)
+    }
+
+    /// Complete as soon as one input completes.
+    pub const fn eager_complete(self) -> Self {
+        Self(self.0.eager_complete())
+    }
+}
+
+impl<T, const N: usize> Default for MergePreferred<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Send + 'static, const N: usize> GraphStage for MergePreferred<T, N> {
+    type Shape = UniformFanInShape<T, N>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "merge_preferred"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        self.0.create_logic(cx)
+    }
 }
 
 impl<T, const N: usize> Merge<T, N> {
@@ -39,6 +91,7 @@ impl<T, const N: usize> Merge<T, N> {
     pub const fn new() -> Self {
         Self {
             eager_complete: false,
+            preferred: None,
             _t: std::marker::PhantomData,
         }
     }
@@ -70,6 +123,7 @@ impl<T: Send + 'static, const N: usize> GraphStage for Merge<T, N> {
             pending: VecDeque::with_capacity(N),
             open: N,
             eager_complete: self.eager_complete,
+            preferred: self.preferred,
             done: false,
         };
         (Box::new(logic), ())
@@ -82,6 +136,8 @@ struct MergeLogic<T, const N: usize> {
     pending: VecDeque<u16>,
     open: usize,
     eager_complete: bool,
+    /// The input served first whenever it has an element waiting.
+    preferred: Option<u16>,
     /// No input will be pulled again: complete once `pending` is empty.
     done: bool,
 }
@@ -117,7 +173,8 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     }
 
     fn on_push(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.pending.is_empty() && ctx.is_available(self.shape.out) {
+        let first = self.pending.is_empty() || self.preferred == Some(port.0);
+        if first && ctx.is_available(self.shape.out) {
             self.emit_from(port.0, ctx)
         } else {
             self.pending.push_back(port.0);
@@ -126,7 +183,14 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if let Some(port) = self.pending.pop_front() {
+        let preferred = self
+            .preferred
+            .and_then(|p| self.pending.iter().position(|q| *q == p));
+        let next = match preferred {
+            Some(at) => self.pending.remove(at),
+            None => self.pending.pop_front(),
+        };
+        if let Some(port) = next {
             self.emit_from(port, ctx)?;
         }
         self.complete_if_drained(ctx);

@@ -11,7 +11,7 @@ mod zip;
 pub use balance::Balance;
 pub use broadcast::Broadcast;
 pub use concat::Concat;
-pub use merge::Merge;
+pub use merge::{Merge, MergePreferred};
 pub use partition::{Partition, PartitionOutOfRange};
 pub use unzip::Unzip;
 pub use zip::{Zip, ZipWith};
