@@ -459,3 +459,70 @@ fn a_cycle_through_merge_preferred_and_a_buffer_keeps_flowing() {
     assert_eq!(graph.run(&mat).wait(), Ok(10_000));
     shutdown(&system);
 }
+
+#[test]
+fn or_else_switches_to_the_secondary_only_when_the_primary_is_empty() {
+    let (system, mat) = stream_system("or-else");
+    let empty = Source::<u32>::empty().or_else(Source::range(5u32..7));
+    assert_eq!(empty.run_with(Sink::collect(), &mat).wait(), Ok(vec![5, 6]));
+    let full = Source::range(1u32..3).or_else(Source::range(5u32..7));
+    assert_eq!(full.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2]));
+    // A secondary that fails is harmless while the primary has elements.
+    let failing = Source::range(1u32..3).or_else(Source::failed(StreamError::msg("unused")));
+    assert_eq!(
+        failing.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2])
+    );
+    let needed = Source::<u32>::empty().or_else(Source::failed(StreamError::msg("needed")));
+    let error = needed.run_with(Sink::collect(), &mat).wait().unwrap_err();
+    assert!(error.to_string().contains("needed"), "{error}");
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_index_counts_from_zero_in_every_run() {
+    let (system, mat) = stream_system("zip-index");
+    let indexed = Source::from_iter(vec!['a', 'b', 'c']).zip_with_index();
+    for _ in 0..2 {
+        let got = indexed.clone().run_with(Sink::collect(), &mat).wait();
+        assert_eq!(got, Ok(vec![('a', 0), ('b', 1), ('c', 2)]));
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn divert_to_sends_matching_elements_to_the_side_sink() {
+    let (system, mat) = stream_system("divert");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let side = Sink::fold((), move |(), x: u32| {
+        tx.send(x).expect("the test holds the receiver")
+    });
+    let kept = Source::range(0u32..6)
+        .divert_to(side, |x| x % 3 == 0)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(kept.wait(), Ok(vec![1, 2, 4, 5]));
+    let diverted: Vec<u32> = (0..2)
+        .map(|_| rx.recv_timeout(weir_tests::PATIENCE).unwrap())
+        .collect();
+    assert_eq!(diverted, vec![0, 3]);
+    shutdown(&system);
+}
+
+#[test]
+fn sink_combine_feeds_every_sink_and_outlives_one_that_cancels() {
+    let (system, mat) = stream_system("sink-combine");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let all = Sink::combine(
+        Flow::new().take(1).to(Sink::ignore()),
+        Sink::fold((), move |(), x: u32| {
+            tx.send(x).expect("the test holds the receiver")
+        }),
+        Vec::<Sink<u32>>::new(),
+    );
+    Source::range(0u32..5).run_with(all, &mat);
+    let seen: Vec<u32> = (0..5)
+        .map(|_| rx.recv_timeout(weir_tests::PATIENCE).unwrap())
+        .collect();
+    assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    shutdown(&system);
+}

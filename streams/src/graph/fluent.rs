@@ -2,7 +2,7 @@
 //! and `Flow`.
 
 use super::builder::GraphBuilder;
-use super::junctions::{Broadcast, Concat, Merge, Zip, ZipWith};
+use super::junctions::{Broadcast, Concat, Merge, OrElse, Partition, Zip, ZipWith};
 use crate::{Flow, FlowOps, Sink, Source};
 
 const WIRED: &str = "a junction flow has every other port connected";
@@ -81,6 +81,37 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 1))
     }
 
+    /// This stream's elements; if it completes empty, `other`'s instead
+    /// ([`OrElse`]).
+    fn or_else<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        self.via_flow(uniform_with_other(OrElse::<Self::Out>::new(), other, 0))
+    }
+
+    /// Each element with its position, from 0.
+    fn zip_with_index(self) -> Self::Repr<(Self::Out, u64)> {
+        let mut index = 0u64;
+        self.map(move |x| {
+            let at = index;
+            index += 1;
+            (x, at)
+        })
+    }
+
+    /// The elements for which `divert` is true go to `sink` instead
+    /// ([`Partition`]); back-pressure from either side holds both.
+    fn divert_to<M, F>(self, sink: Sink<Self::Out, M>, divert: F) -> Self::Repr<Self::Out>
+    where
+        M: 'static,
+        F: Fn(&Self::Out) -> bool + Clone + Send + Sync + 'static,
+    {
+        let mut b = GraphBuilder::new();
+        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| usize::from(divert(x))));
+        let sink = b.sink(sink);
+        let [on, side] = split.outs();
+        b.connect(side, sink).expect(WIRED);
+        self.via_flow(b.build_flow(split.inlet(), on, |_| ()).expect(WIRED))
+    }
+
     /// Every element also to `sink` ([`Broadcast`] with eager cancel): the
     /// stream goes at the slower one's speed and stops when either cancels.
     fn also_to<M: 'static>(self, sink: Sink<Self::Out, M>) -> Self::Repr<Self::Out>
@@ -97,6 +128,40 @@ pub trait JunctionOps: FlowOps {
 }
 
 impl<F: FlowOps> JunctionOps for F {}
+
+impl<T: Clone + Send + 'static> Sink<T, ()> {
+    /// One sink that gives every element to each of these sinks ([`Broadcast`]):
+    /// it goes at the slowest one's speed, and runs while any of them does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("sink-combine").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let (tx2, tx3) = (tx.clone(), tx.clone());
+    /// let both = Sink::combine(
+    ///     Sink::fold((), move |(), x: u32| tx.send(("a", x)).unwrap()),
+    ///     Sink::fold((), move |(), x: u32| tx2.send(("b", x)).unwrap()),
+    ///     [Sink::fold((), move |(), x: u32| tx3.send(("c", x)).unwrap())],
+    /// );
+    /// Source::single(5u32).run_with(both, &mat);
+    /// let mut seen: Vec<_> = (0..3).map(|_| rx.recv().unwrap()).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, vec![("a", 5), ("b", 5), ("c", 5)]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn combine<M1: 'static, M2: 'static, M: 'static>(
+        first: Sink<T, M1>,
+        second: Sink<T, M2>,
+        rest: impl IntoIterator<Item = Sink<T, M>>,
+    ) -> Sink<T, ()> {
+        let both = broadcast_to(first, second);
+        rest.into_iter().fold(both, broadcast_to)
+    }
+}
 
 impl<T: Send + 'static> Source<T, ()> {
     /// The elements of every source, as they arrive (nested [`Merge`]s).
@@ -125,4 +190,15 @@ impl<T: Send + 'static> Source<T, ()> {
         let merged = first.map_materialized_value(|_| ()).merge(second);
         rest.into_iter().fold(merged, |all, next| all.merge(next))
     }
+}
+
+/// A sink broadcasting to `a` and `b` (values dropped).
+fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(a: Sink<T, A>, b: Sink<T, B>) -> Sink<T, ()> {
+    let mut builder = GraphBuilder::new();
+    let broadcast = builder.add(Broadcast::<T, 2>::new());
+    let (a, b) = (builder.sink(a), builder.sink(b));
+    let [to_a, to_b] = broadcast.outs();
+    builder.connect(to_a, a).expect(WIRED);
+    builder.connect(to_b, b).expect(WIRED);
+    builder.build_sink(broadcast.inlet(), |_| ()).expect(WIRED)
 }
