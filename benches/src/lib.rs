@@ -141,4 +141,5 @@ pub mod actor_ref_source;
 pub mod interop;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
+pub mod streams_graph;
 pub mod streams_pipeline;

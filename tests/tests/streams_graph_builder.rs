@@ -127,7 +127,7 @@ fn a_graph_with_islands_runs_fused_and_unfused_alike() {
         let split = b.add(Broadcast::<u64, 2>::new());
         let (evens, ek) = b.sink_mat(
             Flow::new()
-                .filter(|x: &u64| x % 2 == 0)
+                .filter(|x: &u64| x.is_multiple_of(2))
                 .async_boundary()
                 .to_mat(Sink::fold(0u64, |a, x| a + x), Keep::right),
         );

@@ -12,6 +12,10 @@
 //! form keeps the semantics of the unfused stages: elements are produced
 //! only on demand, in order, and a panic fails the stream naming the
 //! fused stage.
+//!
+//! This module holds the fused forms and the type-erased node kinds that
+//! build them (`nodes`); which form runs where is decided by the planner
+//! (`crate::plan`), never by a constructor.
 
 mod consumer;
 mod iter;

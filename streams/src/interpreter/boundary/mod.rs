@@ -12,10 +12,11 @@
 //! do marks itself waiting; the other half wakes it with an async
 //! callback (one message per wake-up, not per element).
 //!
-//! Fusion reaches across the boundary: an iterator source right before it
-//! runs inside the upstream half (a loop into the batch, no ports), and a
-//! folding sink right after it runs inside the downstream half (a loop
-//! over the batch).
+//! Fusion reaches across the boundary when the planner (`crate::plan`)
+//! says so: an iterator source right before it runs inside the upstream
+//! half (a loop into the batch, no ports), and a folding sink right after
+//! it (with any simple operators before the sink) runs inside the
+//! downstream half (a loop over the batch).
 
 use std::marker::PhantomData;
 use crate::sync::{Arc, Mutex, MutexGuard};
