@@ -214,6 +214,11 @@ fn graph(args: &Args) {
     let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
     let system = ActorSystem::new("bench-graph").expect("valid name");
     let mat = weir_streams::Materializer::new(&system);
+    // Fusion off runs `scan` then nine appended maps as 11 stages, as every
+    // release before the planner did.
+    let unfused = weir_streams::Materializer::builder(&system)
+        .fusion(false)
+        .build();
     type Row<'a> = (&'static str, u64, Box<dyn Fn() -> u64 + 'a>);
     let rows: Vec<Row<'_>> = vec![
         (
@@ -242,20 +247,25 @@ fn graph(args: &Args) {
             Box::new(|| g::weir_broadcast(n, &mat)),
         ),
         (
-            "weir scan + 9 maps composed",
+            "weir scan + 9 maps, unfused",
             0,
-            Box::new(|| g::weir_scan_via_composed_maps(n, &mat)),
+            Box::new(|| g::weir_scan_then_maps(n, &unfused)),
         ),
         (
             "weir scan + 9 maps appended",
             0,
             Box::new(|| g::weir_scan_then_maps(n, &mat)),
         ),
+        (
+            "weir scan + 9 maps composed",
+            0,
+            Box::new(|| g::weir_scan_via_composed_maps(n, &mat)),
+        ),
     ];
     println!("graphs over {n} elements, median of {runs} runs, 2-core box");
     println!(
         "{:<30} {:>14} {:>14} {:>14}",
-        "variant", "elements/s", "vs row above", "allocs/element"
+        "variant", "elements/s", "vs baseline", "allocs/element"
     );
     let mut previous: Option<f64> = None;
     for (name, expected, run) in &rows {
@@ -276,11 +286,16 @@ fn graph(args: &Args) {
             .collect();
         rates.sort_by(f64::total_cmp);
         let median = rates[runs / 2];
-        let ratio = match previous.take() {
-            Some(before) if name.starts_with("weir") => format!("{:.2}x", median / before),
+        // Peers and the unfused row are baselines; weir rows compare with
+        // the last baseline above them (the broadcast row has none).
+        let baseline = !name.starts_with("weir") || name.ends_with("unfused");
+        let ratio = match previous {
+            Some(before) if !baseline && !name.contains("broadcast") => {
+                format!("{:.2}x", median / before)
+            }
             _ => String::new(),
         };
-        if !name.starts_with("weir") || name.ends_with("composed") {
+        if baseline {
             previous = Some(median);
         }
         println!(
