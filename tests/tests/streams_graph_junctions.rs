@@ -526,3 +526,55 @@ fn sink_combine_feeds_every_sink_and_outlives_one_that_cancels() {
     assert_eq!(seen, vec![0, 1, 2, 3, 4]);
     shutdown(&system);
 }
+
+#[test]
+fn interleave_takes_segments_in_turn_and_finishes_the_longer_input() {
+    let (system, mat) = stream_system("interleave");
+    let mixed = Source::range(1u32..=5)
+        .interleave(Source::range(10u32..=11), 2)
+        .unwrap();
+    assert_eq!(
+        mixed.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 10, 11, 3, 4, 5])
+    );
+    let other_longer = Source::single(1u32)
+        .interleave(Source::range(10u32..=13), 1)
+        .unwrap();
+    assert_eq!(
+        other_longer.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 10, 11, 12, 13])
+    );
+    assert!(
+        Source::single(1u32)
+            .interleave(Source::single(2), 0)
+            .is_err()
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn merge_sorted_keeps_sorted_inputs_sorted_whatever_the_demand() {
+    let (system, mat) = stream_system("merge-sorted");
+    let a: Vec<u32> = (0..200).map(|x| x * 3).collect();
+    let b: Vec<u32> = (0..150).map(|x| x * 4 + 1).collect();
+    let mut want: Vec<u32> = a.iter().chain(&b).copied().collect();
+    want.sort_unstable();
+    let sorted =
+        Source::from_iter(a.clone()).merge_sorted(Source::from_iter(b.clone()).async_boundary());
+    assert_eq!(
+        sorted.run_with(Sink::collect(), &mat).wait(),
+        Ok(want.clone())
+    );
+    let mut probe = Source::from_iter(a)
+        .merge_sorted(Source::from_iter(b))
+        .run_with(TestSink::probe(), &mat);
+    let mut got = Vec::new();
+    while got.len() < want.len() {
+        let n = (want.len() - got.len()).min(7);
+        got.extend(probe.request_next_n(n));
+    }
+    probe.request(1);
+    probe.expect_complete();
+    assert_eq!(got, want);
+    shutdown(&system);
+}

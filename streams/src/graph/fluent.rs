@@ -2,7 +2,10 @@
 //! and `Flow`.
 
 use super::builder::GraphBuilder;
-use super::junctions::{Broadcast, Concat, Merge, OrElse, Partition, Zip, ZipWith};
+use super::junctions::{
+    Broadcast, Concat, Interleave, Merge, MergeSorted, OrElse, Partition, Zip, ZipWith,
+};
+use crate::ArgumentError;
 use crate::{Flow, FlowOps, Sink, Source};
 
 const WIRED: &str = "a junction flow has every other port connected";
@@ -53,6 +56,15 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(uniform_with_other(Merge::<Self::Out, 2>::new(), other, 0))
     }
 
+    /// This sorted stream and the sorted `other` merged into one sorted
+    /// stream ([`MergeSorted`]).
+    fn merge_sorted<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Ord,
+    {
+        self.via_flow(uniform_with_other(MergeSorted::<Self::Out>::new(), other, 0))
+    }
+
     /// Pairs of this stream's elements and `other`'s ([`Zip`](super::Zip));
     /// completes when either does.
     fn zip<U: Send + 'static, M: 'static>(self, other: Source<U, M>) -> Self::Repr<(Self::Out, U)> {
@@ -79,6 +91,21 @@ pub trait JunctionOps: FlowOps {
     /// `other`'s elements, then this stream's ([`Concat`]).
     fn prepend<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 1))
+    }
+
+    /// `segment_size` elements of this stream, then of `other`, in turn
+    /// ([`Interleave`]); once one completes, the rest of the other.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] when `segment_size` is 0.
+    fn interleave<M: 'static>(
+        self,
+        other: Source<Self::Out, M>,
+        segment_size: usize,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        let stage = Interleave::<Self::Out, 2>::new(segment_size)?;
+        Ok(self.via_flow(uniform_with_other(stage, other, 0)))
     }
 
     /// This stream's elements; if it completes empty, `other`'s instead

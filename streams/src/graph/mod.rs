@@ -18,6 +18,6 @@ mod junctions;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
 pub use fluent::JunctionOps;
 pub use junctions::{
-    Balance, Broadcast, Concat, Merge, MergePreferred, OrElse, Partition,
+    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergeSorted, OrElse, Partition,
     PartitionOutOfRange, Unzip, Zip, ZipWith,
 };
