@@ -36,41 +36,92 @@ fn op() -> impl Strategy<Value = Op> {
     ]
 }
 
-/// A junction joining the chain with a second random chain, at the end.
+/// A junction joining the chain with a second random chain; the
+/// deterministic ones are followed by more random operators.
 #[derive(Debug, Clone)]
 enum Join {
     Alone,
     Merge(Vec<u64>, Vec<Op>),
-    Zip(Vec<u64>, Vec<Op>),
-    Concat(Vec<u64>, Vec<Op>),
+    Zip(Vec<u64>, Vec<Op>, Vec<Op>),
+    Concat(Vec<u64>, Vec<Op>, Vec<Op>),
+    Interleave(Vec<u64>, Vec<Op>, usize, Vec<Op>),
+    OrElse(Vec<u64>, Vec<Op>, Vec<Op>),
+    MergeSorted(Vec<u64>, Vec<Op>, Vec<Op>),
 }
 
 fn join() -> impl Strategy<Value = Join> {
-    let other = || {
-        (
-            prop::collection::vec(0u64..1000, 0..20),
-            prop::collection::vec(op(), 0..4),
-        )
-    };
+    let input = || prop::collection::vec(0u64..1000, 0..20);
+    let ops = || prop::collection::vec(op(), 0..4);
     prop_oneof![
-        2 => Just(Join::Alone),
-        1 => other().prop_map(|(i, o)| Join::Merge(i, o)),
-        1 => other().prop_map(|(i, o)| Join::Zip(i, o)),
-        1 => other().prop_map(|(i, o)| Join::Concat(i, o)),
+        3 => Just(Join::Alone),
+        1 => (input(), ops()).prop_map(|(i, o)| Join::Merge(i, o)),
+        1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::Zip(i, o, a)),
+        1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::Concat(i, o, a)),
+        1 => (input(), ops(), 1usize..4, ops()).prop_map(|(i, o, n, a)| Join::Interleave(i, o, n, a)),
+        1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::OrElse(i, o, a)),
+        1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::MergeSorted(i, o, a)),
     ]
+}
+
+/// Interleave on vectors: `n` of each in turn, then the rest of the longer.
+fn interleave_model(a: Vec<u64>, b: Vec<u64>, n: usize) -> Vec<u64> {
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let mut out = Vec::new();
+    while a.peek().is_some() || b.peek().is_some() {
+        out.extend(a.by_ref().take(n));
+        out.extend(b.by_ref().take(n));
+    }
+    out
+}
+
+/// The sorted-merge step on vectors: the smaller head first, ties to `a`.
+fn merge_sorted_model(a: Vec<u64>, b: Vec<u64>) -> Vec<u64> {
+    let (mut a, mut b) = (a.into_iter().peekable(), b.into_iter().peekable());
+    let mut out = Vec::new();
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if y < x => b.next(),
+            (Some(_), _) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => return out,
+        };
+        out.extend(next);
+    }
 }
 
 fn joined_model(input: &[u64], ops: &[Op], join: &Join) -> Vec<u64> {
     let mine = model(input, ops);
     match join {
         Join::Alone => mine,
-        Join::Merge(i, o) | Join::Concat(i, o) => mine.into_iter().chain(model(i, o)).collect(),
-        Join::Zip(i, o) => mine
-            .into_iter()
-            .zip(model(i, o))
-            .map(|(a, b)| a * 1000 + b)
-            .collect(),
+        Join::Merge(i, o) => mine.into_iter().chain(model(i, o)).collect(),
+        Join::Zip(i, o, after) => {
+            let zipped: Vec<u64> = mine
+                .into_iter()
+                .zip(model(i, o))
+                .map(|(a, b)| (a * 7 + b) % 1000)
+                .collect();
+            model(&zipped, after)
+        }
+        Join::Concat(i, o, after) => model(&[mine, model(i, o)].concat(), after),
+        Join::Interleave(i, o, n, after) => model(&interleave_model(mine, model(i, o), *n), after),
+        Join::OrElse(i, o, after) => {
+            let chosen = if mine.is_empty() { model(i, o) } else { mine };
+            model(&chosen, after)
+        }
+        Join::MergeSorted(i, o, after) => model(&merge_sorted_model(mine, model(i, o)), after),
     }
+}
+
+/// `ops` appended to `source`.
+fn then(source: Source<u64>, ops: &[Op], boundaries: bool) -> Source<u64> {
+    ops.iter().fold(source, |source, op| {
+        let source = apply(source, op);
+        if boundaries {
+            source.async_boundary()
+        } else {
+            source
+        }
+    })
 }
 
 fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) -> Source<u64> {
@@ -78,10 +129,29 @@ fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) ->
     match join {
         Join::Alone => mine,
         Join::Merge(i, o) => mine.merge(blueprint(i, o, boundaries)),
-        Join::Zip(i, o) => mine
-            .zip(blueprint(i, o, boundaries))
-            .map(|(a, b)| a * 1000 + b),
-        Join::Concat(i, o) => mine.concat(blueprint(i, o, boundaries)),
+        Join::Zip(i, o, after) => {
+            let zipped = mine
+                .zip(blueprint(i, o, boundaries))
+                .map(|(a, b)| (a * 7 + b) % 1000);
+            then(zipped, after, boundaries)
+        }
+        Join::Concat(i, o, after) => {
+            then(mine.concat(blueprint(i, o, boundaries)), after, boundaries)
+        }
+        Join::Interleave(i, o, n, after) => {
+            let mixed = mine
+                .interleave(blueprint(i, o, boundaries), *n)
+                .expect("n is at least 1");
+            then(mixed, after, boundaries)
+        }
+        Join::OrElse(i, o, after) => {
+            then(mine.or_else(blueprint(i, o, boundaries)), after, boundaries)
+        }
+        Join::MergeSorted(i, o, after) => then(
+            mine.merge_sorted(blueprint(i, o, boundaries)),
+            after,
+            boundaries,
+        ),
     }
 }
 
@@ -136,30 +206,28 @@ fn model(input: &[u64], ops: &[Op]) -> Vec<u64> {
     xs
 }
 
+/// `op` appended to `source`.
+fn apply(source: Source<u64>, op: &Op) -> Source<u64> {
+    match *op {
+        Op::Map(k) => source.map(map(k)),
+        Op::Filter(m) => source.filter(move |x| x % m != 0),
+        Op::Take(n) => source.take(n),
+        Op::Skip(n) => source.skip(n),
+        Op::TakeWhile(t) => source.take_while(move |x| *x < t),
+        Op::SkipWhile(t) => source.skip_while(move |x| *x < t),
+        Op::Scan => source.scan(0u64, |a, x| (a + x) % 1000),
+        Op::Grouped(n) => source
+            .grouped(n)
+            .expect("n is at least 1")
+            .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
+        Op::MapConcat(r) => source.map_concat(move |x| std::iter::repeat_n(x, r)),
+        Op::Boundary => source.async_boundary(),
+    }
+}
+
 /// The chain as a blueprint; `boundaries` adds one after every operator.
 fn blueprint(input: &[u64], ops: &[Op], boundaries: bool) -> Source<u64> {
-    let mut source = Source::from_iter(input.to_vec());
-    for op in ops {
-        source = match *op {
-            Op::Map(k) => source.map(map(k)),
-            Op::Filter(m) => source.filter(move |x| x % m != 0),
-            Op::Take(n) => source.take(n),
-            Op::Skip(n) => source.skip(n),
-            Op::TakeWhile(t) => source.take_while(move |x| *x < t),
-            Op::SkipWhile(t) => source.skip_while(move |x| *x < t),
-            Op::Scan => source.scan(0u64, |a, x| (a + x) % 1000),
-            Op::Grouped(n) => source
-                .grouped(n)
-                .expect("n is at least 1")
-                .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
-            Op::MapConcat(r) => source.map_concat(move |x| std::iter::repeat_n(x, r)),
-            Op::Boundary => source.async_boundary(),
-        };
-        if boundaries {
-            source = source.async_boundary();
-        }
-    }
-    source
+    then(Source::from_iter(input.to_vec()), ops, boundaries)
 }
 
 /// Run `source` into `end`; what the model's result is compared with.
