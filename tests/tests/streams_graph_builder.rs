@@ -145,3 +145,68 @@ fn a_graph_with_islands_runs_fused_and_unfused_alike() {
     }
     shutdown(&system);
 }
+
+/// A custom fan-in stage written only with the public stage API: emits
+/// the sum of one element of each input.
+struct AddPairs;
+
+struct AddPairsLogic {
+    shape: weir_streams::stage::FanInShape2<u32, u32, u32>,
+}
+
+impl weir_streams::stage::GraphStage for AddPairs {
+    type Shape = weir_streams::stage::FanInShape2<u32, u32, u32>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "add_pairs"
+    }
+
+    fn create_logic(
+        &self,
+        _: &mut weir_streams::stage::MatContext<'_>,
+    ) -> (Box<dyn weir_streams::stage::GraphStageLogic>, ()) {
+        let shape = weir_streams::stage::FanInShape2::new();
+        (Box::new(AddPairsLogic { shape }), ())
+    }
+}
+
+impl weir_streams::stage::GraphStageLogic for AddPairsLogic {
+    fn on_push(
+        &mut self,
+        _: weir_streams::stage::InPort,
+        ctx: &mut weir_streams::stage::StageContext<'_>,
+    ) -> weir_streams::stage::StageResult {
+        let (a, b) = (self.shape.in0, self.shape.in1);
+        if ctx.is_available(a) && ctx.is_available(b) {
+            let sum = ctx.grab(a)? + ctx.grab(b)?;
+            ctx.push(self.shape.out, sum)?;
+        }
+        Ok(())
+    }
+
+    fn on_pull(
+        &mut self,
+        _: weir_streams::stage::OutPort,
+        ctx: &mut weir_streams::stage::StageContext<'_>,
+    ) -> weir_streams::stage::StageResult {
+        ctx.pull(self.shape.in0)?;
+        ctx.pull(self.shape.in1)
+    }
+}
+
+#[test]
+fn a_custom_multi_port_stage_runs_through_the_public_api() {
+    let (system, mat) = stream_system("custom-fan-in");
+    let mut b = GraphBuilder::new();
+    let left = b.source(Source::range(1u32..=3));
+    let right = b.source(Source::range(10u32..=12));
+    let add = b.add(AddPairs);
+    let (sink, done) = b.sink_mat(Sink::collect());
+    b.connect(left, add.in0()).unwrap();
+    b.connect(right, add.in1()).unwrap();
+    b.connect(add.out(), sink).unwrap();
+    let graph = b.build(move |m| m.take(&done)).unwrap();
+    assert_eq!(graph.run(&mat).wait(), Ok(vec![11, 13, 15]));
+    shutdown(&system);
+}
