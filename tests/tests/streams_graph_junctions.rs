@@ -2,7 +2,7 @@
 
 use weir_streams::graph::{
     Balance, Broadcast, Concat, GraphBuilder, Merge, MergePreferred, Partition,
-    PartitionOutOfRange, Unzip, Zip,
+    PartitionOutOfRange, Unzip, WireTap, Zip,
 };
 use weir_streams::prelude::*;
 use weir_streams::testkit::SourceProbe;
@@ -576,5 +576,43 @@ fn merge_sorted_keeps_sorted_inputs_sorted_whatever_the_demand() {
     probe.request(1);
     probe.expect_complete();
     assert_eq!(got, want);
+    shutdown(&system);
+}
+
+#[test]
+fn wire_tap_never_slows_the_main_line_and_copies_when_the_tap_asks() {
+    let (system, mat) = stream_system("wire-tap");
+    // A tap that never asks misses everything; the main line gets it all.
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let tap = b.add(WireTap::<u32>::new());
+    let (main, km) = b.sink_mat(TestSink::probe());
+    let (side, kt) = b.sink_mat(TestSink::probe());
+    let [to_main, to_side] = tap.outs();
+    b.connect(up, tap.inlet()).unwrap();
+    b.connect(to_main, main).unwrap();
+    b.connect(to_side, side).unwrap();
+    let (mut up, mut main, mut side) = b
+        .build(move |m| (m.take(&ku), m.take(&km), m.take(&kt)))
+        .unwrap()
+        .run(&mat);
+    main.request(2);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(main.expect_next(), 1);
+    side.request(1);
+    up.expect_request();
+    // Let the tap's demand arrive before the next element.
+    side.expect_no_message(QUIET);
+    up.send_next(2);
+    assert_eq!(main.expect_next(), 2);
+    assert_eq!(side.expect_next(), 2);
+    side.cancel();
+    main.request(1);
+    up.expect_request();
+    up.send_next(3);
+    assert_eq!(main.expect_next(), 3);
+    main.cancel();
+    up.expect_cancellation();
     shutdown(&system);
 }

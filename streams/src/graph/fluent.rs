@@ -3,7 +3,7 @@
 
 use super::builder::GraphBuilder;
 use super::junctions::{
-    Broadcast, Concat, Interleave, Merge, MergeSorted, OrElse, Partition, Zip, ZipWith,
+    Broadcast, Concat, Interleave, Merge, MergeSorted, OrElse, Partition, WireTap, Zip, ZipWith,
 };
 use crate::ArgumentError;
 use crate::{Flow, FlowOps, Sink, Source};
@@ -139,6 +139,15 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(b.build_flow(split.inlet(), on, |_| ()).expect(WIRED))
     }
 
+    /// A copy of each element to `sink` when it has asked ([`WireTap`]):
+    /// a slow `sink` misses elements and never slows this stream.
+    fn wire_tap<M: 'static>(self, sink: Sink<Self::Out, M>) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone,
+    {
+        self.via_flow(tapped(sink))
+    }
+
     /// Every element also to `sink` ([`Broadcast`] with eager cancel): the
     /// stream goes at the slower one's speed and stops when either cancels.
     fn also_to<M: 'static>(self, sink: Sink<Self::Out, M>) -> Self::Repr<Self::Out>
@@ -155,6 +164,16 @@ pub trait JunctionOps: FlowOps {
 }
 
 impl<F: FlowOps> JunctionOps for F {}
+
+/// A flow passing everything on and copying to `sink` when it asks.
+fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T> {
+    let mut b = GraphBuilder::new();
+    let tap = b.add(WireTap::<T>::new());
+    let sink = b.sink(sink);
+    let [main, side] = tap.outs();
+    b.connect(side, sink).expect(WIRED);
+    b.build_flow(tap.inlet(), main, |_| ()).expect(WIRED)
+}
 
 impl<T: Clone + Send + 'static> Sink<T, ()> {
     /// One sink that gives every element to each of these sinks ([`Broadcast`]):

@@ -19,5 +19,5 @@ pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
 pub use fluent::JunctionOps;
 pub use junctions::{
     Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergeSorted, OrElse, Partition,
-    PartitionOutOfRange, Unzip, Zip, ZipWith,
+    PartitionOutOfRange, Unzip, WireTap, Zip, ZipWith,
 };

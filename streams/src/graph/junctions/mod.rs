@@ -9,6 +9,7 @@ mod merge_sorted;
 mod or_else;
 mod partition;
 mod unzip;
+mod wire_tap;
 mod zip;
 
 pub use balance::Balance;
@@ -20,4 +21,5 @@ pub use merge_sorted::MergeSorted;
 pub use or_else::OrElse;
 pub use partition::{Partition, PartitionOutOfRange};
 pub use unzip::Unzip;
+pub use wire_tap::WireTap;
 pub use zip::{Zip, ZipWith};
