@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorHandle, ActorRef, SystemMsg};
@@ -151,8 +151,8 @@ impl<A: Actor> Context<A> {
         if timeout.is_zero() {
             return Err(ScheduleError::ZeroTimeout);
         }
-        let now = Instant::now();
         let scheduler = self.cell.core.system.scheduler();
+        let now = scheduler.now();
         match &mut self.receive_timeout {
             Some(state) => state.set(timeout, msg, now, &self.me, scheduler),
             None => {

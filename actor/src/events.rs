@@ -272,7 +272,7 @@ impl EventStream {
         // (it told a stopped actor) is counted, not published: published on
         // this same stack it would reach that subscriber again, and one that
         // tells on every letter would recurse until the stack overflows.
-        let Some(_publishing) = Publishing::enter() else { return };
+        let Some(_publishing) = Publishing::enter(&self.inner) else { return };
         let event = Event::DeadLetter(DeadLetter {
             recipient: recipient.clone(),
             message_type: std::any::type_name::<M>(),
@@ -309,24 +309,33 @@ impl fmt::Debug for EventStream {
     }
 }
 
-/// Marks this thread as inside [`EventStream::publish_dead_letter_at`]'s
-/// fan-out, for as long as it lives.
-struct Publishing;
+/// Marks this thread as inside one event stream's
+/// [`EventStream::publish_dead_letter_at`] fan-out, for as long as it lives.
+/// Streams are told apart, so publishing on another system's stream from
+/// inside a subscriber still reaches its subscribers.
+struct Publishing(usize);
 
 thread_local! {
-    static PUBLISHING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// The streams this thread is publishing on, innermost last.
+    static PUBLISHING: std::cell::RefCell<Vec<usize>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Publishing {
-    /// `None` when this thread is already publishing.
-    fn enter() -> Option<Self> {
-        PUBLISHING.with(|p| !p.replace(true)).then_some(Self)
+    /// `None` when this thread is already publishing on `stream`.
+    fn enter(stream: &Arc<Inner>) -> Option<Self> {
+        let id = Arc::as_ptr(stream) as usize;
+        PUBLISHING.with_borrow_mut(|streams| {
+            (!streams.contains(&id)).then(|| {
+                streams.push(id);
+                Self(id)
+            })
+        })
     }
 }
 
 impl Drop for Publishing {
     fn drop(&mut self) {
-        PUBLISHING.with(|p| p.set(false));
+        PUBLISHING.with_borrow_mut(|streams| streams.retain(|&id| id != self.0));
     }
 }
 

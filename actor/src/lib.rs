@@ -116,4 +116,11 @@ runtime_modules! {
     pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT, Termination};
+
+    /// Test support: a [`TestClock`](testkit::TestClock) to drive every timer
+    /// of a system by hand (feature `testkit`).
+    #[cfg(feature = "testkit")]
+    pub mod testkit {
+        pub use crate::scheduler::TestClock;
+    }
 }

@@ -50,6 +50,7 @@ pub struct ActorSystemBuilder {
     pools: Vec<(&'static str, usize, Option<std::time::Duration>)>,
     throughput_deadline: Option<std::time::Duration>,
     instrumentation: Vec<Arc<dyn Instrumentation>>,
+    clock: Option<crate::scheduler::TestClock>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -61,6 +62,7 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("pools", &self.pools)
             .field("throughput_deadline", &self.throughput_deadline)
             .field("instrumentation", &self.instrumentation.len())
+            .field("clock", &self.clock)
             .finish()
     }
 }
@@ -119,6 +121,15 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Make every timer of the system read `clock` instead of the real
+    /// time: nothing fires until the test advances it (see
+    /// [`TestClock`](crate::testkit::TestClock)).
+    #[cfg(feature = "testkit")]
+    pub fn clock(mut self, clock: crate::testkit::TestClock) -> Self {
+        self.clock = Some(clock);
+        self
+    }
+
     /// Start the system: its threads and guardians.
     ///
     /// # Errors
@@ -171,7 +182,7 @@ impl ActorSystemBuilder {
             for p in std::iter::once(&pool).chain(named.values()) {
                 p.set_timer(timer.clone());
             }
-            Ok::<_, std::io::Error>((pool, named, timer))
+            Ok::<_, std::io::Error>((pool, named, timer.with_clock(self.clock.as_ref())))
         })();
         let (pool, named_pools, scheduler) = match pools {
             Ok(started) => started,
@@ -297,6 +308,7 @@ impl ActorSystem {
             pools: Vec::new(),
             throughput_deadline: None,
             instrumentation: Vec::new(),
+            clock: None,
         }
     }
 

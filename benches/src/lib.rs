@@ -139,7 +139,11 @@ pub mod gated_tell;
 
 pub mod actor_ref_source;
 pub mod interop;
+pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_graph;
 pub mod streams_pipeline;
+#[cfg(feature = "peers")]
+pub mod tcp_echo;
+pub mod time_ops;

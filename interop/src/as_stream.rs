@@ -4,6 +4,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use futures_core::Stream;
+use weir_streams::stage::upfront_capacity;
 use weir_streams::{Pull, Pulled, Sink, StreamError};
 
 mod island;
@@ -49,7 +50,7 @@ impl<T: Send + 'static> SinkAsStream<T> for Sink<T, StreamOut<T>> {
             StreamOut {
                 inner: Inner::Inline(Inline {
                     source,
-                    batch: Vec::with_capacity(capacity),
+                    batch: Vec::with_capacity(upfront_capacity(capacity)),
                     capacity,
                     ended: None,
                     finished: false,

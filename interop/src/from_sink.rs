@@ -267,7 +267,9 @@ impl<T> std::fmt::Display for QueueSinkError<T> {
         match self {
             QueueSinkError::Closed(_) => f.write_str("the queue is closed"),
             QueueSinkError::Failed(error, _) => write!(f, "the stream failed: {error}"),
-            QueueSinkError::Full(_) => f.write_str("the queue was full"),
+            QueueSinkError::Full(_) => {
+                f.write_str("an earlier element still waits for room in the queue")
+            }
         }
     }
 }
@@ -292,11 +294,13 @@ impl<T: Send + 'static> FuturesSink<T> for QueueSink<T> {
 
     fn start_send(self: Pin<&mut Self>, item: T) -> Result<(), Self::Error> {
         let this = self.get_mut();
+        if this.sending.is_some() {
+            // Offering now could put this element ahead of the one still
+            // waiting: refuse it (the caller skipped `poll_ready`).
+            return Err(QueueSinkError::Full(item));
+        }
         match this.queue.offer(item) {
             QueueOfferResult::Enqueued => Ok(()),
-            QueueOfferResult::Dropped(item) if this.sending.is_some() => {
-                Err(QueueSinkError::Full(item))
-            }
             QueueOfferResult::Dropped(item) => {
                 this.sending = Some(this.queue.send(item));
                 Ok(())

@@ -14,6 +14,9 @@
 //! - [`SourceFromReceiver::from_receiver`] / [`SinkToSender::to_sender`]:
 //!   crossbeam channels in and out, without blocking the island.
 //!
+//! - `Tcp::outgoing_connection` and `Tcp::bind` (feature `tokio`): TCP
+//!   connections on a tokio runtime's reactor as `Flow<Bytes, Bytes>`s.
+//!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.
 //!
@@ -41,8 +44,18 @@ mod channel;
 mod from_sink;
 mod from_stream;
 mod sync;
+#[cfg(feature = "tokio")]
+mod tcp;
+#[cfg(feature = "tokio")]
+mod tcp_bind;
+#[cfg(feature = "tokio")]
+mod tcp_outbox;
 
 pub use as_stream::{SinkAsStream, StreamOut};
 pub use channel::{SinkToSender, SourceFromReceiver};
 pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;
+#[cfg(feature = "tokio")]
+pub use tcp::{OutgoingConnection, Tcp};
+#[cfg(feature = "tokio")]
+pub use tcp_bind::{IncomingConnection, ServerBinding};

@@ -56,6 +56,38 @@ pub enum ErrorKind {
     /// A kill switch aborted the stream, or a materialized handle was
     /// used after the stage it talks to had stopped.
     Detached,
+    /// A time limit passed: which one, and the duration it was set to.
+    Timeout(TimeoutKind, std::time::Duration),
+    /// `throttle` in `ThrottleMode::Enforcing` got elements faster than
+    /// `cost` per `per` (with its burst spent).
+    RateExceeded {
+        /// The cost allowed per `per`.
+        cost: u32,
+        /// The period.
+        per: std::time::Duration,
+    },
+    /// `limit` / `limit_weighted`: more than `max` passed.
+    LimitExceeded {
+        /// The limit.
+        max: u64,
+    },
+}
+
+/// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
+/// `InitialTimeoutException`, `CompletionTimeoutException`,
+/// `StreamIdleTimeoutException`, `BackpressureTimeoutException`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TimeoutKind {
+    /// `initial_timeout`: the first element did not pass in time.
+    Initial,
+    /// `completion_timeout`: the stream did not complete in time.
+    Completion,
+    /// `idle_timeout`: no element passed for that long.
+    Idle,
+    /// `backpressure_timeout`: downstream did not ask for the next element
+    /// for that long after the last one.
+    Backpressure,
 }
 
 impl StreamError {
@@ -148,6 +180,22 @@ impl fmt::Display for ErrorKind {
                 f.write_str("the actor running the stream stopped before the stream finished")
             }
             ErrorKind::Detached => f.write_str("the stage was detached from the stream"),
+            ErrorKind::Timeout(kind, after) => {
+                let what = match kind {
+                    TimeoutKind::Initial => "the first element did not pass",
+                    TimeoutKind::Completion => "the stream did not complete",
+                    TimeoutKind::Idle => "no element passed",
+                    TimeoutKind::Backpressure => "downstream did not ask for the next element",
+                };
+                write!(f, "{what} within {after:?}")
+            }
+            ErrorKind::RateExceeded { cost, per } => {
+                write!(
+                    f,
+                    "maximum throttle throughput exceeded ({cost} per {per:?})"
+                )
+            }
+            ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
         }
     }
 }

@@ -12,6 +12,9 @@
 //!   elements through typed per-connection slots, with no allocation per
 //!   element. Simple operators are fused further, before interpretation.
 //! - Custom stages are a public path: see [`stage`].
+//! - Byte streams on `bytes::Bytes` live in [`io`]: framing, files,
+//!   `std::io` readers and writers, compression; IO stages run on a
+//!   thread of their own ([`Attributes::blocking`]).
 //! - Every sink reports how the stream ended through a [`Completion`]
 //!   (a future, and a blocking `wait`), with a [`StreamError`] naming
 //!   the stage a failure started in.
@@ -70,7 +73,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;
-pub use error::{ArgumentError, ErrorKind, GraphError, StreamError};
+pub use error::{ArgumentError, ErrorKind, GraphError, StreamError, TimeoutKind};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]
@@ -106,6 +109,7 @@ runtime_modules! {
     mod fusion;
     pub mod graph;
     mod interpreter;
+    pub mod io;
     mod kill_switch;
     mod materializer;
     mod ops;
@@ -121,7 +125,9 @@ runtime_modules! {
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
-    pub use ops::{FlowOps, TickHandle};
+    #[cfg(feature = "tracing")]
+    pub use ops::LogLevels;
+    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;

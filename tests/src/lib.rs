@@ -1,5 +1,7 @@
 //! Shared helpers for Weir's cross-crate integration tests.
 
+pub mod clocked;
+
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::{Duration, Instant};
 
@@ -92,6 +94,31 @@ pub fn stream_system(name: &str) -> (weir_actor::ActorSystem, weir_streams::Mate
     let system = weir_actor::ActorSystem::new(name).expect("a valid system name");
     let materializer = weir_streams::Materializer::new(&system);
     (system, materializer)
+}
+
+/// A fresh actor system whose timers read a test clock: nothing time-based
+/// happens until the test calls `clock.advance(..)`.
+pub fn clocked_system(name: &str) -> (weir_actor::ActorSystem, weir_actor::testkit::TestClock) {
+    let clock = weir_actor::testkit::TestClock::new();
+    let system = weir_actor::ActorSystem::builder()
+        .name(name)
+        .clock(clock.clone())
+        .build()
+        .expect("a valid system name");
+    (system, clock)
+}
+
+/// [`stream_system`] on a test clock (see [`clocked_system`]).
+pub fn clocked_stream_system(
+    name: &str,
+) -> (
+    weir_actor::ActorSystem,
+    weir_streams::Materializer,
+    weir_actor::testkit::TestClock,
+) {
+    let (system, clock) = clocked_system(name);
+    let materializer = weir_streams::Materializer::new(&system);
+    (system, materializer, clock)
 }
 
 /// Holds a stream's island inside an operator on the first element it

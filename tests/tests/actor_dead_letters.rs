@@ -98,3 +98,32 @@ fn a_subscriber_that_causes_dead_letters_does_not_recurse() {
     assert_eq!(system.event_stream().dead_letter_count(), 2);
     shutdown(&system);
 }
+
+/// The guard tells event streams apart: a subscriber of one system that
+/// tells a stopped actor of another still reaches that system's subscribers.
+#[test]
+fn a_subscriber_may_cause_dead_letters_on_another_system() {
+    let (one, other) = (
+        ActorSystem::new("one").unwrap(),
+        ActorSystem::new("other").unwrap(),
+    );
+    let gone = other.spawn(Props::new(|| Quiet), "gone").unwrap();
+    gone.stop();
+    assert!(eventually(PATIENCE, || gone.is_terminated()));
+    let seen_by_other = Arc::new(Mutex::new(0));
+    let count = seen_by_other.clone();
+    let _on_other = other
+        .event_stream()
+        .subscribe(move |_| *count.lock().unwrap() += 1);
+    let forward = gone.clone();
+    let _on_one = one
+        .event_stream()
+        .subscribe(move |_| forward.tell("forwarded".to_owned()));
+    let q = one.spawn(Props::new(|| Quiet), "quiet").unwrap();
+    q.stop();
+    assert!(eventually(PATIENCE, || q.is_terminated()));
+    q.tell("first".to_owned());
+    assert_eq!(*seen_by_other.lock().unwrap(), 1);
+    shutdown(&one);
+    shutdown(&other);
+}

@@ -1,12 +1,13 @@
-//! Receive timeouts, mirroring Pekko's ReceiveTimeoutSpec (lower-bound timing only, bounded waits).
+//! Receive timeouts on a test clock, mirroring Pekko's ReceiveTimeoutSpec (exact deadlines, no sleeps).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
+use weir_actor::testkit::TestClock;
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
-use weir_tests::{PATIENCE, Probe, shutdown};
+use weir_tests::{Probe, clocked_system, shutdown};
 
 const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -16,7 +17,8 @@ const fn ms(n: u64) -> Duration {
 enum Msg {
     /// An ordinary (influencing) message.
     Tick,
-    /// Does not influence the timeout; runs the actor's `on_transparent`.
+    /// Does not influence the timeout (nor do the others but `Tick`); runs
+    /// the actor's `on_transparent`.
     Transparent,
     /// The timeout message.
     Timeout,
@@ -25,6 +27,8 @@ enum Msg {
 
 #[derive(Debug, PartialEq)]
 enum Seen {
+    /// `pre_start` ran (after setting its timeout).
+    Started,
     Tick(Instant),
     Transparent,
     Timeout(Instant, Option<Duration>),
@@ -43,31 +47,41 @@ struct Rt {
 
 fn nothing(_: &mut Context<Rt>) {}
 
+/// The time on the system's (test) clock.
+fn now<A: Actor>(ctx: &Context<A>) -> Instant {
+    ctx.system().scheduler().now()
+}
+
 impl Actor for Rt {
     type Msg = Msg;
     fn pre_start(&mut self, ctx: &mut Context<Self>) {
         if let Some(d) = self.start {
             ctx.set_receive_timeout(d, Msg::Timeout).unwrap();
         }
+        self.log.send(Seen::Started).unwrap();
     }
     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
         match msg {
-            Msg::Tick => self.log.send(Seen::Tick(Instant::now())).unwrap(),
+            Msg::Tick => self.log.send(Seen::Tick(now(ctx))).unwrap(),
             Msg::Transparent => {
-                self.log.send(Seen::Transparent).unwrap();
+                // Logged after the hook: seeing it means the hook has run.
                 (self.on_transparent)(ctx);
+                self.log.send(Seen::Transparent).unwrap();
             }
             Msg::Timeout => {
                 self.log
-                    .send(Seen::Timeout(Instant::now(), ctx.receive_timeout()))
+                    .send(Seen::Timeout(now(ctx), ctx.receive_timeout()))
                     .unwrap();
                 (self.on_timeout)(ctx);
             }
             Msg::Crash => panic!("crash"),
         }
     }
+    /// Only ticks: a run that processed only other messages leaves the
+    /// deadline alone, so a test that advances right after seeing their
+    /// effect never races the end of that run (which reads the clock).
     fn influences_receive_timeout(&self, msg: &Msg) -> bool {
-        !matches!(msg, Msg::Transparent)
+        matches!(msg, Msg::Tick)
     }
     fn post_stop(&mut self, _: &mut Context<Self>) {
         let _ = self.log.send(Seen::PostStop);
@@ -95,6 +109,27 @@ fn rt(
         .unwrap()
 }
 
+/// Spawns an [`Rt`] and waits until its `pre_start` has run.
+fn started(
+    system: &ActorSystem,
+    probe: &Probe<Seen>,
+    start: Option<Duration>,
+    on_timeout: Hook,
+    on_transparent: Hook,
+) -> ActorRef<Msg> {
+    let a = rt(system, probe, start, on_timeout, on_transparent);
+    assert_eq!(probe.expect(), Seen::Started);
+    a
+}
+
+/// No timeout has come: a transparent message sent now is answered first
+/// (every check the last `advance` sent is queued before it). Only for
+/// actors whose transparent hook does nothing.
+fn expect_no_timeout(a: &ActorRef<Msg>, probe: &Probe<Seen>) {
+    a.tell(Msg::Transparent);
+    assert_eq!(probe.expect(), Seen::Transparent);
+}
+
 /// The next timeout, skipping ticks and transparent messages.
 fn next_timeout(probe: &Probe<Seen>) -> (Instant, Option<Duration>) {
     loop {
@@ -105,14 +140,15 @@ fn next_timeout(probe: &Probe<Seen>) -> (Instant, Option<Duration>) {
 }
 
 #[test]
-fn gets_the_timeout_and_it_carries_the_configured_duration() {
-    let system = ActorSystem::new("rt1").unwrap();
+fn gets_the_timeout_at_its_deadline_with_the_configured_duration() {
+    let (system, clock) = clocked_system("rt1");
     let probe = Probe::new();
-    let started = Instant::now();
-    let _a = rt(&system, &probe, Some(ms(50)), nothing, nothing);
-    let (at, configured) = next_timeout(&probe);
-    assert!(at - started >= ms(50));
-    assert_eq!(configured, Some(ms(50)));
+    let start = clock.now();
+    let a = started(&system, &probe, Some(ms(50)), nothing, nothing);
+    clock.advance(ms(49));
+    expect_no_timeout(&a, &probe);
+    clock.advance(ms(1));
+    assert_eq!(next_timeout(&probe), (start + ms(50), Some(ms(50))));
     shutdown(&system);
 }
 
@@ -140,96 +176,90 @@ fn a_zero_timeout_is_a_typed_error() {
 
 #[test]
 fn each_regular_message_reschedules_it_from_the_last_one_processed() {
-    let system = ActorSystem::new("rt4").unwrap();
+    let (system, clock) = clocked_system("rt4");
     let probe = Probe::new();
-    let started = Instant::now();
-    let a = rt(&system, &probe, Some(ms(150)), nothing, nothing);
-    // 100 ticks over about 300 ms: twice the timeout, so a timer that was not
+    let a = started(&system, &probe, Some(ms(150)), nothing, nothing);
+    // 100 ticks 3 ms apart: twice the timeout, so a timer that was not
     // reset would fire in the middle of the burst.
+    let mut last_tick = clock.now();
     for _ in 0..100 {
         a.tell(Msg::Tick);
-        std::thread::sleep(ms(3));
-    }
-    // Every timeout comes at least 150 ms after the last influencing message
-    // before it (a tick, or the previous timeout). A stalled machine may
-    // legitimately fire one mid-burst; a timer that is not reset fires ~3 ms
-    // after a tick. Done at the first timeout after the 100th tick.
-    let (mut last_influencing, mut ticks) = (started, 0);
-    loop {
         match probe.expect() {
-            Seen::Tick(at) => {
-                ticks += 1;
-                last_influencing = at;
-            }
-            Seen::Timeout(at, _) => {
-                assert!(
-                    at - last_influencing >= ms(150),
-                    "measured from the last influencing message"
-                );
-                last_influencing = at;
-                if ticks == 100 {
-                    break;
-                }
-            }
+            Seen::Tick(at) => last_tick = at,
+            other => panic!("no timeout mid-burst, got {other:?}"),
+        }
+        clock.advance(ms(3));
+    }
+    // The deadline is measured from the end of the run that processed the
+    // last tick, which a busy machine may finish a step or two after the
+    // test moved on: step on until the timeout comes, and bound it.
+    clock.advance(ms(147));
+    let at = loop {
+        clock.advance(ms(3));
+        a.tell(Msg::Transparent);
+        match probe.expect() {
+            Seen::Timeout(at, _) => break at,
+            Seen::Transparent => assert!(clock.now() < last_tick + ms(200), "no timeout"),
             other => panic!("unexpected {other:?}"),
         }
-    }
+    };
+    assert!(
+        at >= last_tick + ms(150) && at <= last_tick + ms(159),
+        "{:?} after the last tick",
+        at - last_tick
+    );
     shutdown(&system);
 }
 
 #[test]
 fn can_be_turned_off_from_its_handler_exactly_one_timeout() {
-    let system = ActorSystem::new("rt5").unwrap();
+    let (system, clock) = clocked_system("rt5");
     let probe = Probe::new();
-    let _a = rt(
+    let a = started(
         &system,
         &probe,
         Some(ms(30)),
         |ctx| ctx.cancel_receive_timeout(),
         nothing,
     );
+    clock.advance(ms(30));
     next_timeout(&probe);
-    // No second one: the quiet wait spans several 30 ms timeouts.
-    probe.expect_nothing();
+    clock.advance(ms(300)); // ten more periods: no second one
+    expect_no_timeout(&a, &probe);
     shutdown(&system);
 }
 
 #[test]
 fn no_timeout_when_none_is_set() {
-    let system = ActorSystem::new("rt6").unwrap();
+    let (system, clock) = clocked_system("rt6");
     let probe = Probe::new();
-    let a = rt(&system, &probe, None, nothing, nothing);
+    let a = started(&system, &probe, None, nothing, nothing);
     a.tell(Msg::Tick);
     assert!(matches!(probe.expect(), Seen::Tick(_)));
-    probe.expect_nothing();
+    clock.advance(Duration::from_secs(3600));
+    expect_no_timeout(&a, &probe);
     shutdown(&system);
 }
 
 #[test]
 fn fires_while_only_non_influencing_messages_arrive() {
-    let system = ActorSystem::new("rt7").unwrap();
+    let (system, clock) = clocked_system("rt7");
     let probe = Probe::new();
-    let a = rt(
+    let start = clock.now();
+    let a = started(
         &system,
         &probe,
         Some(ms(100)),
         |ctx| ctx.cancel_receive_timeout(),
         nothing,
     );
-    let stop = Arc::new(AtomicBool::new(false));
-    let sender = {
-        let (a, stop) = (a.clone(), stop.clone());
-        std::thread::spawn(move || {
-            let deadline = Instant::now() + PATIENCE;
-            while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
-                a.tell(Msg::Transparent);
-                std::thread::sleep(ms(10));
-            }
-        })
-    };
-    next_timeout(&probe);
-    stop.store(true, Ordering::Relaxed);
-    sender.join().unwrap();
+    for _ in 0..9 {
+        expect_no_timeout(&a, &probe);
+        clock.advance(ms(10));
+    }
+    expect_no_timeout(&a, &probe);
+    clock.advance(ms(10));
+    assert_eq!(next_timeout(&probe).0, start + ms(100));
     shutdown(&system);
 }
 
@@ -242,6 +272,7 @@ impl Actor for TimerDriven {
         ctx.timers()
             .start_timer_with_fixed_delay("tick", Msg::Transparent, ms(10))
             .unwrap();
+        self.0.send("started").unwrap();
     }
     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
         match msg {
@@ -261,111 +292,126 @@ impl Actor for TimerDriven {
 
 #[test]
 fn fires_while_a_timer_sends_non_influencing_messages() {
-    let system = ActorSystem::new("rt9").unwrap();
+    let (system, clock) = clocked_system("rt9");
     let probe = Probe::new();
     let tx = probe.sender();
     system
         .spawn(Props::new(move || TimerDriven(tx.clone())), "t")
         .unwrap();
-    let mut transparent = 0;
-    while probe.expect() == "transparent" {
-        transparent += 1;
-    }
-    assert!(transparent >= 3, "the timer kept sending: {transparent}");
+    assert_eq!(probe.expect(), "started");
+    clock.advance(ms(100));
+    // Ticks at 10..=90 ms, then the timeout at 100 ms (armed before the
+    // periodic timer, so first among the two due at 100 ms; the tick due
+    // with it is cancelled by the timeout's handler).
+    let mut seen = probe.expect_n(10);
+    assert_eq!(seen.pop(), Some("timeout"));
+    assert_eq!(seen, vec!["transparent"; 9]);
+    clock.advance(ms(100));
+    assert!(probe.drain().is_empty());
     shutdown(&system);
 }
 
 #[test]
 fn a_timeout_handler_that_only_sends_non_influencing_messages_gets_another_timeout() {
-    let system = ActorSystem::new("rt8").unwrap();
+    let (system, clock) = clocked_system("rt8");
     let probe = Probe::new();
     fn send_transparent(ctx: &mut Context<Rt>) {
         ctx.myself().tell(Msg::Transparent);
     }
-    let _a = rt(&system, &probe, Some(ms(40)), send_transparent, nothing);
-    next_timeout(&probe);
-    next_timeout(&probe);
+    let start = clock.now();
+    let _a = started(&system, &probe, Some(ms(40)), send_transparent, nothing);
+    clock.advance(ms(40));
+    assert_eq!(next_timeout(&probe).0, start + ms(40));
+    assert_eq!(probe.expect(), Seen::Transparent);
+    clock.advance(ms(40));
+    assert_eq!(next_timeout(&probe).0, start + ms(80));
     shutdown(&system);
 }
 
 #[test]
 fn can_be_turned_on_in_a_non_influencing_handler() {
-    let system = ActorSystem::new("rt10").unwrap();
+    let (system, clock) = clocked_system("rt10");
     let probe = Probe::new();
     fn turn_on(ctx: &mut Context<Rt>) {
         ctx.set_receive_timeout(ms(50), Msg::Timeout).unwrap();
     }
-    let a = rt(
+    let a = started(
         &system,
         &probe,
         None,
         |ctx| ctx.cancel_receive_timeout(),
         turn_on,
     );
+    clock.advance(ms(500)); // nothing set: nothing fires
+    let on = clock.now();
     a.tell(Msg::Transparent);
     assert_eq!(probe.expect(), Seen::Transparent);
-    next_timeout(&probe);
+    clock.advance(ms(50));
+    assert_eq!(next_timeout(&probe), (on + ms(50), Some(ms(50))));
     shutdown(&system);
 }
 
 #[test]
 fn can_be_turned_off_in_a_non_influencing_handler() {
-    let system = ActorSystem::new("rt11").unwrap();
+    let (system, clock) = clocked_system("rt11");
     let probe = Probe::new();
-    let a = rt(&system, &probe, Some(ms(300)), nothing, |ctx| {
+    let a = started(&system, &probe, Some(ms(300)), nothing, |ctx| {
         ctx.cancel_receive_timeout()
     });
     a.tell(Msg::Transparent);
     assert_eq!(probe.expect(), Seen::Transparent);
-    // Nothing for well past the 300 ms it was set to (three quiet waits).
-    for _ in 0..3 {
-        probe.expect_nothing();
-    }
+    clock.advance(ms(3000));
+    a.tell(Msg::Tick);
+    assert!(matches!(probe.expect(), Seen::Tick(_)), "no timeout first");
     shutdown(&system);
 }
 
 #[test]
 fn changed_several_times_in_a_non_influencing_handler_the_last_value_wins() {
-    let system = ActorSystem::new("rt13").unwrap();
+    let (system, clock) = clocked_system("rt13");
     let probe = Probe::new();
     fn change_twice(ctx: &mut Context<Rt>) {
         ctx.set_receive_timeout(ms(2000), Msg::Timeout).unwrap();
         ctx.set_receive_timeout(ms(250), Msg::Timeout).unwrap();
     }
-    let a = rt(
+    let a = started(
         &system,
         &probe,
         Some(ms(1000)),
         |ctx| ctx.cancel_receive_timeout(),
         change_twice,
     );
-    let changed = Instant::now();
+    clock.advance(ms(100));
     a.tell(Msg::Transparent);
     assert_eq!(probe.expect(), Seen::Transparent);
-    let (at, configured) = next_timeout(&probe);
-    assert_eq!(configured, Some(ms(250)));
-    assert!(
-        at - changed >= ms(250),
-        "measured from the change, not the first setting"
-    );
+    let changed = clock.now();
+    clock.advance(ms(250));
+    // The first timeout comes exactly 250 ms after the change: not earlier
+    // (from the first setting) and not later (2000 ms).
+    assert_eq!(next_timeout(&probe), (changed + ms(250), Some(ms(250))));
     shutdown(&system);
 }
 
 #[test]
 fn measured_again_after_a_panic_and_restart() {
-    let system = ActorSystem::new("rtPanic").unwrap();
+    let (system, clock) = clocked_system("rtPanic");
     let probe = Probe::new();
-    let a = rt(
+    let a = started(
         &system,
         &probe,
         Some(ms(100)),
         |ctx| ctx.cancel_receive_timeout(),
         nothing,
     );
-    let crashed = Instant::now();
+    clock.advance(ms(60));
+    let crashed = clock.now();
     a.tell(Msg::Crash);
-    let (at, _) = next_timeout(&probe);
-    assert!(at - crashed >= ms(100));
+    assert_eq!(probe.expect(), Seen::PostStop);
+    assert_eq!(probe.expect(), Seen::Started); // post_restart runs pre_start
+    clock.advance(ms(99));
+    expect_no_timeout(&a, &probe);
+    clock.advance(ms(1));
+    assert_eq!(next_timeout(&probe).0, crashed + ms(100));
     shutdown(&system);
 }
 
@@ -399,14 +445,17 @@ impl Actor for OnlyOnRestart {
         self.log.send("stopping").unwrap();
     }
     fn post_restart(&mut self, ctx: &mut Context<Self>, _: &weir_actor::Failure) {
-        self.log.send("restarting").unwrap();
         self.pre_start(ctx);
+        self.log.send("restarted").unwrap();
+    }
+    fn influences_receive_timeout(&self, msg: &Msg) -> bool {
+        !matches!(msg, Msg::Crash) // see `Rt`
     }
 }
 
 #[test]
 fn a_timeout_set_in_pre_start_during_a_restart_fires() {
-    let system = ActorSystem::new("rt14").unwrap();
+    let (system, clock) = clocked_system("rt14");
     let probe = Probe::new();
     let (tx, restarted) = (probe.sender(), Arc::new(AtomicBool::new(false)));
     let a = system
@@ -419,39 +468,53 @@ fn a_timeout_set_in_pre_start_during_a_restart_fires() {
         )
         .unwrap();
     a.tell(Msg::Crash);
-    assert_eq!(
-        probe.expect_n(4),
-        ["crashing", "stopping", "restarting", "timeout"]
-    );
+    assert_eq!(probe.expect_n(3), ["crashing", "stopping", "restarted"]);
+    clock.advance(ms(50));
+    assert_eq!(probe.expect(), "timeout");
     shutdown(&system);
 }
 
 #[test]
 fn stopping_cancels_it_no_dead_letter_after_post_stop() {
-    let system = ActorSystem::new("rt15").unwrap();
+    let (system, clock) = clocked_system("rt15");
     let probe = Probe::new();
     fn set_and_stop(ctx: &mut Context<Rt>) {
         ctx.set_receive_timeout(ms(50), Msg::Timeout).unwrap();
         ctx.stop_self();
     }
-    let a = rt(&system, &probe, None, nothing, set_and_stop);
+    let a = started(&system, &probe, None, nothing, set_and_stop);
     a.tell(Msg::Transparent);
     assert_eq!(probe.expect(), Seen::Transparent);
     assert_eq!(probe.expect(), Seen::PostStop);
-    // Well past the 50 ms timeout: nothing, and no dead letter.
-    probe.expect_nothing();
+    // Past the 50 ms timeout: the check found a closed mailbox.
+    clock.advance(ms(100));
+    assert!(probe.drain().is_empty());
     assert_eq!(system.event_stream().dead_letter_count(), 0);
     shutdown(&system);
 }
 
 #[test]
 fn a_receive_timeout_too_long_for_the_clock_never_fires() {
-    let system = ActorSystem::new("rtNever").unwrap();
+    let (system, clock) = clocked_system("rtNever");
     let probe = Probe::new();
     // Used to panic in `pre_start` computing the deadline.
-    let a = rt(&system, &probe, Some(Duration::MAX), nothing, nothing);
+    let a = started(&system, &probe, Some(Duration::MAX), nothing, nothing);
     a.tell(Msg::Tick);
     assert!(matches!(probe.expect(), Seen::Tick(_)));
-    probe.expect_nothing();
+    clock.advance(Duration::from_secs(86_400 * 365 * 10));
+    expect_no_timeout(&a, &probe);
+    shutdown(&system);
+}
+
+#[test]
+fn the_test_clock_is_the_one_a_handler_reads() {
+    let clock = TestClock::new();
+    let system = ActorSystem::builder()
+        .name("rtClock")
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    clock.advance(ms(1234));
+    assert_eq!(system.scheduler().now(), clock.now());
     shutdown(&system);
 }

@@ -1,11 +1,12 @@
-//! Keyed actor timers and the system scheduler: replace, cancel, stale suppression, fixed delay vs fixed rate.
+//! Keyed actor timers and the system scheduler on a test clock: replace, cancel, stale suppression, deadline order.
 
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use weir_actor::testkit::TestClock;
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ScheduleError};
-use weir_tests::{PATIENCE, Probe, QUIET, eventually, shutdown};
+use weir_tests::{PATIENCE, Probe, QUIET, clocked_system, eventually, shutdown};
 
 const fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -18,15 +19,15 @@ enum Msg {
     StartPeriodic(&'static str, &'static str, u64),
     Cancel(&'static str),
     IsActive(&'static str),
-    /// Start a 1 ms timer, wait until the scheduler has sent it, cancel it.
+    /// Start a 1 ms timer, say so, wait until the test has advanced the
+    /// clock past it (so its id is in the mailbox), cancel it.
     StartWaitCancel,
     Crash,
 }
 
 struct Timed {
     log: Sender<String>,
-    fired_sent: Arc<Mutex<Receiver<()>>>,
-    fired_tx: Sender<()>,
+    advanced: Arc<Mutex<Receiver<()>>>,
 }
 
 impl Actor for Timed {
@@ -54,13 +55,8 @@ impl Actor for Timed {
             Msg::StartWaitCancel => {
                 ctx.timers()
                     .start_single_timer("stale", Msg::Fired("stale"), ms(1));
-                // The timer thread runs due jobs in deadline order: once this
-                // later job has run, the timer's id is already in our mailbox.
-                let tx = self.fired_tx.clone();
-                ctx.system()
-                    .scheduler()
-                    .schedule_once_fn(ms(5), move || tx.send(()).unwrap());
-                self.fired_sent
+                self.log.send("armed".into()).unwrap();
+                self.advanced
                     .lock()
                     .unwrap()
                     .recv_timeout(PATIENCE)
@@ -72,104 +68,163 @@ impl Actor for Timed {
     }
 }
 
-fn timed(system: &ActorSystem, probe: &Probe<String>) -> ActorRef<Msg> {
+/// The actor, and the sender that tells it the clock has been advanced.
+fn timed(system: &ActorSystem, probe: &Probe<String>) -> (ActorRef<Msg>, Sender<()>) {
     let log = probe.sender();
-    let (fired_tx, fired_rx) = channel();
-    let fired_sent = Arc::new(Mutex::new(fired_rx));
-    system
+    let (advanced_tx, advanced) = channel();
+    let advanced = Arc::new(Mutex::new(advanced));
+    let t = system
         .spawn(
             Props::new(move || Timed {
                 log: log.clone(),
-                fired_sent: fired_sent.clone(),
-                fired_tx: fired_tx.clone(),
+                advanced: advanced.clone(),
             }),
             "timed",
         )
-        .unwrap()
+        .unwrap();
+    (t, advanced_tx)
+}
+
+/// Asks whether `key` is active and expects `answer` as the next log line:
+/// every timer message the last `advance` enqueued comes before it.
+fn expect_active(t: &ActorRef<Msg>, probe: &Probe<String>, key: &'static str, answer: bool) {
+    t.tell(Msg::IsActive(key));
+    assert_eq!(probe.expect(), format!("active {key}: {answer}"));
 }
 
 #[test]
-fn a_single_timer_fires_once_and_is_then_inactive() {
-    let system = ActorSystem::new("single").unwrap();
+fn a_single_timer_fires_once_at_its_deadline_and_is_then_inactive() {
+    let (system, clock) = clocked_system("single");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
+    let (t, _) = timed(&system, &probe);
     t.tell(Msg::StartSingle("k", "a", 20));
-    t.tell(Msg::IsActive("k"));
-    assert_eq!(probe.expect(), "active k: true");
+    expect_active(&t, &probe, "k", true);
+    clock.advance(ms(19));
+    expect_active(&t, &probe, "k", true);
+    clock.advance(ms(1));
     assert_eq!(probe.expect(), "fired a");
-    t.tell(Msg::IsActive("k"));
-    assert_eq!(probe.expect(), "active k: false");
-    probe.expect_nothing();
+    expect_active(&t, &probe, "k", false);
+    clock.advance(ms(1000));
+    expect_active(&t, &probe, "k", false);
     shutdown(&system);
 }
 
 #[test]
 fn starting_with_an_existing_key_replaces_the_timer() {
-    let system = ActorSystem::new("replace").unwrap();
+    let (system, clock) = clocked_system("replace");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
-    t.tell(Msg::StartSingle("k", "old", 20));
+    let (t, _) = timed(&system, &probe);
+    t.tell(Msg::StartSingle("k", "old", 10));
     t.tell(Msg::StartSingle("k", "new", 20));
+    expect_active(&t, &probe, "k", true);
+    clock.advance(ms(10));
+    expect_active(&t, &probe, "k", true); // the old deadline passed: nothing
+    clock.advance(ms(10));
     assert_eq!(probe.expect(), "fired new");
-    probe.expect_nothing();
+    expect_active(&t, &probe, "k", false);
     shutdown(&system);
 }
 
 #[test]
 fn a_cancelled_timer_never_fires() {
-    let system = ActorSystem::new("cancel").unwrap();
+    let (system, clock) = clocked_system("cancel");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
+    let (t, _) = timed(&system, &probe);
     t.tell(Msg::StartSingle("k", "a", 30));
     t.tell(Msg::Cancel("k"));
     assert_eq!(probe.expect(), "cancelled k: true");
     t.tell(Msg::Cancel("k"));
     assert_eq!(probe.expect(), "cancelled k: false");
-    probe.expect_nothing();
+    clock.advance(ms(100));
+    expect_active(&t, &probe, "k", false);
     shutdown(&system);
 }
 
 #[test]
 fn a_message_already_enqueued_by_a_cancelled_timer_is_not_delivered() {
-    let system = ActorSystem::new("stale").unwrap();
+    let (system, clock) = clocked_system("stale");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
+    let (t, advanced) = timed(&system, &probe);
     t.tell(Msg::StartWaitCancel);
-    t.tell(Msg::IsActive("stale"));
-    assert_eq!(probe.expect(), "active stale: false");
-    probe.expect_nothing();
+    assert_eq!(probe.expect(), "armed");
+    // The actor is still in its handler: the timer's id lands in the
+    // mailbox behind it, then the handler cancels the timer.
+    clock.advance(ms(1));
+    advanced.send(()).unwrap();
+    expect_active(&t, &probe, "stale", false);
     shutdown(&system);
 }
 
 #[test]
 fn restart_and_stop_cancel_all_timers() {
-    let system = ActorSystem::new("restartTimers").unwrap();
+    let (system, clock) = clocked_system("restartTimers");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
+    let (t, _) = timed(&system, &probe);
     t.tell(Msg::StartPeriodic("p", "tick", 5));
+    expect_active(&t, &probe, "p", true);
+    clock.advance(ms(5));
     assert_eq!(probe.expect(), "fired tick");
     t.tell(Msg::Crash);
-    // Processed after the restart: the periodic timer is gone. Ticks that
-    // were queued before the crash may come first; none comes after.
-    t.tell(Msg::IsActive("p"));
-    loop {
-        match probe.expect().as_str() {
-            "fired tick" => continue,
-            other => {
-                assert_eq!(other, "active p: false");
-                break;
-            }
-        }
-    }
-    probe.expect_nothing();
+    expect_active(&t, &probe, "p", false);
+    clock.advance(ms(50));
+    expect_active(&t, &probe, "p", false); // and no tick before the answer
     t.tell(Msg::StartPeriodic("p", "tick", 5));
+    expect_active(&t, &probe, "p", true);
+    clock.advance(ms(5));
     assert_eq!(probe.expect(), "fired tick");
     t.stop();
     assert!(eventually(PATIENCE, || t.is_terminated()));
-    assert!(
-        !eventually(QUIET, || system.event_stream().dead_letter_count() > 0),
+    clock.advance(ms(50));
+    assert_eq!(
+        system.event_stream().dead_letter_count(),
+        0,
         "no timer message after stop"
     );
+    shutdown(&system);
+}
+
+#[test]
+fn periodic_timers_fire_once_per_period_covered_by_an_advance() {
+    let (system, clock) = clocked_system("periodic");
+    let probe = Probe::new();
+    let (t, _) = timed(&system, &probe);
+    t.tell(Msg::StartPeriodic("p", "tick", 10));
+    expect_active(&t, &probe, "p", true);
+    clock.advance(ms(95));
+    assert_eq!(probe.expect_n(9), vec!["fired tick"; 9]);
+    expect_active(&t, &probe, "p", true); // exactly nine before the answer
+    clock.advance(ms(5));
+    assert_eq!(probe.expect(), "fired tick");
+    shutdown(&system);
+}
+
+#[test]
+fn advance_runs_due_jobs_in_deadline_order_each_at_its_deadline() {
+    let (system, clock) = clocked_system("order");
+    let start = clock.now();
+    let (tx, rx) = channel();
+    let scheduler = system.scheduler().clone();
+    for d in [30u64, 10, 20, 10] {
+        let (tx, s) = (tx.clone(), scheduler.clone());
+        scheduler.schedule_once_fn(ms(d), move || {
+            tx.send((d, s.now() - start)).unwrap();
+        });
+    }
+    // A job scheduled by a job runs in the same advance when it is due by then.
+    let (tx2, s) = (tx.clone(), scheduler.clone());
+    scheduler.schedule_once_fn(ms(5), move || {
+        let (tx3, s2) = (tx2.clone(), s.clone());
+        s.schedule_once_fn(ms(10), move || tx3.send((15, s2.now() - start)).unwrap());
+    });
+    clock.advance(ms(25));
+    let ran: Vec<_> = rx.try_iter().collect();
+    assert_eq!(
+        ran,
+        [(10, ms(10)), (10, ms(10)), (15, ms(15)), (20, ms(20))]
+    );
+    assert_eq!(clock.elapsed(), ms(25));
+    clock.advance(ms(5));
+    assert_eq!(rx.try_iter().collect::<Vec<_>>(), [(30, ms(30))]);
     shutdown(&system);
 }
 
@@ -223,6 +278,9 @@ impl Actor for Count {
     }
 }
 
+/// Real time is the point here: a late timer thread (held by a job) and
+/// what each kind of periodic schedule does about it. Under a test clock
+/// no job is ever late.
 #[test]
 fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
     let system = ActorSystem::new("drift").unwrap();
@@ -282,7 +340,7 @@ fn fixed_rate_catches_up_after_a_delay_and_fixed_delay_does_not() {
 
 #[test]
 fn scheduler_once_cancel_and_after_terminate() {
-    let system = ActorSystem::new("sched").unwrap();
+    let (system, clock) = clocked_system("sched");
     let n = Arc::new(Mutex::new(0));
     let c = n.clone();
     let counter = system
@@ -295,7 +353,10 @@ fn scheduler_once_cancel_and_after_terminate() {
     assert!(!cancelled.cancel(), "only the first cancel counts");
     let (tx, rx) = channel();
     scheduler.schedule_once_fn(ms(5), move || tx.send("ran").unwrap());
-    assert_eq!(rx.recv_timeout(PATIENCE), Ok("ran"));
+    clock.advance(ms(4));
+    assert!(rx.try_recv().is_err(), "not due yet");
+    clock.advance(ms(30));
+    assert_eq!(rx.try_recv(), Ok("ran"));
     assert!(eventually(PATIENCE, || *n.lock().unwrap() == 1));
     assert!(
         !eventually(QUIET, || *n.lock().unwrap() != 1),
@@ -309,13 +370,14 @@ fn scheduler_once_cancel_and_after_terminate() {
         1,
         "the message went to dead letters"
     );
+    clock.advance(ms(10)); // a terminated system's clock still advances
 }
 
 #[test]
 fn durations_too_long_for_the_clock_mean_never() {
-    let system = ActorSystem::new("never").unwrap();
+    let (system, clock) = clocked_system("never");
     let probe = Probe::new();
-    let t = timed(&system, &probe);
+    let (t, _) = timed(&system, &probe);
     let scheduler = system.scheduler();
     // Each of these used to panic computing its deadline.
     let once = scheduler.schedule_once(Duration::MAX, &t, Msg::Fired("once"));
@@ -323,27 +385,50 @@ fn durations_too_long_for_the_clock_mean_never() {
     let late = scheduler
         .schedule_with_fixed_delay(Duration::MAX, ms(1), &t, Msg::Fired("late"))
         .unwrap();
-    // Due now, then "never" (the re-arm saturates on the timer thread).
+    // Due now (so run at once on a test clock), then "never" (the re-arm
+    // saturates).
     let rate = scheduler
         .schedule_at_fixed_rate(Duration::ZERO, Duration::MAX, &t, Msg::Fired("rate"))
         .unwrap();
     let delay = scheduler
         .schedule_with_fixed_delay(Duration::ZERO, Duration::MAX, &t, Msg::Fired("delay"))
         .unwrap();
+    assert_eq!(probe.expect_n(2), ["fired rate", "fired delay"]);
     t.tell(Msg::StartSingle("single", "single", u64::MAX));
     t.tell(Msg::StartPeriodic("periodic", "periodic", u64::MAX));
-    let mut first = probe.expect_n(2);
-    first.sort();
-    assert_eq!(first, ["fired delay", "fired rate"]);
-    t.tell(Msg::IsActive("single"));
-    assert_eq!(probe.expect(), "active single: true");
-    probe.expect_nothing();
+    expect_active(&t, &probe, "single", true);
+    // A year later nothing else has come due.
+    clock.advance(Duration::from_secs(86_400 * 365));
+    expect_active(&t, &probe, "single", true);
     for c in [once, f, late, rate, delay] {
         assert!(c.cancel());
     }
-    // The timer thread is alive and on time.
+    // The scheduler still works on time.
     let (tx, rx) = channel();
     scheduler.schedule_once_fn(ms(1), move || tx.send(()).unwrap());
+    clock.advance(ms(1));
+    assert_eq!(rx.try_recv(), Ok(()));
+    shutdown(&system);
+}
+
+/// The test clock leaves real time alone: a system without one fires on
+/// the real clock.
+#[test]
+fn without_a_test_clock_timers_fire_in_real_time() {
+    let system = ActorSystem::new("real").unwrap();
+    let (tx, rx) = channel();
+    system
+        .scheduler()
+        .schedule_once_fn(ms(1), move || tx.send(()).unwrap());
     assert_eq!(rx.recv_timeout(PATIENCE), Ok(()));
     shutdown(&system);
+}
+
+#[test]
+fn a_test_clock_is_debug_and_clones_share_time() {
+    let clock = TestClock::new();
+    let other = clock.clone();
+    other.advance(ms(7));
+    assert_eq!(clock.elapsed(), ms(7));
+    assert!(format!("{clock:?}").contains("TestClock"));
 }

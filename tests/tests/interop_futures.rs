@@ -549,3 +549,73 @@ fn a_panic_in_a_fused_graph_reaches_the_consumer_as_one_error_naming_the_stages(
     assert_eq!(error.stage(), Some("from_stream.map.as_stream"));
     shutdown(&system);
 }
+
+/// An input buffer is a bound, not a size: `as_stream` with a huge one
+/// (fused and on islands) reserves what every buffer does and works; it
+/// asked the allocator for all of it (`1 << 40` aborted the process).
+#[test]
+fn as_stream_with_a_huge_input_buffer_works() {
+    let (system, mat) = stream_system("interop-huge-buffer");
+    for size in [usize::MAX, 1 << 40] {
+        let as_stream = || {
+            Sink::as_stream().with_attributes(
+                weir_streams::Attributes::new()
+                    .with_input_buffer(size)
+                    .unwrap(),
+            )
+        };
+        let fused = Source::range(0u32..5).run_with(as_stream(), &mat);
+        let islands = Source::range(0u32..5)
+            .async_boundary()
+            .run_with(as_stream(), &mat);
+        for out in [fused, islands] {
+            let got: Vec<u32> = futures_executor::block_on(out.map(|x| x.unwrap()).collect());
+            assert_eq!(got, [0, 1, 2, 3, 4], "input buffer {size}");
+        }
+    }
+    shutdown(&system);
+}
+
+/// A caller that skips `poll_ready` gets `Full` while an element waits,
+/// even once room has appeared: offering at once would put the new
+/// element ahead of the waiting one.
+#[test]
+fn the_queue_sink_never_reorders_elements() {
+    use futures_sink::Sink as _;
+    use weir_interop::{QueueSink, QueueSinkError};
+    let (system, mat) = stream_system("interop-queue-sink-order");
+    let (queue, mut down) = Source::queue(1)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut sink = QueueSink::new(queue.clone());
+    assert_eq!(Pin::new(&mut sink).start_send(1), Ok(()));
+    assert_eq!(
+        Pin::new(&mut sink).start_send(2),
+        Ok(()),
+        "2 waits in the sink"
+    );
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    // Room for one now; 2 still waits in the sink until it is polled.
+    assert_eq!(
+        Pin::new(&mut sink).start_send(3),
+        Err(QueueSinkError::Full(3))
+    );
+    let waker = futures_util::task::noop_waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(eventually(PATIENCE, || matches!(
+        Pin::new(&mut sink).poll_flush(&mut cx),
+        Poll::Ready(Ok(()))
+    )));
+    assert_eq!(Pin::new(&mut sink).start_send(3), Ok(()));
+    down.request(1);
+    assert_eq!(down.expect_next(), 2);
+    assert!(eventually(PATIENCE, || matches!(
+        Pin::new(&mut sink).poll_flush(&mut cx),
+        Poll::Ready(Ok(()))
+    )));
+    down.request(1);
+    assert_eq!(down.expect_next(), 3);
+    shutdown(&system);
+}

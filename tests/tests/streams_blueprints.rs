@@ -292,3 +292,19 @@ fn completions_are_futures_on_any_executor() {
     assert!(!slow.is_completed());
     shutdown(&system);
 }
+
+/// A probe that waits "for ever" (`Duration::MAX`) must not overflow the
+/// clock when it waits for a cancellation (it computed `now + timeout`).
+#[test]
+fn a_source_probe_that_waits_for_ever_does_not_overflow_the_clock() {
+    let (system, mat) = stream_system("probeForEver");
+    let mut up = TestSource::probe::<u32>()
+        .take(1)
+        .to_mat(Sink::ignore(), Keep::left)
+        .run(&mat)
+        .with_timeout(std::time::Duration::MAX);
+    up.expect_request();
+    up.send_next(1);
+    up.expect_cancellation();
+    shutdown(&system);
+}

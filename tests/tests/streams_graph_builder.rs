@@ -181,6 +181,27 @@ impl weir_streams::stage::GraphStageLogic for AddPairsLogic {
         if ctx.is_available(a) && ctx.is_available(b) {
             let sum = ctx.grab(a)? + ctx.grab(b)?;
             ctx.push(self.shape.out, sum)?;
+            if ctx.is_closed(a) || ctx.is_closed(b) {
+                ctx.complete_stage();
+            }
+        }
+        Ok(())
+    }
+
+    /// An input that ends with its element still waiting ends the stage
+    /// once that element is paired.
+    fn on_upstream_finish(
+        &mut self,
+        port: weir_streams::stage::InPort,
+        ctx: &mut weir_streams::stage::StageContext<'_>,
+    ) -> weir_streams::stage::StageResult {
+        let waiting = if port == self.shape.in0.port() {
+            ctx.is_available(self.shape.in0)
+        } else {
+            ctx.is_available(self.shape.in1)
+        };
+        if !waiting {
+            ctx.complete_stage();
         }
         Ok(())
     }

@@ -88,15 +88,25 @@ fn lazy_runs_its_factory_on_the_first_pull_only() {
 
 #[test]
 fn tick_emits_on_schedule_and_drops_ticks_without_demand() {
-    let (system, mat) = stream_system("tick");
-    let ms = Duration::from_millis(2);
-    let (handle, mut down) = Source::tick(ms, ms, 1u8)
+    let (system, mat, clock) = weir_tests::clocked_stream_system("tick");
+    let ms = Duration::from_millis;
+    let (handle, mut down) = Source::tick(ms(2), ms(2), 1u8)
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);
     down.request(2);
-    assert_eq!(down.expect_next_n(2), vec![1, 1]);
-    down.expect_no_message(Duration::from_millis(50)); // ticks without demand are dropped, not queued
+    down.wait_idle();
+    clock.advance(ms(1));
+    down.wait_idle(); // whatever the advance sent has been handled
+    down.expect_no_message(Duration::ZERO);
+    clock.advance(ms(1));
+    assert_eq!(down.expect_next(), 1);
+    clock.advance(ms(2));
+    assert_eq!(down.expect_next(), 1);
+    clock.advance(ms(10)); // five ticks without demand
     down.request(1);
+    down.wait_idle();
+    down.expect_no_message(Duration::ZERO); // dropped, not queued
+    clock.advance(ms(2));
     assert_eq!(down.expect_next(), 1);
     handle.cancel();
     down.expect_complete();

@@ -150,38 +150,43 @@ fn async_callbacks_work_before_start_and_are_reported_after_stop() {
 
 #[test]
 fn keyed_timers_fire_once_periodically_and_can_be_cancelled() {
-    let (system, mat) = stream_system("timers");
-    let ((callback, reports), _down) = Source::from_graph(Remote)
+    let (system, mat, clock) = weir_tests::clocked_stream_system("timers");
+    let ms = Duration::from_millis;
+    let ((callback, reports), mut down) = Source::from_graph(Remote)
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);
     assert!(reports.recv_timeout(PATIENCE).unwrap().starts_with("Some"));
-    callback.invoke(Cmd::Once(1, Duration::from_millis(5)));
-    assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 1");
-    assert!(
-        reports.recv_timeout(QUIET).is_err(),
-        "a once timer fires once"
-    );
+    // Let the island handle the commands sent so far (arming timers at the
+    // clock's current time), advance, and wait until it has handled what
+    // came due: the reports are complete when `fired` reads them.
+    let mut advance = |by: Duration| {
+        down.wait_idle();
+        clock.advance(by);
+        down.wait_idle();
+    };
+    let fired = || reports.try_iter().collect::<Vec<_>>();
+    callback.invoke(Cmd::Once(1, ms(5)));
+    advance(ms(4));
+    assert!(fired().is_empty());
+    advance(ms(1));
+    assert_eq!(fired(), ["timer 1"]);
+    advance(ms(50));
+    assert!(fired().is_empty(), "a once timer fires once");
 
-    callback.invoke(Cmd::Periodic(2, Duration::from_millis(5)));
-    for _ in 0..3 {
-        assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 2");
-    }
+    callback.invoke(Cmd::Periodic(2, ms(5)));
+    advance(ms(15));
+    assert_eq!(fired(), ["timer 2"; 3]);
     callback.invoke(Cmd::Cancel(2));
-    // Ticks already queued may still arrive before the cancel report.
-    let mut seen = reports.recv_timeout(PATIENCE).unwrap();
-    while seen == "timer 2" {
-        seen = reports.recv_timeout(PATIENCE).unwrap();
-    }
-    assert_eq!(seen, "active false");
-    assert!(
-        reports.recv_timeout(QUIET).is_err(),
-        "no tick after the cancel"
-    );
+    advance(ms(50));
+    assert_eq!(fired(), ["active false"], "no tick after the cancel");
 
     // Replacing a timer with the same key: only the new one fires.
     callback.invoke(Cmd::Once(3, Duration::from_secs(60)));
-    callback.invoke(Cmd::Once(3, Duration::from_millis(5)));
-    assert_eq!(reports.recv_timeout(PATIENCE).unwrap(), "timer 3");
+    callback.invoke(Cmd::Once(3, ms(5)));
+    advance(ms(5));
+    assert_eq!(fired(), ["timer 3"]);
+    advance(Duration::from_secs(60));
+    assert!(fired().is_empty());
     shutdown(&system);
 }
 
@@ -236,9 +241,12 @@ impl GraphStageLogic for LingeringLogic {
 
 #[test]
 fn keep_going_holds_a_stage_open_after_its_ports_close() {
-    let (system, mat) = stream_system("keep-going");
+    let (system, mat, clock) = weir_tests::clocked_stream_system("keep-going");
     let events = Source::range(0u8..3).run_with(Sink::from_graph(Lingering), &mat);
     assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "upstream finished");
+    clock.advance(Duration::from_millis(19));
+    assert!(events.try_recv().is_err(), "open until its timer fires");
+    clock.advance(Duration::from_millis(1));
     assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "timer");
     assert_eq!(events.recv_timeout(PATIENCE).unwrap(), "stopped");
     shutdown(&system);

@@ -115,7 +115,8 @@ impl<A: Actor> Cell<A> {
         if std::mem::take(&mut st.timeout_touched)
             && let Some(state) = st.ctx.receive_timeout.as_mut()
         {
-            state.touched(Instant::now(), &st.ctx.me, self.core.system.scheduler());
+            let scheduler = self.core.system.scheduler();
+            state.touched(scheduler.now(), &st.ctx.me, scheduler);
         }
         let with_user = st.phase.takes_user_messages();
         // SAFETY: this thread holds the run token.
@@ -267,7 +268,7 @@ impl<A: Actor> Cell<A> {
                     return Outcome::Handled;
                 };
                 let scheduler = self.core.system.scheduler();
-                match state.check(generation, Instant::now(), &ctx.me, scheduler) {
+                match state.check(generation, scheduler.now(), &ctx.me, scheduler) {
                     Check::Deliver(msg) => self.deliver(st, msg),
                     Check::Nothing => Outcome::Handled,
                 }
@@ -411,7 +412,8 @@ impl<A: Actor> Cell<A> {
         // A receive timeout survives the restart, measured afresh from now
         // (one set again by post_restart replaces it anyway).
         if let Some(state) = st.ctx.receive_timeout.as_mut() {
-            state.restart_from(Instant::now(), &st.ctx.me, self.core.system.scheduler());
+            let scheduler = self.core.system.scheduler();
+            state.restart_from(scheduler.now(), &st.ctx.me, scheduler);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
         let result = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure)));

@@ -7,6 +7,7 @@
 
 use std::collections::VecDeque;
 
+use super::idle::Sleepers;
 use crate::sync::{AtomicUsize, Mutex, Ordering};
 
 /// Submissions from outside the pool and actors that yielded.
@@ -40,6 +41,21 @@ impl<T> GlobalQueue<T> {
         let task = tasks.pop_front();
         self.len.store(tasks.len(), Ordering::SeqCst);
         task
+    }
+
+    /// [`pop`](Self::pop) for a worker: when more tasks wait behind the one
+    /// taken, wake a sleeper for them. A submitter skips its wake-up while
+    /// a worker searches (`idle`'s module docs), but a searcher takes one
+    /// task: without this, the second of two tasks submitted during one
+    /// search would wait for a busy worker however many sleep, and for
+    /// ever when the first blocks until the second has run (a handler
+    /// waiting on an `ask`).
+    pub(crate) fn take(&self, sleepers: &Sleepers) -> Option<T> {
+        let task = self.pop()?;
+        if !self.is_empty() {
+            sleepers.notify_one();
+        }
+        Some(task)
     }
 
     pub(crate) fn is_empty(&self) -> bool {

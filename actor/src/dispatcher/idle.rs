@@ -12,7 +12,10 @@
 //! it (the park token survives an unpark that comes before the park), or the
 //! sleeper's last check sees the task. A submitter skips the wake-up while
 //! some worker is still searching, because a searcher always checks the
-//! queues once more before it can sleep. Idle workers therefore burn no CPU.
+//! queues once more before it can sleep. A searcher takes one task, though:
+//! a worker that takes a task from the global queue with more behind it
+//! wakes a sleeper for them (`GlobalQueue::take`). Idle workers therefore
+//! burn no CPU, and no queued task waits on a busy worker while one sleeps.
 //!
 //! # The watchdog stands down only when every worker sleeps
 //!

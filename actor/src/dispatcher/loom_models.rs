@@ -8,6 +8,7 @@
 
 use loom::sync::Arc;
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use loom::sync::{Condvar, Mutex};
 use loom::thread;
 
 use super::global::GlobalQueue;
@@ -39,7 +40,7 @@ impl Pool {
     /// at shutdown.
     fn work(&self) {
         loop {
-            if self.global.pop().is_some() {
+            if self.global.take(&self.sleepers).is_some() {
                 // The one task of the model: once it has run, stop the pool
                 // (as `terminate` would), without a thread spinning on it.
                 self.ran.fetch_add(1, Ordering::SeqCst);
@@ -153,5 +154,57 @@ fn the_watchdog_keeps_running_for_a_worker_that_wakes_as_it_stands_down() {
             1,
             "the awake worker is watched, once"
         );
+    });
+}
+
+/// A searcher covers one skipped wake-up, not two: with one worker
+/// searching and one asleep, two submissions both skip their wake-ups. The
+/// worker that takes the first task from the global queue wakes a sleeper
+/// for the rest (`GlobalQueue::take`), so the second runs even while the
+/// first blocks until it has (a handler waiting on an `ask`). Without that,
+/// the sleeper sleeps on and loom reports the deadlock.
+#[test]
+fn a_task_queued_behind_a_blocking_one_is_run_by_a_sleeper() {
+    loom::model(|| {
+        let pool = Pool::new(2);
+        let second_ran = Arc::new((Mutex::new(false), Condvar::new()));
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (pool, second_ran) = (pool.clone(), second_ran.clone());
+                thread::spawn(move || {
+                    loop {
+                        if let Some(task) = pool.global.take(&pool.sleepers) {
+                            let (ran, changed) = &*second_ran;
+                            if task == 0 {
+                                // Blocks until task 1 has run.
+                                let mut ran = ran.lock().unwrap();
+                                while !*ran {
+                                    ran = changed.wait(ran).unwrap();
+                                }
+                            } else {
+                                *ran.lock().unwrap() = true;
+                                changed.notify_all();
+                            }
+                            if pool.ran.fetch_add(1, Ordering::SeqCst) + 1 == 2 {
+                                pool.shutdown();
+                            }
+                            continue;
+                        }
+                        if pool.shutdown.load(Ordering::SeqCst) {
+                            return;
+                        }
+                        pool.sleepers.idle(|| {
+                            !pool.global.is_empty() || pool.shutdown.load(Ordering::SeqCst)
+                        });
+                    }
+                })
+            })
+            .collect();
+        pool.submit(0);
+        pool.submit(1);
+        for w in workers {
+            w.join().unwrap();
+        }
+        assert_eq!(pool.ran.load(Ordering::SeqCst), 2);
     });
 }

@@ -78,6 +78,8 @@ pub(crate) struct Pool {
 
 struct Local {
     pool_id: usize,
+    /// This worker's number in the pool.
+    index: usize,
     worker: Worker<Task>,
 }
 
@@ -186,11 +188,19 @@ impl Pool {
     /// while at least one other worker of this pool is not blocked so (it
     /// steals what the blocked one has queued: see the watchdog). `None`
     /// when this would be the last free worker.
+    ///
+    /// The caller blocks at once, so it does not wait for the watchdog to
+    /// find it: it marks itself stuck (its queued tasks, typically the
+    /// question it just sent, become stealable) and wakes a sleeper.
     pub(crate) fn enter_blocking(&self) -> Option<Blocking<'_>> {
         let blocked = self.blocked.fetch_add(1, Ordering::AcqRel) + 1;
         if blocked >= self.stealers.len() {
             self.blocked.fetch_sub(1, Ordering::AcqRel);
             return None;
+        }
+        if let Some(index) = LOCAL.with(|local| local.get().filter(|l| l.pool_id == self.id).map(|l| l.index)) {
+            self.stuck[index].store(true, Ordering::Release);
+            self.sleepers.notify_one();
         }
         Some(Blocking(self))
     }
@@ -261,7 +271,7 @@ impl Pool {
 
     fn work(&self, index: usize, worker: Worker<Task>) {
         LOCAL.with(|local| {
-            let _ = local.set(Local { pool_id: self.id, worker });
+            let _ = local.set(Local { pool_id: self.id, index, worker });
         });
         let mut tick: u32 = 0;
         loop {
@@ -289,10 +299,10 @@ impl Pool {
     fn find_task(&self, index: usize, global_first: bool) -> Option<Task> {
         LOCAL.with(|local| {
             let worker = &local.get().expect("worker thread has its deque").worker;
-            if global_first && let Some(task) = self.global.pop() {
+            if global_first && let Some(task) = self.global.take(&self.sleepers) {
                 return Some(task);
             }
-            if let Some(task) = worker.pop().or_else(|| self.global.pop()) {
+            if let Some(task) = worker.pop().or_else(|| self.global.take(&self.sleepers)) {
                 return Some(task);
             }
             let n = self.stealers.len();

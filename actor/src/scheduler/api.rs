@@ -3,6 +3,9 @@
 use std::fmt;
 use std::time::Duration;
 
+use std::time::Instant;
+
+use super::clock::TestClock;
 use super::deadline;
 use super::wheel::{CancelFlag, Job, TimerThread};
 use crate::actor_ref::ActorRef;
@@ -89,15 +92,51 @@ impl fmt::Debug for Cancellable {
 #[derive(Clone)]
 pub struct Scheduler {
     timer: Arc<TimerThread>,
+    /// Under a test clock: the real timer thread the pools' watchdogs keep
+    /// using, shut down with this one.
+    real: Option<Arc<TimerThread>>,
 }
 
 impl Scheduler {
     pub(crate) fn new(timer: Arc<TimerThread>) -> Self {
-        Self { timer }
+        Self { timer, real: None }
+    }
+
+    /// This scheduler, or with `clock` one that reads the test clock
+    /// instead (this real one lives on for the pools' watchdogs and is shut
+    /// down with it).
+    pub(crate) fn with_clock(self, clock: Option<&TestClock>) -> Self {
+        match clock {
+            None => self,
+            Some(clock) => Self {
+                timer: TimerThread::manual(clock),
+                real: Some(self.timer),
+            },
+        }
     }
 
     pub(crate) fn shutdown(&self) {
         self.timer.shutdown();
+        if let Some(real) = &self.real {
+            real.shutdown();
+        }
+    }
+
+    /// The time on the system's clock: the real time, or the test clock's
+    /// (`testkit::TestClock`, feature `testkit`) when the system was built
+    /// with one. Time-based code that wants to be testable reads this
+    /// instead of `Instant::now()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let system = weir_actor::ActorSystem::new("now").unwrap();
+    /// let before = std::time::Instant::now();
+    /// assert!(system.scheduler().now() >= before);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn now(&self) -> Instant {
+        self.timer.now()
     }
 
     /// Whether the calling thread is the timer thread, where blocking on a
@@ -119,7 +158,7 @@ impl Scheduler {
         cancellable: &Cancellable,
         job: Box<dyn FnOnce() + Send>,
     ) -> Result<(), Box<dyn FnOnce() + Send>> {
-        match self.timer.schedule(deadline::after(delay), Job::Once(job), cancellable.flag()) {
+        match self.timer.schedule(deadline::add(self.now(), delay), Job::Once(job), cancellable.flag()) {
             Ok(()) => Ok(()),
             Err(Job::Once(job)) => Err(job),
             Err(Job::Repeat { .. }) => unreachable!("schedule gives back the job it was given"),
@@ -144,7 +183,7 @@ impl Scheduler {
         };
         Ok(self
             .timer
-            .schedule(deadline::after(initial_delay), job, cancellable.flag())
+            .schedule(deadline::add(self.now(), initial_delay), job, cancellable.flag())
             .is_ok())
     }
 
@@ -169,6 +208,44 @@ impl Scheduler {
             cancellable.cancel();
         }
         cancellable
+    }
+
+    /// Run `f` on the timer thread after `initial_delay`, then again `delay`
+    /// after each run, until it returns `false` or is cancelled.
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError::ZeroInterval`] when `delay` is zero.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let system = weir_actor::ActorSystem::new("fn-delay").unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let mut left = 3;
+    /// let ms = Duration::from_millis;
+    /// system.scheduler().schedule_fn_with_fixed_delay(ms(0), ms(1), move || {
+    ///     left -= 1;
+    ///     tx.send(left).unwrap();
+    ///     left > 0
+    /// }).unwrap();
+    /// let runs: Vec<u32> = rx.iter().collect(); // ends when the job is dropped
+    /// assert_eq!(runs, [2, 1, 0]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn schedule_fn_with_fixed_delay(
+        &self,
+        initial_delay: Duration,
+        delay: Duration,
+        f: impl FnMut() -> bool + Send + 'static,
+    ) -> Result<Cancellable, ScheduleError> {
+        let cancellable = Cancellable::new();
+        if !self.run_repeatedly(initial_delay, delay, false, &cancellable, Box::new(f))? {
+            cancellable.cancel();
+        }
+        Ok(cancellable)
     }
 
     /// Send a clone of `msg` to `target` after `initial_delay`, then again

@@ -113,7 +113,7 @@ impl<M> ReceiveTimeout<M> {
                 ActorHandle { inner: me }.send_control(Control::ReceiveTimeout(generation));
             }
         });
-        let delay = self.deadline.saturating_duration_since(Instant::now());
+        let delay = self.deadline.saturating_duration_since(scheduler.now());
         if scheduler.run_once(delay, &Cancellable::new(), check).is_ok() {
             self.check_at = Some(self.deadline);
         }

@@ -14,9 +14,23 @@
 //! by the n/2 cancels before it. So the heap holds at most about twice the
 //! live timers, however many asks per second finish before their time-out
 //! (without this an ask answered in a microsecond kept its entry, and its
-//! captured reply cell, for the whole time-out). The count may run slightly
-//! ahead of the truth (a cancel racing with the entry coming due); that only
-//! makes a compaction come early, and each compaction resets it.
+//! captured reply cell, for the whole time-out). Only a cancel of an entry
+//! still in the heap counts (a flag set and cleared under the lock), so an
+//! ask answered by its own time-out, which cancels after its entry ran,
+//! adds nothing. The count may still be slightly off in a race (a cancel
+//! as the entry comes due); that only moves a compaction a little, and
+//! each compaction resets it.
+//!
+//! # Test clock
+//!
+//! A timer made with [`TimerThread::manual`] has no thread: it reads a
+//! [`TestClock`](super::TestClock) and runs its entries only when the test
+//! advances that clock ([`TimerThread::fire_next`], called in deadline order
+//! by `TestClock::advance`), except that an entry scheduled for a deadline
+//! the clock has reached already runs at once, on the scheduling thread: an
+//! actor re-arming a timer for "now" after the test's `advance` has returned
+//! must not wait for the next one. Everything else (the heap, cancelling,
+//! compaction, shutdown) is the same code.
 //!
 //! # Shutdown
 //!
@@ -29,9 +43,10 @@ use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
+use super::clock::{Clock, TestClock};
 use super::deadline;
 use crate::dispatcher::Threads;
-use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
 /// Compact the heap only once at least this many cancelled entries wait in
 /// it, so a small heap is never scanned for a handful of cancels.
@@ -44,6 +59,10 @@ const COMPACT_AT_LEAST: usize = 64;
 #[derive(Default)]
 pub(crate) struct CancelFlag {
     cancelled: AtomicBool,
+    /// Whether its entry sits in the heap now (set and cleared under the
+    /// timer's lock): a cancel after the entry ran (an ask answered by its
+    /// own time-out) has nothing to count.
+    in_heap: AtomicBool,
     timer: std::sync::OnceLock<std::sync::Weak<TimerThread>>,
 }
 
@@ -52,7 +71,10 @@ impl CancelFlag {
     /// timer tells the timer, which may compact its heap.
     pub(crate) fn cancel(&self) -> bool {
         let first = !self.cancelled.swap(true, Ordering::AcqRel);
-        if first && let Some(timer) = self.timer.get().and_then(std::sync::Weak::upgrade) {
+        if first
+            && self.in_heap.load(Ordering::Acquire)
+            && let Some(timer) = self.timer.get().and_then(std::sync::Weak::upgrade)
+        {
             timer.cancelled_one();
         }
         first
@@ -119,11 +141,26 @@ pub(crate) struct TimerThread {
     /// The timer thread, once it runs: waiting on it for a time-out would
     /// wait for ever.
     thread: std::sync::OnceLock<std::thread::ThreadId>,
+    clock: Clock,
 }
 
 impl TimerThread {
     pub(crate) fn start(name: String, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
-        let timer = Arc::new_cyclic(|me| Self {
+        let timer = Self::new(Clock::Real);
+        let me = timer.clone();
+        registry.spawn(name, move || me.work())?;
+        Ok(timer)
+    }
+
+    /// A timer without a thread, driven by `clock` (see the module docs).
+    pub(crate) fn manual(clock: &TestClock) -> Arc<Self> {
+        let timer = Self::new(Clock::Test(clock.clone()));
+        clock.register(&timer);
+        timer
+    }
+
+    fn new(clock: Clock) -> Arc<Self> {
+        Arc::new_cyclic(|me| Self {
             me: me.clone(),
             state: Mutex::new(State {
                 heap: BinaryHeap::new(),
@@ -134,10 +171,74 @@ impl TimerThread {
             cancelled: AtomicUsize::new(0),
             len: AtomicUsize::new(0),
             thread: std::sync::OnceLock::new(),
-        });
-        let me = timer.clone();
-        registry.spawn(name, move || me.work())?;
-        Ok(timer)
+            clock,
+        })
+    }
+
+    /// The time on this timer's clock.
+    pub(crate) fn now(&self) -> Instant {
+        self.clock.now()
+    }
+
+    /// The earliest deadline in the heap (cancelled entries included).
+    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        self.state.lock().heap.peek().map(|e| e.at)
+    }
+
+    /// Run the earliest entry if it is due by `upto` (test clock only:
+    /// the clock stands at its deadline now). Returns whether one ran.
+    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
+    pub(crate) fn fire_next(&self, upto: Instant) -> bool {
+        let mut state = self.state.lock();
+        if state.shutdown || state.heap.peek().is_none_or(|e| e.at > upto) {
+            return false;
+        }
+        let entry = self.pop(&mut state);
+        drop(state);
+        let again = run(entry, &self.clock);
+        if let Some(entry) = again {
+            self.push_again(self.state.lock(), entry);
+        }
+        true
+    }
+
+    /// Run an entry that is due on the test clock, on the calling thread;
+    /// a periodic one runs again while its next deadline is due too.
+    fn run_due_now(&self, mut entry: Entry) {
+        while let Some(next) = run(entry, &self.clock) {
+            if next.at > self.clock.now() {
+                self.push_again(self.state.lock(), next);
+                return;
+            }
+            entry = next;
+        }
+    }
+
+    /// Take the earliest entry out of the heap (which is not empty).
+    fn pop(&self, state: &mut State) -> Entry {
+        let entry = state.heap.pop().expect("peeked entry");
+        entry.cancelled.in_heap.store(false, Ordering::Release);
+        self.len.store(state.heap.len(), Ordering::Relaxed);
+        if entry.cancelled.is_cancelled() {
+            // One fewer cancelled entry in the heap.
+            let _ = self.cancelled.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        }
+        entry
+    }
+
+    /// Put a periodic entry back for its next deadline, unless shut down.
+    fn push_again(&self, mut state: MutexGuard<'_, State>, entry: Entry) {
+        if state.shutdown {
+            drop(state); // `shutdown` dropped the rest; drop this one alike
+            drop(entry);
+            return;
+        }
+        let seq = state.next_seq;
+        state.next_seq += 1;
+        entry.cancelled.in_heap.store(true, Ordering::Release);
+        state.heap.push(Entry { seq, ..entry });
+        self.len.store(state.heap.len(), Ordering::Relaxed);
     }
 
     /// Run `job` at `at` unless `cancelled` is set by then. Gives the job
@@ -156,9 +257,16 @@ impl TimerThread {
             drop(job);
             return Ok(());
         }
+        if matches!(self.clock, Clock::Test(_)) && at <= self.clock.now() {
+            // Due already on a test clock: run it now (see the module docs).
+            drop(state);
+            self.run_due_now(Entry { at, seq: 0, job, cancelled });
+            return Ok(());
+        }
         let seq = state.next_seq;
         state.next_seq += 1;
         let earliest = state.heap.peek().is_none_or(|e| at < e.at);
+        cancelled.in_heap.store(true, Ordering::Release);
         state.heap.push(Entry { at, seq, job, cancelled });
         self.len.store(state.heap.len(), Ordering::Relaxed);
         drop(state);
@@ -194,6 +302,7 @@ impl TimerThread {
             let mut i = 0;
             while i < entries.len() {
                 if entries[i].cancelled.is_cancelled() {
+                    entries[i].cancelled.in_heap.store(false, Ordering::Release);
                     dead.push(entries.swap_remove(i));
                 } else {
                     i += 1;
@@ -225,28 +334,16 @@ impl TimerThread {
             if state.shutdown {
                 return;
             }
-            let now = Instant::now();
+            let now = self.clock.now();
             match state.heap.peek().map(|e| e.at) {
                 Some(at) if at <= now => {
-                    let entry = state.heap.pop().expect("peeked entry");
-                    self.len.store(state.heap.len(), Ordering::Relaxed);
+                    let entry = self.pop(&mut state);
                     drop(state);
-                    if entry.cancelled.is_cancelled() {
-                        // One fewer cancelled entry in the heap.
-                        let _ = self.cancelled.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
-                    }
-                    let again = run(entry, now);
+                    let again = run(entry, &self.clock);
                     state = self.state.lock();
                     if let Some(entry) = again {
-                        if state.shutdown {
-                            drop(state); // `shutdown` dropped the rest; drop this one alike
-                            drop(entry);
-                            return;
-                        }
-                        let seq = state.next_seq;
-                        state.next_seq += 1;
-                        state.heap.push(Entry { seq, ..entry });
-                        self.len.store(state.heap.len(), Ordering::Relaxed);
+                        self.push_again(state, entry);
+                        state = self.state.lock();
                     }
                 }
                 Some(at) => state = self.state.wait_timeout(&self.wake, state, at - now),
@@ -257,7 +354,7 @@ impl TimerThread {
 }
 
 /// Run a due entry; a periodic one comes back with its next deadline.
-fn run(entry: Entry, now: Instant) -> Option<Entry> {
+fn run(entry: Entry, clock: &Clock) -> Option<Entry> {
     if entry.cancelled.is_cancelled() {
         return None;
     }
@@ -275,7 +372,7 @@ fn run(entry: Entry, now: Instant) -> Option<Entry> {
             if !keep || entry.cancelled.is_cancelled() {
                 return None;
             }
-            let at = deadline::add(if fixed_rate { entry.at } else { Instant::now().max(now) }, interval);
+            let at = deadline::add(if fixed_rate { entry.at } else { clock.now() }, interval);
             Some(Entry {
                 at,
                 seq: 0,
@@ -321,6 +418,27 @@ mod tests {
         // The live ones are still there and still cancellable.
         assert!(live.iter().all(|c| !c.is_cancelled()));
         live.iter().for_each(|c| assert!(c.cancel()));
+        timer.shutdown();
+    }
+
+    /// An ask answered by its own time-out cancels its timer after the
+    /// entry ran: that cancel has no entry to count (it drifted the count
+    /// up by one per time-out, making compactions that found nothing).
+    #[test]
+    fn a_cancel_after_the_entry_ran_counts_nothing() {
+        let (timer, _threads) = timer();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let ran: Vec<_> = (0..100).map(|_| Cancellable::new()).collect();
+        for c in &ran {
+            let tx = tx.clone();
+            let job = Job::Once(Box::new(move || tx.send(()).unwrap()));
+            assert!(timer.schedule(Instant::now(), job, c.flag()).is_ok());
+        }
+        for _ in &ran {
+            rx.recv_timeout(Duration::from_secs(10)).unwrap();
+        }
+        ran.iter().for_each(|c| assert!(c.cancel()));
+        assert_eq!(timer.cancelled.load(std::sync::atomic::Ordering::Relaxed), 0);
         timer.shutdown();
     }
 

@@ -3,7 +3,9 @@
 //! ```sh
 //! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
-//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S]
+//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N]
+//! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
+//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
 //! ```
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
@@ -13,7 +15,13 @@
 //!
 //! `idle` spawns `actors` actors (default 10,000), sends each one message,
 //! then measures the CPU time the process uses over `seconds` (default 5) of
-//! idleness, and its thread count.
+//! idleness, and its thread count. With `--streams N` it first starts N
+//! streams, each `queue -> idle_timeout(1 h) -> ignore`, and reports their
+//! memory (resident set growth) and the idle CPU with them running.
+//!
+//! `time` runs `range -> map -> throttle -> fold` (a throttle that never
+//! delays) against the same pipeline with a plain interpreted map stage in
+//! its place: medians of `--runs`, and the ratio.
 
 use std::time::{Duration, Instant};
 
@@ -91,11 +99,25 @@ fn idle(args: &Args) {
     for r in &refs {
         r.tell(());
     }
+    let streams = args.get("--streams").unwrap_or(0) as usize;
+    let rss_before = rss_kib();
+    let mat = weir_streams::Materializer::new(&system);
+    let started = Instant::now();
+    let queues = weir_benches::time_ops::idle_timeout_streams(streams, &mat);
+    let start_ms = started.elapsed().as_millis();
     std::thread::sleep(Duration::from_millis(500)); // let them all process and go idle
     let (cpu_before, wall) = (cpu_seconds(), Instant::now());
     std::thread::sleep(Duration::from_secs(seconds));
     let (cpu, wall) = (cpu_seconds() - cpu_before, wall.elapsed().as_secs_f64());
-    println!("idle: {actors} actors, {seconds} s");
+    println!("idle: {actors} actors, {streams} idle_timeout streams, {seconds} s");
+    if streams > 0 {
+        let grown = rss_kib().saturating_sub(rss_before);
+        println!(
+            "  streams       started in {start_ms} ms; resident memory +{:.1} MiB ({:.2} KiB per stream)",
+            grown as f64 / 1024.0,
+            grown as f64 / streams as f64
+        );
+    }
     println!(
         "  CPU used      {cpu:.3} s ({:.2}% of one core)",
         cpu / wall * 100.0
@@ -103,6 +125,56 @@ fn idle(args: &Args) {
     println!(
         "  threads       {} (process total, main thread included)",
         threads_now()
+    );
+    drop(queues);
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
+/// Resident memory of this process, KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// `throttle` (never delaying) against a plain interpreted map stage.
+fn time(args: &Args) {
+    use weir_benches::time_ops as t;
+    let n = args.get("--elements").unwrap_or(5_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-time").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let median = |run: &dyn Fn() -> u64| {
+        std::hint::black_box(run()); // warm-up
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                n as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        rates[runs / 2]
+    };
+    let map = median(&|| t::weir_map_stage(n, &mat));
+    let throttle = median(&|| t::weir_throttle(n, &mat));
+    println!("range(0..{n}) -> map -> X -> fold, median of {runs} runs");
+    println!("{:<36} {:>14}", "X", "elements/s");
+    println!("{:<36} {:>12.1} M", "interpreted map stage", map / 1e6);
+    println!(
+        "{:<36} {:>12.1} M",
+        "throttle (1e9/s, burst 1e6)",
+        throttle / 1e6
+    );
+    println!(
+        "throttle costs {:.2}x the map stage's time per element",
+        map / throttle
     );
     system
         .terminate()
@@ -456,19 +528,169 @@ fn interop(args: &Args) {
     }
 }
 
+/// Lines of a generated file, counted by Weir, a `read_until` loop and
+/// (with `--features peers`) tokio_util; then a file copy by Weir and
+/// `std::io::copy`. Medians of `--runs` runs.
+fn io(args: &Args) {
+    use weir_benches::io as b;
+    let mib = args.get("--mib").unwrap_or(256);
+    let runs = args.get("--runs").unwrap_or(3).max(1) as usize;
+    let dir = std::env::temp_dir();
+    let input = dir.join(format!("weir-bench-io-{}", std::process::id()));
+    let copy = dir.join(format!("weir-bench-io-copy-{}", std::process::id()));
+    b::generate(&input, mib << 20).expect("the input file is written");
+    let size = std::fs::metadata(&input).expect("the input exists").len();
+    let system = ActorSystem::new("bench-io").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let expected = b::std_lines(&input);
+    type Variant<'a> = (&'static str, Box<dyn Fn() -> (u64, u64) + 'a>);
+    #[allow(unused_mut)] // peers add a row
+    let mut lines: Vec<Variant<'_>> = vec![
+        ("std read_until loop", Box::new(|| b::std_lines(&input))),
+        (
+            "weir FileIO + Framing::delimiter",
+            Box::new(|| b::weir_lines(&input, &mat)),
+        ),
+    ];
+    #[cfg(feature = "peers")]
+    lines.push((
+        "tokio_util FramedRead + LinesCodec",
+        Box::new(|| b::tokio_lines(&input)),
+    ));
+    // Wall-clock and CPU (user + system, all threads) rates: the CPU rate
+    // is what the box's other load disturbs least.
+    let median = |run: &dyn Fn() -> u64| {
+        let _ = run(); // warm-up (and the page cache)
+        let before = ALLOC.allocations();
+        let _ = run();
+        let allocs = ALLOC.allocations() - before;
+        let mut walls = Vec::with_capacity(runs);
+        let mut cpus = Vec::with_capacity(runs);
+        for _ in 0..runs {
+            let (start, cpu) = (Instant::now(), cpu_seconds());
+            std::hint::black_box(run());
+            walls.push(start.elapsed().as_secs_f64());
+            cpus.push((cpu_seconds() - cpu).max(0.01));
+        }
+        walls.sort_by(f64::total_cmp);
+        cpus.sort_by(f64::total_cmp);
+        let mib = size as f64 / f64::from(1u32 << 20);
+        (mib / walls[runs / 2], mib / cpus[runs / 2], allocs)
+    };
+    println!(
+        "{} MiB file, {} lines, chunks of {} KiB, median of {runs} runs, 2-core box",
+        size >> 20,
+        expected.0,
+        b::CHUNK >> 10
+    );
+    let header = |first: &str, per: &str| {
+        println!(
+            "{first:<36} {:>8} {:>7} {:>10} {:>7} {per:>12}",
+            "MiB/s", "vs std", "MiB/CPU-s", "vs std"
+        );
+    };
+    let row = |name: &str, (rate, cpu): (f64, f64), (base, cpu_base): (f64, f64), per: f64| {
+        println!(
+            "{name:<36} {rate:>8.0} {:>6.2}x {cpu:>10.0} {:>6.2}x {per:>12.4}",
+            rate / base,
+            cpu / cpu_base
+        );
+    };
+    header("lines: variant", "allocs/line");
+    let mut std_rate = None;
+    for (name, run) in &lines {
+        assert_eq!(run(), expected, "{name} counts the same lines and bytes");
+        let (rate, cpu, allocs) = median(&|| run().0);
+        let base = *std_rate.get_or_insert((rate, cpu));
+        row(name, (rate, cpu), base, allocs as f64 / expected.0 as f64);
+    }
+    header("copy: variant", "allocs/MiB");
+    type Copy<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
+    let copies: Vec<Copy<'_>> = vec![
+        ("std::io::copy", Box::new(|| b::std_copy(&input, &copy))),
+        (
+            "weir FileIO::from_path -> to_path",
+            Box::new(|| b::weir_copy(&input, &copy, &mat)),
+        ),
+    ];
+    let mut std_rate = None;
+    for (name, run) in &copies {
+        assert_eq!(run(), size, "{name} copies every byte");
+        let (rate, cpu, allocs) = median(&**run);
+        let base = *std_rate.get_or_insert((rate, cpu));
+        row(name, (rate, cpu), base, allocs as f64 / (size >> 20) as f64);
+    }
+    let _ = std::fs::remove_file(&input);
+    let _ = std::fs::remove_file(&copy);
+    tcp_echo(args, &mat);
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
+/// TCP echo over loopback, Weir against tokio_util (`--features peers`).
+fn tcp_echo(args: &Args, mat: &weir_streams::Materializer) {
+    #[cfg(feature = "peers")]
+    {
+        use weir_benches::tcp_echo as t;
+        let n = args.get("--messages").unwrap_or(200_000);
+        let runs = args.get("--runs").unwrap_or(3).max(1) as usize;
+        let rt = t::runtime();
+        let weir_addr = t::weir_server(&rt, mat);
+        let tokio_addr = t::tokio_server(&rt);
+        let median = |run: &dyn Fn() -> u64| {
+            assert_eq!(run(), n, "every message comes back");
+            let mut rates: Vec<f64> = (0..runs)
+                .map(|_| {
+                    let start = Instant::now();
+                    std::hint::black_box(run());
+                    n as f64 / start.elapsed().as_secs_f64()
+                })
+                .collect();
+            rates.sort_by(f64::total_cmp);
+            rates[runs / 2]
+        };
+        let tokio_rate = median(&|| t::tokio_client(&rt, tokio_addr, n));
+        let weir_rate = median(&|| t::weir_client(&rt, weir_addr, n, mat));
+        println!(
+            "tcp echo: {n} messages of {} B, length-prefixed, loopback, median of {runs} runs",
+            t::MESSAGE
+        );
+        println!("{:<36} {:>12}", "variant", "messages/s");
+        println!(
+            "{:<36} {:>12.0} {:>6.2}x",
+            "tokio_util LengthDelimitedCodec", tokio_rate, 1.0
+        );
+        println!(
+            "{:<36} {:>12.0} {:>6.2}x",
+            "weir Tcp + simple framing",
+            weir_rate,
+            weir_rate / tokio_rate
+        );
+    }
+    #[cfg(not(feature = "peers"))]
+    {
+        let _ = (args, mat);
+        println!("tcp echo: needs --features peers (tokio)");
+    }
+}
+
 fn main() {
     let args = Args(std::env::args().skip(1).collect());
     match args.0.first().map(String::as_str) {
         Some("pingpong") => pingpong(&args),
         Some("idle") => idle(&args),
+        Some("time") => time(&args),
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("graph") => graph(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
+        Some("io") => io(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N]"
             );
             std::process::exit(2);
         }

@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 
 use weir_streams::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
-    StageResult,
+    StageResult, upfront_capacity,
 };
 use weir_streams::{ErrorKind, StreamError};
 
@@ -165,7 +165,7 @@ impl<T: Send + 'static> GraphStage for AsStream<T> {
         let every = (capacity / 2).max(1);
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                queue: Vec::with_capacity(capacity),
+                queue: Vec::with_capacity(upfront_capacity(capacity)),
                 returned: 0,
                 stage_waiting: false,
                 ended: None,
@@ -184,13 +184,13 @@ impl<T: Send + 'static> GraphStage for AsStream<T> {
         let logic = Logic {
             shape: SinkShape::new(),
             shared: Arc::clone(&shared),
-            local: Vec::with_capacity(every),
+            local: Vec::with_capacity(upfront_capacity(every)),
             credit: capacity,
             every,
         };
         let reader = Reader {
             shared,
-            batch: Vec::with_capacity(capacity),
+            batch: Vec::with_capacity(upfront_capacity(capacity)),
             consumed: 0,
             every,
             pull,

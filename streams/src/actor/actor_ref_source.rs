@@ -369,13 +369,14 @@ pub(super) fn inbox_ref<T: Send + 'static>(
 ) -> (Arc<StageInbox<T>>, FunctionRef<T>, ActorRefSource<T>, Letters) {
     let name = actor_name_for(label, fallback);
     let (system, level) = (cx.system().clone(), cx.attributes().drop_log_level());
-    let lost: Option<Letters> = format!("weir://{}/system/{name}", system.name())
-        .parse()
-        .ok()
-        .map(|path| Letters::new(system.clone(), path, level));
-    let inbox = Arc::new(Inbox::new(wake).with_on_lost(move |element: T| {
-        if let Some(lost) = &lost {
-            lost.publish(element, DeadLetterReason::StageStopped);
+    // The reference's own path, known once it exists (the inbox must
+    // exist first: the reference delivers into it).
+    let lost: Arc<std::sync::OnceLock<Letters>> = Arc::default();
+    let inbox = Arc::new(Inbox::new(wake).with_on_lost({
+        let (lost, system) = (Arc::clone(&lost), system.clone());
+        move |element: T| match lost.get() {
+            Some(lost) => lost.publish(element, DeadLetterReason::StageStopped),
+            None => system.event_stream().count_dead_letters(1),
         }
     }));
     let target = Arc::clone(&inbox);
@@ -391,5 +392,6 @@ pub(super) fn inbox_ref<T: Send + 'static>(
         inbox: Arc::clone(&inbox),
     };
     let letters = Letters::new(system, function.actor_ref().path().clone(), level);
+    let _ = lost.set(letters.clone());
     (inbox, function, source, letters)
 }

@@ -12,6 +12,7 @@ use super::inbox::{Inbox, Signal, Wake};
 
 /// A stage's dead-letter address: its reference's path, and the level its
 /// drops ask to be logged at (`Attributes::with_drop_log_level`).
+#[derive(Clone)]
 pub(super) struct Letters {
     system: ActorSystem,
     path: ActorPath,

@@ -59,15 +59,6 @@ pub(crate) enum Event {
     Cancel(u32),
 }
 
-impl Event {
-    /// The connection the event is for.
-    pub(crate) fn conn(self) -> u32 {
-        match self {
-            Event::Push(c) | Event::Pull(c) | Event::Complete(c) | Event::Fail(c) | Event::Cancel(c) => c,
-        }
-    }
-}
-
 pub(crate) struct Conn {
     pub(crate) state: u16,
     pub(crate) up: u32,
@@ -231,15 +222,13 @@ impl Core {
         }
     }
 
-    /// Queue the chased `event` after the chase limit, so the queue gets
-    /// a turn: at the back, unless an event of its own connection is
-    /// already queued (a completion that followed the chased push): then
-    /// first, so that it keeps its place before that event.
-    pub(crate) fn defer(&mut self, event: Event) {
-        let c = event.conn();
-        if self.events.iter().any(|queued| queued.conn() == c) {
-            self.events.push_front(event);
-        } else {
+    /// Queue the chased push or pull before a completion, failure or
+    /// cancellation joins the queue: the chase limit may demote a chased
+    /// event to the back of the queue, and it must not land behind a
+    /// completion of its own connection (the element would be lost).
+    #[inline]
+    fn unchase(&mut self) {
+        if let Some(event) = self.chased.take() {
             self.events.push_back(event);
         }
     }
@@ -274,6 +263,7 @@ impl Core {
         let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
         self.close_port(up);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Complete(c));
         }
     }
@@ -289,6 +279,7 @@ impl Core {
         let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
         self.close_port(up);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Fail(c));
         }
     }
@@ -305,6 +296,7 @@ impl Core {
         let (down, deliver) = (conn.down, conn.state & OUT_DONE == 0);
         self.close_port(down);
         if deliver {
+            self.unchase();
             self.events.push_back(Event::Cancel(c));
         }
     }

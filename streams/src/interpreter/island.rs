@@ -79,7 +79,7 @@ impl Island {
                     chased => {
                         chain = 0;
                         if let Some(event) = chased {
-                            self.core.defer(event);
+                            self.core.events.push_back(event);
                         }
                         let Some(event) = self.core.events.pop_front() else {
                             break;
@@ -269,14 +269,8 @@ impl Island {
         else {
             return;
         };
-        if let Some(period) = meta.timers[i].period {
-            let mut ctx = StageContext {
-                core: &mut self.core,
-                stage,
-            };
-            ctx.schedule_periodically(key, period, period);
-        } else {
-            meta.timers.swap_remove(i);
+        if meta.timers[i].period.is_none_or(|p| p.is_zero()) {
+            meta.timers.swap_remove(i); // periodic ones re-arm in the scheduler
         }
         let mut fired = false;
         self.guarded(|island| {

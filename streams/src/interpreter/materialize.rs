@@ -186,7 +186,7 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
                 Made::Up(_) | Made::Down(_) => None,
             });
             let name = actor_name(stream, i, first.as_deref());
-            let island = match system.spawn_system_actor(Props::new(IslandActor::default), &name)
+            let island = match system.spawn_system_actor(Props::new(IslandActor::default).with_dispatcher(island_dispatcher(island)), &name)
             {
                 Ok(island) => island,
                 Err(error) => {
@@ -327,6 +327,15 @@ fn build_island(
             idle: Vec::new(),
         },
     }
+}
+
+/// The first dispatcher a stage of the island asks for (the shared pool if none does).
+fn island_dispatcher(island: &IslandPlan) -> weir_actor::DispatcherKind {
+    island
+        .stages
+        .iter()
+        .find_map(|p| p.attributes.dispatcher())
+        .unwrap_or_default()
 }
 
 /// The stage's default name, then its own attributes, then the blueprint's.

@@ -1,27 +1,50 @@
 //! Operators: the [`FlowOps`] trait that `Source` and `Flow` share, and
 //! the sources and sinks.
 
+mod batch;
 mod buffer;
 mod errors;
+mod delay;
 mod grouped;
+mod grouped_within;
 mod intersperse;
+mod limit;
+#[cfg(feature = "tracing")]
+mod log;
 mod map_async;
 mod map_concat;
+mod recover;
+mod restart;
+mod restart_flow;
+mod restart_sink;
 mod scan;
 mod simple;
 mod sinks;
 mod sources;
+mod sub_source;
+mod throttle;
 mod tick;
+mod timeout;
 mod util;
+mod watch;
 
 use std::collections::VecDeque;
 use std::future::Future;
+use std::time::Duration;
 
+pub use delay::DelayOverflowStrategy;
+#[cfg(feature = "tracing")]
+pub use log::LogLevels;
+pub use restart::{RestartSettings, RestartSource, Restarts};
+pub use restart_flow::RestartFlow;
+pub use restart_sink::RestartSink;
+pub use throttle::ThrottleMode;
 pub use tick::TickHandle;
+pub use watch::{FlowMonitor, MonitorState};
 use util::{logic_flow, ports};
 
 use crate::overflow::upfront_capacity;
-use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError};
+use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError, TimeoutKind};
 
 fn at_least_one(n: usize, argument: &'static str) -> Result<(), ArgumentError> {
     if n == 0 {
@@ -363,6 +386,237 @@ pub trait FlowOps: Sized {
         Ok(self.via_flow(logic_flow("map_async_unordered", move || {
             map_async::MapAsync::new(parallelism, f.clone(), false)
         })))
+    }
+
+    // Time and rate: throttle.rs, grouped_within.rs, delay.rs, timeout.rs.
+    // Each reads the system's clock, so a test clock drives it.
+
+    /// At most `elements` per `per`, in bursts of up to `maximum_burst`:
+    /// a token bucket that starts full (see [`ThrottleMode`]).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a zero `elements` or `per`;
+    /// `ArgumentError::Invalid` for a zero burst in enforcing mode.
+    fn throttle(self, elements: u32, per: Duration, maximum_burst: u32, mode: ThrottleMode) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        self.throttle_with_cost(elements, per, maximum_burst, |_| 1, mode)
+    }
+
+    /// [`throttle`](Self::throttle) where each element costs `cost_fn(&element)`
+    /// of the `cost` allowed per `per`.
+    ///
+    /// # Errors
+    ///
+    /// As [`throttle`](Self::throttle).
+    fn throttle_with_cost<C>(self, cost: u32, per: Duration, maximum_burst: u32, cost_fn: C, mode: ThrottleMode) -> Result<Self::Repr<Self::Out>, ArgumentError>
+    where
+        C: FnMut(&Self::Out) -> u32 + Clone + Send + Sync + 'static,
+    {
+        Ok(self.via_flow(throttle::throttle(cost, per, maximum_burst, cost_fn, mode)?))
+    }
+
+    /// Groups of up to `n` elements, each emitted when full or when `within`
+    /// has passed since the last group, whichever comes first; never empty.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a zero `n` or `within`.
+    fn grouped_within(self, n: usize, within: Duration) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
+        at_least_one(n, "n")?;
+        self.grouped_weighted_within(n as u64, within, |_| 1)
+    }
+
+    /// [`grouped_within`](Self::grouped_within) by weight: a group closes when
+    /// the next element would take it past `max_weight` (an element heavier
+    /// than that travels alone).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a zero `max_weight` or `within`.
+    fn grouped_weighted_within<W>(self, max_weight: u64, within: Duration, weight_fn: W) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError>
+    where
+        W: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
+    {
+        Ok(self.via_flow(grouped_within::grouped_weighted_within(max_weight, within, weight_fn)?))
+    }
+
+    /// Each element `by` after it arrived, buffering up to the
+    /// `input_buffer` attribute (see [`DelayOverflowStrategy`]).
+    fn delay(self, by: Duration, strategy: DelayOverflowStrategy) -> Self::Repr<Self::Out> {
+        self.delay_with(move |_| by, strategy)
+    }
+
+    /// [`delay`](Self::delay) by `delay_of(&element)` (cloned per run, so
+    /// it may keep state), in order: an element never overtakes another.
+    fn delay_with<D>(self, delay_of: D, strategy: DelayOverflowStrategy) -> Self::Repr<Self::Out>
+    where
+        D: FnMut(&Self::Out) -> Duration + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(delay::delay_with(delay_of, strategy))
+    }
+
+    /// Ask upstream for nothing until `by` has passed since the start.
+    fn initial_delay(self, by: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(delay::windowed(by, delay::Window::InitialDelay))
+    }
+
+    /// Pass elements for `d` from the start, then complete.
+    fn take_within(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(delay::windowed(d, delay::Window::TakeWithin))
+    }
+
+    /// Drop the elements that arrive within `d` from the start.
+    fn drop_within(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(delay::windowed(d, delay::Window::DropWithin))
+    }
+
+    /// Fail with `TimeoutKind::Initial` unless the first element passes within `d`.
+    fn initial_timeout(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(timeout::timeout(TimeoutKind::Initial, d))
+    }
+
+    /// Fail with `TimeoutKind::Completion` unless the stream completes within `d`.
+    fn completion_timeout(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(timeout::timeout(TimeoutKind::Completion, d))
+    }
+
+    /// Fail with `TimeoutKind::Idle` when no element passes for `d`.
+    fn idle_timeout(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(timeout::timeout(TimeoutKind::Idle, d))
+    }
+
+    /// Fail with `TimeoutKind::Backpressure` when downstream does not ask
+    /// for the next element within `d` of the last one.
+    fn backpressure_timeout(self, d: Duration) -> Self::Repr<Self::Out> {
+        self.via_flow(timeout::timeout(TimeoutKind::Backpressure, d))
+    }
+
+    /// When downstream asks and nothing has gone to it for `after`, send
+    /// `inject()`.
+    fn keep_alive<F>(self, after: Duration, inject: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut() -> Self::Out + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(timeout::keep_alive(after, inject))
+    }
+
+    // Rate decoupling, limits: batch.rs, limit.rs.
+
+    /// While downstream is slower, fold elements into batches: `seed` starts
+    /// one, `aggregate` adds to it, up to `max` elements (then back-pressure).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `max` is 0.
+    fn batch<S, W, A>(self, max: u64, seed: W, aggregate: A) -> Result<Self::Repr<S>, ArgumentError>
+    where
+        S: Send + 'static,
+        W: FnMut(Self::Out) -> S + Clone + Send + Sync + 'static,
+        A: FnMut(S, Self::Out) -> S + Clone + Send + Sync + 'static,
+    {
+        self.batch_weighted(max, |_| 1, seed, aggregate)
+    }
+
+    /// [`batch`](Self::batch) where each element weighs `cost_fn(&element)`.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `max` is 0.
+    fn batch_weighted<S, C, W, A>(self, max: u64, cost_fn: C, seed: W, aggregate: A) -> Result<Self::Repr<S>, ArgumentError>
+    where
+        S: Send + 'static,
+        C: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
+        W: FnMut(Self::Out) -> S + Clone + Send + Sync + 'static,
+        A: FnMut(S, Self::Out) -> S + Clone + Send + Sync + 'static,
+    {
+        Ok(self.via_flow(batch::batch_weighted(max, cost_fn, seed, aggregate)?))
+    }
+
+    /// While downstream is slower, fold elements without limit (never
+    /// back-pressures upstream).
+    fn conflate_with_seed<S, W, A>(self, seed: W, aggregate: A) -> Self::Repr<S>
+    where
+        S: Send + 'static,
+        W: FnMut(Self::Out) -> S + Clone + Send + Sync + 'static,
+        A: FnMut(S, Self::Out) -> S + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(batch::batch_weighted(u64::MAX, |_| 0, seed, aggregate).expect("a non-zero max"))
+    }
+
+    /// [`conflate_with_seed`](Self::conflate_with_seed) starting from the element itself.
+    fn conflate<A>(self, aggregate: A) -> Self::Repr<Self::Out>
+    where
+        A: FnMut(Self::Out, Self::Out) -> Self::Out + Clone + Send + Sync + 'static,
+    {
+        self.conflate_with_seed(|x| x, aggregate)
+    }
+
+    /// While downstream is faster, emit further elements from
+    /// `extrapolate(element)` until the next element arrives (the first is
+    /// always emitted; an empty iterator emits nothing).
+    fn expand<U, I, F>(self, extrapolate: F) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        F: FnMut(Self::Out) -> I + Clone + Send + Sync + 'static,
+        I: IntoIterator<Item = U>,
+        I::IntoIter: Send + 'static,
+    {
+        self.via_flow(batch::expand(extrapolate))
+    }
+
+    /// Each element, then, while downstream is faster, `extrapolate(&element)`.
+    fn extrapolate<I, F>(self, mut extrapolate: F) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone,
+        F: FnMut(&Self::Out) -> I + Clone + Send + Sync + 'static,
+        I: IntoIterator<Item = Self::Out>,
+        I::IntoIter: Send + 'static,
+    {
+        self.expand(move |x: Self::Out| std::iter::once(x.clone()).chain(extrapolate(&x)))
+    }
+
+    /// Fail with `ErrorKind::LimitExceeded` once more than `max` elements pass.
+    fn limit(self, max: u64) -> Self::Repr<Self::Out> {
+        self.limit_weighted(max, |_| 1)
+    }
+
+    /// Fail with `ErrorKind::LimitExceeded` once the elements' total
+    /// `cost_fn` passes `max`.
+    fn limit_weighted<C>(self, max: u64, cost_fn: C) -> Self::Repr<Self::Out>
+    where
+        C: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(limit::limit_weighted(max, cost_fn))
+    }
+
+    /// On an upstream failure, continue with `f(&error)` (when it gives a
+    /// source), again when that fails, up to `attempts` times in all
+    /// (`u64::MAX`: no limit); otherwise fail as upstream did.
+    fn recover_with_retries<F>(self, attempts: u64, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&StreamError) -> Option<Source<Self::Out>> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(recover::recover_with_retries(attempts, f))
+    }
+
+    /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)
+    /// per element, at completion or cancel, and at failure, at the
+    /// default [`LogLevels`] (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log(self, name: &'static str) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.log_with_levels(name, LogLevels::default())
+    }
+
+    /// [`log`](Self::log) at the given levels (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log_with_levels(self, name: &'static str, levels: LogLevels) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.via_flow(log::log(name, levels))
     }
 }
 

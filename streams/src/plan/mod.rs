@@ -58,7 +58,8 @@ pub(crate) enum Made {
 
 pub(crate) struct PlannedStage {
     pub(crate) made: Made,
-    /// The stage's attributes over its defaults (unused by halves).
+    /// The stage's attributes over its defaults (for a boundary half, those
+    /// of the nodes fused into it).
     pub(crate) attributes: Attributes,
     /// The node value slots the stage's materialized values fill, in the
     /// order it produces them. Nodes fused away produce `()`.
@@ -74,6 +75,9 @@ pub(crate) struct BoundaryPlan {
     pub(crate) source: Option<(Arc<dyn IterNode>, Arc<str>)>,
     /// A folding sink run by the downstream half, its name and value slot.
     pub(crate) sink: Option<(Arc<dyn ConsumerNode>, Arc<str>, usize)>,
+    /// The attributes of the nodes fused into each half (a dispatcher one
+    /// of them asks for applies to the half's island).
+    pub(crate) halves: (Attributes, Attributes),
 }
 
 /// A fused source run by a sink's pull.
@@ -225,14 +229,15 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
             Unit::Boundary(boundary) => {
                 let b = boundaries.len();
                 let down_values = boundary.sink.iter().map(|s| s.2).collect();
+                let (up, down) = boundary.halves.clone();
                 slots[up_vertex[u]] = Some(PlannedStage {
                     made: Made::Up(b),
-                    attributes: Attributes::new(),
+                    attributes: up,
                     values: Vec::new(),
                 });
                 slots[down_vertex[u]] = Some(PlannedStage {
                     made: Made::Down(b),
-                    attributes: Attributes::new(),
+                    attributes: down,
                     values: down_values,
                 });
                 boundaries.push(boundary);

@@ -103,6 +103,7 @@ fn plain(nodes: &[Node], chain: &[usize], at: usize) -> Unit {
             capacity: receiver_buffer(nodes, chain, at + 1),
             source: None,
             sink: None,
+            halves: (Attributes::new(), Attributes::new()),
         }),
         kind => Unit::Stage {
             stage: kind.stage().expect("only a boundary has no stage"),
@@ -136,7 +137,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let name = joined(nodes, &chain[at..=after]);
             let stage = consumer.after_iter(&*adapted(iter, &run));
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &node.attributes.clone().with_name(name)),
+                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
                 stage,
                 values: vec![chain[after]],
             };
@@ -147,7 +148,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         // boundary's upstream half (a loop into its batch, no ports).
         (Kind::Iter(iter), Some(Kind::Boundary(_))) => {
             let name = joined(nodes, &chain[at..after]);
-            let source = (adapted(iter, &run), Arc::from(name));
+            let source = (adapted(iter, &run), Arc::from(name), merged(nodes, &chain[at..after]));
             boundary(nodes, chain, after, Some(source))
         }
         // **Fused iterator.** Simple operators after an iterator source
@@ -157,7 +158,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let name = joined(nodes, &chain[at..after]);
             let stage = adapted(iter, &run).stage();
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &node.attributes.clone().with_name(name)),
+                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..after]).with_name(name)),
                 stage,
                 values: vec![chain[at]],
             };
@@ -171,7 +172,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let stage = host.with_consumer(&node.full_attributes(), &*consumer);
             let name = joined(nodes, &chain[at..=after]);
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &node.attributes.clone().with_name(name)),
+                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
                 stage,
                 values: vec![chain[at], chain[after]],
             };
@@ -236,13 +237,18 @@ fn boundary(
     nodes: &[Node],
     chain: &[usize],
     at: usize,
-    source: Option<(Arc<dyn IterNode>, Arc<str>)>,
+    source: Option<(Arc<dyn IterNode>, Arc<str>, Attributes)>,
 ) -> (Unit, usize) {
     let Kind::Boundary(factory) = &nodes[chain[at]].kind else {
         unreachable!("called at a boundary");
     };
     let run = steps(nodes, chain, at + 1);
     let after = at + 1 + run.len();
+    let (source, up) = match source {
+        Some((iter, name, attributes)) => (Some((iter, name)), attributes),
+        None => (None, Attributes::new()),
+    };
+    let down = merged(nodes, &chain[at + 1..=after.min(chain.len() - 1)]);
     let (sink, capacity, last) = match chain.get(after).map(|&i| &nodes[i].kind) {
         Some(Kind::Consumer(consumer)) => {
             // Named after the operators, if any (as operators into a
@@ -254,11 +260,13 @@ fn boundary(
         }
         _ => (None, receiver_buffer(nodes, chain, at + 1), at),
     };
+    let down = if sink.is_some() { down } else { Attributes::new() };
     let plan = BoundaryPlan {
         factory: Arc::clone(factory),
         capacity,
         source,
         sink,
+        halves: (up, down),
     };
     (Unit::Boundary(plan), last)
 }

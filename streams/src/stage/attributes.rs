@@ -2,12 +2,32 @@
 
 use std::borrow::Cow;
 
-use weir_actor::LogLevel;
+use weir_actor::{DispatcherKind, LogLevel};
 
 use crate::ArgumentError;
 
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
+
+/// How many slots to reserve up front for a buffer that may hold up to
+/// `limit` elements: `limit`, but at most 1024; beyond that the buffer
+/// grows as elements arrive. A size a user gives (an input buffer, a
+/// group, a window) is a limit, not a promise that elements will come, so
+/// a huge one must not ask the allocator for everything at once. Every
+/// bounded buffer in Weir follows this rule; custom stages should too.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::stage::upfront_capacity;
+///
+/// assert_eq!(upfront_capacity(16), 16);
+/// let huge: Vec<u64> = Vec::with_capacity(upfront_capacity(usize::MAX));
+/// assert!(huge.capacity() <= 1024);
+/// ```
+pub fn upfront_capacity(limit: usize) -> usize {
+    crate::overflow::upfront_capacity(limit)
+}
 
 /// A stage's name and tuning. Set on a blueprint with `.named(..)`,
 /// `.with_attributes(..)`; a stage reads them in `create_logic`.
@@ -27,6 +47,7 @@ pub struct Attributes {
     name: Option<Cow<'static, str>>,
     input_buffer: Option<usize>,
     drop_log_level: Option<LogLevel>,
+    dispatcher: Option<DispatcherKind>,
 }
 
 impl Attributes {
@@ -84,7 +105,7 @@ impl Attributes {
     /// letter, to be logged.
     ///
     /// ```
-    /// use weir_actor::LogLevel;
+    /// use weir_actor::{DispatcherKind, LogLevel};
     /// use weir_streams::Attributes;
     ///
     /// assert_eq!(Attributes::new().drop_log_level(), LogLevel::Debug);
@@ -100,6 +121,48 @@ impl Attributes {
     /// an element dropped for want of demand).
     pub fn drop_log_level(&self) -> LogLevel {
         self.drop_log_level.unwrap_or(LogLevel::Debug)
+    }
+
+    /// Run the island holding this stage on `dispatcher` instead of the
+    /// system's shared pool. When several stages of one island set a
+    /// dispatcher, the first (most upstream) one wins; an
+    /// `async_boundary` keeps the rest of the graph on the shared pool.
+    ///
+    /// ```
+    /// use weir_actor::DispatcherKind;
+    /// use weir_streams::Attributes;
+    ///
+    /// assert_eq!(Attributes::new().dispatcher(), None);
+    /// let io = Attributes::new().with_dispatcher(DispatcherKind::Named("io"));
+    /// assert_eq!(io.dispatcher(), Some(DispatcherKind::Named("io")));
+    /// ```
+    pub fn with_dispatcher(mut self, dispatcher: DispatcherKind) -> Self {
+        self.dispatcher = Some(dispatcher);
+        self
+    }
+
+    /// Attributes for a stage that blocks (file or socket I/O, a blocking
+    /// client): its island runs on a thread of its own
+    /// ([`DispatcherKind::Pinned`]), never on the shared pool, so it cannot
+    /// hold up other streams or actors. Every IO stage of
+    /// [`io`](crate::io) carries it; override it with
+    /// [`with_dispatcher`](Self::with_dispatcher) (a named pool declared
+    /// on the system builder, for many files at once).
+    ///
+    /// ```
+    /// use weir_actor::DispatcherKind;
+    /// use weir_streams::Attributes;
+    ///
+    /// assert_eq!(Attributes::blocking().dispatcher(), Some(DispatcherKind::Pinned));
+    /// ```
+    pub fn blocking() -> Self {
+        Self::new().with_dispatcher(DispatcherKind::Pinned)
+    }
+
+    /// The dispatcher set for this stage's island, if one was set (the
+    /// shared pool otherwise).
+    pub fn dispatcher(&self) -> Option<DispatcherKind> {
+        self.dispatcher
     }
 
     /// The name, if one was set.
@@ -128,6 +191,9 @@ impl Attributes {
         }
         if other.drop_log_level.is_some() {
             self.drop_log_level = other.drop_log_level;
+        }
+        if other.dispatcher.is_some() {
+            self.dispatcher = other.dispatcher;
         }
         self
     }

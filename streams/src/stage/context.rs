@@ -395,7 +395,7 @@ impl StageContext<'_> {
     }
 
     /// Call `on_timer(key)` after `initial`, then every `interval`,
-    /// replacing any timer with the same key.
+    /// replacing any timer with the same key. A zero `interval` fires once.
     pub fn schedule_periodically(
         &mut self,
         key: impl Into<TimerKey>,
@@ -409,15 +409,21 @@ impl StageContext<'_> {
         self.cancel_timer(key);
         self.core.timer_generation += 1;
         let generation = self.core.timer_generation;
-        let cancel = self.core.host.system.scheduler().schedule_once(
-            delay,
-            &self.core.host.island,
-            IslandMsg::Timer {
-                stage: self.stage as u32,
-                key,
-                generation,
-            },
-        );
+        let stage = self.stage as u32;
+        let island = self.core.host.island.clone();
+        let scheduler = self.core.host.system.scheduler();
+        let msg = move || IslandMsg::Timer { stage, key, generation };
+        // A periodic timer re-arms on the scheduler's side (fixed delay), so
+        // under a test clock one `advance` fires every period it covers.
+        let cancel = match period.filter(|p| !p.is_zero()) {
+            Some(period) => scheduler
+                .schedule_fn_with_fixed_delay(delay, period, move || {
+                    island.tell(msg());
+                    !island.is_terminated()
+                })
+                .expect("a non-zero period"),
+            None => scheduler.schedule_once(delay, &island, msg()),
+        };
         self.core.stages[self.stage].timers.push(TimerEntry {
             key,
             generation,
@@ -442,6 +448,13 @@ impl StageContext<'_> {
             .timers
             .iter()
             .any(|t| t.key == key)
+    }
+
+    /// The time on the system's clock (the real time, or a test clock's):
+    /// what time-based stages measure with, so they follow a test clock the
+    /// way their timers do.
+    pub fn now(&self) -> std::time::Instant {
+        self.core.host.system.scheduler().now()
     }
 
     /// Call this stage's [`on_idle`](GraphStageLogic::on_idle) once, when

@@ -12,7 +12,7 @@ mod ports;
 mod stage_actor;
 
 pub use crate::interpreter::MatContext;
-pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER};
+pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, upfront_capacity};
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};

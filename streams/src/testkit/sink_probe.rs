@@ -26,6 +26,8 @@ impl TestSink {
 enum Command {
     Request(u64),
     Cancel,
+    /// Answer once the island has run out of events.
+    Idle(Sender<()>),
 }
 
 enum Event<T> {
@@ -66,6 +68,27 @@ impl<T: Send + 'static> SinkProbe<T> {
     /// Cancel upstream.
     pub fn cancel(&mut self) {
         self.commands.invoke(Command::Cancel);
+    }
+
+    /// Wait until the probe's island runs and has run out of events: every
+    /// stage in it has started and every command sent before (a request, a
+    /// cancel) has been handled as far as it goes inside the island. Under a
+    /// test clock, call it before advancing, so that the timers the stages
+    /// set (in `pre_start`, or on the pull a request caused) are armed.
+    ///
+    /// Returns at once when the stream has ended.
+    ///
+    /// # Panics
+    ///
+    /// If the island does not answer in time.
+    pub fn wait_idle(&mut self) {
+        let (tx, rx) = channel();
+        self.commands.invoke(Command::Idle(tx));
+        // A stream that has ended drops the command (and its sender):
+        // nothing is left to run.
+        if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(self.timeout) {
+            panic!("the probe's island did not run out of work within {:?}", self.timeout);
+        }
     }
 
     fn next_event(&mut self, what: &str) -> Event<T> {
@@ -157,6 +180,7 @@ struct ProbeLogic<T> {
     shape: SinkShape<T>,
     demand: u64,
     events: Sender<Event<T>>,
+    idle_waiters: Vec<Sender<()>>,
 }
 
 impl<T: Send + 'static> ProbeLogic<T> {
@@ -190,12 +214,18 @@ impl<T: Send + 'static> GraphStage for ProbeStage<T> {
                         ctx.cancel(this.shape.inlet);
                         Ok(())
                     }
+                    Command::Idle(answer) => {
+                        this.idle_waiters.push(answer);
+                        ctx.request_idle_callback();
+                        Ok(())
+                    }
                 },
             );
         let logic = ProbeLogic {
             shape: SinkShape::new(),
             demand: 0,
             events,
+            idle_waiters: Vec::new(),
         };
         let probe = SinkProbe {
             commands,
@@ -228,6 +258,13 @@ impl<T: Send + 'static> GraphStageLogic for ProbeLogic<T> {
     ) -> StageResult {
         let _ = self.events.send(Event::Error(error));
         ctx.complete_stage();
+        Ok(())
+    }
+
+    fn on_idle(&mut self, _: &mut StageContext<'_>) -> StageResult {
+        for waiter in self.idle_waiters.drain(..) {
+            let _ = waiter.send(());
+        }
         Ok(())
     }
 

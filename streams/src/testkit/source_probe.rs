@@ -77,15 +77,36 @@ impl<T: Send + 'static> SourceProbe<T> {
         }
     }
 
+    /// How many requests have arrived and not been expected yet, without
+    /// waiting (with a sink probe's `wait_idle` first, that is every
+    /// request so far).
+    ///
+    /// # Panics
+    ///
+    /// If a cancellation arrived.
+    pub fn take_requests(&mut self) -> u64 {
+        let mut n = 0;
+        for signal in self.signals.try_iter() {
+            match signal {
+                Signal::Request => n += 1,
+                Signal::Cancel => panic!("expected requests, got a cancellation"),
+            }
+        }
+        n
+    }
+
     /// Wait for downstream to cancel (requests before it are skipped).
     ///
     /// # Panics
     ///
     /// If no cancellation arrives in time.
     pub fn expect_cancellation(&mut self) {
-        let deadline = std::time::Instant::now() + self.timeout;
+        // Counted from the start, not as `now + timeout`: a probe made
+        // with `with_timeout(Duration::MAX)` waits for ever instead of
+        // panicking on an `Instant` overflow.
+        let start = std::time::Instant::now();
         loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            let left = self.timeout.saturating_sub(start.elapsed());
             match self.signals.recv_timeout(left) {
                 Ok(Signal::Cancel) => return,
                 Ok(Signal::Request) => continue,

@@ -1,0 +1,306 @@
+//! [`Tcp`]: TCP connections on tokio as flows of byte chunks (feature
+//! `tokio`).
+//!
+//! A connection is one stage that owns the tokio `TcpStream` and polls it
+//! with a waker that wakes the stage's island: no task per connection,
+//! no busy polling. Reads wait for downstream demand (a slow reader stops
+//! the peer's writes through TCP's own window) and each chunk pushed from
+//! upstream is written before the next one is pulled.
+
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio::runtime::Handle;
+use weir_streams::io::IoError;
+use weir_streams::stage::{
+    FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+};
+use weir_streams::{Completer, Completion, Flow, StreamError};
+
+use crate::tcp_outbox::Outbox;
+
+/// The largest chunk one read pushes.
+const READ_CHUNK: usize = 64 * 1024;
+
+/// TCP connections as byte flows, on a tokio runtime's reactor.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::{Read, Write};
+/// use weir_interop::Tcp;
+/// use weir_streams::io::Bytes;
+/// use weir_streams::prelude::*;
+///
+/// // A plain echo server on loopback.
+/// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+/// let addr = listener.local_addr().unwrap();
+/// std::thread::spawn(move || {
+///     let (mut socket, _) = listener.accept().unwrap();
+///     let mut buf = [0; 1024];
+///     while let Ok(n @ 1..) = socket.read(&mut buf) {
+///         socket.write_all(&buf[..n]).unwrap();
+///     }
+/// });
+///
+/// let runtime = tokio::runtime::Builder::new_multi_thread().enable_io().build().unwrap();
+/// let system = weir_actor::ActorSystem::new("tcp").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let (connected, echoed) = Source::single(Bytes::from_static(b"hello"))
+///     .via_mat(Tcp::outgoing_connection(runtime.handle(), addr), Keep::right)
+///     .to_mat(Sink::fold(Vec::new(), |mut all, chunk: Bytes| { all.extend_from_slice(&chunk); all }), Keep::both)
+///     .run(&materializer);
+/// assert_eq!(connected.wait().unwrap().remote_addr, addr);
+/// assert_eq!(echoed.wait().unwrap(), b"hello");
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Tcp;
+
+/// The connection an outgoing flow made, once it is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OutgoingConnection {
+    /// This end's address.
+    pub local_addr: SocketAddr,
+    /// The peer's address.
+    pub remote_addr: SocketAddr,
+}
+
+impl Tcp {
+    /// A flow that connects to `addr` when it starts (on `handle`'s
+    /// runtime, which must drive IO: a multi-thread runtime, or one whose
+    /// thread runs), writes what it receives and emits what it reads.
+    ///
+    /// - Its materialized completion tells the connection's addresses, or
+    ///   fails with an [`IoError`] (`"connect"`) that also fails the flow.
+    /// - When upstream completes, the flow half-closes the connection
+    ///   (shuts down writing) and goes on reading until the peer closes.
+    /// - A read or write error (the peer resetting) fails the flow with an
+    ///   [`IoError`] (`"read"` / `"write"`).
+    /// - Cancelling downstream closes the connection.
+    pub fn outgoing_connection(
+        handle: &Handle,
+        addr: SocketAddr,
+    ) -> Flow<Bytes, Bytes, Completion<OutgoingConnection>> {
+        Flow::from_graph(Outgoing {
+            handle: handle.clone(),
+            addr,
+        })
+    }
+}
+
+struct Outgoing {
+    handle: Handle,
+    addr: SocketAddr,
+}
+
+/// What the stage's callback hears: the connection made (or not), or a
+/// wake-up from the socket.
+enum Event {
+    Connected(std::io::Result<TcpStream>),
+    Wake,
+}
+
+struct ConnectionLogic {
+    shape: FlowShape<Bytes, Bytes>,
+    handle: Handle,
+    addr: SocketAddr,
+    connected: Option<Completer<OutgoingConnection>>,
+    stream: Option<TcpStream>,
+    waker: Option<Waker>,
+    /// What waits to be written.
+    outbox: Outbox,
+    /// Upstream completed: shut down writing once `outbox` is empty.
+    write_done: bool,
+    /// Writing is shut down.
+    shut_down: bool,
+    /// The peer closed its side: nothing more to read.
+    read_done: bool,
+    buffer: Vec<u8>,
+}
+
+impl GraphStage for Outgoing {
+    type Shape = FlowShape<Bytes, Bytes>;
+    type Mat = Completion<OutgoingConnection>;
+
+    fn name(&self) -> &'static str {
+        "tcp-outgoing"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
+        let (completer, completion) = Completer::new();
+        let logic = ConnectionLogic {
+            shape: FlowShape::new(),
+            handle: self.handle.clone(),
+            addr: self.addr,
+            connected: Some(completer),
+            stream: None,
+            waker: None,
+            outbox: Outbox::default(),
+            write_done: false,
+            shut_down: false,
+            read_done: false,
+            buffer: Vec::new(),
+        };
+        (Box::new(logic), completion)
+    }
+}
+
+fn io_error(operation: &'static str, error: &std::io::Error) -> StreamError {
+    StreamError::custom(IoError::new(operation, None, error))
+}
+
+impl ConnectionLogic {
+    fn on_event(&mut self, event: Event, ctx: &mut StageContext<'_>) -> StageResult {
+        match event {
+            Event::Connected(Ok(stream)) => {
+                let addrs = stream
+                    .local_addr()
+                    .and_then(|local| Ok((local, stream.peer_addr()?)));
+                if let (Some(mut completer), Ok((local_addr, remote_addr))) =
+                    (self.connected.take(), addrs)
+                {
+                    completer.complete(Ok(OutgoingConnection {
+                        local_addr,
+                        remote_addr,
+                    }));
+                }
+                self.stream = Some(stream);
+                if !ctx.is_closed(self.shape.inlet) {
+                    ctx.pull(self.shape.inlet)?;
+                } else {
+                    self.write_done = true;
+                }
+                self.progress(ctx)
+            }
+            Event::Connected(Err(error)) => {
+                let error = ctx.attribute(io_error("connect", &error));
+                if let Some(mut completer) = self.connected.take() {
+                    completer.complete(Err(error.clone()));
+                }
+                Err(error)
+            }
+            Event::Wake => self.progress(ctx),
+        }
+    }
+
+    /// Write what waits, read if downstream wants, finish when both
+    /// directions are done.
+    fn progress(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let (Some(stream), Some(waker)) = (self.stream.as_mut(), self.waker.as_ref()) else {
+            return Ok(()); // not connected yet
+        };
+        let mut cx = Context::from_waker(waker);
+        // Writing: gather while there is room and more may come at once.
+        if !self.outbox.is_empty() {
+            match self.outbox.poll_write_all(stream, &mut cx, &mut 0) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
+                Poll::Pending => {}
+            }
+        }
+        if self.outbox.has_room()
+            && !ctx.is_closed(self.shape.inlet)
+            && !ctx.has_been_pulled(self.shape.inlet)
+        {
+            ctx.pull(self.shape.inlet)?;
+        }
+        if self.write_done && self.outbox.is_empty() && !self.shut_down {
+            match Pin::new(&mut *stream).poll_shutdown(&mut cx) {
+                Poll::Ready(Ok(())) => self.shut_down = true,
+                // The peer may already be gone; reading says how it ended.
+                Poll::Ready(Err(_)) => self.shut_down = true,
+                Poll::Pending => {}
+            }
+        }
+        // Reading, only on demand.
+        if !self.read_done && ctx.is_available(self.shape.out) {
+            if self.buffer.len() < READ_CHUNK {
+                self.buffer = vec![0; READ_CHUNK];
+            }
+            let mut buf = ReadBuf::new(&mut self.buffer);
+            match Pin::new(&mut *stream).poll_read(&mut cx, &mut buf) {
+                Poll::Ready(Ok(())) if buf.filled().is_empty() => {
+                    self.read_done = true;
+                    ctx.complete(self.shape.out);
+                }
+                Poll::Ready(Ok(())) => {
+                    let chunk = Bytes::copy_from_slice(buf.filled());
+                    ctx.push(self.shape.out, chunk)?;
+                }
+                Poll::Ready(Err(error)) => return Err(io_error("read", &error)),
+                Poll::Pending => {}
+            }
+        }
+        if self.read_done && self.shut_down {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+impl GraphStageLogic for ConnectionLogic {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let callback =
+            ctx.async_callback(|this: &mut Self, event: Event, ctx| this.on_event(event, ctx));
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.on_event(Event::Wake, ctx));
+        self.waker = Some(wake.waker(()));
+        let addr = self.addr;
+        self.handle.spawn(async move {
+            callback.invoke(Event::Connected(TcpStream::connect(addr).await));
+        });
+        // The connection outlives a completed upstream until the peer closes.
+        ctx.set_keep_going(true);
+        Ok(())
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let chunk = ctx.grab(self.shape.inlet)?;
+        if chunk.is_empty() {
+            return ctx.pull(self.shape.inlet);
+        }
+        self.outbox.push(&chunk);
+        if self.outbox.has_room() {
+            // Gather more; write when the island has nothing else to do.
+            ctx.request_idle_callback();
+            return ctx.pull(self.shape.inlet);
+        }
+        self.progress(ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.progress(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.write_done = true;
+        self.progress(ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.progress(ctx)
+    }
+
+    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn on_failure(&mut self, error: &StreamError) {
+        if let Some(mut completer) = self.connected.take() {
+            completer.complete(Err(error.clone()));
+        }
+    }
+
+    fn post_stop(&mut self) {
+        // Dropping the stream closes it; tokio deregisters it from its
+        // reactor through the handle it holds.
+        let _enter = self.handle.enter();
+        self.stream = None;
+    }
+}

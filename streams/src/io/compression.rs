@@ -1,0 +1,261 @@
+//! [`Compression`]: gzip and deflate as flows of byte chunks, on flate2.
+
+use std::io::Write;
+
+use bytes::Bytes;
+use flate2::write::{DeflateEncoder, GzDecoder, GzEncoder};
+use flate2::{Decompress, FlushDecompress, Status};
+
+use super::IoError;
+use crate::stage::{
+    FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+};
+use crate::{ArgumentError, Flow, StreamError};
+
+/// The compression level of [`Compression::gzip`] and
+/// [`Compression::deflate`] (flate2's default, 6).
+pub const DEFAULT_LEVEL: u32 = 6;
+
+/// Gzip and raw deflate (RFC 1951) as flows of byte chunks. Compressed
+/// output comes as the encoder produces it (it buffers internally) and
+/// the rest when the stream completes; decompressed output comes in
+/// chunks of at most `max_bytes_per_chunk`.
+///
+/// Corrupt input fails the stream with an [`IoError`] whose operation is
+/// `"gunzip"` or `"inflate"`; so does input that ends inside the
+/// compressed stream.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::io::{Bytes, Compression};
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("gzip").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let text = Bytes::from_static(b"to be or not to be, to be or not to be");
+/// let round_trip = Source::single(text.clone())
+///     .via(Compression::gzip())
+///     .via(Compression::gunzip(1024)?)
+///     .run_with(Sink::collect(), &materializer);
+/// assert_eq!(round_trip.wait().unwrap().concat(), text);
+/// system.terminate().wait().unwrap();
+/// # Ok::<(), weir_streams::ArgumentError>(())
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Compression;
+
+impl Compression {
+    /// Gzip at [`DEFAULT_LEVEL`].
+    pub fn gzip() -> Flow<Bytes, Bytes> {
+        Self::gzip_level(DEFAULT_LEVEL)
+    }
+
+    /// Gzip at `level` (0 none to 9 best; above 9 counts as 9).
+    pub fn gzip_level(level: u32) -> Flow<Bytes, Bytes> {
+        let level = flate2::Compression::new(level.min(9));
+        coder_flow("gzip", usize::MAX, move || {
+            Coder::Gzip(GzEncoder::new(Vec::new(), level))
+        })
+    }
+
+    /// Gunzip, in chunks of at most `max_bytes_per_chunk`.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] for a `max_bytes_per_chunk` of 0.
+    pub fn gunzip(max_bytes_per_chunk: usize) -> Result<Flow<Bytes, Bytes>, ArgumentError> {
+        nonzero(max_bytes_per_chunk)?;
+        Ok(coder_flow("gunzip", max_bytes_per_chunk, || {
+            Coder::Gunzip(GzDecoder::new(Vec::new()))
+        }))
+    }
+
+    /// Raw deflate at [`DEFAULT_LEVEL`].
+    pub fn deflate() -> Flow<Bytes, Bytes> {
+        Self::deflate_level(DEFAULT_LEVEL)
+    }
+
+    /// Raw deflate at `level` (0 none to 9 best; above 9 counts as 9).
+    pub fn deflate_level(level: u32) -> Flow<Bytes, Bytes> {
+        let level = flate2::Compression::new(level.min(9));
+        coder_flow("deflate", usize::MAX, move || {
+            Coder::Deflate(DeflateEncoder::new(Vec::new(), level))
+        })
+    }
+
+    /// Inflate raw deflate, in chunks of at most `max_bytes_per_chunk`.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] for a `max_bytes_per_chunk` of 0.
+    pub fn inflate(max_bytes_per_chunk: usize) -> Result<Flow<Bytes, Bytes>, ArgumentError> {
+        nonzero(max_bytes_per_chunk)?;
+        Ok(coder_flow("inflate", max_bytes_per_chunk, || {
+            Coder::Inflate {
+                inflater: Decompress::new(false),
+                done: false,
+            }
+        }))
+    }
+}
+
+fn nonzero(max_bytes_per_chunk: usize) -> Result<(), ArgumentError> {
+    if max_bytes_per_chunk == 0 {
+        return Err(ArgumentError::Zero {
+            argument: "max_bytes_per_chunk",
+        });
+    }
+    Ok(())
+}
+
+/// One run's encoder or decoder, writing into its own `Vec`.
+enum Coder {
+    Gzip(GzEncoder<Vec<u8>>),
+    Gunzip(GzDecoder<Vec<u8>>),
+    Deflate(DeflateEncoder<Vec<u8>>),
+    /// Raw inflate on flate2's low-level API, which says where the
+    /// deflate stream ends (so a truncated one is an error).
+    Inflate { inflater: Decompress, done: bool },
+}
+
+/// Output space added at a time while inflating.
+const INFLATE_STEP: usize = 32 * 1024;
+
+/// Inflate all of `input` (or up to the end of the deflate stream).
+fn inflate(inflater: &mut Decompress, done: &mut bool, input: &[u8]) -> std::io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    while !*done {
+        out.reserve(INFLATE_STEP.max(input.len() - used));
+        let (before_in, before_out) = (inflater.total_in(), out.len());
+        let status = inflater
+            .decompress_vec(&input[used..], &mut out, FlushDecompress::None)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))?;
+        used += usize::try_from(inflater.total_in() - before_in).unwrap_or(usize::MAX);
+        *done = status == Status::StreamEnd;
+        let progress = inflater.total_in() > before_in || out.len() > before_out;
+        // Done with this input once it is used up and the output had room
+        // to spare (nothing more is pending inside the inflater).
+        if !progress || (used == input.len() && out.len() < out.capacity()) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
+impl Coder {
+    /// Feed `input`; what came out.
+    fn code(&mut self, input: &[u8]) -> std::io::Result<Vec<u8>> {
+        match self {
+            Coder::Gzip(c) => c.write_all(input).map(|()| std::mem::take(c.get_mut())),
+            Coder::Gunzip(c) => c.write_all(input).map(|()| std::mem::take(c.get_mut())),
+            Coder::Deflate(c) => c.write_all(input).map(|()| std::mem::take(c.get_mut())),
+            Coder::Inflate { inflater, done } => inflate(inflater, done, input),
+        }
+    }
+
+    /// The input ended: the rest of the output.
+    fn finish(&mut self) -> std::io::Result<Vec<u8>> {
+        match self {
+            Coder::Gzip(c) => c.try_finish().map(|()| std::mem::take(c.get_mut())),
+            Coder::Deflate(c) => c.try_finish().map(|()| std::mem::take(c.get_mut())),
+            // Fails on a missing or wrong trailer (a truncated member).
+            Coder::Gunzip(c) => c.try_finish().map(|()| std::mem::take(c.get_mut())),
+            Coder::Inflate { done: true, .. } => Ok(Vec::new()),
+            Coder::Inflate { done: false, .. } => Err(truncated()),
+        }
+    }
+}
+
+fn truncated() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::UnexpectedEof,
+        "the input ended inside the compressed stream",
+    )
+}
+
+fn coder_flow<F>(name: &'static str, max_chunk: usize, make: F) -> Flow<Bytes, Bytes>
+where
+    F: Fn() -> Coder + Send + Sync + 'static,
+{
+    Flow::from_graph(CoderStage {
+        name,
+        max_chunk,
+        make,
+    })
+}
+
+struct CoderStage<F> {
+    name: &'static str,
+    max_chunk: usize,
+    make: F,
+}
+
+struct CoderLogic {
+    shape: FlowShape<Bytes, Bytes>,
+    name: &'static str,
+    max_chunk: usize,
+    coder: Coder,
+}
+
+impl<F> GraphStage for CoderStage<F>
+where
+    F: Fn() -> Coder + Send + Sync + 'static,
+{
+    type Shape = FlowShape<Bytes, Bytes>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let logic = CoderLogic {
+            shape: FlowShape::new(),
+            name: self.name,
+            max_chunk: self.max_chunk,
+            coder: (self.make)(),
+        };
+        (Box::new(logic), ())
+    }
+}
+
+impl CoderLogic {
+    fn error(&self, error: &std::io::Error) -> StreamError {
+        StreamError::custom(IoError::new(self.name, None, error))
+    }
+
+    /// Emit `out` in chunks of at most `max_chunk` (slices of one buffer).
+    fn emit(&self, out: Vec<u8>, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = Bytes::from(out);
+        let step = self.max_chunk;
+        let chunks = (0..out.len())
+            .step_by(step)
+            .map(|at| out.slice(at..out.len().min(at.saturating_add(step))));
+        ctx.emit_multiple(self.shape.out, chunks)
+    }
+}
+
+impl GraphStageLogic for CoderLogic {
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let input = ctx.grab(self.shape.inlet)?;
+        let out = self.coder.code(&input).map_err(|e| self.error(&e))?;
+        if out.is_empty() {
+            return ctx.pull(self.shape.inlet);
+        }
+        self.emit(out, ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.coder.finish().map_err(|e| self.error(&e))?;
+        self.emit(out, ctx)?;
+        ctx.complete(self.shape.out);
+        Ok(())
+    }
+}

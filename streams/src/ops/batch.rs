@@ -1,0 +1,226 @@
+//! Rate decoupling: `batch` / `batch_weighted` / `conflate` /
+//! `conflate_with_seed` (a fast upstream is summarised while downstream is
+//! slow) and `expand` / `extrapolate` (a slow upstream is stretched while
+//! downstream is fast). As Akka's `Batch` and `Expand`: both pull upstream
+//! eagerly, so they decouple the two sides' rates.
+
+use super::util::{logic_flow, ports};
+use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use crate::{ArgumentError, Flow};
+
+struct Batch<T, S, C, W, A> {
+    shape: FlowShape<T, S>,
+    max: u64,
+    cost_fn: C,
+    seed: W,
+    aggregate: A,
+    agg: Option<S>,
+    /// The cost still allowed in `agg`.
+    left: u64,
+    /// An element that would take `agg` past `max`: it seeds the next one.
+    pending: Option<T>,
+}
+
+impl<T, S, C, W, A> Batch<T, S, C, W, A>
+where
+    T: Send + 'static,
+    S: Send + 'static,
+    C: FnMut(&T) -> u64 + Send + 'static,
+    W: FnMut(T) -> S + Send + 'static,
+    A: FnMut(S, T) -> S + Send + 'static,
+{
+    fn start(&mut self, element: T) {
+        let cost = (self.cost_fn)(&element);
+        self.agg = Some((self.seed)(element));
+        self.left = self.max.saturating_sub(cost);
+    }
+
+    /// Push the batch and start the next from the pending element.
+    fn flush(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some(agg) = self.agg.take() {
+            ctx.push(self.shape.out, agg)?;
+            self.left = self.max;
+        }
+        if let Some(element) = self.pending.take() {
+            self.start(element);
+        }
+        Ok(())
+    }
+
+    fn pull_unless_pending(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.shape.inlet;
+        if self.pending.is_none() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+}
+
+impl<T, S, C, W, A> GraphStageLogic for Batch<T, S, C, W, A>
+where
+    T: Send + 'static,
+    S: Send + 'static,
+    C: FnMut(&T) -> u64 + Send + 'static,
+    W: FnMut(T) -> S + Send + 'static,
+    A: FnMut(S, T) -> S + Send + 'static,
+{
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        match self.agg.take() {
+            None => self.start(element),
+            Some(agg) => {
+                let cost = (self.cost_fn)(&element);
+                if cost > self.left {
+                    self.agg = Some(agg);
+                    self.pending = Some(element);
+                } else {
+                    self.left -= cost;
+                    self.agg = Some((self.aggregate)(agg, element));
+                }
+            }
+        }
+        if ctx.is_available(self.shape.out) {
+            self.flush(ctx)?;
+        }
+        self.pull_unless_pending(ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.agg.is_none() {
+            if ctx.is_closed(self.shape.inlet) {
+                ctx.complete_stage();
+            }
+            return Ok(());
+        }
+        self.flush(ctx)?;
+        if ctx.is_closed(self.shape.inlet) {
+            if self.agg.is_none() {
+                ctx.complete_stage();
+            }
+            return Ok(());
+        }
+        self.pull_unless_pending(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.agg.is_none() {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+/// The `batch_weighted` flow (checked arguments).
+pub(crate) fn batch_weighted<T, S, C, W, A>(max: u64, cost_fn: C, seed: W, aggregate: A) -> Result<Flow<T, S>, ArgumentError>
+where
+    T: Send + 'static,
+    S: Send + 'static,
+    C: FnMut(&T) -> u64 + Clone + Send + Sync + 'static,
+    W: FnMut(T) -> S + Clone + Send + Sync + 'static,
+    A: FnMut(S, T) -> S + Clone + Send + Sync + 'static,
+{
+    if max == 0 {
+        return Err(ArgumentError::Zero { argument: "max" });
+    }
+    Ok(logic_flow("batch", move || Batch {
+        shape: ports(),
+        max,
+        cost_fn: cost_fn.clone(),
+        seed: seed.clone(),
+        aggregate: aggregate.clone(),
+        agg: None,
+        left: max,
+        pending: None,
+    }))
+}
+
+struct Expand<T, U, F, I> {
+    shape: FlowShape<T, U>,
+    extrapolate: F,
+    iter: Option<I>,
+    /// The current element's first output, not yet pushed: until it has
+    /// gone out, upstream is back-pressured.
+    first: Option<U>,
+    _in: std::marker::PhantomData<fn(T)>,
+}
+
+impl<T, U, F, I> GraphStageLogic for Expand<T, U, F, I>
+where
+    T: Send + 'static,
+    U: Send + 'static,
+    F: FnMut(T) -> I + Send + 'static,
+    I: Iterator<Item = U> + Send + 'static,
+{
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let mut iter = (self.extrapolate)(element);
+        let first = iter.next();
+        self.iter = Some(iter);
+        match first {
+            None => ctx.pull(self.shape.inlet),
+            Some(first) if ctx.is_available(self.shape.out) => {
+                ctx.pull(self.shape.inlet)?;
+                ctx.push(self.shape.out, first)
+            }
+            Some(first) => {
+                self.first = Some(first);
+                Ok(())
+            }
+        }
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some(first) = self.first.take() {
+            ctx.push(self.shape.out, first)?;
+            if ctx.is_closed(self.shape.inlet) {
+                ctx.complete_stage();
+                return Ok(());
+            }
+            return ctx.pull(self.shape.inlet);
+        }
+        match self.iter.as_mut().and_then(Iterator::next) {
+            Some(next) => ctx.push(self.shape.out, next),
+            None => {
+                if ctx.is_closed(self.shape.inlet) {
+                    ctx.complete_stage();
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.first.is_none() {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn expand<T, U, F, I>(extrapolate: F) -> Flow<T, U>
+where
+    T: Send + 'static,
+    U: Send + 'static,
+    F: FnMut(T) -> I + Clone + Send + Sync + 'static,
+    I: IntoIterator<Item = U>,
+    I::IntoIter: Send + 'static,
+{
+    logic_flow("expand", move || {
+        let mut f = extrapolate.clone();
+        Expand::<T, U, _, I::IntoIter> {
+            shape: ports(),
+            extrapolate: move |x| f(x).into_iter(),
+            iter: None,
+            first: None,
+            _in: std::marker::PhantomData,
+        }
+    })
+}

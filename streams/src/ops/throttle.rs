@@ -1,0 +1,303 @@
+//! `throttle` and `throttle_with_cost`: a token bucket on the stream.
+//!
+//! The bucket holds up to `maximum_burst` tokens and starts full; one token
+//! comes back every `per / cost`, on a fixed grid from the start (Akka's `TokenBucket`, measured on the
+//! system's clock). An element costs `cost_fn(&element)` tokens. When the
+//! bucket holds enough, the element passes at once. Otherwise, in
+//! [`ThrottleMode::Shaping`], the stage holds the element on a timer until
+//! the tokens it lacks have come back (taking them in advance, so the rate
+//! holds over any window); in [`ThrottleMode::Enforcing`] it fails the
+//! stream with [`ErrorKind::RateExceeded`](crate::ErrorKind::RateExceeded).
+//! The stage pulls only when downstream pulls, so a slow consumer is never
+//! buffered for.
+
+use std::time::{Duration, Instant};
+
+use super::util::{logic_flow, ports};
+use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::{ArgumentError, ErrorKind, Flow, StreamError};
+
+/// What `throttle` does with an element that comes too early.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+/// use weir_streams::ThrottleMode;
+///
+/// let system = weir_actor::ActorSystem::new("throttle").unwrap();
+/// let materializer = Materializer::new(&system);
+/// // At most 1000 elements per second, in bursts of up to 10.
+/// let done = Source::range(0u32..20)
+///     .throttle(1000, Duration::from_secs(1), 10, ThrottleMode::Shaping)
+///     .unwrap()
+///     .run_with(Sink::collect(), &materializer);
+/// assert_eq!(done.wait().unwrap().len(), 20);
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ThrottleMode {
+    /// Delay it until the rate allows it (back-pressure upstream meanwhile).
+    Shaping,
+    /// Fail the stream with `ErrorKind::RateExceeded`.
+    Enforcing,
+}
+
+/// Tokens refilled one per `period`, up to `capacity`; may go into debt by
+/// one offer (the one that is then delayed).
+#[derive(Debug, Clone)]
+pub(crate) struct TokenBucket {
+    capacity: u64,
+    period: Duration,
+    tokens: u64,
+    /// Tokens are counted up to here.
+    last: Instant,
+}
+
+impl TokenBucket {
+    pub(crate) fn new(capacity: u64, period: Duration, now: Instant) -> Self {
+        Self {
+            capacity,
+            period,
+            tokens: capacity,
+            last: now,
+        }
+    }
+
+    fn refill(&mut self, now: Instant) {
+        if now <= self.last || self.period.is_zero() {
+            if self.period.is_zero() {
+                self.tokens = self.capacity;
+            }
+            return;
+        }
+        let elapsed = now - self.last;
+        let periods = elapsed.as_nanos() / self.period.as_nanos();
+        let periods = u64::try_from(periods).unwrap_or(u64::MAX);
+        // Move `last` by whole periods, so partial progress is kept.
+        let moved = u32::try_from(periods)
+            .ok()
+            .and_then(|p| self.period.checked_mul(p))
+            .unwrap_or(elapsed);
+        self.last += moved.min(elapsed);
+        self.tokens = self.tokens.saturating_add(periods).min(self.capacity);
+    }
+
+    /// Take `cost` tokens at `now`: the wait before the element may pass
+    /// (zero when the bucket held enough).
+    pub(crate) fn offer(&mut self, cost: u64, now: Instant) -> Duration {
+        self.refill(now);
+        if cost <= self.tokens {
+            self.tokens -= cost;
+            return Duration::ZERO;
+        }
+        let lacking = cost - self.tokens;
+        // Progress towards the next token, or time still owed for tokens
+        // taken in advance.
+        let since_last = now.saturating_duration_since(self.last);
+        let owed = self.last.saturating_duration_since(now);
+        let wait = u32::try_from(lacking)
+            .ok()
+            .and_then(|n| self.period.checked_mul(n))
+            .unwrap_or(Duration::MAX)
+            .saturating_add(owed)
+            .saturating_sub(since_last);
+        self.tokens = 0;
+        // The lacking tokens are spent in advance: count from when they come.
+        self.last = now.checked_add(wait).unwrap_or(self.last);
+        wait
+    }
+}
+
+const HELD: TimerKey = TimerKey(0);
+
+struct Throttle<T, C> {
+    shape: FlowShape<T, T>,
+    cost_fn: C,
+    cost: u32,
+    per: Duration,
+    burst: u64,
+    mode: ThrottleMode,
+    bucket: Option<TokenBucket>,
+    held: Option<T>,
+    finishing: bool,
+}
+
+impl<T: Send + 'static, C: FnMut(&T) -> u32 + Send + 'static> GraphStageLogic for Throttle<T, C> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let period = self.per / self.cost;
+        self.bucket = Some(TokenBucket::new(self.burst, period, ctx.now()));
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let cost = u64::from((self.cost_fn)(&element));
+        let now = ctx.now();
+        let wait = self.bucket.as_mut().map_or(Duration::ZERO, |b| b.offer(cost, now));
+        if wait.is_zero() {
+            return ctx.push(self.shape.out, element);
+        }
+        match self.mode {
+            ThrottleMode::Enforcing => Err(StreamError::from_kind(ErrorKind::RateExceeded {
+                cost: self.cost,
+                per: self.per,
+            })),
+            ThrottleMode::Shaping => {
+                self.held = Some(element);
+                ctx.schedule_once(HELD, wait);
+                Ok(())
+            }
+        }
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some(element) = self.held.take() {
+            ctx.push(self.shape.out, element)?;
+        }
+        if self.finishing {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.held.is_some() {
+            self.finishing = true; // complete once the held element is out
+        } else {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+/// The `throttle_with_cost` flow (checked arguments).
+pub(crate) fn throttle<T, C>(
+    cost: u32,
+    per: Duration,
+    maximum_burst: u32,
+    cost_fn: C,
+    mode: ThrottleMode,
+) -> Result<Flow<T, T>, ArgumentError>
+where
+    T: Send + 'static,
+    C: FnMut(&T) -> u32 + Clone + Send + Sync + 'static,
+{
+    if cost == 0 {
+        return Err(ArgumentError::Zero { argument: "elements" });
+    }
+    if per.is_zero() {
+        return Err(ArgumentError::Zero { argument: "per" });
+    }
+    if mode == ThrottleMode::Enforcing && maximum_burst == 0 {
+        return Err(ArgumentError::Invalid {
+            argument: "maximum_burst",
+            reason: "must be at least 1 in enforcing mode, or every element fails the stream",
+        });
+    }
+    Ok(logic_flow("throttle", move || Throttle {
+        shape: ports(),
+        cost_fn: cost_fn.clone(),
+        cost,
+        per,
+        burst: u64::from(maximum_burst),
+        mode,
+        bucket: None,
+        held: None,
+        finishing: false,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn a_full_bucket_lets_a_burst_through_then_spaces_by_the_period() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(3, 10 * MS, t0);
+        assert_eq!([b.offer(1, t0), b.offer(1, t0), b.offer(1, t0)], [Duration::ZERO; 3]);
+        assert_eq!(b.offer(1, t0), 10 * MS);
+        // The fourth took the token due at 10 ms; the next is due at 20 ms.
+        assert_eq!(b.offer(1, t0 + 10 * MS), 10 * MS);
+        assert_eq!(b.offer(1, t0 + 35 * MS), Duration::ZERO);
+        // Asking early pays what is still owed too.
+        assert_eq!(b.offer(1, t0 + 35 * MS), 5 * MS);
+        assert_eq!(b.offer(1, t0 + 36 * MS), 14 * MS);
+    }
+
+    #[test]
+    fn refills_up_to_capacity_only() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(2, MS, t0);
+        assert_eq!(b.offer(2, t0), Duration::ZERO);
+        let later = t0 + 1000 * MS;
+        assert_eq!(b.offer(2, later), Duration::ZERO);
+        assert_eq!(b.offer(1, later), MS);
+    }
+
+    /// Releases as the stage makes them: element `i` is offered when it
+    /// has arrived and the one before it has gone out.
+    fn releases(burst: u64, period: Duration, arrivals: &[Duration]) -> Vec<Duration> {
+        let t0 = Instant::now();
+        let mut bucket = TokenBucket::new(burst, period, t0);
+        let mut out: Vec<Duration> = Vec::new();
+        for &arrival in arrivals {
+            let offered = out.last().map_or(arrival, |&last| arrival.max(last));
+            out.push(offered + bucket.offer(1, t0 + offered));
+        }
+        out
+    }
+
+    proptest::proptest! {
+        /// Never faster than the bucket allows. Tokens come on a fixed grid
+        /// of periods from the start (as Akka's), so between any two
+        /// releases `i <= j` at most `burst + ceil((r_j - r_i) / period)`
+        /// elements go.
+        #[test]
+        fn never_faster_than_the_rate_and_burst(
+            burst in 1u64..5,
+            period_ms in 1u64..50,
+            gaps in proptest::collection::vec(0u64..100, 1..60),
+        ) {
+            let period = Duration::from_millis(period_ms);
+            let arrivals: Vec<Duration> = gaps
+                .iter()
+                .scan(Duration::ZERO, |t, &g| { *t += Duration::from_millis(g); Some(*t) })
+                .collect();
+            let out = releases(burst, period, &arrivals);
+            for i in 0..out.len() {
+                proptest::prop_assert!(out[i] >= arrivals[i], "released before it arrived");
+                for j in i..out.len() {
+                    let allowed = burst + (out[j] - out[i]).as_nanos().div_ceil(period.as_nanos()) as u64;
+                    proptest::prop_assert!((j - i + 1) as u64 <= allowed, "{} released in {:?}", j - i + 1, out[j] - out[i]);
+                }
+            }
+        }
+
+        /// Never slower than needed: everything offered at once goes at
+        /// the full rate after the burst.
+        #[test]
+        fn a_backlog_drains_at_exactly_the_rate(burst in 1u64..5, period_ms in 1u64..50, n in 1usize..40) {
+            let period = Duration::from_millis(period_ms);
+            let out = releases(burst, period, &vec![Duration::ZERO; n]);
+            let after_burst = (n as u64).saturating_sub(burst) as u32;
+            proptest::prop_assert_eq!(*out.last().unwrap(), period * after_burst);
+        }
+    }
+
+    #[test]
+    fn a_cost_above_the_burst_waits_for_the_tokens_it_lacks() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(1, MS, t0);
+        assert_eq!(b.offer(5, t0), 4 * MS);
+        assert_eq!(b.offer(0, t0 + 4 * MS), Duration::ZERO);
+    }
+}

@@ -1,0 +1,192 @@
+//! The timeouts (`initial_timeout`, `completion_timeout`, `idle_timeout`,
+//! `backpressure_timeout`) and `keep_alive`.
+//!
+//! Each timeout passes elements through unchanged and fails the stream with
+//! [`ErrorKind::Timeout`](crate::ErrorKind::Timeout), naming its
+//! [`TimeoutKind`] and duration, when its limit passes. A stage keeps one
+//! timer, and an element costs a clock read at most: the idle and
+//! back-pressure timeouts record *when* and check lazily, re-arming their
+//! one timer for the current deadline when it fires early. So a stream that
+//! never times out costs one timer firing per period, not one per element,
+//! and nothing at all while the deadline keeps moving.
+
+use std::time::{Duration, Instant};
+
+use super::delay::deadline_after;
+use super::util::{logic_flow, ports};
+use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::{ErrorKind, Flow, StreamError, TimeoutKind};
+
+const TIMER: TimerKey = TimerKey(0);
+
+struct Timeout<T> {
+    shape: FlowShape<T, T>,
+    kind: TimeoutKind,
+    after: Duration,
+    /// Initial: the first element passed. Backpressure: an element was
+    /// pushed and downstream has not asked since.
+    flag: bool,
+    /// Idle: the last element; Backpressure: the last push.
+    last: Instant,
+}
+
+impl<T: Send + 'static> Timeout<T> {
+    fn fail(&self) -> StageResult {
+        Err(StreamError::from_kind(ErrorKind::Timeout(self.kind, self.after)))
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.last = ctx.now();
+        ctx.schedule_once(TIMER, self.after);
+        Ok(())
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        match self.kind {
+            TimeoutKind::Initial if !self.flag => {
+                self.flag = true;
+                ctx.cancel_timer(TIMER);
+            }
+            TimeoutKind::Idle => self.last = ctx.now(),
+            TimeoutKind::Backpressure => {
+                self.last = ctx.now();
+                self.flag = true;
+            }
+            _ => {}
+        }
+        ctx.push(self.shape.out, element)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.kind == TimeoutKind::Backpressure {
+            self.flag = false;
+        }
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        let now = ctx.now();
+        match self.kind {
+            TimeoutKind::Initial | TimeoutKind::Completion => self.fail(),
+            TimeoutKind::Idle | TimeoutKind::Backpressure => {
+                let deadline = deadline_after(self.last, self.after);
+                let waiting = self.kind == TimeoutKind::Idle || self.flag;
+                if waiting && now >= deadline {
+                    return self.fail();
+                }
+                // Not due yet (or not waiting on downstream): check again at
+                // the deadline, or a full period from now.
+                let next = if waiting { deadline.saturating_duration_since(now) } else { self.after };
+                ctx.schedule_once(TIMER, next);
+                Ok(())
+            }
+        }
+    }
+}
+
+pub(crate) fn timeout<T: Send + 'static>(kind: TimeoutKind, after: Duration) -> Flow<T, T> {
+    let name = match kind {
+        TimeoutKind::Initial => "initial_timeout",
+        TimeoutKind::Completion => "completion_timeout",
+        TimeoutKind::Idle => "idle_timeout",
+        TimeoutKind::Backpressure => "backpressure_timeout",
+    };
+    logic_flow(name, move || Timeout::<T> {
+        shape: ports(),
+        kind,
+        after,
+        flag: false,
+        last: Instant::now(), // replaced in pre_start by the system's clock
+    })
+}
+
+/// `keep_alive`: when no element has gone downstream for `after` and
+/// downstream asks, send `inject()` instead.
+struct KeepAlive<T, F> {
+    shape: FlowShape<T, T>,
+    after: Duration,
+    inject: F,
+    /// When the next injected element is due.
+    next: Instant,
+    /// An element that arrived before downstream asked.
+    held: Option<T>,
+    finishing: bool,
+}
+
+impl<T: Send + 'static, F: FnMut() -> T + Send + 'static> KeepAlive<T, F> {
+    fn pushed(&mut self, ctx: &mut StageContext<'_>, element: T) -> StageResult {
+        self.next = deadline_after(ctx.now(), self.after);
+        ctx.cancel_timer(TIMER);
+        ctx.push(self.shape.out, element)
+    }
+}
+
+impl<T: Send + 'static, F: FnMut() -> T + Send + 'static> GraphStageLogic for KeepAlive<T, F> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.next = deadline_after(ctx.now(), self.after);
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        if ctx.is_available(self.shape.out) {
+            self.pushed(ctx, element)?;
+            return ctx.pull(self.shape.inlet);
+        }
+        self.held = Some(element);
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some(element) = self.held.take() {
+            self.pushed(ctx, element)?;
+            if self.finishing {
+                ctx.complete_stage();
+                return Ok(());
+            }
+            return ctx.pull(self.shape.inlet);
+        }
+        let now = ctx.now();
+        if now >= self.next {
+            let element = (self.inject)();
+            return self.pushed(ctx, element);
+        }
+        ctx.schedule_once(TIMER, self.next.saturating_duration_since(now));
+        Ok(())
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        if ctx.is_available(self.shape.out) && ctx.now() >= self.next {
+            let element = (self.inject)();
+            return self.pushed(ctx, element);
+        }
+        Ok(())
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.held.is_some() {
+            self.finishing = true;
+        } else {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn keep_alive<T, F>(after: Duration, inject: F) -> Flow<T, T>
+where
+    T: Send + 'static,
+    F: FnMut() -> T + Clone + Send + Sync + 'static,
+{
+    logic_flow("keep_alive", move || KeepAlive {
+        shape: ports(),
+        after,
+        inject: inject.clone(),
+        next: Instant::now(), // replaced in pre_start by the system's clock
+        held: None,
+        finishing: false,
+    })
+}

@@ -1,0 +1,127 @@
+//! Compression flows: gzip and deflate round trips under any chunking (proptest), chunk bounds, and corrupt or truncated input.
+
+use bytes::Bytes;
+use proptest::prelude::*;
+use weir_streams::io::{Compression, IoError};
+use weir_streams::prelude::*;
+use weir_tests::{PATIENCE, shutdown, stream_system};
+
+fn run(
+    m: &Materializer,
+    chunks: Vec<Bytes>,
+    flow: Flow<Bytes, Bytes>,
+) -> Result<Vec<Bytes>, StreamError> {
+    Source::from_iter(chunks)
+        .via(flow)
+        .run_with(Sink::collect(), m)
+        .wait_timeout(PATIENCE)
+        .expect("the stream ends")
+}
+
+fn cut(input: &[u8], cuts: &[usize]) -> Vec<Bytes> {
+    let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (input.len() + 1)).collect();
+    cuts.sort_unstable();
+    let mut out = Vec::new();
+    let mut from = 0;
+    for c in cuts {
+        out.push(Bytes::copy_from_slice(&input[from..c]));
+        from = c;
+    }
+    out.push(Bytes::copy_from_slice(&input[from..]));
+    out
+}
+
+fn text(len: usize) -> Vec<u8> {
+    (0..len)
+        .map(|i| b"abcabcabd  xyz\n"[i % 15] ^ ((i / 1000) as u8))
+        .collect()
+}
+
+#[test]
+fn gzip_output_is_standard_gzip_and_decompressed_chunks_are_bounded() {
+    let (system, m) = stream_system("gzip-std");
+    let data = text(100_000);
+    let zipped = run(&m, cut(&data, &[10, 5000, 70_000]), Compression::gzip())
+        .unwrap()
+        .concat();
+    assert!(
+        zipped.len() < data.len() / 4,
+        "compresses: {}",
+        zipped.len()
+    );
+    // flate2's reader (a separate implementation path) reads it back.
+    let mut back = Vec::new();
+    std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped[..]), &mut back).unwrap();
+    assert_eq!(back, data);
+    let out = run(
+        &m,
+        vec![Bytes::from(zipped)],
+        Compression::gunzip(1000).unwrap(),
+    )
+    .unwrap();
+    assert!(out.iter().all(|c| c.len() <= 1000));
+    assert_eq!(out.concat(), data);
+    assert!(Compression::gunzip(0).is_err() && Compression::inflate(0).is_err());
+    shutdown(&system);
+}
+
+#[test]
+fn corrupt_or_truncated_input_fails_with_an_io_error() {
+    let (system, m) = stream_system("gzip-bad");
+    let data = text(10_000);
+    let zipped = run(&m, vec![Bytes::from(data.clone())], Compression::gzip())
+        .unwrap()
+        .concat();
+    let truncated = Bytes::copy_from_slice(&zipped[..zipped.len() - 5]);
+    let error = run(&m, vec![truncated], Compression::gunzip(4096).unwrap()).unwrap_err();
+    assert_eq!(IoError::of(&error).map(IoError::operation), Some("gunzip"));
+
+    let deflated = run(&m, vec![Bytes::from(data)], Compression::deflate())
+        .unwrap()
+        .concat();
+    let truncated = Bytes::copy_from_slice(&deflated[..deflated.len() / 2]);
+    let error = run(&m, vec![truncated], Compression::inflate(4096).unwrap()).unwrap_err();
+    let io = IoError::of(&error).unwrap();
+    assert_eq!(
+        (io.operation(), io.kind()),
+        ("inflate", std::io::ErrorKind::UnexpectedEof)
+    );
+
+    let garbage = Bytes::from_static(b"\xff\xfe this is not deflate at all");
+    let error = run(
+        &m,
+        vec![garbage.clone()],
+        Compression::inflate(4096).unwrap(),
+    )
+    .unwrap_err();
+    assert_eq!(
+        IoError::of(&error).map(IoError::kind),
+        Some(std::io::ErrorKind::InvalidData)
+    );
+    assert!(run(&m, vec![garbage], Compression::gunzip(4096).unwrap()).is_err());
+    shutdown(&system);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn gzip_and_deflate_round_trip_under_any_chunking(
+        data in proptest::collection::vec(prop_oneof![Just(b'a'), Just(b'b'), any::<u8>()], 0..3000),
+        cuts_in in proptest::collection::vec(0usize..4000, 0..10),
+        cuts_out in proptest::collection::vec(0usize..4000, 0..10),
+        level in 0u32..10,
+        max_chunk in 1usize..500,
+    ) {
+        let (system, m) = stream_system("compression-prop");
+        let zipped = run(&m, cut(&data, &cuts_in), Compression::gzip_level(level)).unwrap().concat();
+        let back = run(&m, cut(&zipped, &cuts_out), Compression::gunzip(max_chunk).unwrap()).unwrap();
+        prop_assert!(back.iter().all(|c| c.len() <= max_chunk));
+        prop_assert_eq!(back.concat(), data.clone());
+
+        let deflated = run(&m, cut(&data, &cuts_in), Compression::deflate_level(level)).unwrap().concat();
+        let back = run(&m, cut(&deflated, &cuts_out), Compression::inflate(max_chunk).unwrap()).unwrap();
+        prop_assert_eq!(back.concat(), data);
+        shutdown(&system);
+    }
+}

@@ -1,0 +1,128 @@
+//! `grouped_within` and `grouped_weighted_within` on a test clock: closed by size or by time, back-pressure, completion and failure.
+
+use std::time::Duration;
+
+use weir_streams::prelude::*;
+use weir_streams::{ArgumentError, ErrorKind, Flow, StreamError};
+use weir_tests::clocked::Rig;
+
+const fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+fn grouped(n: usize, within: Duration) -> Rig<u32, Vec<u32>> {
+    Rig::new(
+        "grouped-within",
+        Flow::new().grouped_within(n, within).unwrap(),
+    )
+}
+
+#[test]
+fn a_full_group_goes_at_once() {
+    let mut rig = grouped(3, ms(100));
+    rig.down.request(10);
+    rig.send(1..=7);
+    assert_eq!(rig.down.expect_next_n(2), [vec![1, 2, 3], vec![4, 5, 6]]);
+    rig.expect_nothing();
+    rig.shutdown();
+}
+
+#[test]
+fn a_partial_group_goes_when_the_time_is_up() {
+    let mut rig = grouped(3, ms(100));
+    rig.down.request(10);
+    rig.send([1, 2]);
+    rig.advance(ms(99));
+    rig.expect_nothing();
+    rig.advance(ms(1));
+    assert_eq!(rig.down.expect_next(), [1, 2]);
+    // Nothing arrives: no empty groups.
+    rig.advance(ms(500));
+    rig.expect_nothing();
+    rig.send([3]);
+    rig.advance(ms(100));
+    assert_eq!(rig.down.expect_next(), [3]);
+    rig.shutdown();
+}
+
+#[test]
+fn the_window_restarts_when_a_group_goes() {
+    let mut rig = grouped(2, ms(100));
+    rig.down.request(10);
+    rig.advance(ms(60));
+    rig.send([1, 2]); // full at 60 ms: the next window ends at 160 ms
+    assert_eq!(rig.down.expect_next(), [1, 2]);
+    rig.send([3]);
+    rig.advance(ms(40)); // 100 ms: the old window's end
+    rig.expect_nothing();
+    rig.advance(ms(60));
+    assert_eq!(rig.down.expect_next(), [3]);
+    rig.shutdown();
+}
+
+#[test]
+fn without_demand_a_timed_out_group_keeps_filling_and_a_full_one_backpressures() {
+    let mut rig = grouped(3, ms(100));
+    rig.send(1..=10);
+    rig.advance(ms(100)); // time is up, nobody asks
+    assert_eq!(
+        rig.requests(),
+        3,
+        "collected a full group, then stopped pulling"
+    );
+    rig.expect_nothing();
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [1, 2, 3]);
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [4, 5, 6]);
+    rig.shutdown();
+}
+
+#[test]
+fn completion_flushes_what_was_collected() {
+    let mut rig = grouped(3, ms(100));
+    rig.down.request(10);
+    rig.send(1..=4);
+    rig.up.send_complete();
+    assert_eq!(rig.down.expect_next_n(2), [vec![1, 2, 3], vec![4]]);
+    rig.down.expect_complete();
+    rig.shutdown();
+}
+
+#[test]
+fn failure_passes_at_once() {
+    let mut rig = grouped(3, ms(100));
+    rig.down.request(10);
+    rig.send([1]);
+    rig.up.send_error(StreamError::msg("boom"));
+    let error = rig.down.expect_error();
+    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "boom"));
+    rig.shutdown();
+}
+
+#[test]
+fn weighted_groups_close_before_the_weight_would_be_exceeded() {
+    let flow = Flow::new()
+        .grouped_weighted_within(10, ms(100), |x: &u32| u64::from(*x))
+        .unwrap();
+    let mut rig = Rig::new("grouped-weighted", flow);
+    rig.down.request(10);
+    rig.send([4, 5, 3, 20, 1]);
+    // 4+5 = 9, +3 would be 12; 20 alone exceeds: travels alone.
+    assert_eq!(rig.down.expect_next_n(3), [vec![4, 5], vec![3], vec![20]]);
+    rig.advance(ms(100));
+    assert_eq!(rig.down.expect_next(), [1]);
+    rig.shutdown();
+}
+
+#[test]
+fn bad_arguments_are_typed_errors() {
+    assert_eq!(
+        Flow::<u32>::new().grouped_within(0, ms(1)).err(),
+        Some(ArgumentError::Zero { argument: "n" })
+    );
+    assert_eq!(
+        Flow::<u32>::new().grouped_within(1, Duration::ZERO).err(),
+        Some(ArgumentError::Zero { argument: "within" })
+    );
+}
