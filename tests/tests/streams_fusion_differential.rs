@@ -337,3 +337,40 @@ fn the_last_element_of_a_take_is_not_overtaken_by_its_completion() {
     }
     shutdown(&system);
 }
+
+/// A dispatcher asked for by a node that the planner fuses (a folding
+/// sink after an iterator source, or inside a boundary's half) still moves
+/// its island off the shared pool.
+#[test]
+fn a_fused_node_keeps_its_dispatcher() {
+    let (system, fused) = stream_system("fused-dispatcher");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    let thread = || std::thread::current().name().unwrap_or("").to_owned();
+    let on = |source: Source<u64>, blocking: bool, mat: &Materializer| {
+        let sink = Sink::fold(String::new(), move |_, _: u64| thread());
+        let sink = if blocking {
+            sink.with_attributes(weir_streams::Attributes::blocking())
+        } else {
+            sink
+        };
+        source.run_with(sink, mat).wait().expect("completes")
+    };
+    for mat in [&fused, &unfused] {
+        let shared = on(Source::range(0u64..3), false, mat);
+        for source in [
+            Source::range(0u64..3),
+            Source::range(0u64..3).async_boundary(),
+        ] {
+            let pinned = on(source, true, mat);
+            assert!(
+                pinned.ends_with("-pinned"),
+                "on a pinned thread, got {pinned}"
+            );
+            assert!(
+                !shared.ends_with("-pinned"),
+                "the control runs on the shared pool: {shared}"
+            );
+        }
+    }
+    shutdown(&system);
+}
