@@ -142,7 +142,8 @@ pub mod interop;
 pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
+pub mod streams_graph;
 pub mod streams_pipeline;
-pub mod time_ops;
 #[cfg(feature = "peers")]
 pub mod tcp_echo;
+pub mod time_ops;

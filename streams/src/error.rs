@@ -337,3 +337,46 @@ impl PartialEq for StreamError {
                 && self.kind().to_string() == other.kind().to_string())
     }
 }
+
+/// A graph the [`GraphBuilder`](crate::graph::GraphBuilder) cannot build:
+/// a port left open, a port connected twice, or a port of another builder.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GraphError {
+    /// A port is not connected and is not one of the graph's open ports.
+    Unconnected {
+        /// The name of the stage the port belongs to.
+        stage: String,
+        /// `"inlet"` or `"outlet"`.
+        side: &'static str,
+        /// The port's number in the stage's shape.
+        port: u16,
+    },
+    /// A port was connected before (or asked to stay open twice).
+    AlreadyConnected {
+        /// The name of the stage the port belongs to.
+        stage: String,
+        /// `"inlet"` or `"outlet"`.
+        side: &'static str,
+        /// The port's number in the stage's shape.
+        port: u16,
+    },
+    /// A port or materialized value of another builder.
+    ForeignPort,
+}
+
+impl fmt::Display for GraphError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GraphError::Unconnected { stage, side, port } => {
+                write!(f, "{side} {port} of stage `{stage}` is not connected")
+            }
+            GraphError::AlreadyConnected { stage, side, port } => {
+                write!(f, "{side} {port} of stage `{stage}` is already connected")
+            }
+            GraphError::ForeignPort => f.write_str("a port of another graph builder"),
+        }
+    }
+}
+
+impl std::error::Error for GraphError {}

@@ -73,7 +73,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;
-pub use error::{ArgumentError, ErrorKind, StreamError, TimeoutKind};
+pub use error::{ArgumentError, ErrorKind, GraphError, StreamError, TimeoutKind};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]
@@ -107,11 +107,13 @@ runtime_modules! {
     mod blueprint;
     mod completion;
     mod fusion;
+    pub mod graph;
     mod interpreter;
     pub mod io;
     mod kill_switch;
     mod materializer;
     mod ops;
+    mod plan;
     mod pull;
     mod queue;
     pub mod stage;
@@ -122,7 +124,7 @@ runtime_modules! {
     pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
-    pub use materializer::Materializer;
+    pub use materializer::{Materializer, MaterializerBuilder};
     #[cfg(feature = "tracing")]
     pub use ops::LogLevels;
     pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
@@ -134,6 +136,7 @@ runtime_modules! {
 /// The names a stream program needs: `use weir_streams::prelude::*;`.
 #[cfg(not(loom))]
 pub mod prelude {
+    pub use crate::graph::JunctionOps;
     pub use crate::{
         Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RunnableGraph, Sink,
         Source, StreamError,

@@ -93,4 +93,4 @@ impl<T> std::fmt::Debug for Pull<T> {
 }
 
 /// Runs a fused source for a sink, giving the sink's materialized value.
-pub(crate) type PullFactory<In> = Arc<dyn Fn(Pull<In>) -> Box<dyn Any> + Send + Sync>;
+pub(crate) type PullFactory<In> = Arc<dyn Fn(Pull<In>) -> Box<dyn Any + Send> + Send + Sync>;

@@ -278,6 +278,109 @@ fn streams(args: &Args) {
         .expect("called from outside the system");
 }
 
+/// Graphs: junctions beside `futures::stream`, and the planner's fusion of
+/// maps appended after a `scan` (`weir-bench graph`); medians of `--runs`.
+fn graph(args: &Args) {
+    use weir_benches::streams_graph as g;
+    let n = args.get("--elements").unwrap_or(2_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-graph").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    // Fusion off runs `scan` then nine appended maps as 11 stages, as every
+    // release before the planner did.
+    let unfused = weir_streams::Materializer::builder(&system)
+        .fusion(false)
+        .build();
+    type Row<'a> = (&'static str, u64, Box<dyn Fn() -> u64 + 'a>);
+    let rows: Vec<Row<'_>> = vec![
+        (
+            "futures::stream::select",
+            g::merge_expected(n),
+            Box::new(|| g::futures_select(n)),
+        ),
+        (
+            "weir merge",
+            g::merge_expected(n),
+            Box::new(|| g::weir_merge(n, &mat)),
+        ),
+        (
+            "futures::stream::zip",
+            g::zip_expected(n),
+            Box::new(|| g::futures_zip(n)),
+        ),
+        (
+            "weir zip_with",
+            g::zip_expected(n),
+            Box::new(|| g::weir_zip(n, &mat)),
+        ),
+        (
+            "weir broadcast to 2 folds",
+            g::broadcast_expected(n),
+            Box::new(|| g::weir_broadcast(n, &mat)),
+        ),
+        (
+            "weir scan + 9 maps, unfused",
+            0,
+            Box::new(|| g::weir_scan_then_maps(n, &unfused)),
+        ),
+        (
+            "weir scan + 9 maps appended",
+            0,
+            Box::new(|| g::weir_scan_then_maps(n, &mat)),
+        ),
+        (
+            "weir scan + 9 maps composed",
+            0,
+            Box::new(|| g::weir_scan_via_composed_maps(n, &mat)),
+        ),
+    ];
+    println!("graphs over {n} elements, median of {runs} runs, 2-core box");
+    println!(
+        "{:<30} {:>14} {:>14} {:>14}",
+        "variant", "elements/s", "vs baseline", "allocs/element"
+    );
+    let mut previous: Option<f64> = None;
+    for (name, expected, run) in &rows {
+        let checksum = run();
+        assert!(
+            *expected == 0 || checksum == *expected,
+            "{name} computed {checksum}, expected {expected}"
+        );
+        let allocs_before = ALLOC.allocations();
+        let _ = run();
+        let allocs = (ALLOC.allocations() - allocs_before) as f64 / n as f64;
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                n as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[runs / 2];
+        // Peers and the unfused row are baselines; weir rows compare with
+        // the last baseline above them (the broadcast row has none).
+        let baseline = !name.starts_with("weir") || name.ends_with("unfused");
+        let ratio = match previous {
+            Some(before) if !baseline && !name.contains("broadcast") => {
+                format!("{:.2}x", median / before)
+            }
+            _ => String::new(),
+        };
+        if baseline {
+            previous = Some(median);
+        }
+        println!(
+            "{name:<30} {:>12.1} M {ratio:>14} {allocs:>14.6}",
+            median / 1e6
+        );
+    }
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
+
 /// `Source::actor_ref`: no_buffer and pingpong, beside crossbeam and tokio
 /// (with `--features peers`); medians of `--runs` runs.
 fn actor_ref(args: &Args) {
@@ -581,6 +684,7 @@ fn main() {
         Some("time") => time(&args),
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
+        Some("graph") => graph(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
         Some("io") => io(&args),

@@ -66,7 +66,7 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
     fn ports(&self) -> (u16, u16) {
         (0, 0)
     }
-    fn outlet_slot(&self) -> SlotKind {
+    fn outlet_slot(&self, _: u16) -> SlotKind {
         unreachable!("a fused source-to-sink stage has no outlet")
     }
     fn create(&self, cx: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {

@@ -2,7 +2,7 @@
 
 mod flow;
 mod keep;
-pub(crate) mod linear;
+pub(crate) mod graph;
 mod runnable;
 mod sink;
 mod source;
@@ -12,5 +12,5 @@ pub(crate) use flow::simple_flow;
 pub use keep::Keep;
 pub use runnable::RunnableGraph;
 pub use sink::Sink;
-pub(crate) use sink::SinkKind;
+pub(crate) use sink::PullResult;
 pub use source::Source;

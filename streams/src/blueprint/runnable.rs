@@ -1,8 +1,8 @@
 //! [`RunnableGraph`]: a closed blueprint, ready to run.
 
-use super::linear::Linear;
-use crate::{MaterializeError, Materializer};
+use super::graph::Graph;
 use crate::interpreter::materialize;
+use crate::{MaterializeError, Materializer};
 
 /// A source connected to a sink: run it to start the stream and get the
 /// materialized value. Reusable: each `run` is an independent stream.
@@ -21,20 +21,20 @@ use crate::interpreter::materialize;
 /// ```
 #[must_use = "a RunnableGraph does nothing until it is run"]
 pub struct RunnableGraph<Mat> {
-    linear: Linear<Mat>,
+    graph: Graph<Mat>,
 }
 
 impl<Mat> Clone for RunnableGraph<Mat> {
     fn clone(&self) -> Self {
         Self {
-            linear: self.linear.clone(),
+            graph: self.graph.clone(),
         }
     }
 }
 
 impl<Mat: 'static> RunnableGraph<Mat> {
-    pub(crate) fn from_linear(linear: Linear<Mat>) -> Self {
-        Self { linear }
+    pub(crate) fn from_graph(graph: Graph<Mat>) -> Self {
+        Self { graph }
     }
 
     /// Start the stream; returns at once with the materialized value
@@ -50,7 +50,7 @@ impl<Mat: 'static> RunnableGraph<Mat> {
     ///
     /// If a stage's `create_logic` panics.
     pub fn run(&self, materializer: &Materializer) -> Mat {
-        let (values, _) = materialize(&self.linear.nodes, materializer);
+        let (values, _) = self.materialize(materializer);
         self.assemble(values)
     }
 
@@ -80,20 +80,21 @@ impl<Mat: 'static> RunnableGraph<Mat> {
     /// assert!(graph.try_run(&materializer).is_err());
     /// ```
     pub fn try_run(&self, materializer: &Materializer) -> Result<Mat, MaterializeError> {
-        match materialize(&self.linear.nodes, materializer) {
+        match self.materialize(materializer) {
             (values, None) => Ok(self.assemble(values)),
             (_, Some(error)) => Err(error),
         }
     }
 
-    fn assemble(&self, values: Vec<Box<dyn std::any::Any + Send>>) -> Mat {
-        debug_assert_eq!(
-            values.len(),
-            self.linear.values,
-            "each stage materializes its values"
-        );
-        let mut values: Vec<_> = values.into_iter().map(Some).collect();
-        (self.linear.mat)(&mut values)
+    /// Plan the graph (see `crate::plan`) and run the plan.
+    fn materialize(&self, materializer: &Materializer) -> crate::interpreter::Materialized {
+        let plan = crate::plan::plan(&self.graph.nodes, &self.graph.edges, materializer.fusion());
+        materialize(&plan, self.graph.nodes.len(), materializer)
+    }
+
+    fn assemble(&self, mut values: Vec<Option<Box<dyn std::any::Any + Send>>>) -> Mat {
+        debug_assert_eq!(values.len(), self.graph.nodes.len(), "one value per node");
+        (self.graph.mat)(&mut values)
     }
 
     /// Transform the materialized value.
@@ -101,14 +102,14 @@ impl<Mat: 'static> RunnableGraph<Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> RunnableGraph<M2> {
-        RunnableGraph::from_linear(self.linear.map_mat(f))
+        RunnableGraph::from_graph(self.graph.map_mat(f))
     }
 }
 
 impl<Mat> std::fmt::Debug for RunnableGraph<Mat> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RunnableGraph")
-            .field("stages", &self.linear.nodes.len())
+            .field("stages", &self.graph.nodes.len())
             .finish()
     }
 }

@@ -1,12 +1,12 @@
 //! [`Sink`]: a blueprint with one input.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::linear::Linear;
+use super::graph::{Graph, Kind, Node};
 use crate::Attributes;
-use crate::fusion::{Consumer, ConsumerFactory, ConsumerStage};
-use crate::interpreter::Node;
+use crate::fusion::{Consumer, ConsumerFactory, FusedConsumer, PullSink};
 use crate::pull::{Pull, PullFactory};
 use crate::stage::{GraphStage, SinkShape};
 
@@ -27,39 +27,22 @@ use crate::stage::{GraphStage, SinkShape};
 /// ```
 #[must_use = "a Sink does nothing until it is part of a graph that is run"]
 pub struct Sink<In, Mat = ()> {
-    pub(crate) linear: Linear<Mat>,
-    pub(crate) kind: SinkKind<In>,
+    pub(crate) graph: Graph<Mat>,
     _in: PhantomData<fn(In)>,
-}
-
-pub(crate) enum SinkKind<In> {
-    Graph,
-    /// Exactly one folding stage: it fuses with an iterator source.
-    Consumer(ConsumerFactory<In>),
-    /// One stage that can also run a fused source itself (its value is the
-    /// sink's materialized value, already mapped).
-    Pull(PullFactory<In>),
-}
-
-impl<In> Clone for SinkKind<In> {
-    fn clone(&self) -> Self {
-        match self {
-            SinkKind::Graph => SinkKind::Graph,
-            SinkKind::Consumer(c) => SinkKind::Consumer(Arc::clone(c)),
-            SinkKind::Pull(p) => SinkKind::Pull(Arc::clone(p)),
-        }
-    }
 }
 
 impl<In, Mat> Clone for Sink<In, Mat> {
     fn clone(&self) -> Self {
         Self {
-            linear: self.linear.clone(),
-            kind: self.kind.clone(),
+            graph: self.graph.clone(),
             _in: PhantomData,
         }
     }
 }
+
+/// The value a sink's pull made, standing in the sink's first value slot
+/// for the value of the whole sink (see [`Sink::with_pull`]).
+pub(crate) struct PullResult(pub(crate) Box<dyn Any + Send>);
 
 impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
     /// A sink made of one custom stage.
@@ -67,7 +50,8 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
     where
         S: GraphStage<Shape = SinkShape<In>, Mat = Mat>,
     {
-        Self::from_parts(Linear::single(Node::stage(stage), 1), SinkKind::Graph)
+        let kind = Kind::Stage(Arc::new(stage));
+        Self::from_graph_parts(Graph::single(Node::new(kind, Attributes::new())))
     }
 
     /// This sink, plus a way to run a fused source itself: when the source
@@ -118,7 +102,24 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
         F: Fn(Pull<In>) -> Mat + Send + Sync + 'static,
     {
         let factory: PullFactory<In> = Arc::new(move |source| Box::new(pull(source)));
-        Self::from_parts(self.linear, SinkKind::Pull(factory))
+        let mut graph = self.graph;
+        let Some(&(node, _)) = graph.inlets.first() else {
+            return Self::from_graph_parts(graph);
+        };
+        let slot = node as usize;
+        graph.nodes[slot].pull = Some(Arc::new(PullSink(factory)));
+        // When the planner ran the pull, the value of the node it marks is
+        // the pull's result: the sink's value, whatever its stages are.
+        let inner = graph.mat;
+        graph.mat = Arc::new(move |v| {
+            if v[slot].as_ref().is_some_and(|b| b.is::<PullResult>()) {
+                let pulled = v[slot].take().expect("checked").downcast::<PullResult>().expect("checked");
+                *pulled.0.downcast::<Mat>().expect("a pull gives the sink's materialized value")
+            } else {
+                inner(v)
+            }
+        });
+        Self::from_graph_parts(graph)
     }
 
     /// A sink of one folding stage, made fresh per run by `make`.
@@ -134,22 +135,15 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
                 Box::new(mat) as Box<dyn std::any::Any + Send>,
             )
         });
-        let node = Node::Stage {
-            stage: Arc::new(ConsumerStage {
-                name,
-                factory: Arc::clone(&factory),
-            }),
-            attributes: Attributes::named(name),
-        };
-        Self::from_parts(Linear::single(node, 1), SinkKind::Consumer(factory))
+        let kind = Kind::Consumer(Arc::new(FusedConsumer(factory)));
+        Self::from_graph_parts(Graph::single(Node::new(kind, Attributes::named(name))))
     }
 }
 
 impl<In: 'static, Mat: 'static> Sink<In, Mat> {
-    pub(crate) fn from_parts(linear: Linear<Mat>, kind: SinkKind<In>) -> Self {
+    pub(crate) fn from_graph_parts(graph: Graph<Mat>) -> Self {
         Self {
-            linear,
-            kind,
+            graph,
             _in: PhantomData,
         }
     }
@@ -159,23 +153,7 @@ impl<In: 'static, Mat: 'static> Sink<In, Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> Sink<In, M2> {
-        // A consumer's value goes through the blueprint's mat function, so
-        // it still fuses; a pull's value is the sink's, so it is mapped too.
-        let f = Arc::new(f);
-        let kind = match self.kind {
-            SinkKind::Pull(pull) => {
-                let f = Arc::clone(&f);
-                SinkKind::Pull(Arc::new(move |source| {
-                    let value = pull(source)
-                        .downcast::<Mat>()
-                        .expect("a pull gives the sink's materialized value");
-                    Box::new(f(*value)) as Box<dyn std::any::Any>
-                }))
-            }
-            SinkKind::Graph => SinkKind::Graph,
-            SinkKind::Consumer(consumer) => SinkKind::Consumer(consumer),
-        };
-        Sink::from_parts(self.linear.map_mat(move |m| f(m)), kind)
+        Sink::from_graph_parts(self.graph.map_mat(f))
     }
 
     /// Name the sink's stage (used in errors and actor names).
@@ -184,19 +162,15 @@ impl<In: 'static, Mat: 'static> Sink<In, Mat> {
     }
 
     /// Set attributes on the sink's first stage.
-    pub fn with_attributes(mut self, attributes: Attributes) -> Self {
-        if let Some(Node::Stage { attributes: a, .. }) = self.linear.nodes.first_mut() {
-            *a = std::mem::take(a).and(&attributes);
-        }
-        self
+    pub fn with_attributes(self, attributes: Attributes) -> Self {
+        Self::from_graph_parts(self.graph.with_inlet_attributes(|a| a.and(&attributes)))
     }
 }
 
 impl<In, Mat> std::fmt::Debug for Sink<In, Mat> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Sink")
-            .field("stages", &self.linear.nodes.len())
-            .field("fused", &matches!(self.kind, SinkKind::Consumer(_)))
+            .field("stages", &self.graph.nodes.len())
             .finish()
     }
 }

@@ -4,13 +4,11 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::flow::Flow;
-use super::linear::Linear;
+use super::graph::{Graph, Kind, Node};
 use super::runnable::RunnableGraph;
-use super::sink::{Sink, SinkKind};
-use crate::fusion::{HostsConsumer, IterConsumerStage, IterFactory, IterSource, SteppedHost};
+use super::sink::Sink;
+use crate::fusion::{FusedIter, HostsConsumer, Hosting, IterFactory};
 use crate::interpreter::boundary::Boundary;
-use crate::interpreter::{ErasedStage, Node, stage_attributes};
-use crate::pull::Pull;
 use crate::stage::{GraphStage, SourceShape};
 use crate::{Attributes, Materializer};
 
@@ -32,48 +30,24 @@ use crate::{Attributes, Materializer};
 /// ```
 #[must_use = "a Source does nothing until it is run"]
 pub struct Source<Out, Mat = ()> {
-    pub(crate) linear: Linear<Mat>,
-    /// Set when the source is exactly one iterator stage: simple
-    /// operators then fuse into the iterator.
-    pub(crate) iter: Option<(IterFactory<Out>, Attributes)>,
-    /// Set when the source is exactly one stage that can run a folding
-    /// sink inside itself (`Source::actor_ref`), with its attributes.
-    pub(crate) host: Option<(Arc<dyn HostsConsumer<Out>>, Attributes)>,
+    pub(crate) graph: Graph<Mat>,
     _out: PhantomData<fn() -> Out>,
 }
 
 impl<Out, Mat> Clone for Source<Out, Mat> {
     fn clone(&self) -> Self {
         Self {
-            linear: self.linear.clone(),
-            iter: self.iter.clone(),
-            host: self.host.clone(),
+            graph: self.graph.clone(),
             _out: PhantomData,
         }
-    }
-}
-
-fn iter_node<Out: Send + 'static>(
-    name: &'static str,
-    factory: IterFactory<Out>,
-    attributes: Attributes,
-) -> Node {
-    Node::Stage {
-        stage: Arc::new(IterSource { name, factory }),
-        attributes,
     }
 }
 
 impl<Out: Send + 'static> Source<Out, ()> {
     /// A source of the elements of a fresh iterator for each run.
     pub(crate) fn from_iter_factory(name: &'static str, factory: IterFactory<Out>) -> Self {
-        let attributes = Attributes::named(name);
-        Self {
-            linear: Linear::single(iter_node(name, factory.clone(), attributes.clone()), 1),
-            iter: Some((factory, attributes)),
-            host: None,
-            _out: PhantomData,
-        }
+        let kind = Kind::Iter(Arc::new(FusedIter(factory)));
+        Self::from_graph_parts(Graph::single(Node::new(kind, Attributes::named(name))))
     }
 }
 
@@ -83,22 +57,24 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
     where
         S: GraphStage<Shape = SourceShape<Out>, Mat = Mat>,
     {
-        Self::from_linear(Linear::single(Node::stage(stage), 1))
+        let kind = Kind::Stage(Arc::new(stage));
+        Self::from_graph_parts(Graph::single(Node::new(kind, Attributes::new())))
     }
 
-    pub(crate) fn from_linear(linear: Linear<Mat>) -> Self {
+    pub(crate) fn from_graph_parts(graph: Graph<Mat>) -> Self {
         Self {
-            linear,
-            iter: None,
-            host: None,
+            graph,
             _out: PhantomData,
         }
     }
 
     /// This one-stage source can also run a folding sink inside itself.
     pub(crate) fn hosting(mut self, host: Arc<dyn HostsConsumer<Out>>) -> Self {
-        debug_assert_eq!(self.linear.nodes.len(), 1, "one stage");
-        self.host = Some((host, node_attributes(&self.linear.nodes)));
+        debug_assert_eq!(self.graph.nodes.len(), 1, "one stage");
+        let node = &mut self.graph.nodes[0];
+        if let Kind::Stage(stage) = &node.kind {
+            node.kind = Kind::Host(Arc::clone(stage), Arc::new(Hosting(host)));
+        }
         self
     }
 
@@ -116,53 +92,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         flow: Flow<Out, Next, M2>,
         combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
     ) -> Source<Next, M3> {
-        if let (Some((iter, attrs)), Some(simple)) = (&self.iter, &flow.step) {
-            // Fuse the operators into the iterator as iterator adapters.
-            let (iter, adapt) = (iter.clone(), simple.adapt.clone());
-            let factory: IterFactory<Next> = Arc::new(move || adapt(iter()));
-            let attributes = attrs.clone().with_name(step_name(attrs, &simple.attributes));
-            let (left, right) = (self.linear.mat, flow.linear.mat);
-            return Source {
-                linear: Linear {
-                    nodes: vec![iter_node("fused", factory.clone(), attributes.clone())],
-                    values: 1,
-                    mat: Arc::new(move |v| {
-                        let mut one = [Some(Box::new(()) as Box<dyn std::any::Any + Send>)];
-                        let l = left(v);
-                        combine(l, right(&mut one))
-                    }),
-                },
-                iter: Some((factory, attributes)),
-                host: None,
-                _out: PhantomData,
-            };
-        }
-        // A host keeps its unfused stages (other sinks need them) and
-        // takes the operators into the consumer it will be given.
-        let host = match (&self.host, &flow.step) {
-            (Some((host, attrs)), Some(simple)) => {
-                let name = step_name(attrs, &simple.attributes);
-                let stepped = SteppedHost {
-                    host: Arc::clone(host),
-                    before: attrs.clone(),
-                    step: Arc::clone(&simple.step),
-                };
-                Some((Arc::new(stepped) as Arc<dyn HostsConsumer<Next>>, attrs.clone().with_name(name)))
-            }
-            _ => None,
-        };
-        let keeps_iter = flow.linear.nodes.is_empty();
-        let iter = if keeps_iter {
-            retype_iter(self.iter)
-        } else {
-            None
-        };
-        Source {
-            linear: self.linear.then(flow.linear, combine),
-            iter,
-            host,
-            _out: PhantomData,
-        }
+        Source::from_graph_parts(self.graph.then(flow.graph, combine))
     }
 
     /// This source, then `sink`: a runnable graph materializing the source's value.
@@ -176,86 +106,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         sink: Sink<Out, M2>,
         combine: impl Fn(Mat, M2) -> M3 + Send + Sync + 'static,
     ) -> RunnableGraph<M3> {
-        if let (Some(Node::Boundary(boundary)), SinkKind::Consumer(consumer)) =
-            (self.linear.nodes.last(), &sink.kind)
-            && let Some(boundary) = boundary.as_any().downcast_ref::<Boundary<Out>>()
-            && let Some(fused) = boundary.with_sink(
-                consumer.clone(),
-                &node_name(&sink.linear.nodes),
-                node_buffer(&sink.linear.nodes),
-            )
-        {
-            // A folding sink right after an async boundary runs inside the
-            // boundary's downstream half.
-            let mut nodes = self.linear.nodes;
-            *nodes.last_mut().expect("matched above") = Node::Boundary(Arc::new(fused));
-            let split = self.linear.values;
-            let (left, right) = (self.linear.mat, sink.linear.mat);
-            return RunnableGraph::from_linear(Linear {
-                nodes,
-                values: split + sink.linear.values,
-                mat: Arc::new(move |v| {
-                    let (l, r) = v.split_at_mut(split);
-                    combine(left(l), right(r))
-                }),
-            });
-        }
-        if let (Some((iter, attrs)), SinkKind::Pull(pull)) = (&self.iter, &sink.kind) {
-            // A fused source handed to a sink that drives it: no island.
-            let (iter, pull) = (iter.clone(), pull.clone());
-            let sink_attributes = node_attributes(&sink.linear.nodes);
-            let name: Arc<str> = fused_name(attrs, &sink.linear.nodes).into();
-            let left = self.linear.mat;
-            return RunnableGraph::from_linear(Linear {
-                nodes: Vec::new(),
-                values: 0,
-                mat: Arc::new(move |_| {
-                    let mut source_value = [Some(Box::new(()) as Box<dyn std::any::Any + Send>)];
-                    let source = Pull::new(iter(), Arc::clone(&name), sink_attributes.clone());
-                    let value = pull(source)
-                        .downcast::<M2>()
-                        .expect("a pull gives the sink's materialized value");
-                    combine(left(&mut source_value), *value)
-                }),
-            });
-        }
-        // A folding sink run inside the source's stage: an iterator driven
-        // in a loop, or a host (`Source::actor_ref`) that feeds it.
-        let fused = match (&self.iter, &self.host, &sink.kind) {
-            (Some((iter, attrs)), _, SinkKind::Consumer(consumer)) => {
-                let stage = IterConsumerStage {
-                    name: "fused",
-                    source: iter.clone(),
-                    sink: consumer.clone(),
-                };
-                Some((Arc::new(stage) as Arc<dyn ErasedStage>, attrs))
-            }
-            (_, Some((host, attrs)), SinkKind::Consumer(consumer)) => {
-                Some((host.with_consumer(attrs, consumer.clone()), attrs))
-            }
-            _ => None,
-        };
-        if let Some((stage, attrs)) = fused {
-            let node = Node::Stage {
-                stage,
-                attributes: attrs.clone().with_name(fused_name(attrs, &sink.linear.nodes)),
-            };
-            // The fused stage makes the source's value and the sink's; the
-            // operators a host took in (each `()`) made none.
-            let (left, right, before) = (self.linear.mat, sink.linear.mat, self.linear.values);
-            return RunnableGraph::from_linear(Linear {
-                nodes: vec![node],
-                values: 2,
-                mat: Arc::new(move |v| {
-                    let (source, sink) = v.split_at_mut(1);
-                    let mut values = Vec::with_capacity(before);
-                    values.push(source[0].take());
-                    values.resize_with(before, || Some(Box::new(()) as Box<dyn std::any::Any + Send>));
-                    combine(left(&mut values), right(sink))
-                }),
-            });
-        }
-        RunnableGraph::from_linear(self.linear.then(sink.linear, combine))
+        RunnableGraph::from_graph(self.graph.then(sink.graph, combine))
     }
 
     /// Run this source into `sink`; the sink's materialized value.
@@ -268,12 +119,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> Source<Out, M2> {
-        Source {
-            linear: self.linear.map_mat(f),
-            iter: self.iter,
-            host: self.host,
-            _out: PhantomData,
-        }
+        Source::from_graph_parts(self.graph.map_mat(f))
     }
 
     /// Name the last stage (used in errors and actor names).
@@ -283,18 +129,7 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
 
     /// Set attributes on the last stage.
     pub fn with_attributes(self, attributes: Attributes) -> Self {
-        let iter = self
-            .iter
-            .map(|(iter, attrs)| (iter, attrs.and(&attributes)));
-        let host = self
-            .host
-            .map(|(host, attrs)| (host, attrs.and(&attributes)));
-        Self {
-            linear: self.linear.with_last_attributes(|a| a.and(&attributes)),
-            iter,
-            host,
-            _out: PhantomData,
-        }
+        Self::from_graph_parts(self.graph.with_outlet_attributes(|a| a.and(&attributes)))
     }
 
     /// End the island here: what comes after runs on another actor, joined
@@ -322,74 +157,21 @@ impl<Out: Send + 'static, Mat: 'static> Source<Out, Mat> {
     /// assert_eq!(sum.wait(), Ok(9_999_900_000));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn async_boundary(mut self) -> Self {
-        let boundary = match self.iter.take() {
-            // The iterator runs inside the boundary's upstream half.
-            Some((iter, attrs)) => {
-                self.linear.nodes.clear();
-                Boundary::with_source(iter, attrs.name().unwrap_or("iter"))
-            }
-            None => Boundary::<Out>::new(),
-        };
-        self.linear.nodes.push(Node::Boundary(Arc::new(boundary)));
-        self
+    pub fn async_boundary(self) -> Self {
+        Self::from_graph_parts(self.graph.then(boundary::<Out>(), super::Keep::left))
     }
 }
 
-/// An iterator factory typed `A` seen as `B` when the types are equal
-/// (an identity flow was appended).
-fn retype_iter<A: 'static, B: 'static>(
-    iter: Option<(IterFactory<A>, Attributes)>,
-) -> Option<(IterFactory<B>, Attributes)> {
-    let (iter, attributes) = iter?;
-    let any: Box<dyn std::any::Any> = Box::new(iter);
-    any.downcast::<IterFactory<B>>()
-        .ok()
-        .map(|iter| (*iter, attributes))
+/// An async boundary node for elements of type `T`.
+pub(crate) fn boundary<T: Send + 'static>() -> Graph<()> {
+    let kind = Kind::Boundary(Arc::new(Boundary::<T>::new()));
+    Graph::single(Node::new(kind, Attributes::new()))
 }
 
 impl<Out, Mat> std::fmt::Debug for Source<Out, Mat> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Source")
-            .field("stages", &self.linear.nodes.len())
-            .field("fused", &self.iter.is_some())
+            .field("stages", &self.graph.nodes.len())
             .finish()
     }
-}
-
-/// The name of the first stage of `nodes` (its attributes, else its default).
-fn node_name(nodes: &[Node]) -> String {
-    nodes
-        .first()
-        .and_then(|n| match n {
-            Node::Stage { attributes, stage } => {
-                Some(attributes.name().unwrap_or(stage.name()).to_owned())
-            }
-            Node::Boundary(_) => None,
-        })
-        .unwrap_or_default()
-}
-
-/// The attributes of the first stage of `nodes`, with its own defaults.
-fn node_attributes(nodes: &[Node]) -> Attributes {
-    match nodes.first() {
-        Some(Node::Stage { attributes, stage }) => stage_attributes(&**stage, attributes),
-        _ => Attributes::new(),
-    }
-}
-
-/// The input buffer of the first stage of `nodes`.
-fn node_buffer(nodes: &[Node]) -> usize {
-    node_attributes(nodes).input_buffer()
-}
-
-/// The name of a source with a simple operator fused in: `range.map`.
-fn step_name(source: &Attributes, step: &Attributes) -> String {
-    format!("{}.{}", source.name().unwrap_or("iter"), step.name().unwrap_or("step"))
-}
-
-/// The name of a fused source followed by the first stage of `sink`:
-/// `range.map.fold`.
-fn fused_name(source: &Attributes, sink: &[Node]) -> String {
-    format!("{}.{}", source.name().unwrap_or("iter"), node_name(sink))
 }

@@ -8,7 +8,6 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 
 use super::iter::{BoxChunks, Chunks, Fill, IterFactory};
-use super::step::{Step, StepFactory, StepFn};
 use crate::StreamError;
 use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
@@ -116,64 +115,6 @@ pub(crate) trait HostsConsumer<Out>: Send + Sync {
     fn with_consumer(&self, source: &Attributes, consumer: ConsumerFactory<Out>) -> Arc<dyn ErasedStage>;
 }
 
-/// A host with simple operators fused after it: the operators run inside
-/// the consumer it is given (`Source::actor_ref(..).map(f).to(Sink::fold)`
-/// is one stage).
-pub(crate) struct SteppedHost<A, B> {
-    pub(crate) host: Arc<dyn HostsConsumer<A>>,
-    /// The attributes of the stages before the operators (the source's
-    /// name stays the source's).
-    pub(crate) before: Attributes,
-    pub(crate) step: StepFactory<A, B>,
-}
-
-impl<A: Send + 'static, B: Send + 'static> HostsConsumer<B> for SteppedHost<A, B> {
-    fn with_consumer(&self, _: &Attributes, consumer: ConsumerFactory<B>) -> Arc<dyn ErasedStage> {
-        let step = Arc::clone(&self.step);
-        let stepped: ConsumerFactory<A> = Arc::new(move || {
-            let (inner, value) = consumer();
-            let stepped = Stepped { step: step(), inner };
-            (Box::new(stepped) as Box<dyn Consumer<A>>, value)
-        });
-        self.host.with_consumer(&self.before, stepped)
-    }
-}
-
-/// A step, then a consumer: a consumer.
-struct Stepped<A, B> {
-    step: StepFn<A, B>,
-    inner: Box<dyn Consumer<B>>,
-}
-
-impl<A: Send + 'static, B: Send + 'static> Consumer<A> for Stepped<A, B> {
-    fn on_next(&mut self, element: A) -> ControlFlow<()> {
-        match (self.step)(element) {
-            Step::Emit(out) => self.inner.on_next(out),
-            Step::Skip => ControlFlow::Continue(()),
-            // The operator completes after this one: as through stages, the
-            // sink gets it, then the completion, and upstream is cancelled.
-            Step::Last(out) => {
-                if self.inner.on_next(out).is_continue() {
-                    self.inner.finish(Ok(()));
-                }
-                ControlFlow::Break(())
-            }
-            Step::Done => {
-                self.inner.finish(Ok(()));
-                ControlFlow::Break(())
-            }
-        }
-    }
-
-    fn finish(&mut self, outcome: Result<(), StreamError>) {
-        self.inner.finish(outcome);
-    }
-
-    fn wants_elements(&self) -> bool {
-        self.inner.wants_elements()
-    }
-}
-
 /// A consumer run as an ordinary sink stage.
 pub(crate) struct ConsumerStage<In> {
     pub(crate) name: &'static str,
@@ -190,7 +131,7 @@ impl<In: Send + 'static> ErasedStage for ConsumerStage<In> {
     fn ports(&self) -> (u16, u16) {
         (1, 0)
     }
-    fn outlet_slot(&self) -> SlotKind {
+    fn outlet_slot(&self, _: u16) -> SlotKind {
         unreachable!("a sink has no outlet")
     }
     fn create(
@@ -278,7 +219,7 @@ impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
     fn ports(&self) -> (u16, u16) {
         (0, 0)
     }
-    fn outlet_slot(&self) -> SlotKind {
+    fn outlet_slot(&self, _: u16) -> SlotKind {
         unreachable!("a fused source-to-sink stage has no outlet")
     }
     fn create(
@@ -287,7 +228,6 @@ impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Box<dyn GraphStageLogic> {
         let (consumer, mat) = (self.sink)();
-        mats.push(Box::new(()));
         mats.push(mat);
         Box::new(IterConsumerLogic {
             source: (self.source)(),

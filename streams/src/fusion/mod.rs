@@ -12,15 +12,23 @@
 //! form keeps the semantics of the unfused stages: elements are produced
 //! only on demand, in order, and a panic fails the stream naming the
 //! fused stage.
+//!
+//! This module holds the fused forms and the type-erased node kinds that
+//! build them (`nodes`); which form runs where is decided by the planner
+//! (`crate::plan`), never by a constructor.
 
 mod consumer;
 mod iter;
 mod step;
 
-pub(crate) use consumer::{
-    Consumer, ConsumerFactory, ConsumerStage, Drained, HostsConsumer, IterConsumerStage, SteppedHost,
-};
+mod nodes;
+
+pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use iter::{
-    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, IterSource, PollChunks, leaf,
+    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
-pub(crate) use step::{Step, StepFactory, StepStage, compose};
+pub(crate) use nodes::{
+    ConsumerNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
+    StepNode,
+};
+pub(crate) use step::{Step, StepFactory};

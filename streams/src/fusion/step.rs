@@ -23,26 +23,6 @@ pub(crate) type StepFn<I, O> = Box<dyn FnMut(I) -> Step<O> + Send>;
 /// Makes a fresh step (fresh state) for each materialization.
 pub(crate) type StepFactory<I, O> = Arc<dyn Fn() -> StepFn<I, O> + Send + Sync>;
 
-/// `first` then `second`, as one step.
-pub(crate) fn compose<A: 'static, B: 'static, C: 'static>(
-    first: StepFactory<A, B>,
-    second: StepFactory<B, C>,
-) -> StepFactory<A, C> {
-    Arc::new(move || {
-        let mut first = first();
-        let mut second = second();
-        Box::new(move |a| match first(a) {
-            Step::Emit(b) => second(b),
-            Step::Skip => Step::Skip,
-            Step::Last(b) => match second(b) {
-                Step::Emit(c) | Step::Last(c) => Step::Last(c),
-                Step::Skip | Step::Done => Step::Done,
-            },
-            Step::Done => Step::Done,
-        })
-    })
-}
-
 /// A step run as a flow stage.
 pub(crate) struct StepStage<I, O> {
     pub(crate) name: &'static str,

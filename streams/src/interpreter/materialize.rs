@@ -1,4 +1,4 @@
-//! From a linear list of blueprint nodes to running islands.
+//! From a plan (see `crate::plan`) to running islands.
 
 use std::any::Any;
 use crate::sync::Arc;
@@ -8,6 +8,9 @@ use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, StageMeta};
 use super::island::Island;
+use crate::blueprint::PullResult;
+use crate::fusion::{ConsumerNode, IterNode};
+use crate::plan::{IslandPlan, Made, Plan};
 use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
 use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
 use crate::stage::{
@@ -79,7 +82,7 @@ pub(crate) trait ErasedStage: Send + Sync {
     fn name(&self) -> &'static str;
     fn initial_attributes(&self) -> Attributes;
     fn ports(&self) -> (u16, u16);
-    fn outlet_slot(&self) -> SlotKind;
+    fn outlet_slot(&self, port: u16) -> SlotKind;
     /// Make the logic; push this stage's materialized value(s) onto `mats`.
     fn create(
         &self,
@@ -98,8 +101,8 @@ impl<S: GraphStage> ErasedStage for S {
     fn ports(&self) -> (u16, u16) {
         (S::Shape::INLETS, S::Shape::OUTLETS)
     }
-    fn outlet_slot(&self) -> SlotKind {
-        S::Shape::outlet_slot(0)
+    fn outlet_slot(&self, port: u16) -> SlotKind {
+        S::Shape::outlet_slot(port)
     }
     fn create(
         &self,
@@ -125,110 +128,65 @@ pub(crate) struct Half {
 /// Makes the two halves of an async boundary for one element type.
 pub(crate) trait BoundaryFactory: Send + Sync {
     /// The upstream half (the end of the upstream island) and the
-    /// downstream half (the start of the downstream island).
-    fn create(&self, buffer: usize) -> (Half, Half);
-
-    /// For fusing a sink into the downstream half (see `Source::to_mat`).
-    fn as_any(&self) -> &dyn Any;
-
-    /// The buffer size of a stage fused into the downstream half.
-    fn buffer(&self) -> Option<usize>;
+    /// downstream half (the start of the downstream island), with the
+    /// planner's fused source in the one and fused sink in the other.
+    fn create(
+        &self,
+        buffer: usize,
+        source: Option<(&dyn IterNode, &Arc<str>)>,
+        sink: Option<(&dyn ConsumerNode, &Arc<str>)>,
+    ) -> (Half, Half);
 }
 
-#[derive(Clone)]
-pub(crate) enum Node {
-    Stage {
-        stage: Arc<dyn ErasedStage>,
-        attributes: Attributes,
-    },
-    Boundary(Arc<dyn BoundaryFactory>),
-}
+/// Each node's materialized value, in node order, and why the stream
+/// could not start, if it could not.
+pub(crate) type Materialized = (Vec<Option<Box<dyn Any + Send>>>, Option<MaterializeError>);
 
-impl Node {
-    pub(crate) fn stage(stage: impl ErasedStage + 'static) -> Self {
-        Node::Stage {
-            stage: Arc::new(stage),
-            attributes: Attributes::new(),
-        }
-    }
-}
-
-/// One stage of an island before it is created.
-enum Planned<'a> {
-    User {
-        stage: &'a dyn ErasedStage,
-        attributes: Attributes,
-    },
-    Ready(Half),
-}
-
-/// Each user stage's materialized value, in node order, and why the
-/// stream could not start, if it could not.
-pub(crate) type Materialized = (Vec<Box<dyn Any + Send>>, Option<MaterializeError>);
-
-/// Materialize a runnable linear graph: spawn one actor per island, build
-/// the islands, start them. Returns each user stage's materialized
-/// value, in node order.
+/// Run a plan of a graph of `nodes` nodes: spawn one actor per island,
+/// build the islands, start them. Returns each node's materialized value
+/// (`()` for the nodes fused away).
 ///
 /// When an island's actor cannot be spawned (the system has terminated),
 /// the stream does not run: the islands are still built (so every
 /// materialized value exists) and torn down at once, which fails every
 /// sink with `AbruptTermination`; the actors already spawned stop.
-pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materialized {
-    if nodes.is_empty() {
-        // Nothing to interpret (a fused source handed to a pulling sink).
-        return (Vec::new(), None);
+pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer) -> Materialized {
+    let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
+    if let Some(pulled) = &plan.pulled {
+        // No island: the sink runs the fused source itself.
+        let value = pulled.pull.run(
+            &*pulled.iter,
+            Arc::clone(&pulled.name),
+            pulled.attributes.clone(),
+        );
+        values[pulled.slot] = Some(Box::new(PullResult(value)));
+        return (fill_units(values), None);
     }
-    // Cut the node list into islands at the boundaries.
-    let mut islands: Vec<Vec<Planned<'_>>> = vec![Vec::new()];
-    for (index, node) in nodes.iter().enumerate() {
-        match node {
-            Node::Stage { stage, attributes } => {
-                let attributes = stage_attributes(&**stage, attributes);
-                islands
-                    .last_mut()
-                    .expect("at least one island")
-                    .push(Planned::User {
-                        stage: &**stage,
-                        attributes,
-                    });
-            }
-            Node::Boundary(factory) => {
-                // The buffer belongs to the stage that receives from it.
-                let buffer = factory.buffer().unwrap_or_else(|| {
-                    nodes[index + 1..]
-                        .iter()
-                        .find_map(|n| match n {
-                            Node::Stage { stage, attributes } => {
-                                Some(stage_attributes(&**stage, attributes).input_buffer())
-                            }
-                            Node::Boundary(_) => None,
-                        })
-                        .unwrap_or(crate::stage::DEFAULT_INPUT_BUFFER)
-                });
-                let (up, down) = factory.create(buffer);
-                islands
-                    .last_mut()
-                    .expect("at least one island")
-                    .push(Planned::Ready(up));
-                islands.push(vec![Planned::Ready(down)]);
-            }
-        }
-    }
+    let mut halves: Vec<(Option<Half>, Option<Half>)> = plan
+        .boundaries
+        .iter()
+        .map(|b| {
+            let source = b.source.as_ref().map(|(iter, name)| (&**iter, name));
+            let sink = b.sink.as_ref().map(|(consumer, name, _)| (&**consumer, name));
+            let (up, down) = b.factory.create(b.capacity, source, sink);
+            (Some(up), Some(down))
+        })
+        .collect();
 
     let stream = materializer.next_stream_id();
     let system = materializer.system();
     let mut failure: Option<MaterializeError> = None;
-    let hosts: Vec<Host> = (0..islands.len())
-        .map(|i| {
-            let first = islands[i].iter().find_map(|p| match p {
-                Planned::User { stage, attributes } => {
-                    Some(attributes.name().unwrap_or(stage.name()).to_owned())
-                }
-                Planned::Ready(_) => None,
+    let hosts: Vec<Host> = plan
+        .islands
+        .iter()
+        .enumerate()
+        .map(|(i, island)| {
+            let first = island.stages.iter().find_map(|p| match &p.made {
+                Made::Stage(stage) => Some(p.attributes.name().unwrap_or(stage.name()).to_owned()),
+                Made::Up(_) | Made::Down(_) => None,
             });
             let name = actor_name(stream, i, first.as_deref());
-            let island = match system.spawn_system_actor(Props::new(IslandActor::default).with_dispatcher(island_dispatcher(&islands[i])), &name)
+            let island = match system.spawn_system_actor(Props::new(IslandActor::default).with_dispatcher(island_dispatcher(island)), &name)
             {
                 Ok(island) => island,
                 Err(error) => {
@@ -243,10 +201,9 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materi
         })
         .collect();
 
-    let mut mats = Vec::with_capacity(nodes.len());
-    let mut built = Vec::with_capacity(islands.len());
-    for (planned, host) in islands.into_iter().zip(&hosts) {
-        built.push(build_island(planned, host, &mut mats));
+    let mut built = Vec::with_capacity(plan.islands.len());
+    for (island, host) in plan.islands.iter().zip(&hosts) {
+        built.push(build_island(island, &mut halves, host, &mut values));
     }
     if failure.is_some() {
         let error = StreamError::from_kind(ErrorKind::AbruptTermination);
@@ -259,7 +216,15 @@ pub(crate) fn materialize(nodes: &[Node], materializer: &Materializer) -> Materi
             host.island.tell(IslandMsg::Start(Box::new(island)));
         }
     }
-    (mats, failure)
+    (fill_units(values), failure)
+}
+
+/// The nodes fused away materialize `()`.
+fn fill_units(mut values: Vec<Option<Box<dyn Any + Send>>>) -> Vec<Option<Box<dyn Any + Send>>> {
+    for value in &mut values {
+        value.get_or_insert_with(|| Box::new(()));
+    }
+    values
 }
 
 /// A reference for an island whose actor could not be spawned: already
@@ -274,68 +239,58 @@ pub(crate) fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMs
 }
 
 fn build_island(
-    planned: Vec<Planned<'_>>,
+    plan: &IslandPlan,
+    halves: &mut [(Option<Half>, Option<Half>)],
     host: &Host,
-    mats: &mut Vec<Box<dyn Any + Send>>,
+    values: &mut [Option<Box<dyn Any + Send>>],
 ) -> Island {
-    let count = planned.len();
+    let count = plan.stages.len();
     let mut logics = Vec::with_capacity(count);
     let mut stages = Vec::with_capacity(count);
-    let mut conns = Vec::with_capacity(count.saturating_sub(1));
-    let mut previous_slot: Option<SlotKind> = None;
-    for (index, plan) in planned.into_iter().enumerate() {
+    let mut slots: Vec<Vec<Option<SlotKind>>> = Vec::with_capacity(count);
+    let mut mats = Vec::new();
+    for (index, planned) in plan.stages.iter().enumerate() {
         let index32 = u32::try_from(index).expect("fewer than 2^32 stages");
         let mut handlers = Vec::new();
         let mut on_finish = Vec::new();
-        let (logic, name, attributes, (ins, outs), slot) = match plan {
-            Planned::User { stage, attributes } => {
+        let (logic, name, attributes, (ins, outs), outlet_slots) = match &planned.made {
+            Made::Stage(stage) => {
                 let mut cx = MatContext {
-                    attributes: &attributes,
+                    attributes: &planned.attributes,
                     host,
                     stage: index32,
                     handlers: &mut handlers,
                     on_finish: &mut on_finish,
                 };
-                let logic = stage.create(&mut cx, mats);
-                let name: Arc<str> = attributes.name().unwrap_or(stage.name()).into();
+                let logic = stage.create(&mut cx, &mut mats);
+                let name: Arc<str> = planned.attributes.name().unwrap_or(stage.name()).into();
                 let ports = stage.ports();
-                let slot = (ports.1 > 0).then(|| stage.outlet_slot());
-                (logic, name, attributes, ports, slot)
+                let outlet_slots = (0..ports.1).map(|p| Some(stage.outlet_slot(p))).collect();
+                (logic, name, planned.attributes.clone(), ports, outlet_slots)
             }
-            Planned::Ready(half) => {
+            Made::Up(b) | Made::Down(b) => {
+                let half = match planned.made {
+                    Made::Up(_) => halves[*b].0.take(),
+                    _ => halves[*b].1.take(),
+                };
+                let half = half.expect("each half is placed once");
                 mats.extend(half.mats);
-                (
-                    half.logic,
-                    half.name,
-                    Attributes::new(),
-                    half.ports,
-                    half.slot,
-                )
+                let outlet_slots = (0..half.ports.1).map(|_| half.slot).collect();
+                (half.logic, half.name, Attributes::new(), half.ports, outlet_slots)
             }
         };
-        // Linear wiring: this stage's inlet 0 takes the previous stage's outlet 0.
-        let in_conns: Box<[u32]> = if ins > 0 {
-            let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
-            let kind = previous_slot
-                .take()
-                .expect("a stage with an inlet follows one with an outlet");
-            conns.push(Conn::new(index32 - 1, 0, index32, 0, kind));
-            Box::new([c])
-        } else {
-            Box::new([])
-        };
-        let out_conns: Box<[u32]> = if outs > 0 {
-            previous_slot = slot;
-            Box::new([u32::try_from(conns.len()).expect("fewer than 2^32 connections")])
-        } else {
-            Box::new([])
-        };
+        debug_assert_eq!(mats.len(), planned.values.len(), "one value per planned slot");
+        for (slot, value) in planned.values.iter().zip(mats.drain(..)) {
+            values[*slot] = Some(value);
+        }
+        mats.clear();
+        slots.push(outlet_slots);
         stages.push(StageMeta {
             name,
             attributes,
             open_ports: ins + outs,
-            ins: in_conns,
-            outs: out_conns,
+            ins: vec![u32::MAX; usize::from(ins)].into_boxed_slice(),
+            outs: vec![u32::MAX; usize::from(outs)].into_boxed_slice(),
             keep_going: false,
             finished: false,
             handlers,
@@ -345,9 +300,17 @@ fn build_island(
         });
         logics.push(logic);
     }
+    let mut conns = Vec::with_capacity(plan.conns.len());
+    for &((up, up_port), (down, down_port)) in &plan.conns {
+        let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
+        let kind = slots[up as usize][usize::from(up_port)].expect("an outlet has a slot");
+        conns.push(Conn::new(up, up_port, down, down_port, kind));
+        stages[up as usize].outs[usize::from(up_port)] = c;
+        stages[down as usize].ins[usize::from(down_port)] = c;
+    }
     debug_assert!(
-        previous_slot.is_none(),
-        "the last stage of an island has no outlet"
+        stages.iter().all(|s| s.ins.iter().chain(s.outs.iter()).all(|&c| c != u32::MAX)),
+        "a runnable graph has every port connected"
     );
     Island {
         logics,
@@ -367,12 +330,12 @@ fn build_island(
 }
 
 /// The first dispatcher a stage of the island asks for (the shared pool if none does).
-fn island_dispatcher(island: &[Planned<'_>]) -> weir_actor::DispatcherKind {
-    let set = |p: &Planned<'_>| match p {
-        Planned::User { attributes, .. } => attributes.dispatcher(),
-        Planned::Ready(_) => None,
-    };
-    island.iter().find_map(set).unwrap_or_default()
+fn island_dispatcher(island: &IslandPlan) -> weir_actor::DispatcherKind {
+    island
+        .stages
+        .iter()
+        .find_map(|p| p.attributes.dispatcher())
+        .unwrap_or_default()
 }
 
 /// The stage's default name, then its own attributes, then the blueprint's.

@@ -17,4 +17,6 @@ pub(crate) mod lifecycle;
 pub(crate) mod materialize;
 
 pub use materialize::MatContext;
-pub(crate) use materialize::{ErasedStage, Node, materialize, stage_attributes};
+pub(crate) use materialize::{
+    BoundaryFactory, ErasedStage, Materialized, materialize, stage_attributes,
+};

@@ -20,5 +20,6 @@ pub(crate) use ports::Slot;
 pub use stage_actor::{StageActor, StageActorMessage};
 pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
 pub use ports::{
-    FlowShape, InPort, Inlet, OutPort, Outlet, Shape, SinkShape, SlotKind, SourceShape,
+    BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,
+    Shape, SinkShape, SlotKind, SourceShape, UniformFanInShape, UniformFanOutShape,
 };

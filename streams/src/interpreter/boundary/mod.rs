@@ -12,12 +12,12 @@
 //! do marks itself waiting; the other half wakes it with an async
 //! callback (one message per wake-up, not per element).
 //!
-//! Fusion reaches across the boundary: an iterator source right before it
-//! runs inside the upstream half (a loop into the batch, no ports), and a
-//! folding sink right after it runs inside the downstream half (a loop
-//! over the batch).
+//! Fusion reaches across the boundary when the planner (`crate::plan`)
+//! says so: an iterator source right before it runs inside the upstream
+//! half (a loop into the batch, no ports), and a folding sink right after
+//! it (with any simple operators before the sink) runs inside the
+//! downstream half (a loop over the batch).
 
-use std::any::Any;
 use std::marker::PhantomData;
 use crate::sync::{Arc, Mutex, MutexGuard};
 
@@ -28,7 +28,7 @@ use downstream::{BoundaryIn, Downstream};
 use upstream::{BoundaryOut, Upstream};
 
 use super::materialize::{BoundaryFactory, Half};
-use crate::fusion::{ConsumerFactory, IterFactory};
+use crate::fusion::{ConsumerNode, FusedConsumer, FusedIter, IterNode};
 use crate::stage::{AsyncCallback, SlotKind};
 use crate::StreamError;
 
@@ -61,56 +61,27 @@ impl<T> Shared<T> {
     }
 }
 
-/// The boundary for elements of type `T`, with what is fused into it.
+/// The boundary for elements of type `T`. What runs in its halves (a
+/// fused source, a fused sink) is the planner's choice, given at `create`.
 pub(crate) struct Boundary<T> {
-    /// An iterator source fused into the upstream half, and its name.
-    source: Option<(IterFactory<T>, Arc<str>)>,
-    /// A folding sink fused into the downstream half, and its name.
-    sink: Option<(ConsumerFactory<T>, Arc<str>)>,
-    /// The fused sink's input buffer, which sizes this boundary.
-    buffer: Option<usize>,
     _elements: PhantomData<fn(T)>,
 }
 
 impl<T> Boundary<T> {
     pub(crate) fn new() -> Self {
         Self {
-            source: None,
-            sink: None,
-            buffer: None,
             _elements: PhantomData,
         }
-    }
-
-    pub(crate) fn with_source(source: IterFactory<T>, name: &str) -> Self {
-        Self {
-            source: Some((source, name.into())),
-            ..Self::new()
-        }
-    }
-
-    /// This boundary with `sink` fused into its downstream half (`None`
-    /// if it already has one).
-    pub(crate) fn with_sink(
-        &self,
-        sink: ConsumerFactory<T>,
-        name: &str,
-        buffer: usize,
-    ) -> Option<Self> {
-        if self.sink.is_some() {
-            return None;
-        }
-        Some(Self {
-            source: self.source.clone(),
-            sink: Some((sink, name.into())),
-            buffer: Some(buffer),
-            _elements: PhantomData,
-        })
     }
 }
 
 impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
-    fn create(&self, capacity: usize) -> (Half, Half) {
+    fn create(
+        &self,
+        capacity: usize,
+        source: Option<(&dyn IterNode, &Arc<str>)>,
+        sink: Option<(&dyn ConsumerNode, &Arc<str>)>,
+    ) -> (Half, Half) {
         let capacity = capacity.max(1);
         // A huge input buffer is a bound, not a size: reserve what every
         // bounded buffer does and grow as elements arrive.
@@ -128,21 +99,13 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
             }),
         });
         let batch = (capacity / 2).max(1);
-        let (upstream, up_name, up_ports, up_mats) = match &self.source {
-            Some((factory, name)) => {
-                let mats: Vec<Box<dyn Any + Send>> = vec![Box::new(())];
-                (Upstream::Iter(factory()), Arc::clone(name), (0, 0), mats)
-            }
-            None => (
-                Upstream::Port,
-                Arc::from("async-boundary-out"),
-                (1, 0),
-                Vec::new(),
-            ),
+        let (upstream, up_name, up_ports) = match source {
+            Some((iter, name)) => (Upstream::Iter(FusedIter::<T>::of(iter)()), Arc::clone(name), (0, 0)),
+            None => (Upstream::Port, Arc::from("async-boundary-out"), (1, 0)),
         };
-        let (downstream, down_name, down_ports, down_mats, slot) = match &self.sink {
-            Some((factory, name)) => {
-                let (consumer, mat) = factory();
+        let (downstream, down_name, down_ports, down_mats, slot) = match sink {
+            Some((consumer, name)) => {
+                let (consumer, mat) = FusedConsumer::<T>::of(consumer)();
                 (
                     Downstream::Consumer(consumer),
                     Arc::clone(name),
@@ -182,7 +145,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
                 name: up_name,
                 ports: up_ports,
                 slot: None,
-                mats: up_mats,
+                mats: Vec::new(),
             },
             Half {
                 logic: Box::new(down),
@@ -192,13 +155,5 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
                 mats: down_mats,
             },
         )
-    }
-
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
-    fn buffer(&self) -> Option<usize> {
-        self.buffer
     }
 }

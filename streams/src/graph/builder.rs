@@ -1,0 +1,530 @@
+//! [`GraphBuilder`]: Akka's GraphDSL in Rust terms.
+
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use crate::blueprint::graph::{Edge, Graph, Kind, MatFn, MatValues, Node, PortRef};
+use crate::stage::{
+    FanInShape2, FanOutShape2, FlowShape, GraphStage, SinkShape, SourceShape, UniformFanInShape,
+    UniformFanOutShape,
+};
+use crate::sync::{Ordering, StaticAtomicU64};
+use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};
+
+static BUILDERS: StaticAtomicU64 = StaticAtomicU64::new(0);
+
+/// Builds a graph of stages and nested blueprints: add them, connect their
+/// typed ports, then close the graph into a [`RunnableGraph`] or keep
+/// ports open to make a [`Source`], [`Flow`] or [`Sink`].
+///
+/// Connecting an outlet to an inlet of another element type does not
+/// compile. A port connected twice, a port of another builder, and (when
+/// building) a port left unconnected are a [`GraphError`]. Each added
+/// blueprint's materialized value is reached through the [`MatKey`] it
+/// was added with; the function given to `build_*` combines them, once per
+/// run. A built graph runs any number of times, each run independent.
+///
+/// Cycles are allowed; as in Akka, a cycle without a buffer in it may
+/// deadlock (every stage in it waits for the next one's demand).
+///
+/// # Examples
+///
+/// A broadcast to two flows whose results merge into one sink:
+///
+/// ```
+/// use weir_streams::graph::{Broadcast, GraphBuilder, Merge};
+/// use weir_streams::prelude::*;
+///
+/// # fn main() -> Result<(), weir_streams::GraphError> {
+/// let system = weir_actor::ActorSystem::new("graph").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let mut b = GraphBuilder::new();
+/// let source = b.source(Source::range(1u64..=3));
+/// let broadcast = b.add(Broadcast::<u64, 2>::new());
+/// let merge = b.add(Merge::<u64, 2>::new());
+/// let tens = b.flow(Flow::new().map(|x: u64| x * 10));
+/// let hundreds = b.flow(Flow::new().map(|x: u64| x * 100));
+/// let (sink, sum) = b.sink_mat(Sink::fold(0u64, |a, x| a + x));
+/// let [to_tens, to_hundreds] = broadcast.outs();
+/// let [from_tens, from_hundreds] = merge.ins();
+/// b.connect(source, broadcast.inlet())?;
+/// b.connect(to_tens, tens.0)?;
+/// b.connect(to_hundreds, hundreds.0)?;
+/// b.connect(tens.1, from_tens)?;
+/// b.connect(hundreds.1, from_hundreds)?;
+/// b.connect(merge.out(), sink)?;
+/// let graph = b.build(move |mats| mats.take(&sum))?;
+/// assert_eq!(graph.run(&materializer).wait(), Ok(660));
+/// assert_eq!(graph.run(&materializer).wait(), Ok(660));
+/// system.terminate().wait().unwrap();
+/// # Ok(())
+/// # }
+/// ```
+#[must_use = "a GraphBuilder does nothing until it is built and run"]
+pub struct GraphBuilder {
+    id: u64,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+    /// Every port of every added node or blueprint that was open when added.
+    inlets: Vec<PortRef>,
+    outlets: Vec<PortRef>,
+    connected_in: Vec<PortRef>,
+    connected_out: Vec<PortRef>,
+}
+
+/// A typed inlet of a node in a [`GraphBuilder`].
+pub struct In<T> {
+    builder: u64,
+    port: PortRef,
+    _t: PhantomData<fn(T)>,
+}
+
+/// A typed outlet of a node in a [`GraphBuilder`].
+pub struct Out<T> {
+    builder: u64,
+    port: PortRef,
+    _t: PhantomData<fn() -> T>,
+}
+
+/// How to reach the materialized value of a blueprint added to a
+/// [`GraphBuilder`]: pass it to [`Mats::take`] in the build function.
+pub struct MatKey<M> {
+    builder: u64,
+    offset: usize,
+    len: usize,
+    mat: MatFn<M>,
+}
+
+/// The materialized values of one run of a built graph.
+pub struct Mats<'a> {
+    builder: u64,
+    values: MatValues<'a>,
+}
+
+/// The ports of a stage added with [`GraphBuilder::add`], typed by its shape.
+pub struct StagePorts<S> {
+    builder: u64,
+    node: u32,
+    _shape: PhantomData<fn() -> S>,
+}
+
+impl<T> Clone for In<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for In<T> {}
+impl<T> Clone for Out<T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T> Copy for Out<T> {}
+impl<M> Clone for MatKey<M> {
+    fn clone(&self) -> Self {
+        Self {
+            builder: self.builder,
+            offset: self.offset,
+            len: self.len,
+            mat: Arc::clone(&self.mat),
+        }
+    }
+}
+
+impl Mats<'_> {
+    /// The materialized value behind `key`.
+    ///
+    /// # Panics
+    ///
+    /// If `key` is of another builder, or its value was taken before in
+    /// this run.
+    pub fn take<M>(&mut self, key: &MatKey<M>) -> M {
+        assert_eq!(key.builder, self.builder, "a MatKey of another GraphBuilder");
+        (key.mat)(&mut self.values[key.offset..key.offset + key.len])
+    }
+}
+
+impl<S> StagePorts<S> {
+    fn in_at<T>(&self, port: usize) -> In<T> {
+        In {
+            builder: self.builder,
+            port: (self.node, u16::try_from(port).expect("shapes have u16 ports")),
+            _t: PhantomData,
+        }
+    }
+    fn out_at<T>(&self, port: usize) -> Out<T> {
+        Out {
+            builder: self.builder,
+            port: (self.node, u16::try_from(port).expect("shapes have u16 ports")),
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T> StagePorts<SourceShape<T>> {
+    /// The outlet.
+    pub fn out(&self) -> Out<T> {
+        self.out_at(0)
+    }
+}
+impl<I, O> StagePorts<FlowShape<I, O>> {
+    /// The inlet.
+    pub fn inlet(&self) -> In<I> {
+        self.in_at(0)
+    }
+    /// The outlet.
+    pub fn out(&self) -> Out<O> {
+        self.out_at(0)
+    }
+}
+impl<T> StagePorts<SinkShape<T>> {
+    /// The inlet.
+    pub fn inlet(&self) -> In<T> {
+        self.in_at(0)
+    }
+}
+impl<T, const N: usize> StagePorts<UniformFanInShape<T, N>> {
+    /// The inlets, in port order.
+    pub fn ins(&self) -> [In<T>; N] {
+        std::array::from_fn(|i| self.in_at(i))
+    }
+    /// The outlet.
+    pub fn out(&self) -> Out<T> {
+        self.out_at(0)
+    }
+}
+impl<A, B, O> StagePorts<FanInShape2<A, B, O>> {
+    /// The first inlet.
+    pub fn in0(&self) -> In<A> {
+        self.in_at(0)
+    }
+    /// The second inlet.
+    pub fn in1(&self) -> In<B> {
+        self.in_at(1)
+    }
+    /// The outlet.
+    pub fn out(&self) -> Out<O> {
+        self.out_at(0)
+    }
+}
+impl<T, const N: usize> StagePorts<UniformFanOutShape<T, N>> {
+    /// The inlet.
+    pub fn inlet(&self) -> In<T> {
+        self.in_at(0)
+    }
+    /// The outlets, in port order.
+    pub fn outs(&self) -> [Out<T>; N] {
+        std::array::from_fn(|i| self.out_at(i))
+    }
+}
+impl<I, A, B> StagePorts<FanOutShape2<I, A, B>> {
+    /// The inlet.
+    pub fn inlet(&self) -> In<I> {
+        self.in_at(0)
+    }
+    /// The first outlet.
+    pub fn out0(&self) -> Out<A> {
+        self.out_at(0)
+    }
+    /// The second outlet.
+    pub fn out1(&self) -> Out<B> {
+        self.out_at(1)
+    }
+}
+
+impl Default for GraphBuilder {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl GraphBuilder {
+    /// An empty builder.
+    pub fn new() -> Self {
+        Self {
+            id: BUILDERS.fetch_add(1, Ordering::Relaxed),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+            inlets: Vec::new(),
+            outlets: Vec::new(),
+            connected_in: Vec::new(),
+            connected_out: Vec::new(),
+        }
+    }
+
+    /// Add a blueprint graph; its open ports and its value's key.
+    fn import<M: 'static>(&mut self, graph: Graph<M>) -> (Vec<PortRef>, Vec<PortRef>, MatKey<M>) {
+        let offset = self.nodes.len();
+        let shift = u32::try_from(offset).expect("fewer than 2^32 nodes");
+        let at = |(n, p): PortRef| (n + shift, p);
+        let key = MatKey {
+            builder: self.id,
+            offset,
+            len: graph.nodes.len(),
+            mat: graph.mat,
+        };
+        self.nodes.extend(graph.nodes);
+        self.edges.extend(graph.edges.iter().map(|e| Edge {
+            from: at(e.from),
+            to: at(e.to),
+        }));
+        let inlets: Vec<PortRef> = graph.inlets.into_iter().map(at).collect();
+        let outlets: Vec<PortRef> = graph.outlets.into_iter().map(at).collect();
+        self.inlets.extend(&inlets);
+        self.outlets.extend(&outlets);
+        (inlets, outlets, key)
+    }
+
+    fn in_port<T>(&self, port: PortRef) -> In<T> {
+        In {
+            builder: self.id,
+            port,
+            _t: PhantomData,
+        }
+    }
+
+    fn out_port<T>(&self, port: PortRef) -> Out<T> {
+        Out {
+            builder: self.id,
+            port,
+            _t: PhantomData,
+        }
+    }
+
+    /// Add a custom stage or junction; its ports, typed by its shape.
+    pub fn add<S: GraphStage>(&mut self, stage: S) -> StagePorts<S::Shape> {
+        self.add_mat(stage).0
+    }
+
+    /// Add a custom stage or junction; its ports and its value's key.
+    pub fn add_mat<S: GraphStage>(&mut self, stage: S) -> (StagePorts<S::Shape>, MatKey<S::Mat>) {
+        let node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        let (_, _, key) = self.import(Graph::<S::Mat>::single(node));
+        let node = u32::try_from(key.offset).expect("fewer than 2^32 nodes");
+        let ports = StagePorts {
+            builder: self.id,
+            node,
+            _shape: PhantomData,
+        };
+        (ports, key)
+    }
+
+    /// Add a source; its outlet.
+    pub fn source<T: Send + 'static, M: 'static>(&mut self, source: Source<T, M>) -> Out<T> {
+        self.source_mat(source).0
+    }
+
+    /// Add a source; its outlet and its value's key.
+    pub fn source_mat<T: Send + 'static, M: 'static>(&mut self, source: Source<T, M>) -> (Out<T>, MatKey<M>) {
+        let (_, outlets, key) = self.import(source.graph);
+        (self.out_port(outlets[0]), key)
+    }
+
+    /// Add a flow; its inlet and outlet.
+    pub fn flow<I: Send + 'static, O: Send + 'static, M: 'static>(&mut self, flow: Flow<I, O, M>) -> (In<I>, Out<O>) {
+        let (ports, _) = self.flow_mat(flow);
+        ports
+    }
+
+    /// Add a flow; its inlet and outlet, and its value's key.
+    pub fn flow_mat<I: Send + 'static, O: Send + 'static, M: 'static>(
+        &mut self,
+        flow: Flow<I, O, M>,
+    ) -> ((In<I>, Out<O>), MatKey<M>) {
+        // The identity flow has no node: give it one so it has ports.
+        let graph = if flow.graph.nodes.is_empty() {
+            Flow::<I>::new().map(|x| x).graph.then(flow.graph, |(), m| m)
+        } else {
+            flow.graph
+        };
+        let (inlets, outlets, key) = self.import(graph);
+        ((self.in_port(inlets[0]), self.out_port(outlets[0])), key)
+    }
+
+    /// Add a sink; its inlet.
+    pub fn sink<T: Send + 'static, M: 'static>(&mut self, sink: Sink<T, M>) -> In<T> {
+        self.sink_mat(sink).0
+    }
+
+    /// Add a sink; its inlet and its value's key.
+    pub fn sink_mat<T: Send + 'static, M: 'static>(&mut self, sink: Sink<T, M>) -> (In<T>, MatKey<M>) {
+        let (inlets, _, key) = self.import(sink.graph);
+        (self.in_port(inlets[0]), key)
+    }
+
+    fn describe(&self, (node, port): PortRef, side: &'static str) -> (String, &'static str, u16) {
+        (self.nodes[node as usize].name(), side, port)
+    }
+
+    /// Connect `from` to `to`.
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::AlreadyConnected`] when either port is connected
+    /// already, [`GraphError::ForeignPort`] when either is of another builder.
+    pub fn connect<T>(&mut self, from: Out<T>, to: In<T>) -> Result<(), GraphError> {
+        if from.builder != self.id || to.builder != self.id {
+            return Err(GraphError::ForeignPort);
+        }
+        for (port, side, done) in [
+            (from.port, "outlet", &self.connected_out),
+            (to.port, "inlet", &self.connected_in),
+        ] {
+            if done.contains(&port) {
+                let (stage, side, port) = self.describe(port, side);
+                return Err(GraphError::AlreadyConnected { stage, side, port });
+            }
+        }
+        self.connected_out.push(from.port);
+        self.connected_in.push(to.port);
+        self.edges.push(Edge {
+            from: from.port,
+            to: to.port,
+        });
+        Ok(())
+    }
+
+    /// Every port connected except `open_in` and `open_out`.
+    fn check(&self, open_in: &[PortRef], open_out: &[PortRef]) -> Result<(), GraphError> {
+        for (all, connected, open, side) in [
+            (&self.inlets, &self.connected_in, open_in, "inlet"),
+            (&self.outlets, &self.connected_out, open_out, "outlet"),
+        ] {
+            for port in all {
+                let left_open = open.contains(port);
+                if connected.contains(port) == left_open {
+                    let (stage, side, port) = self.describe(*port, side);
+                    return Err(if left_open {
+                        GraphError::AlreadyConnected { stage, side, port }
+                    } else {
+                        GraphError::Unconnected { stage, side, port }
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn finish<M>(
+        self,
+        inlets: Vec<PortRef>,
+        outlets: Vec<PortRef>,
+        mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
+    ) -> Result<Graph<M>, GraphError> {
+        self.check(&inlets, &outlets)?;
+        let builder = self.id;
+        Ok(Graph {
+            nodes: self.nodes,
+            edges: self.edges,
+            inlets,
+            outlets,
+            mat: Arc::new(move |values| mat(&mut Mats { builder, values })),
+        })
+    }
+
+    fn own<P>(&self, builder: u64, port: P) -> Result<P, GraphError> {
+        if builder == self.id {
+            Ok(port)
+        } else {
+            Err(GraphError::ForeignPort)
+        }
+    }
+
+    /// Close the graph; `mat` makes its materialized value from the added
+    /// blueprints' (see [`Mats::take`]).
+    ///
+    /// # Errors
+    ///
+    /// [`GraphError::Unconnected`] when a port is not connected.
+    pub fn build<M: 'static>(
+        self,
+        mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
+    ) -> Result<RunnableGraph<M>, GraphError> {
+        Ok(RunnableGraph::from_graph(self.finish(Vec::new(), Vec::new(), mat)?))
+    }
+
+    /// A source whose elements leave through `out`, every other port connected.
+    ///
+    /// # Errors
+    ///
+    /// As [`build`](Self::build); [`GraphError::AlreadyConnected`] when
+    /// `out` is connected, [`GraphError::ForeignPort`] when it is of
+    /// another builder.
+    pub fn build_source<T: Send + 'static, M: 'static>(
+        self,
+        out: Out<T>,
+        mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
+    ) -> Result<Source<T, M>, GraphError> {
+        let out = self.own(out.builder, out.port)?;
+        Ok(Source::from_graph_parts(self.finish(Vec::new(), vec![out], mat)?))
+    }
+
+    /// A flow from `inlet` to `out`, every other port connected.
+    ///
+    /// # Errors
+    ///
+    /// As [`build_source`](Self::build_source).
+    pub fn build_flow<I: Send + 'static, O: Send + 'static, M: 'static>(
+        self,
+        inlet: In<I>,
+        out: Out<O>,
+        mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
+    ) -> Result<Flow<I, O, M>, GraphError> {
+        let inlet = self.own(inlet.builder, inlet.port)?;
+        let out = self.own(out.builder, out.port)?;
+        Ok(Flow::from_graph_parts(self.finish(vec![inlet], vec![out], mat)?))
+    }
+
+    /// A sink taking elements at `inlet`, every other port connected.
+    ///
+    /// # Errors
+    ///
+    /// As [`build_source`](Self::build_source).
+    pub fn build_sink<T: Send + 'static, M: 'static>(
+        self,
+        inlet: In<T>,
+        mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
+    ) -> Result<Sink<T, M>, GraphError> {
+        let inlet = self.own(inlet.builder, inlet.port)?;
+        Ok(Sink::from_graph_parts(self.finish(vec![inlet], Vec::new(), mat)?))
+    }
+}
+
+impl std::fmt::Debug for GraphBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GraphBuilder")
+            .field("stages", &self.nodes.len())
+            .field("edges", &self.edges.len())
+            .finish()
+    }
+}
+
+impl<T> std::fmt::Debug for In<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "In<{}>({}:{})", std::any::type_name::<T>(), self.port.0, self.port.1)
+    }
+}
+
+impl<T> std::fmt::Debug for Out<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Out<{}>({}:{})", std::any::type_name::<T>(), self.port.0, self.port.1)
+    }
+}
+
+impl<M> std::fmt::Debug for MatKey<M> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatKey").field("offset", &self.offset).finish()
+    }
+}
+
+impl std::fmt::Debug for Mats<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Mats").field("values", &self.values.len()).finish()
+    }
+}
+
+impl<S> std::fmt::Debug for StagePorts<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StagePorts").field("node", &self.node).finish()
+    }
+}

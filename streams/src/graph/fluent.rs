@@ -1,0 +1,250 @@
+//! [`JunctionOps`]: the fluent forms of the junctions, on every `Source`
+//! and `Flow`.
+
+use super::builder::GraphBuilder;
+use super::junctions::{
+    Broadcast, Concat, Interleave, Merge, MergeSorted, OrElse, Partition, WireTap, Zip, ZipWith,
+};
+use crate::ArgumentError;
+use crate::{Flow, FlowOps, Sink, Source};
+
+const WIRED: &str = "a junction flow has every other port connected";
+
+/// A flow from input `mine` of a two-input junction to its output, with
+/// `other` feeding its other input.
+fn with_other<T, U, O, S>(
+    stage: S,
+    other: Source<U, impl Sized + 'static>,
+    mine_first: bool,
+) -> Flow<T, O>
+where
+    T: Send + 'static,
+    U: Send + 'static,
+    O: Send + 'static,
+    S: crate::stage::GraphStage<Shape = crate::stage::FanInShape2<T, U, O>>,
+{
+    debug_assert!(mine_first, "two-type junctions take this stream first");
+    let mut b = GraphBuilder::new();
+    let junction = b.add(stage);
+    let other = b.source(other);
+    b.connect(other, junction.in1()).expect(WIRED);
+    b.build_flow(junction.in0(), junction.out(), |_| ()).expect(WIRED)
+}
+
+/// A flow into input `mine` of a two-input uniform junction, with `other`
+/// feeding the other input.
+fn uniform_with_other<T, S>(stage: S, other: Source<T, impl Sized + 'static>, mine: usize) -> Flow<T, T>
+where
+    T: Send + 'static,
+    S: crate::stage::GraphStage<Shape = crate::stage::UniformFanInShape<T, 2>>,
+{
+    let mut b = GraphBuilder::new();
+    let junction = b.add(stage);
+    let other = b.source(other);
+    let ins = junction.ins();
+    b.connect(other, ins[1 - mine]).expect(WIRED);
+    b.build_flow(ins[mine], junction.out(), |_| ()).expect(WIRED)
+}
+
+/// Fan-in and fan-out in the fluent style: every [`Source`] and [`Flow`]
+/// has these (the other blueprint's materialized value is dropped; use a
+/// [`GraphBuilder`] to keep it).
+pub trait JunctionOps: FlowOps {
+    /// This stream's elements and `other`'s, as they arrive
+    /// ([`Merge`]); completes when both have.
+    fn merge<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        self.via_flow(uniform_with_other(Merge::<Self::Out, 2>::new(), other, 0))
+    }
+
+    /// This sorted stream and the sorted `other` merged into one sorted
+    /// stream ([`MergeSorted`]).
+    fn merge_sorted<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Ord,
+    {
+        self.via_flow(uniform_with_other(MergeSorted::<Self::Out>::new(), other, 0))
+    }
+
+    /// Pairs of this stream's elements and `other`'s ([`Zip`](super::Zip));
+    /// completes when either does.
+    fn zip<U: Send + 'static, M: 'static>(self, other: Source<U, M>) -> Self::Repr<(Self::Out, U)> {
+        self.via_flow(with_other(Zip::new(), other, true))
+    }
+
+    /// This stream's elements combined with `other`'s by `f` ([`ZipWith`]).
+    fn zip_with<U, O, F, M>(self, other: Source<U, M>, f: F) -> Self::Repr<O>
+    where
+        U: Send + 'static,
+        O: Send + 'static,
+        F: FnMut(Self::Out, U) -> O + Clone + Send + Sync + 'static,
+        M: 'static,
+    {
+        self.via_flow(with_other(ZipWith::new_mut(f), other, true))
+    }
+
+    /// This stream's elements, then `other`'s ([`Concat`]): `other` is
+    /// asked for elements only after this stream completes.
+    fn concat<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 0))
+    }
+
+    /// `other`'s elements, then this stream's ([`Concat`]).
+    fn prepend<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 1))
+    }
+
+    /// `segment_size` elements of this stream, then of `other`, in turn
+    /// ([`Interleave`]); once one completes, the rest of the other.
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] when `segment_size` is 0.
+    fn interleave<M: 'static>(
+        self,
+        other: Source<Self::Out, M>,
+        segment_size: usize,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        let stage = Interleave::<Self::Out, 2>::new(segment_size)?;
+        Ok(self.via_flow(uniform_with_other(stage, other, 0)))
+    }
+
+    /// This stream's elements; if it completes empty, `other`'s instead
+    /// ([`OrElse`]).
+    fn or_else<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        self.via_flow(uniform_with_other(OrElse::<Self::Out>::new(), other, 0))
+    }
+
+    /// Each element with its position, from 0.
+    fn zip_with_index(self) -> Self::Repr<(Self::Out, u64)> {
+        let mut index = 0u64;
+        self.map(move |x| {
+            let at = index;
+            index += 1;
+            (x, at)
+        })
+    }
+
+    /// The elements for which `divert` is true go to `sink` instead
+    /// ([`Partition`]); back-pressure from either side holds both.
+    fn divert_to<M, F>(self, sink: Sink<Self::Out, M>, divert: F) -> Self::Repr<Self::Out>
+    where
+        M: 'static,
+        F: Fn(&Self::Out) -> bool + Clone + Send + Sync + 'static,
+    {
+        let mut b = GraphBuilder::new();
+        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| usize::from(divert(x))));
+        let sink = b.sink(sink);
+        let [on, side] = split.outs();
+        b.connect(side, sink).expect(WIRED);
+        self.via_flow(b.build_flow(split.inlet(), on, |_| ()).expect(WIRED))
+    }
+
+    /// A copy of each element to `sink` when it has asked ([`WireTap`]):
+    /// a slow `sink` misses elements and never slows this stream.
+    fn wire_tap<M: 'static>(self, sink: Sink<Self::Out, M>) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone,
+    {
+        self.via_flow(tapped(sink))
+    }
+
+    /// Every element also to `sink` ([`Broadcast`] with eager cancel): the
+    /// stream goes at the slower one's speed and stops when either cancels.
+    fn also_to<M: 'static>(self, sink: Sink<Self::Out, M>) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone,
+    {
+        let mut b = GraphBuilder::new();
+        let broadcast = b.add(Broadcast::<Self::Out, 2>::new().eager_cancel());
+        let sink = b.sink(sink);
+        let [on, side] = broadcast.outs();
+        b.connect(side, sink).expect(WIRED);
+        self.via_flow(b.build_flow(broadcast.inlet(), on, |_| ()).expect(WIRED))
+    }
+}
+
+impl<F: FlowOps> JunctionOps for F {}
+
+/// A flow passing everything on and copying to `sink` when it asks.
+fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T> {
+    let mut b = GraphBuilder::new();
+    let tap = b.add(WireTap::<T>::new());
+    let sink = b.sink(sink);
+    let [main, side] = tap.outs();
+    b.connect(side, sink).expect(WIRED);
+    b.build_flow(tap.inlet(), main, |_| ()).expect(WIRED)
+}
+
+impl<T: Clone + Send + 'static> Sink<T, ()> {
+    /// One sink that gives every element to each of these sinks ([`Broadcast`]):
+    /// it goes at the slowest one's speed, and runs while any of them does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("sink-combine").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let (tx2, tx3) = (tx.clone(), tx.clone());
+    /// let both = Sink::combine(
+    ///     Sink::fold((), move |(), x: u32| tx.send(("a", x)).unwrap()),
+    ///     Sink::fold((), move |(), x: u32| tx2.send(("b", x)).unwrap()),
+    ///     [Sink::fold((), move |(), x: u32| tx3.send(("c", x)).unwrap())],
+    /// );
+    /// Source::single(5u32).run_with(both, &mat);
+    /// let mut seen: Vec<_> = (0..3).map(|_| rx.recv().unwrap()).collect();
+    /// seen.sort();
+    /// assert_eq!(seen, vec![("a", 5), ("b", 5), ("c", 5)]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn combine<M1: 'static, M2: 'static, M: 'static>(
+        first: Sink<T, M1>,
+        second: Sink<T, M2>,
+        rest: impl IntoIterator<Item = Sink<T, M>>,
+    ) -> Sink<T, ()> {
+        let both = broadcast_to(first, second);
+        rest.into_iter().fold(both, broadcast_to)
+    }
+}
+
+impl<T: Send + 'static> Source<T, ()> {
+    /// The elements of every source, as they arrive (nested [`Merge`]s).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("combine").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let parts = vec![Source::range(5u32..7), Source::range(9u32..10)];
+    /// let mut all = Source::combine(Source::single(1u32), Source::single(2), parts)
+    ///     .run_with(Sink::collect(), &mat)
+    ///     .wait()
+    ///     .unwrap();
+    /// all.sort();
+    /// assert_eq!(all, vec![1, 2, 5, 6, 9]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn combine<M1: 'static, M2: 'static, M: 'static>(
+        first: Source<T, M1>,
+        second: Source<T, M2>,
+        rest: impl IntoIterator<Item = Source<T, M>>,
+    ) -> Source<T, ()> {
+        let merged = first.map_materialized_value(|_| ()).merge(second);
+        rest.into_iter().fold(merged, |all, next| all.merge(next))
+    }
+}
+
+/// A sink broadcasting to `a` and `b` (values dropped).
+fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(a: Sink<T, A>, b: Sink<T, B>) -> Sink<T, ()> {
+    let mut builder = GraphBuilder::new();
+    let broadcast = builder.add(Broadcast::<T, 2>::new());
+    let (a, b) = (builder.sink(a), builder.sink(b));
+    let [to_a, to_b] = broadcast.outs();
+    builder.connect(to_a, a).expect(WIRED);
+    builder.connect(to_b, b).expect(WIRED);
+    builder.build_sink(broadcast.inlet(), |_| ()).expect(WIRED)
+}

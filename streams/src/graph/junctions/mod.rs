@@ -1,0 +1,25 @@
+//! Fan-in and fan-out junctions, one family per file.
+
+mod balance;
+mod broadcast;
+mod concat;
+mod interleave;
+mod merge;
+mod merge_sorted;
+mod or_else;
+mod partition;
+mod unzip;
+mod wire_tap;
+mod zip;
+
+pub use balance::Balance;
+pub use broadcast::Broadcast;
+pub use concat::Concat;
+pub use interleave::Interleave;
+pub use merge::{Merge, MergePreferred};
+pub use merge_sorted::MergeSorted;
+pub use or_else::OrElse;
+pub use partition::{Partition, PartitionOutOfRange};
+pub use unzip::Unzip;
+pub use wire_tap::WireTap;
+pub use zip::{Zip, ZipWith};

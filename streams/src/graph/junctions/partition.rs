@@ -1,0 +1,177 @@
+//! [`Partition`]: each element to the output its partitioner names.
+
+use crate::stage::{
+    GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+    UniformFanOutShape,
+};
+use crate::StreamError;
+
+/// Why a [`Partition`] failed its stream: the partitioner named an output
+/// the partition does not have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionOutOfRange {
+    /// The output the partitioner returned.
+    pub index: usize,
+    /// How many outputs the partition has.
+    pub outputs: usize,
+}
+
+impl std::fmt::Display for PartitionOutOfRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "partitioner returned output {} of {}", self.index, self.outputs)
+    }
+}
+
+impl std::error::Error for PartitionOutOfRange {}
+
+/// Emits each element to the output `partitioner(&element)` names, when
+/// that output has asked (back-pressure: one slow output holds the rest).
+/// An element for an output that cancelled is dropped; upstream is
+/// cancelled when every output has. An index out of range fails the
+/// stream with [`ErrorKind::Custom`](crate::ErrorKind::Custom) holding a
+/// [`PartitionOutOfRange`].
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::graph::{GraphBuilder, Partition};
+/// use weir_streams::prelude::*;
+///
+/// # fn main() -> Result<(), weir_streams::GraphError> {
+/// let system = weir_actor::ActorSystem::new("partition").unwrap();
+/// let mat = Materializer::new(&system);
+/// let mut b = GraphBuilder::new();
+/// let source = b.source(Source::range(1u32..=6));
+/// let split = b.add(Partition::<u32, 2, _>::new(|x: &u32| (x % 2) as usize));
+/// let (evens, even_key) = b.sink_mat(Sink::collect());
+/// let (odds, odd_key) = b.sink_mat(Sink::collect());
+/// let [to_evens, to_odds] = split.outs();
+/// b.connect(source, split.inlet())?;
+/// b.connect(to_evens, evens)?;
+/// b.connect(to_odds, odds)?;
+/// let (evens, odds) = b.build(move |m| (m.take(&even_key), m.take(&odd_key)))?.run(&mat);
+/// assert_eq!(evens.wait(), Ok(vec![2, 4, 6]));
+/// assert_eq!(odds.wait(), Ok(vec![1, 3, 5]));
+/// system.terminate().wait().unwrap();
+/// # Ok(())
+/// # }
+/// ```
+pub struct Partition<T, const N: usize, F> {
+    partitioner: F,
+    _t: std::marker::PhantomData<fn(T)>,
+}
+
+impl<T, const N: usize, F: Fn(&T) -> usize> Partition<T, N, F> {
+    /// A partition into `N` outputs by `partitioner`.
+    pub fn new(partitioner: F) -> Self {
+        Self {
+            partitioner,
+            _t: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<T, const N: usize, F> std::fmt::Debug for Partition<T, N, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partition").field("outputs", &N).finish()
+    }
+}
+
+impl<T, const N: usize, F> GraphStage for Partition<T, N, F>
+where
+    T: Send + 'static,
+    F: Fn(&T) -> usize + Clone + Send + Sync + 'static,
+{
+    type Shape = UniformFanOutShape<T, N>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "partition"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let logic = PartitionLogic::<T, N, F> {
+            shape: UniformFanOutShape::new(),
+            partitioner: self.partitioner.clone(),
+            held: None,
+            running: N,
+        };
+        (Box::new(logic), ())
+    }
+}
+
+struct PartitionLogic<T, const N: usize, F> {
+    shape: UniformFanOutShape<T, N>,
+    partitioner: F,
+    /// An element waiting for its output to ask.
+    held: Option<(usize, T)>,
+    running: usize,
+}
+
+impl<T, const N: usize, F> PartitionLogic<T, N, F>
+where
+    T: Send + 'static,
+    F: Fn(&T) -> usize + Send + 'static,
+{
+    /// Push the held element if its output asked (dropping it if that
+    /// output cancelled), then ask for the next one.
+    fn advance(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if let Some((index, _)) = &self.held {
+            let out = self.shape.outs[*index];
+            if ctx.is_closed(out) {
+                self.held = None;
+            } else if ctx.is_available(out) {
+                let (_, element) = self.held.take().expect("held");
+                ctx.push(out, element)?;
+            }
+        }
+        let inlet = self.shape.inlet;
+        if self.held.is_none() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            let any_asked = self.shape.outs.iter().any(|o| ctx.is_available(*o));
+            if any_asked {
+                ctx.pull(inlet)?;
+            }
+        }
+        if self.held.is_none() && ctx.is_closed(inlet) {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+}
+
+impl<T, const N: usize, F> GraphStageLogic for PartitionLogic<T, N, F>
+where
+    T: Send + 'static,
+    F: Fn(&T) -> usize + Send + 'static,
+{
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let index = (self.partitioner)(&element);
+        if index >= N {
+            let error = PartitionOutOfRange { index, outputs: N };
+            return Err(StreamError::custom(error));
+        }
+        self.held = Some((index, element));
+        self.advance(ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.advance(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.held.is_none() {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+
+    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.running -= 1;
+        if self.running == 0 {
+            ctx.complete_stage();
+            return Ok(());
+        }
+        self.advance(ctx)
+    }
+}

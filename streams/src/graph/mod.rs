@@ -1,0 +1,23 @@
+//! Graphs beyond a straight line: the [`GraphBuilder`] (Akka's GraphDSL in
+//! Rust terms), the fan-in and fan-out junctions, and their fluent forms
+//! ([`JunctionOps`]).
+//!
+//! Junctions are ordinary stages with multi-port shapes
+//! ([`UniformFanInShape`](crate::stage::UniformFanInShape),
+//! [`FanInShape2`](crate::stage::FanInShape2),
+//! [`UniformFanOutShape`](crate::stage::UniformFanOutShape),
+//! [`FanOutShape2`](crate::stage::FanOutShape2)); a custom multi-port
+//! stage is written the same way and added with [`GraphBuilder::add`].
+//! Whatever the graph, the planner fuses what it can and cuts islands at
+//! async boundaries when it runs.
+
+mod builder;
+mod fluent;
+mod junctions;
+
+pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
+pub use fluent::JunctionOps;
+pub use junctions::{
+    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergeSorted, OrElse, Partition,
+    PartitionOutOfRange, Unzip, WireTap, Zip, ZipWith,
+};

@@ -1,0 +1,143 @@
+//! The fluent junction forms (also_to, or_else, zip_with_index, divert_to, interleave, merge_sorted) and Sink::combine.
+
+use weir_streams::StreamError;
+use weir_streams::prelude::*;
+use weir_streams::testkit::TestSink;
+use weir_tests::{shutdown, stream_system};
+
+#[test]
+fn also_to_sends_every_element_to_the_side_sink() {
+    let (system, mat) = stream_system("also-to");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let side = Sink::fold((), move |(), x: u32| {
+        tx.send(x).expect("the test holds the receiver");
+    });
+    let main = Source::range(1u32..=3)
+        .also_to(side)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(main.wait(), Ok(vec![1, 2, 3]));
+    let seen: Vec<u32> = (0..3)
+        .map(|_| rx.recv_timeout(weir_tests::PATIENCE).unwrap())
+        .collect();
+    assert_eq!(seen, vec![1, 2, 3]);
+    shutdown(&system);
+}
+
+#[test]
+fn or_else_switches_to_the_secondary_only_when_the_primary_is_empty() {
+    let (system, mat) = stream_system("or-else");
+    let empty = Source::<u32>::empty().or_else(Source::range(5u32..7));
+    assert_eq!(empty.run_with(Sink::collect(), &mat).wait(), Ok(vec![5, 6]));
+    let full = Source::range(1u32..3).or_else(Source::range(5u32..7));
+    assert_eq!(full.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2]));
+    // A secondary that fails is harmless while the primary has elements.
+    let failing = Source::range(1u32..3).or_else(Source::failed(StreamError::msg("unused")));
+    assert_eq!(
+        failing.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2])
+    );
+    let needed = Source::<u32>::empty().or_else(Source::failed(StreamError::msg("needed")));
+    let error = needed.run_with(Sink::collect(), &mat).wait().unwrap_err();
+    assert!(error.to_string().contains("needed"), "{error}");
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_index_counts_from_zero_in_every_run() {
+    let (system, mat) = stream_system("zip-index");
+    let indexed = Source::from_iter(vec!['a', 'b', 'c']).zip_with_index();
+    for _ in 0..2 {
+        let got = indexed.clone().run_with(Sink::collect(), &mat).wait();
+        assert_eq!(got, Ok(vec![('a', 0), ('b', 1), ('c', 2)]));
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn divert_to_sends_matching_elements_to_the_side_sink() {
+    let (system, mat) = stream_system("divert");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let side = Sink::fold((), move |(), x: u32| {
+        tx.send(x).expect("the test holds the receiver")
+    });
+    let kept = Source::range(0u32..6)
+        .divert_to(side, |x| x % 3 == 0)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(kept.wait(), Ok(vec![1, 2, 4, 5]));
+    let diverted: Vec<u32> = (0..2)
+        .map(|_| rx.recv_timeout(weir_tests::PATIENCE).unwrap())
+        .collect();
+    assert_eq!(diverted, vec![0, 3]);
+    shutdown(&system);
+}
+
+#[test]
+fn sink_combine_feeds_every_sink_and_outlives_one_that_cancels() {
+    let (system, mat) = stream_system("sink-combine");
+    let (tx, rx) = std::sync::mpsc::channel();
+    let all = Sink::combine(
+        Flow::new().take(1).to(Sink::ignore()),
+        Sink::fold((), move |(), x: u32| {
+            tx.send(x).expect("the test holds the receiver")
+        }),
+        Vec::<Sink<u32>>::new(),
+    );
+    Source::range(0u32..5).run_with(all, &mat);
+    let seen: Vec<u32> = (0..5)
+        .map(|_| rx.recv_timeout(weir_tests::PATIENCE).unwrap())
+        .collect();
+    assert_eq!(seen, vec![0, 1, 2, 3, 4]);
+    shutdown(&system);
+}
+
+#[test]
+fn interleave_takes_segments_in_turn_and_finishes_the_longer_input() {
+    let (system, mat) = stream_system("interleave");
+    let mixed = Source::range(1u32..=5)
+        .interleave(Source::range(10u32..=11), 2)
+        .unwrap();
+    assert_eq!(
+        mixed.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 10, 11, 3, 4, 5])
+    );
+    let other_longer = Source::single(1u32)
+        .interleave(Source::range(10u32..=13), 1)
+        .unwrap();
+    assert_eq!(
+        other_longer.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 10, 11, 12, 13])
+    );
+    assert!(
+        Source::single(1u32)
+            .interleave(Source::single(2), 0)
+            .is_err()
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn merge_sorted_keeps_sorted_inputs_sorted_whatever_the_demand() {
+    let (system, mat) = stream_system("merge-sorted");
+    let a: Vec<u32> = (0..200).map(|x| x * 3).collect();
+    let b: Vec<u32> = (0..150).map(|x| x * 4 + 1).collect();
+    let mut want: Vec<u32> = a.iter().chain(&b).copied().collect();
+    want.sort_unstable();
+    let sorted =
+        Source::from_iter(a.clone()).merge_sorted(Source::from_iter(b.clone()).async_boundary());
+    assert_eq!(
+        sorted.run_with(Sink::collect(), &mat).wait(),
+        Ok(want.clone())
+    );
+    let mut probe = Source::from_iter(a)
+        .merge_sorted(Source::from_iter(b))
+        .run_with(TestSink::probe(), &mat);
+    let mut got = Vec::new();
+    while got.len() < want.len() {
+        let n = (want.len() - got.len()).min(7);
+        got.extend(probe.request_next_n(n));
+    }
+    probe.request(1);
+    probe.expect_complete();
+    assert_eq!(got, want);
+    shutdown(&system);
+}
