@@ -16,6 +16,9 @@ impl Actor for Echo {
     }
 }
 
+/// How long a joined thread may still show in /proc/self/task.
+const SETTLE: Duration = Duration::from_secs(1);
+
 fn live_threads() -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|d| d.count())
@@ -46,10 +49,13 @@ fn create_and_drop_cycles_leave_no_thread_behind() {
         );
         // No `terminate`: the drop of the last handle does it all.
         drop(system);
-        assert_eq!(
-            live_threads(),
-            before,
-            "cycle {i}: every thread joined by the drop"
+        // A joined thread can stay listed in /proc for a moment while the
+        // kernel tears it down (join returns when its tid is cleared), so
+        // allow a short settling time; a thread left running never settles.
+        assert!(
+            eventually(SETTLE, || live_threads() == before),
+            "cycle {i}: every thread joined by the drop ({} left over)",
+            live_threads() - before
         );
     }
     // Nothing is left to exit late either.
