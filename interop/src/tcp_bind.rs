@@ -1,9 +1,9 @@
 //! `Tcp::bind`: a source of incoming TCP connections, each handled by a
 //! flow (feature `tokio`).
 
+use crate::sync::Mutex;
 use std::net::SocketAddr;
 use std::pin::Pin;
-use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
@@ -253,7 +253,7 @@ impl GraphStage for ReadHalf {
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let half = self.half.lock().ok().and_then(|mut h| h.take());
+        let half = self.half.lock().take();
         let logic = ReadLogic {
             shape: SourceShape::new(),
             half,
@@ -328,7 +328,7 @@ impl GraphStage for WriteHalf {
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
         let (completer, completion) = Completer::new();
-        let half = self.half.lock().ok().and_then(|mut h| h.take());
+        let half = self.half.lock().take();
         let logic = WriteLogic {
             shape: SinkShape::new(),
             half,

@@ -311,6 +311,15 @@ fn a_throughput_deadline_makes_a_slow_actor_yield() {
     assert_eq!(order_with(None, true), ["a", "a", "a", "b", "b", "b"]);
 }
 
+#[test]
+fn a_throughput_deadline_too_long_for_the_clock_means_no_deadline() {
+    // `Duration::MAX` cannot be added to an `Instant`: it must mean "never",
+    // not panic in a pool worker.
+    let max = Some(std::time::Duration::MAX);
+    assert_eq!(order_with(max, false), ["a", "a", "a", "b", "b", "b"]);
+    assert_eq!(order_with(max, true), ["a", "a", "a", "b", "b", "b"]);
+}
+
 struct Idle;
 impl Actor for Idle {
     type Msg = ();

@@ -193,6 +193,15 @@ fn waiting_for_termination_from_inside_an_actor_is_refused() {
 }
 
 #[test]
+fn waiting_for_termination_with_a_timeout_too_long_for_the_clock_waits_until_it_ends() {
+    let system = ActorSystem::new("forever").unwrap();
+    assert_eq!(
+        system.terminate().wait_timeout(std::time::Duration::MAX),
+        Ok(())
+    );
+}
+
+#[test]
 fn terminate_right_after_build_completes() {
     // Races `terminate` against the root's first run, many times.
     for _ in 0..200 {
