@@ -246,3 +246,49 @@ async fn futures_work_on_a_current_thread_runtime() {
 async fn futures_work_on_a_multi_thread_runtime() {
     exercise("tokio-multi").await;
 }
+
+/// `map_async`'s documented rule: its futures are polled on the island,
+/// outside any runtime, so one that needs tokio's reactor fails the stream
+/// with `Panicked` naming the stage; the same work spawned on tokio and
+/// awaited through its `JoinHandle` runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn map_async_runs_reactor_work_spawned_on_tokio_and_fails_typed_without() {
+    let system = ActorSystem::new("tokio-map-async").expect("valid name");
+    let materializer = Materializer::new(&system);
+
+    let direct = Source::range(0u64..4)
+        .map_async(2, |x| async move {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            Ok::<_, weir_streams::StreamError>(x)
+        })
+        .expect("parallelism is not zero")
+        .run_with(Sink::collect(), &materializer)
+        .await
+        .expect_err("no reactor on the island");
+    assert!(
+        matches!(direct.kind(), weir_streams::ErrorKind::Panicked(m) if m.contains("reactor")),
+        "{direct:?}"
+    );
+    assert!(
+        direct.stage().is_some_and(|s| s.contains("map_async")),
+        "{direct:?}"
+    );
+
+    let tokio = tokio::runtime::Handle::current();
+    let spawned = Source::range(0u64..64)
+        .map_async(8, move |x| {
+            let job = tokio.spawn(async move {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+                x * 2
+            });
+            async move {
+                job.await
+                    .map_err(|e| weir_streams::StreamError::msg(e.to_string()))
+            }
+        })
+        .expect("parallelism is not zero")
+        .run_with(Sink::collect(), &materializer)
+        .await;
+    assert_eq!(spawned, Ok((0..64).map(|x| x * 2).collect::<Vec<_>>()));
+    system.terminate().await;
+}
