@@ -1,5 +1,5 @@
-//! The event stream: dead letters (and, later, other system events) published
-//! to subscribers.
+//! The event stream: dead letters published to subscribers, and user
+//! events delivered by type to subscribed actors (`user`).
 
 use std::any::Any;
 use std::fmt;
@@ -7,6 +7,8 @@ use std::fmt;
 use crate::instrument::{COMPILED_IN, Hooks};
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
+
+mod user;
 
 /// An event published on the system's [`EventStream`].
 #[derive(Debug)]
@@ -155,6 +157,8 @@ type Subscriber = Arc<dyn Fn(&Event) + Send + Sync>;
 pub struct EventStream {
     inner: Arc<Inner>,
     hooks: Option<Hooks>,
+    /// User events, by type.
+    channels: user::Channels,
 }
 
 struct Inner {
@@ -170,6 +174,7 @@ impl EventStream {
     pub(crate) fn new(hooks: Option<Hooks>) -> Self {
         Self {
             hooks,
+            channels: user::Channels::default(),
             inner: Arc::new(Inner {
                 subscribers: Mutex::new(Vec::new()),
                 listening: AtomicU64::new(0),
@@ -285,10 +290,10 @@ impl EventStream {
         {
             hooks.dead_letter(letter);
         }
-        self.publish(&event);
+        self.publish_event(&event);
     }
 
-    fn publish(&self, event: &Event) {
+    fn publish_event(&self, event: &Event) {
         // Call subscribers outside the lock, so one may subscribe or drop its
         // subscription from inside its callback.
         let subscribers: Vec<Subscriber> = self.inner.subscribers.lock().iter().map(|(_, s)| s.clone()).collect();
