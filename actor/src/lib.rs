@@ -97,6 +97,7 @@ runtime_modules! {
     pub use promise::Promise;
     mod resolve;
     mod selection;
+    pub mod shutdown;
     pub mod stash;
     mod scheduler;
     mod supervision;

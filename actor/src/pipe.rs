@@ -44,7 +44,9 @@ struct PipeTask<M: Send + 'static> {
     /// `None` once it completed or panicked. Only the `RUNNING` thread locks
     /// it, so the lock is never contended.
     future: Mutex<Option<BoxFuture<M>>>,
-    target: ActorRef<M>,
+    /// Where the output goes; `None` for a detached task (its future
+    /// delivers its own result).
+    target: Option<ActorRef<M>>,
     dispatcher: Dispatcher,
 }
 
@@ -71,7 +73,9 @@ impl<M: Send + 'static> Runnable for PipeTask<M> {
                     *slot = None;
                     drop(slot);
                     self.state.store(DONE, Ordering::Release);
-                    self.target.tell(msg);
+                    if let Some(target) = &self.target {
+                        target.tell(msg);
+                    }
                     return;
                 }
                 Ok(Poll::Pending) => {}
@@ -151,11 +155,27 @@ impl<M: Send + 'static> ActorRef<M> {
         let task = Arc::new(PipeTask {
             state: AtomicU8::new(SCHEDULED),
             future: Mutex::new(Some(Box::pin(future))),
-            target: self.clone(),
+            target: Some(self.clone()),
             dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
         });
         task.schedule();
     }
+}
+
+/// Run `future` on `system`'s shared pool as a task of its own: the future
+/// reports its result itself (for layers above the core, such as the
+/// coordinated shutdown). A panic in it is caught and drops it.
+pub(crate) fn spawn_detached<F>(system: &crate::system::ActorSystem, future: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    let task = Arc::new(PipeTask {
+        state: AtomicU8::new(SCHEDULED),
+        future: Mutex::new(Some(Box::pin(future))),
+        target: None,
+        dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
+    });
+    task.schedule();
 }
 
 impl<A: Actor> Context<A> {
@@ -215,7 +235,7 @@ impl<M: Send + 'static> fmt::Debug for PipeTask<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PipeTask")
             .field("state", &self.state.load(Ordering::Relaxed))
-            .field("target", self.target.path())
+            .field("target", &self.target.as_ref().map(ActorRef::path))
             .finish()
     }
 }

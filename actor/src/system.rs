@@ -208,6 +208,7 @@ impl ActorSystemBuilder {
                 terminating: AtomicBool::new(false),
                 termination,
                 temp: Mutex::new(HashMap::default()),
+                shutdown: Arc::default(),
             }));
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
@@ -316,6 +317,7 @@ pub(crate) struct SystemInner {
     guardians: Mutex<Option<Guardians>>,
     terminating: AtomicBool,
     pub(crate) termination: Arc<Promise<()>>,
+    pub(crate) shutdown: Arc<crate::shutdown::Shared>,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
     temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
@@ -511,6 +513,10 @@ impl ActorSystem {
     /// Completes when the system has terminated, without starting it.
     pub fn when_terminated(&self) -> Termination {
         Termination::new(self.inner.clone())
+    }
+
+    pub(crate) fn is_terminating(&self) -> bool {
+        self.inner.terminating.load(Ordering::Acquire)
     }
 
     pub(crate) fn next_uid(&self) -> u64 {

@@ -1,0 +1,248 @@
+//! Coordinated shutdown: phases in order, tasks of a phase together, a
+//! hanging task left behind at the phase's time-out (on a test clock), a
+//! panicking task reported, the system terminated at the end.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context as TaskContext, Poll};
+use std::time::Duration;
+
+use weir_actor::shutdown::{DEFAULT_PHASE_TIMEOUT, Phase, ShutdownError, TaskOutcome};
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, WaitError, ask};
+use weir_tests::{PATIENCE, Probe, clocked_system, eventually};
+
+/// A future that never completes.
+struct Never;
+impl Future for Never {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, _: &mut TaskContext<'_>) -> Poll<()> {
+        Poll::Pending
+    }
+}
+
+fn logger(
+    log: &Arc<Mutex<Vec<String>>>,
+    entry: &str,
+) -> impl FnOnce() -> std::future::Ready<()> + Send + 'static {
+    let (log, entry) = (log.clone(), entry.to_owned());
+    move || {
+        log.lock().unwrap().push(entry);
+        std::future::ready(())
+    }
+}
+
+#[test]
+fn phases_run_in_order_then_the_system_terminates() {
+    let system = ActorSystem::new("phases").unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let shutdown = system.coordinated_shutdown();
+    // Added out of order: the phase decides, not the order of adding.
+    for (phase, name) in [
+        (Phase::ActorSystemTerminate, "last"),
+        (Phase::ServiceStop, "stop"),
+        (Phase::BeforeServiceUnbind, "first"),
+        (Phase::ServiceUnbind, "unbind"),
+        (Phase::ServiceRequestsDone, "drain"),
+        (Phase::BeforeActorSystemTerminate, "before-terminate"),
+    ] {
+        shutdown.add_task(phase, name, logger(&log, name)).unwrap();
+    }
+    let report = shutdown.run("test").wait().unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "first",
+            "unbind",
+            "drain",
+            "stop",
+            "before-terminate",
+            "last"
+        ]
+    );
+    assert!(report.all_done(), "{report:?}");
+    assert_eq!(report.reason, "test");
+    assert_eq!(report.tasks.len(), 6);
+    assert!(system.when_terminated().is_completed());
+}
+
+#[test]
+fn a_hanging_task_is_left_behind_at_its_phases_time_out() {
+    let (system, clock) = clocked_system("hanging");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let shutdown = system.coordinated_shutdown();
+    shutdown.set_phase_timeout(Phase::ServiceUnbind, Duration::from_secs(2));
+    shutdown
+        .add_task(Phase::ServiceUnbind, "hangs", || Never)
+        .unwrap();
+    shutdown
+        .add_task(Phase::ServiceUnbind, "quick", logger(&log, "quick"))
+        .unwrap();
+    shutdown
+        .add_task(Phase::ServiceStop, "after", logger(&log, "after"))
+        .unwrap();
+    let handle = shutdown.run("hang");
+
+    assert!(eventually(PATIENCE, || *log.lock().unwrap() == ["quick"]));
+    clock.advance(Duration::from_millis(1999));
+    assert!(!handle.is_finished(), "the phase waits for its time-out");
+    assert_eq!(*log.lock().unwrap(), ["quick"]);
+    clock.advance(Duration::from_millis(1));
+    let report = handle.wait().unwrap();
+    assert_eq!(*log.lock().unwrap(), ["quick", "after"]);
+    assert_eq!(
+        report.tasks,
+        [
+            (
+                Phase::ServiceUnbind,
+                "hangs".to_owned(),
+                TaskOutcome::TimedOut
+            ),
+            (Phase::ServiceUnbind, "quick".to_owned(), TaskOutcome::Done),
+            (Phase::ServiceStop, "after".to_owned(), TaskOutcome::Done),
+        ]
+    );
+}
+
+#[test]
+fn a_phase_without_a_set_time_out_waits_the_default() {
+    let (system, clock) = clocked_system("default-timeout");
+    let shutdown = system.coordinated_shutdown();
+    shutdown
+        .add_task(Phase::ServiceStop, "hangs", || Never)
+        .unwrap();
+    let handle = shutdown.run("default");
+    clock.advance(DEFAULT_PHASE_TIMEOUT - Duration::from_millis(1));
+    assert!(!handle.is_finished());
+    clock.advance(Duration::from_millis(1));
+    let report = handle.wait().unwrap();
+    assert_eq!(report.tasks[0].2, TaskOutcome::TimedOut);
+}
+
+#[test]
+fn a_panicking_task_is_reported_and_the_shutdown_goes_on() {
+    let system = ActorSystem::new("panicking").unwrap();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let shutdown = system.coordinated_shutdown();
+    shutdown
+        .add_task(Phase::ServiceUnbind, "panics", || async {
+            panic!("socket gone")
+        })
+        .unwrap();
+    shutdown
+        .add_task(
+            Phase::ServiceRequestsDone,
+            "panics-early",
+            || -> std::future::Ready<()> { panic!("before its future") },
+        )
+        .unwrap();
+    shutdown
+        .add_task(Phase::ServiceStop, "after", logger(&log, "after"))
+        .unwrap();
+    let report = shutdown.run("panic").wait().unwrap();
+    assert_eq!(*log.lock().unwrap(), ["after"]);
+    assert_eq!(
+        report.tasks[0].2,
+        TaskOutcome::Panicked("socket gone".to_owned())
+    );
+    assert!(matches!(report.tasks[1].2, TaskOutcome::Panicked(_)));
+    assert_eq!(report.tasks[2].2, TaskOutcome::Done);
+    assert!(!report.all_done());
+}
+
+#[test]
+fn it_runs_once_and_takes_no_task_after_it_started() {
+    let system = ActorSystem::new("once").unwrap();
+    let shutdown = system.coordinated_shutdown();
+    shutdown
+        .add_task(Phase::ServiceStop, "t", || async {})
+        .unwrap();
+    let first = shutdown.run("first");
+    assert!(shutdown.is_started());
+    assert_eq!(
+        shutdown.add_task(Phase::ActorSystemTerminate, "late", || async {}),
+        Err(ShutdownError::AlreadyStarted)
+    );
+    let second = shutdown.run("second");
+    let (a, b) = (first.wait().unwrap(), second.wait().unwrap());
+    assert_eq!(a, b);
+    assert_eq!(a.reason, "first");
+    assert_eq!(a.tasks.len(), 1);
+}
+
+#[test]
+fn a_terminating_system_takes_no_task() {
+    let system = ActorSystem::new("terminating").unwrap();
+    let termination = system.terminate();
+    assert_eq!(
+        system
+            .coordinated_shutdown()
+            .add_task(Phase::ServiceStop, "t", || async {}),
+        Err(ShutdownError::AlreadyStarted)
+    );
+    termination.wait().unwrap();
+}
+
+/// Counts requests; `Drain` answers with the count once asked.
+enum Service {
+    Request,
+    Drain(ActorRef<u32>),
+}
+struct Counter(u32);
+impl Actor for Counter {
+    type Msg = Service;
+    fn receive(&mut self, _: &mut Context<Self>, msg: Service) {
+        match msg {
+            Service::Request => self.0 += 1,
+            Service::Drain(reply) => reply.tell(self.0),
+        }
+    }
+}
+
+#[test]
+fn a_task_can_ask_an_actor_before_the_actors_stop() {
+    let system = ActorSystem::new("drain").unwrap();
+    let counter = system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    for _ in 0..3 {
+        counter.tell(Service::Request);
+    }
+    let probe = Probe::new();
+    let tx = probe.sender();
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::ServiceRequestsDone, "drain", move || async move {
+            let served = ask(&counter, Service::Drain, PATIENCE).await;
+            tx.send(served).unwrap();
+        })
+        .unwrap();
+    let report = system.coordinated_shutdown().run("drain").wait().unwrap();
+    assert!(report.all_done(), "{report:?}");
+    assert_eq!(probe.expect(), Ok(3));
+}
+
+struct WaitsInside(std::sync::mpsc::Sender<Result<(), WaitError>>);
+impl Actor for WaitsInside {
+    type Msg = ();
+    fn receive(&mut self, ctx: &mut Context<Self>, (): ()) {
+        let outcome = ctx
+            .system()
+            .coordinated_shutdown()
+            .run("inside")
+            .wait()
+            .map(|_| ());
+        let _ = self.0.send(outcome);
+    }
+}
+
+#[test]
+fn waiting_from_inside_an_actor_is_refused_while_the_shutdown_goes_on() {
+    let system = ActorSystem::new("inside").unwrap();
+    let probe = Probe::new();
+    let tx = probe.sender();
+    let actor = system
+        .spawn(Props::new(move || WaitsInside(tx.clone())), "w")
+        .unwrap();
+    actor.tell(());
+    assert_eq!(probe.expect(), Err(WaitError::OnDispatcherThread));
+    assert!(system.when_terminated().wait_timeout(PATIENCE).is_ok());
+}
