@@ -11,13 +11,16 @@
 //! Whatever the graph, the planner fuses what it can and cuts islands at
 //! async boundaries when it runs.
 
+mod bidi;
 mod builder;
 mod fluent;
 mod junctions;
 
+pub use bidi::BidiPorts;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
 pub use fluent::JunctionOps;
 pub use junctions::{
-    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergeSorted, OrElse, Partition,
-    PartitionOutOfRange, Unzip, WireTap, Zip, ZipWith,
+    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted,
+    OrElse, Partition, PartitionOutOfRange, Unzip, UnzipWith, WireTap, Zip, ZipLatest,
+    ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };

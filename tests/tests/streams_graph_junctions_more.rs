@@ -1,0 +1,598 @@
+//! MergePrioritized, ZipLatest, ZipN/ZipWithN and UnzipWith: completion, failure, cancellation and back-pressure (after Pekko's GraphMergePrioritizedSpec, GraphZipLatestSpec, GraphZipNSpec, GraphZipWithNSpec and GraphUnzipWithSpec).
+
+use weir_streams::graph::{GraphBuilder, MergePrioritized, UnzipWith, ZipLatest, ZipN, ZipWithN};
+use weir_streams::prelude::*;
+use weir_streams::testkit::{SinkProbe, SourceProbe, TestSink, TestSource};
+use weir_streams::{ArgumentError, StreamError};
+use weir_tests::{QUIET, shutdown, stream_system};
+
+// ---- MergePrioritized ----
+
+/// Sources that are always ready, merged with `priorities`; the probe
+/// asks for one element at a time and lets the island settle in between,
+/// so every input has an element waiting at each ask.
+fn shares<const N: usize>(priorities: [u32; N], total: usize) -> [usize; N] {
+    let (system, mat) = stream_system("prioritized-shares");
+    let mut b = GraphBuilder::new();
+    let merge = b.add(MergePrioritized::<usize, N>::new(priorities).unwrap());
+    for (i, inlet) in merge.ins().into_iter().enumerate() {
+        let source = b.source(Source::repeat(i));
+        b.connect(source, inlet).unwrap();
+    }
+    let (sink, probe) = b.sink_mat(TestSink::probe());
+    b.connect(merge.out(), sink).unwrap();
+    let mut down = b.build(move |m| m.take(&probe)).unwrap().run(&mat);
+    let mut counts = [0; N];
+    for _ in 0..total {
+        down.wait_idle();
+        down.request(1);
+        counts[down.expect_next()] += 1;
+    }
+    down.cancel();
+    shutdown(&system);
+    counts
+}
+
+#[test]
+fn merge_prioritized_serves_waiting_inputs_in_proportion_to_their_priorities() {
+    assert_eq!(shares([1, 2, 3], 600), [100, 200, 300]);
+    assert_eq!(shares([1, 9], 200), [20, 180]);
+    assert_eq!(shares([5, 5], 100), [50, 50]);
+}
+
+/// Two probe sources merged with priorities 1 and 4 into a probe sink.
+fn prioritized(
+    mat: &Materializer,
+    eager: bool,
+) -> (SourceProbe<u32>, SourceProbe<u32>, SinkProbe<u32>) {
+    let mut b = GraphBuilder::new();
+    let (a, ka) = b.source_mat(TestSource::probe::<u32>());
+    let (c, kc) = b.source_mat(TestSource::probe::<u32>());
+    let stage = MergePrioritized::<u32, 2>::new([1, 4]).unwrap();
+    let merge = b.add(if eager { stage.eager_complete() } else { stage });
+    let (sink, ks) = b.sink_mat(TestSink::probe());
+    let [i0, i1] = merge.ins();
+    b.connect(a, i0).unwrap();
+    b.connect(c, i1).unwrap();
+    b.connect(merge.out(), sink).unwrap();
+    b.build(move |m| (m.take(&ka), m.take(&kc), m.take(&ks)))
+        .unwrap()
+        .run(mat)
+}
+
+#[test]
+fn merge_prioritized_serves_a_lone_input_whatever_its_priority_and_completes_when_all_have() {
+    let (system, mat) = stream_system("prioritized-complete");
+    let (mut a, mut c, mut down) = prioritized(&mat, false);
+    down.request(3);
+    a.send_next(1);
+    assert_eq!(down.expect_next(), 1);
+    a.send_next(2);
+    assert_eq!(down.expect_next(), 2);
+    a.send_complete();
+    down.expect_no_message(QUIET);
+    c.send_next(3);
+    assert_eq!(down.expect_next(), 3);
+    c.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_prioritized_with_eager_complete_completes_with_the_first_input() {
+    let (system, mat) = stream_system("prioritized-eager");
+    let (mut a, mut c, mut down) = prioritized(&mat, true);
+    down.request(1);
+    c.send_complete();
+    down.expect_complete();
+    a.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_prioritized_fails_with_an_input_and_cancels_the_other() {
+    let (system, mat) = stream_system("prioritized-fail");
+    let (mut a, mut c, mut down) = prioritized(&mat, false);
+    down.request(1);
+    c.send_error(StreamError::msg("boom"));
+    assert!(down.expect_error().to_string().contains("boom"));
+    a.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_prioritized_cancels_both_inputs_when_downstream_cancels() {
+    let (system, mat) = stream_system("prioritized-cancel");
+    let (mut a, mut c, mut down) = prioritized(&mat, false);
+    down.cancel();
+    a.expect_cancellation();
+    c.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_prioritized_asks_an_input_again_only_after_its_element_is_out() {
+    let (system, mat) = stream_system("prioritized-bp");
+    let (mut a, mut c, mut down) = prioritized(&mat, false);
+    a.expect_request();
+    c.expect_request();
+    a.send_next(1);
+    c.send_next(2);
+    a.expect_no_signal(QUIET);
+    c.expect_no_signal(QUIET);
+    // Both wait: the higher priority (input 1) goes first.
+    down.request(1);
+    assert_eq!(down.expect_next(), 2);
+    c.expect_request();
+    a.expect_no_signal(QUIET);
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    a.expect_request();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_prioritized_rejects_a_zero_priority() {
+    let err = MergePrioritized::<u32, 3>::new([1, 0, 2]).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ArgumentError::Zero {
+                argument: "priorities"
+            }
+        ),
+        "{err:?}"
+    );
+    let fluent = Source::single(1u32).merge_prioritized(Source::single(2), 0, 1);
+    assert!(fluent.is_err());
+}
+
+#[test]
+fn fluent_merge_prioritized_and_merge_preferred_give_every_element() {
+    let (system, mat) = stream_system("prioritized-fluent");
+    let mut got = Source::range(0u32..100)
+        .merge_prioritized(Source::range(100u32..150), 2, 3)
+        .unwrap()
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    got.sort_unstable();
+    assert_eq!(got, (0..150).collect::<Vec<_>>());
+    for prefer_this in [true, false] {
+        let mut got = Source::range(0u32..100)
+            .merge_preferred(Source::range(100u32..150), prefer_this)
+            .run_with(Sink::collect(), &mat)
+            .wait()
+            .unwrap();
+        got.sort_unstable();
+        assert_eq!(got, (0..150).collect::<Vec<_>>());
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn fluent_merge_preferred_serves_the_preferred_side_first() {
+    let (system, mat) = stream_system("preferred-fluent");
+    for (prefer_this, first) in [(true, 1), (false, 2)] {
+        let (mut mine, mut down) = TestSource::probe::<u32>()
+            .merge_preferred(Source::repeat(2u32), prefer_this)
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(&mat);
+        mine.send_next(1);
+        // Both sides have an element waiting when downstream asks.
+        down.wait_idle();
+        down.request(1);
+        assert_eq!(down.expect_next(), first, "prefer_this: {prefer_this}");
+        down.cancel();
+    }
+    shutdown(&system);
+}
+
+// ---- ZipLatest ----
+
+/// Probe sources of numbers and letters zipped latest into a probe sink.
+fn zip_latest(mat: &Materializer) -> (SourceProbe<u32>, SourceProbe<char>, SinkProbe<(u32, char)>) {
+    let mut b = GraphBuilder::new();
+    let (a, ka) = b.source_mat(TestSource::probe::<u32>());
+    let (c, kc) = b.source_mat(TestSource::probe::<char>());
+    let zip = b.add(ZipLatest::<u32, char>::new());
+    let (sink, ks) = b.sink_mat(TestSink::probe());
+    b.connect(a, zip.in0()).unwrap();
+    b.connect(c, zip.in1()).unwrap();
+    b.connect(zip.out(), sink).unwrap();
+    b.build(move |m| (m.take(&ka), m.take(&kc), m.take(&ks)))
+        .unwrap()
+        .run(mat)
+}
+
+#[test]
+fn zip_latest_emits_only_once_both_inputs_have_an_element() {
+    let (system, mat) = stream_system("zip-latest-first");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    down.request(1);
+    a.send_next(1);
+    a.send_next(2);
+    down.expect_no_message(QUIET);
+    c.send_next('x');
+    // Only the latest of the first input counts.
+    assert_eq!(down.expect_next(), (2, 'x'));
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_combines_each_new_element_with_the_latest_of_the_other() {
+    let (system, mat) = stream_system("zip-latest-each");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    down.request(3);
+    a.send_next(1);
+    c.send_next('x');
+    assert_eq!(down.expect_next(), (1, 'x'));
+    a.send_next(2);
+    assert_eq!(down.expect_next(), (2, 'x'));
+    c.send_next('y');
+    assert_eq!(down.expect_next(), (2, 'y'));
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_does_not_emit_the_same_pair_twice_but_does_not_deduplicate_values() {
+    let (system, mat) = stream_system("zip-latest-stale");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    down.request(1);
+    a.send_next(1);
+    c.send_next('x');
+    assert_eq!(down.expect_next(), (1, 'x'));
+    // A pull with nothing new emits nothing.
+    down.request(1);
+    down.expect_no_message(QUIET);
+    // The same value again is a new element.
+    a.send_next(1);
+    assert_eq!(down.expect_next(), (1, 'x'));
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_back_pressures_each_input_once_both_have_given_an_element() {
+    let (system, mat) = stream_system("zip-latest-bp");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    a.expect_request();
+    c.expect_request();
+    // Before the first pair, an input is asked again after each element.
+    a.send_next(1);
+    a.expect_request();
+    c.send_next('x');
+    a.send_next(2);
+    // Both have elements and downstream has not asked: no more requests.
+    a.expect_no_signal(QUIET);
+    c.expect_no_signal(QUIET);
+    down.request(1);
+    assert_eq!(down.expect_next(), (2, 'x'));
+    a.expect_request();
+    c.expect_request();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_completes_when_either_input_completes() {
+    let (system, mat) = stream_system("zip-latest-complete");
+    for first_completes in [true, false] {
+        let (mut a, mut c, mut down) = zip_latest(&mat);
+        down.request(2);
+        a.send_next(1);
+        c.send_next('x');
+        assert_eq!(down.expect_next(), (1, 'x'));
+        if first_completes {
+            a.send_complete();
+            c.expect_cancellation();
+        } else {
+            c.send_complete();
+            a.expect_cancellation();
+        }
+        down.expect_complete();
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_completes_without_a_pair_when_an_input_completes_empty() {
+    let (system, mat) = stream_system("zip-latest-empty");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    down.request(1);
+    a.send_next(1);
+    c.send_complete();
+    down.expect_complete();
+    a.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_emits_a_waiting_pair_before_completing() {
+    let (system, mat) = stream_system("zip-latest-drain");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    a.send_next(1);
+    c.send_next('x');
+    a.send_complete();
+    down.expect_no_message(QUIET);
+    down.request(1);
+    assert_eq!(down.expect_next(), (1, 'x'));
+    down.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_fails_when_either_input_fails() {
+    let (system, mat) = stream_system("zip-latest-fail");
+    for first_fails in [true, false] {
+        let (mut a, mut c, mut down) = zip_latest(&mat);
+        down.request(1);
+        if first_fails {
+            a.send_error(StreamError::msg("boom"));
+            c.expect_cancellation();
+        } else {
+            c.send_error(StreamError::msg("boom"));
+            a.expect_cancellation();
+        }
+        assert!(down.expect_error().to_string().contains("boom"));
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn zip_latest_cancels_both_inputs_when_downstream_cancels() {
+    let (system, mat) = stream_system("zip-latest-cancel");
+    let (mut a, mut c, mut down) = zip_latest(&mat);
+    down.cancel();
+    a.expect_cancellation();
+    c.expect_cancellation();
+    shutdown(&system);
+}
+
+// ---- ZipN / ZipWithN ----
+
+/// Three probe sources zipped into a probe sink of sums.
+fn zip3(mat: &Materializer) -> ([SourceProbe<u32>; 3], SinkProbe<u32>) {
+    let mut b = GraphBuilder::new();
+    let zip = b.add(ZipWithN::new(|xs: [u32; 3]| {
+        xs[0] * 100 + xs[1] * 10 + xs[2]
+    }));
+    let mut keys = Vec::new();
+    for inlet in zip.ins() {
+        let (source, key) = b.source_mat(TestSource::probe::<u32>());
+        b.connect(source, inlet).unwrap();
+        keys.push(key);
+    }
+    let (sink, ks) = b.sink_mat(TestSink::probe());
+    b.connect(zip.out(), sink).unwrap();
+    b.build(move |m| {
+        let probes: Vec<_> = keys.iter().map(|k| m.take(k)).collect();
+        let probes: [SourceProbe<u32>; 3] = probes.try_into().unwrap_or_else(|_| unreachable!());
+        (probes, m.take(&ks))
+    })
+    .unwrap()
+    .run(mat)
+}
+
+#[test]
+fn zip_n_gives_one_element_of_each_input_in_input_order() {
+    let (system, mat) = stream_system("zip-n");
+    let rows = Source::zip_n([
+        Source::range(0u32..4),
+        Source::range(10u32..),
+        Source::range(20u32..23),
+        Source::repeat(7),
+    ]);
+    let got = rows.run_with(Sink::collect(), &mat).wait();
+    assert_eq!(
+        got,
+        Ok(vec![[0, 10, 20, 7], [1, 11, 21, 7], [2, 12, 22, 7]])
+    );
+    // The stage form in a builder, with N = 2.
+    let mut b = GraphBuilder::new();
+    let zip = b.add(ZipN::<char, 2>::new());
+    let [x, y] = zip.ins();
+    let (s0, s1) = (
+        b.source(Source::from_iter(['a', 'b'])),
+        b.source(Source::from_iter(['c'])),
+    );
+    b.connect(s0, x).unwrap();
+    b.connect(s1, y).unwrap();
+    let zipped = b.build_source(zip.out(), |_| ()).unwrap();
+    assert_eq!(
+        zipped.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![['a', 'c']])
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_asks_every_input_only_when_downstream_asks() {
+    let (system, mat) = stream_system("zip-n-bp");
+    let ([mut a, mut b, mut c], mut down) = zip3(&mat);
+    a.expect_no_signal(QUIET);
+    down.request(1);
+    a.expect_request();
+    b.expect_request();
+    c.expect_request();
+    a.send_next(1);
+    b.send_next(2);
+    down.expect_no_message(QUIET);
+    // An input whose element waits is not asked again.
+    down.request(1);
+    a.expect_no_signal(QUIET);
+    c.send_next(3);
+    assert_eq!(down.expect_next(), 123);
+    a.expect_request();
+    b.expect_request();
+    c.expect_request();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_completes_when_an_input_completes_with_nothing_waiting() {
+    let (system, mat) = stream_system("zip-n-complete");
+    let ([mut a, mut b, mut c], mut down) = zip3(&mat);
+    down.request(2);
+    a.send_next(1);
+    b.send_next(2);
+    c.send_complete();
+    down.expect_complete();
+    a.expect_cancellation();
+    b.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_emits_the_last_full_row_of_an_input_that_completed() {
+    let (system, mat) = stream_system("zip-n-last");
+    let ([mut a, mut b, mut c], mut down) = zip3(&mat);
+    down.request(1);
+    a.send_next(4);
+    a.send_complete();
+    b.send_next(5);
+    c.send_next(6);
+    assert_eq!(down.expect_next(), 456);
+    down.request(1);
+    down.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_fails_with_any_input_and_cancels_the_others() {
+    let (system, mat) = stream_system("zip-n-fail");
+    let ([mut a, mut b, mut c], mut down) = zip3(&mat);
+    down.request(1);
+    b.send_error(StreamError::msg("boom"));
+    assert!(down.expect_error().to_string().contains("boom"));
+    a.expect_cancellation();
+    c.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_cancels_every_input_when_downstream_cancels() {
+    let (system, mat) = stream_system("zip-n-cancel");
+    let ([mut a, mut b, mut c], mut down) = zip3(&mat);
+    down.cancel();
+    a.expect_cancellation();
+    b.expect_cancellation();
+    c.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn zip_with_n_state_starts_afresh_in_each_run() {
+    let (system, mat) = stream_system("zip-n-state");
+    let mut seen = 0u32;
+    let counted = Source::zip_with_n(
+        [Source::range(0u32..3), Source::range(0u32..3)],
+        move |xs| {
+            seen += 1;
+            xs[0] + xs[1] + seen * 100
+        },
+    );
+    for _ in 0..2 {
+        let got = counted.clone().run_with(Sink::collect(), &mat).wait();
+        assert_eq!(got, Ok(vec![100, 202, 304]));
+    }
+    shutdown(&system);
+}
+
+// ---- UnzipWith ----
+
+/// A probe source split by `f` into two probe sinks.
+fn unzip_with(
+    mat: &Materializer,
+    f: fn(u32) -> (u32, String),
+) -> (SourceProbe<u32>, SinkProbe<u32>, SinkProbe<String>) {
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let split = b.add(UnzipWith::new(f));
+    let (s0, k0) = b.sink_mat(TestSink::probe());
+    let (s1, k1) = b.sink_mat(TestSink::probe());
+    b.connect(up, split.inlet()).unwrap();
+    b.connect(split.out0(), s0).unwrap();
+    b.connect(split.out1(), s1).unwrap();
+    b.build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+        .unwrap()
+        .run(mat)
+}
+
+fn halves(x: u32) -> (u32, String) {
+    (x * 2, format!("<{x}>"))
+}
+
+#[test]
+fn unzip_with_splits_each_element_and_completes_both_outputs() {
+    let (system, mat) = stream_system("unzip-with");
+    let (mut up, mut left, mut right) = unzip_with(&mat, halves);
+    left.request(2);
+    right.request(2);
+    up.send_next(1);
+    up.send_next(2);
+    up.send_complete();
+    assert_eq!(left.expect_next_n(2), vec![2, 4]);
+    assert_eq!(
+        right.expect_next_n(2),
+        vec!["<1>".to_owned(), "<2>".to_owned()]
+    );
+    left.expect_complete();
+    right.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn unzip_with_goes_at_the_speed_of_its_slower_output() {
+    let (system, mat) = stream_system("unzip-with-bp");
+    let (mut up, mut left, mut right) = unzip_with(&mat, halves);
+    left.request(5);
+    up.expect_no_signal(QUIET);
+    right.request(1);
+    up.expect_request();
+    up.send_next(3);
+    assert_eq!(left.expect_next(), 6);
+    assert_eq!(right.expect_next(), "<3>");
+    up.expect_no_signal(QUIET);
+    right.request(1);
+    up.expect_request();
+    shutdown(&system);
+}
+
+#[test]
+fn unzip_with_keeps_going_when_one_output_cancels_and_cancels_when_both_have() {
+    let (system, mat) = stream_system("unzip-with-cancel");
+    let (mut up, mut left, mut right) = unzip_with(&mat, halves);
+    right.cancel();
+    left.request(1);
+    up.expect_request();
+    up.send_next(4);
+    assert_eq!(left.expect_next(), 8);
+    left.cancel();
+    up.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn unzip_with_fails_both_outputs_on_an_upstream_failure_or_a_panic_in_f() {
+    let (system, mat) = stream_system("unzip-with-fail");
+    let (mut up, mut left, mut right) = unzip_with(&mat, halves);
+    left.request(1);
+    right.request(1);
+    up.send_error(StreamError::msg("boom"));
+    assert!(left.expect_error().to_string().contains("boom"));
+    assert!(right.expect_error().to_string().contains("boom"));
+
+    let (mut up, mut left, mut right) = unzip_with(&mat, |x| {
+        assert!(x < 10, "too big: {x}");
+        halves(x)
+    });
+    left.request(2);
+    right.request(2);
+    up.send_next(1);
+    assert_eq!(left.expect_next(), 2);
+    assert_eq!(right.expect_next(), "<1>");
+    up.send_next(10);
+    left.expect_error();
+    right.expect_error();
+    up.expect_cancellation();
+    shutdown(&system);
+}
