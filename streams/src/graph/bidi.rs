@@ -7,6 +7,39 @@ use crate::{BidiFlow, GraphError};
 /// The ports of a [`BidiFlow`] (or a stage with a
 /// [`BidiShape`](crate::stage::BidiShape)) in a [`GraphBuilder`]: the
 /// first direction goes `in1 -> out1`, the second `in2 -> out2`.
+///
+/// # Examples
+///
+/// A layer added to a builder and closed by hand, then a layer built from
+/// two flows' ports:
+///
+/// ```
+/// use weir_streams::graph::{BidiPorts, GraphBuilder};
+/// use weir_streams::prelude::*;
+/// use weir_streams::BidiFlow;
+///
+/// # fn main() -> Result<(), weir_streams::GraphError> {
+/// let system = weir_actor::ActorSystem::new("bidi-ports").unwrap();
+/// let mat = Materializer::new(&system);
+/// let mut b = GraphBuilder::new();
+/// let layer = b.bidi(BidiFlow::from_functions(|x: u32| x + 1, |x: u32| x * 10));
+/// let source = b.source(Source::range(1u32..=2));
+/// let (sink, got) = b.sink_mat(Sink::collect());
+/// b.connect(source, layer.in1)?;
+/// b.connect(layer.out1, layer.in2)?;
+/// b.connect(layer.out2, sink)?;
+/// assert_eq!(b.build(move |m| m.take(&got))?.run(&mat).wait(), Ok(vec![20, 30]));
+///
+/// let mut b = GraphBuilder::new();
+/// let (in1, out1) = b.flow(Flow::new().map(|x: u32| x * 2));
+/// let (in2, out2) = b.flow(Flow::new().map(|s: String| s.len()));
+/// let layer = b.build_bidi(BidiPorts { in1, out1, in2, out2 }, |_| ())?;
+/// let flow = layer.join(Flow::new().map(|x: u32| "x".repeat(x as usize)));
+/// assert_eq!(Source::single(3u32).via(flow).run_with(Sink::collect(), &mat).wait(), Ok(vec![6]));
+/// system.terminate().wait().unwrap();
+/// # Ok(())
+/// # }
+/// ```
 pub struct BidiPorts<I1, O1, I2, O2> {
     /// The first direction's input.
     pub in1: In<I1>,
