@@ -157,7 +157,8 @@ fn joined_model(input: &[u64], ops: &[Op], join: &Join) -> Vec<u64> {
             model(&zipped, after)
         }
         Join::Partition(m, a, b) => {
-            let (on_b, on_a): (Vec<u64>, Vec<u64>) = mine.iter().partition(|x| *x % m == 0);
+            let (on_b, on_a): (Vec<u64>, Vec<u64>) =
+                mine.iter().partition(|x| x.is_multiple_of(*m));
             [model(&on_a, a), model(&on_b, b)].concat()
         }
         Join::Balance(ops) => model(&mine, ops),
@@ -298,7 +299,7 @@ fn fanned(
         }
         Some(m) => {
             let split = g.add(Partition::<u64, 2, _>::new(move |x: &u64| {
-                usize::from(x % m == 0)
+                usize::from(x.is_multiple_of(m))
             }));
             g.connect(input, split.inlet()).unwrap();
             split.outs()

@@ -491,7 +491,7 @@ fn partition_emits_the_last_element_when_upstream_completes_right_after_it() {
         let mut b = GraphBuilder::new();
         let input = b.source(Source::from_iter(vec![1u64, 3, 4, 5]));
         let split = b.add(Partition::<u64, 2, _>::new(|x: &u64| {
-            usize::from(x % 2 == 0)
+            usize::from(x.is_multiple_of(2))
         }));
         let join = b.add(Merge::<u64, 2>::new());
         let [odd, even] = split.outs();

@@ -11,6 +11,9 @@ use crate::{Attributes, FlowOps};
 
 const WIRED: &str = "a bidi composition has every other port connected";
 
+/// The element types of a [`BidiFlow`], as a marker.
+type Directions<I1, O1, I2, O2> = PhantomData<(fn(I1) -> O1, fn(I2) -> O2)>;
+
 /// A blueprint with two open directions (Akka's `BidiFlow`): elements go
 /// `I1 -> O1` one way and `I2 -> O2` the other, as a protocol layer
 /// encodes outgoing messages and decodes incoming ones. Stack layers with
@@ -40,7 +43,7 @@ const WIRED: &str = "a bidi composition has every other port connected";
 #[must_use = "a BidiFlow does nothing until it is part of a graph that is run"]
 pub struct BidiFlow<I1, O1, I2, O2, Mat = ()> {
     pub(crate) graph: Graph<Mat>,
-    _types: PhantomData<fn(I1, I2) -> (O1, O2)>,
+    _types: Directions<I1, O1, I2, O2>,
 }
 
 impl<I1, O1, I2, O2, Mat> Clone for BidiFlow<I1, O1, I2, O2, Mat> {
