@@ -48,6 +48,10 @@ enum Join {
     Interleave(Vec<u64>, Vec<Op>, usize, Vec<Op>),
     OrElse(Vec<u64>, Vec<Op>, Vec<Op>),
     MergeSorted(Vec<u64>, Vec<Op>, Vec<Op>),
+    /// Merged with another chain by priorities (order up to timing).
+    MergePrioritized(Vec<u64>, Vec<Op>, u32, u32),
+    /// Zipped with two more chains by `Source::zip_with_n`.
+    ZipN(Vec<u64>, Vec<Op>, Vec<u64>, Vec<Op>, Vec<Op>),
     /// The chain broadcast to two branches whose outputs merge again.
     BroadcastMerge(Vec<Op>, Vec<Op>),
     /// The chain broadcast to two one-to-one branches zipped together
@@ -93,6 +97,8 @@ fn join() -> impl Strategy<Value = Join> {
         1 => (input(), ops(), 1usize..4, ops()).prop_map(|(i, o, n, a)| Join::Interleave(i, o, n, a)),
         1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::OrElse(i, o, a)),
         1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::MergeSorted(i, o, a)),
+        1 => (input(), ops(), 1u32..5, 1u32..5).prop_map(|(i, o, p, q)| Join::MergePrioritized(i, o, p, q)),
+        1 => (input(), ops(), input(), ops(), ops()).prop_map(|(i, o, j, p, a)| Join::ZipN(i, o, j, p, a)),
         1 => (ops(), ops()).prop_map(|(a, b)| Join::BroadcastMerge(a, b)),
         1 => (prop::collection::vec(one_to_one(), 0..4), prop::collection::vec(one_to_one(), 0..4), ops())
             .prop_map(|(a, b, after)| Join::BroadcastZip(a, b, after)),
@@ -106,6 +112,11 @@ fn join() -> impl Strategy<Value = Join> {
 /// Zip's combining function, in the model and the blueprint.
 fn zip_combine(a: u64, b: u64) -> u64 {
     (a * 7 + b) % 1000
+}
+
+/// The three-way zip's combining function.
+fn zip3_combine([a, b, c]: [u64; 3]) -> u64 {
+    (a * 7 + b * 3 + c) % 1000
 }
 
 /// Interleave on vectors: `n` of each in turn, then the rest of the longer.
@@ -144,6 +155,16 @@ fn joined_model(input: &[u64], ops: &[Op], join: &Join) -> Vec<u64> {
                 .into_iter()
                 .zip(model(i, o))
                 .map(|(a, b)| zip_combine(a, b))
+                .collect();
+            model(&zipped, after)
+        }
+        Join::MergePrioritized(i, o, ..) => mine.into_iter().chain(model(i, o)).collect(),
+        Join::ZipN(i, o, j, p, after) => {
+            let zipped: Vec<u64> = mine
+                .into_iter()
+                .zip(model(i, o))
+                .zip(model(j, p))
+                .map(|((x, y), z)| zip3_combine([x, y, z]))
                 .collect();
             model(&zipped, after)
         }
@@ -221,6 +242,17 @@ fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) ->
             after,
             boundaries,
         ),
+        Join::MergePrioritized(i, o, p, q) => mine
+            .merge_prioritized(blueprint(i, o, boundaries), *p, *q)
+            .expect("priorities are at least 1"),
+        Join::ZipN(i, o, j, p, after) => {
+            let sources = [
+                mine,
+                blueprint(i, o, boundaries),
+                blueprint(j, p, boundaries),
+            ];
+            then(Source::zip_with_n(sources, zip3_combine), after, boundaries)
+        }
         Join::BroadcastMerge(a, b) => fanned(mine, None, a, b, false, boundaries),
         Join::BroadcastZip(a, b, after) => then(
             fanned(mine, None, a, b, true, boundaries),
@@ -466,7 +498,11 @@ proptest! {
         // A merge interleaves as elements arrive: compare its elements only.
         let unordered = matches!(
             join,
-            Join::Merge(..) | Join::BroadcastMerge(..) | Join::Partition(..) | Join::Balance(..)
+            Join::Merge(..)
+                | Join::MergePrioritized(..)
+                | Join::BroadcastMerge(..)
+                | Join::Partition(..)
+                | Join::Balance(..)
         );
         if unordered {
             expected.sort_unstable();

@@ -4,7 +4,7 @@ use weir_streams::graph::{GraphBuilder, MergePrioritized, UnzipWith, ZipLatest, 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{SinkProbe, SourceProbe, TestSink, TestSource};
 use weir_streams::{ArgumentError, StreamError};
-use weir_tests::{QUIET, shutdown, stream_system};
+use weir_tests::{PATIENCE, QUIET, shutdown, stream_system};
 
 // ---- MergePrioritized ----
 
@@ -401,6 +401,28 @@ fn zip_n_gives_one_element_of_each_input_in_input_order() {
         zipped.run_with(Sink::collect(), &mat).wait(),
         Ok(vec![['a', 'c']])
     );
+    shutdown(&system);
+}
+
+#[test]
+fn zip_n_and_merges_of_no_inputs_complete_at_once() {
+    let (system, mat) = stream_system("zip-n-empty");
+    let none: [Source<u32>; 0] = [];
+    let zipped = Source::zip_n(none).run_with(Sink::collect(), &mat);
+    assert_eq!(zipped.wait_timeout(PATIENCE).ok(), Some(Ok(vec![])));
+    for prioritized in [false, true] {
+        let mut b = GraphBuilder::new();
+        let out = if prioritized {
+            b.add(MergePrioritized::<u32, 0>::new([]).unwrap()).out()
+        } else {
+            b.add(weir_streams::graph::Merge::<u32, 0>::new()).out()
+        };
+        let merged = b.build_source(out, |_| ()).unwrap();
+        let got = merged
+            .run_with(Sink::collect(), &mat)
+            .wait_timeout(PATIENCE);
+        assert_eq!(got.ok(), Some(Ok(vec![])), "prioritized: {prioritized}");
+    }
     shutdown(&system);
 }
 

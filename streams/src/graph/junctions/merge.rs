@@ -211,6 +211,9 @@ impl<T: Send + 'static, const N: usize> MergeLogic<T, N> {
 
 impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if N == 0 {
+            ctx.complete_stage();
+        }
         for inlet in self.shape.ins {
             ctx.pull(inlet)?;
         }

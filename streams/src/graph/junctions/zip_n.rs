@@ -136,6 +136,14 @@ where
     O: Send + 'static,
     F: FnMut([T; N]) -> O + Send + 'static,
 {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        // No inputs: no row will ever be complete.
+        if N == 0 {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         if !self.shape.ins.iter().all(|inlet| ctx.is_available(*inlet)) {
             return Ok(());
