@@ -8,6 +8,9 @@
 //! [`UniformFanOutShape`](crate::stage::UniformFanOutShape),
 //! [`FanOutShape2`](crate::stage::FanOutShape2)); a custom multi-port
 //! stage is written the same way and added with [`GraphBuilder::add`].
+//! A protocol layer ([`BidiFlow`](crate::BidiFlow)) is added with
+//! [`GraphBuilder::bidi`] and its four ports ([`BidiPorts`]) connect like
+//! any others.
 //! Whatever the graph, the planner fuses what it can and cuts islands at
 //! async boundaries when it runs.
 
