@@ -121,7 +121,7 @@ runtime_modules! {
     pub mod testkit;
 
     pub use actor::ActorRefSource;
-    pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+    pub use blueprint::{BidiFlow, Flow, Keep, RunnableGraph, Sink, Source};
     pub use completion::{Completer, Completion};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};

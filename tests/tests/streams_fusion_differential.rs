@@ -1,6 +1,7 @@
 //! Random operator chains and junctions run fused, unfused and with boundaries everywhere, each checked against a plain-Rust model.
 
 use proptest::prelude::*;
+use weir_streams::graph::{Balance, Broadcast, GraphBuilder, Merge, Partition, Unzip, ZipWith};
 use weir_streams::prelude::*;
 
 use weir_streams::testkit::TestSink;
@@ -47,6 +48,42 @@ enum Join {
     Interleave(Vec<u64>, Vec<Op>, usize, Vec<Op>),
     OrElse(Vec<u64>, Vec<Op>, Vec<Op>),
     MergeSorted(Vec<u64>, Vec<Op>, Vec<Op>),
+    /// Merged with another chain by priorities (order up to timing).
+    MergePrioritized(Vec<u64>, Vec<Op>, u32, u32),
+    /// Zipped with two more chains by `Source::zip_with_n`.
+    ZipN(Vec<u64>, Vec<Op>, Vec<u64>, Vec<Op>, Vec<Op>),
+    /// The chain broadcast to two branches whose outputs merge again.
+    BroadcastMerge(Vec<Op>, Vec<Op>),
+    /// The chain broadcast to two one-to-one branches zipped together
+    /// (a branch that drops elements would deadlock the zip, as in Akka).
+    BroadcastZip(Vec<Op>, Vec<Op>, Vec<Op>),
+    /// The chain partitioned by divisibility into two branches that merge.
+    Partition(u64, Vec<Op>, Vec<Op>),
+    /// The chain balanced over two branches with the same stateless
+    /// operators, merged (which branch takes an element is up to timing).
+    Balance(Vec<Op>),
+    /// Each element `x` as `(x, x * 3 % 1000)`, unzipped into two
+    /// one-to-one branches and zipped again.
+    UnzipZip(Vec<Op>, Vec<Op>, Vec<Op>),
+}
+
+/// Operators whose output for an element does not depend on the others.
+fn stateless() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (1u64..7).prop_map(Op::Map),
+        2 => (2u64..5).prop_map(Op::Filter),
+        1 => (0usize..3).prop_map(Op::MapConcat),
+        1 => Just(Op::Boundary),
+    ]
+}
+
+/// Operators that keep one element out per element in, up to an end.
+fn one_to_one() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (1u64..7).prop_map(Op::Map),
+        1 => (0u64..30).prop_map(Op::Take),
+        1 => Just(Op::Boundary),
+    ]
 }
 
 fn join() -> impl Strategy<Value = Join> {
@@ -60,7 +97,26 @@ fn join() -> impl Strategy<Value = Join> {
         1 => (input(), ops(), 1usize..4, ops()).prop_map(|(i, o, n, a)| Join::Interleave(i, o, n, a)),
         1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::OrElse(i, o, a)),
         1 => (input(), ops(), ops()).prop_map(|(i, o, a)| Join::MergeSorted(i, o, a)),
+        1 => (input(), ops(), 1u32..5, 1u32..5).prop_map(|(i, o, p, q)| Join::MergePrioritized(i, o, p, q)),
+        1 => (input(), ops(), input(), ops(), ops()).prop_map(|(i, o, j, p, a)| Join::ZipN(i, o, j, p, a)),
+        1 => (ops(), ops()).prop_map(|(a, b)| Join::BroadcastMerge(a, b)),
+        1 => (prop::collection::vec(one_to_one(), 0..4), prop::collection::vec(one_to_one(), 0..4), ops())
+            .prop_map(|(a, b, after)| Join::BroadcastZip(a, b, after)),
+        1 => (2u64..5, ops(), ops()).prop_map(|(m, a, b)| Join::Partition(m, a, b)),
+        1 => prop::collection::vec(stateless(), 0..4).prop_map(Join::Balance),
+        1 => (prop::collection::vec(one_to_one(), 0..4), prop::collection::vec(one_to_one(), 0..4), ops())
+            .prop_map(|(a, b, after)| Join::UnzipZip(a, b, after)),
     ]
+}
+
+/// Zip's combining function, in the model and the blueprint.
+fn zip_combine(a: u64, b: u64) -> u64 {
+    (a * 7 + b) % 1000
+}
+
+/// The three-way zip's combining function.
+fn zip3_combine([a, b, c]: [u64; 3]) -> u64 {
+    (a * 7 + b * 3 + c) % 1000
 }
 
 /// Interleave on vectors: `n` of each in turn, then the rest of the longer.
@@ -98,7 +154,41 @@ fn joined_model(input: &[u64], ops: &[Op], join: &Join) -> Vec<u64> {
             let zipped: Vec<u64> = mine
                 .into_iter()
                 .zip(model(i, o))
-                .map(|(a, b)| (a * 7 + b) % 1000)
+                .map(|(a, b)| zip_combine(a, b))
+                .collect();
+            model(&zipped, after)
+        }
+        Join::MergePrioritized(i, o, ..) => mine.into_iter().chain(model(i, o)).collect(),
+        Join::ZipN(i, o, j, p, after) => {
+            let zipped: Vec<u64> = mine
+                .into_iter()
+                .zip(model(i, o))
+                .zip(model(j, p))
+                .map(|((x, y), z)| zip3_combine([x, y, z]))
+                .collect();
+            model(&zipped, after)
+        }
+        Join::BroadcastMerge(a, b) => [model(&mine, a), model(&mine, b)].concat(),
+        Join::BroadcastZip(a, b, after) => {
+            let zipped: Vec<u64> = model(&mine, a)
+                .into_iter()
+                .zip(model(&mine, b))
+                .map(|(x, y)| zip_combine(x, y))
+                .collect();
+            model(&zipped, after)
+        }
+        Join::Partition(m, a, b) => {
+            let (on_b, on_a): (Vec<u64>, Vec<u64>) =
+                mine.iter().partition(|x| x.is_multiple_of(*m));
+            [model(&on_a, a), model(&on_b, b)].concat()
+        }
+        Join::Balance(ops) => model(&mine, ops),
+        Join::UnzipZip(a, b, after) => {
+            let tripled: Vec<u64> = mine.iter().map(|x| x * 3 % 1000).collect();
+            let zipped: Vec<u64> = model(&mine, a)
+                .into_iter()
+                .zip(model(&tripled, b))
+                .map(|(x, y)| zip_combine(x, y))
                 .collect();
             model(&zipped, after)
         }
@@ -132,7 +222,7 @@ fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) ->
         Join::Zip(i, o, after) => {
             let zipped = mine
                 .zip(blueprint(i, o, boundaries))
-                .map(|(a, b)| (a * 7 + b) % 1000);
+                .map(|(a, b)| zip_combine(a, b));
             then(zipped, after, boundaries)
         }
         Join::Concat(i, o, after) => {
@@ -152,7 +242,116 @@ fn joined_blueprint(input: &[u64], ops: &[Op], join: &Join, boundaries: bool) ->
             after,
             boundaries,
         ),
+        Join::MergePrioritized(i, o, p, q) => mine
+            .merge_prioritized(blueprint(i, o, boundaries), *p, *q)
+            .expect("priorities are at least 1"),
+        Join::ZipN(i, o, j, p, after) => {
+            let sources = [
+                mine,
+                blueprint(i, o, boundaries),
+                blueprint(j, p, boundaries),
+            ];
+            then(Source::zip_with_n(sources, zip3_combine), after, boundaries)
+        }
+        Join::BroadcastMerge(a, b) => fanned(mine, None, a, b, false, boundaries),
+        Join::BroadcastZip(a, b, after) => then(
+            fanned(mine, None, a, b, true, boundaries),
+            after,
+            boundaries,
+        ),
+        Join::Partition(m, a, b) => fanned(mine, Some(*m), a, b, false, boundaries),
+        Join::Balance(ops) => balanced(mine, ops, boundaries),
+        Join::UnzipZip(a, b, after) => then(unzipped(mine, a, b, boundaries), after, boundaries),
     }
+}
+
+/// `mine` balanced over two copies of `ops`, merged.
+fn balanced(mine: Source<u64>, ops: &[Op], boundaries: bool) -> Source<u64> {
+    let mut g = GraphBuilder::new();
+    let input = g.source(mine);
+    let split = g.add(Balance::<u64, 2>::new());
+    let join = g.add(Merge::<u64, 2>::new());
+    g.connect(input, split.inlet()).unwrap();
+    for (to, from) in split.outs().into_iter().zip(join.ins()) {
+        let (b_in, b_out) = g.flow(branch(ops, boundaries));
+        g.connect(to, b_in).unwrap();
+        g.connect(b_out, from).unwrap();
+    }
+    g.build_source(join.out(), |_| ()).unwrap()
+}
+
+/// `mine` as pairs `(x, x * 3 % 1000)`, unzipped into `a` and `b`, zipped.
+fn unzipped(mine: Source<u64>, a: &[Op], b: &[Op], boundaries: bool) -> Source<u64> {
+    let mut g = GraphBuilder::new();
+    let input = g.source(mine.map(|x| (x, x * 3 % 1000)));
+    let split = g.add(Unzip::<u64, u64>::new());
+    let join = g.add(ZipWith::new(zip_combine));
+    let (a_in, a_out) = g.flow(branch(a, boundaries));
+    let (b_in, b_out) = g.flow(branch(b, boundaries));
+    g.connect(input, split.inlet()).unwrap();
+    g.connect(split.out0(), a_in).unwrap();
+    g.connect(split.out1(), b_in).unwrap();
+    g.connect(a_out, join.in0()).unwrap();
+    g.connect(b_out, join.in1()).unwrap();
+    g.build_source(join.out(), |_| ()).unwrap()
+}
+
+/// `ops` as a flow; `boundaries` adds one after every operator.
+fn branch(ops: &[Op], boundaries: bool) -> Flow<u64> {
+    ops.iter().fold(Flow::new(), |flow, op| {
+        let flow = apply_flow(flow, op);
+        if boundaries {
+            flow.async_boundary()
+        } else {
+            flow
+        }
+    })
+}
+
+/// `mine` split into branches `a` and `b` (by a broadcast, or by a
+/// partition sending multiples of `partition` to `b`), joined again by a
+/// merge or a zip.
+fn fanned(
+    mine: Source<u64>,
+    partition: Option<u64>,
+    a: &[Op],
+    b: &[Op],
+    zip: bool,
+    boundaries: bool,
+) -> Source<u64> {
+    let mut g = GraphBuilder::new();
+    let input = g.source(mine);
+    let (a_in, a_out) = g.flow(branch(a, boundaries));
+    let (b_in, b_out) = g.flow(branch(b, boundaries));
+    let [to_a, to_b] = match partition {
+        None => {
+            let split = g.add(Broadcast::<u64, 2>::new());
+            g.connect(input, split.inlet()).unwrap();
+            split.outs()
+        }
+        Some(m) => {
+            let split = g.add(Partition::<u64, 2, _>::new(move |x: &u64| {
+                usize::from(x.is_multiple_of(m))
+            }));
+            g.connect(input, split.inlet()).unwrap();
+            split.outs()
+        }
+    };
+    g.connect(to_a, a_in).unwrap();
+    g.connect(to_b, b_in).unwrap();
+    let out = if zip {
+        let join = g.add(ZipWith::new(zip_combine));
+        g.connect(a_out, join.in0()).unwrap();
+        g.connect(b_out, join.in1()).unwrap();
+        join.out()
+    } else {
+        let join = g.add(Merge::<u64, 2>::new());
+        let [from_a, from_b] = join.ins();
+        g.connect(a_out, from_a).unwrap();
+        g.connect(b_out, from_b).unwrap();
+        join.out()
+    };
+    g.build_source(out, |_| ()).unwrap()
 }
 
 /// How the result is taken.
@@ -206,23 +405,35 @@ fn model(input: &[u64], ops: &[Op]) -> Vec<u64> {
     xs
 }
 
+/// `$op` appended to `$chain` (a source or a flow).
+macro_rules! apply_op {
+    ($chain:expr, $op:expr) => {
+        match *$op {
+            Op::Map(k) => $chain.map(map(k)),
+            Op::Filter(m) => $chain.filter(move |x| x % m != 0),
+            Op::Take(n) => $chain.take(n),
+            Op::Skip(n) => $chain.skip(n),
+            Op::TakeWhile(t) => $chain.take_while(move |x| *x < t),
+            Op::SkipWhile(t) => $chain.skip_while(move |x| *x < t),
+            Op::Scan => $chain.scan(0u64, |a, x| (a + x) % 1000),
+            Op::Grouped(n) => $chain
+                .grouped(n)
+                .expect("n is at least 1")
+                .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
+            Op::MapConcat(r) => $chain.map_concat(move |x| std::iter::repeat_n(x, r)),
+            Op::Boundary => $chain.async_boundary(),
+        }
+    };
+}
+
 /// `op` appended to `source`.
 fn apply(source: Source<u64>, op: &Op) -> Source<u64> {
-    match *op {
-        Op::Map(k) => source.map(map(k)),
-        Op::Filter(m) => source.filter(move |x| x % m != 0),
-        Op::Take(n) => source.take(n),
-        Op::Skip(n) => source.skip(n),
-        Op::TakeWhile(t) => source.take_while(move |x| *x < t),
-        Op::SkipWhile(t) => source.skip_while(move |x| *x < t),
-        Op::Scan => source.scan(0u64, |a, x| (a + x) % 1000),
-        Op::Grouped(n) => source
-            .grouped(n)
-            .expect("n is at least 1")
-            .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
-        Op::MapConcat(r) => source.map_concat(move |x| std::iter::repeat_n(x, r)),
-        Op::Boundary => source.async_boundary(),
-    }
+    apply_op!(source, op)
+}
+
+/// `op` appended to `flow`.
+fn apply_flow(flow: Flow<u64>, op: &Op) -> Flow<u64> {
+    apply_op!(flow, op)
 }
 
 /// The chain as a blueprint; `boundaries` adds one after every operator.
@@ -260,7 +471,7 @@ fn run(source: Source<u64>, end: &End, expected: &[u64], mat: &Materializer) -> 
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
     #[test]
     fn fused_unfused_and_boundaries_agree_with_the_model(
@@ -285,7 +496,14 @@ proptest! {
         ];
         shutdown(&system);
         // A merge interleaves as elements arrive: compare its elements only.
-        let unordered = matches!(join, Join::Merge(..));
+        let unordered = matches!(
+            join,
+            Join::Merge(..)
+                | Join::MergePrioritized(..)
+                | Join::BroadcastMerge(..)
+                | Join::Partition(..)
+                | Join::Balance(..)
+        );
         if unordered {
             expected.sort_unstable();
         }

@@ -479,3 +479,38 @@ fn wire_tap_never_slows_the_main_line_and_copies_when_the_tap_asks() {
     up.expect_cancellation();
     shutdown(&system);
 }
+
+/// Regression: a partition completed as soon as its inlet read as closed,
+/// while upstream's last element was still on its way to it, so that
+/// element was lost (found by the differential test, partition into merge).
+#[test]
+fn partition_emits_the_last_element_when_upstream_completes_right_after_it() {
+    let (system, mat) = stream_system("partition-last");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    for mat in [&mat, &unfused] {
+        let mut b = GraphBuilder::new();
+        let input = b.source(Source::from_iter(vec![1u64, 3, 4, 5]));
+        let split = b.add(Partition::<u64, 2, _>::new(|x: &u64| {
+            usize::from(x.is_multiple_of(2))
+        }));
+        let join = b.add(Merge::<u64, 2>::new());
+        let [odd, even] = split.outs();
+        let [from_odd, from_even] = join.ins();
+        b.connect(input, split.inlet()).unwrap();
+        b.connect(odd, from_odd).unwrap();
+        let (even_in, even_out) = b.flow(Flow::new().map(|x: u64| x * 10));
+        b.connect(even, even_in).unwrap();
+        b.connect(even_out, from_even).unwrap();
+        let (sink, got) = b.sink_mat(Sink::collect());
+        b.connect(join.out(), sink).unwrap();
+        let mut got = b
+            .build(move |m| m.take(&got))
+            .unwrap()
+            .run(mat)
+            .wait()
+            .unwrap();
+        got.sort_unstable();
+        assert_eq!(got, vec![1, 3, 5, 40]);
+    }
+    shutdown(&system);
+}

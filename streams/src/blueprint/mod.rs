@@ -1,5 +1,6 @@
 //! Blueprints: [`Source`], [`Flow`], [`Sink`], [`RunnableGraph`] and [`Keep`].
 
+mod bidi;
 mod flow;
 mod keep;
 pub(crate) mod graph;
@@ -7,6 +8,7 @@ mod runnable;
 mod sink;
 mod source;
 
+pub use bidi::BidiFlow;
 pub use flow::Flow;
 pub(crate) use flow::simple_flow;
 pub use keep::Keep;

@@ -5,9 +5,10 @@ use std::sync::Arc;
 
 use crate::blueprint::graph::{Edge, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::{
-    FanInShape2, FanOutShape2, FlowShape, GraphStage, SinkShape, SourceShape, UniformFanInShape,
-    UniformFanOutShape,
+    BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
+    SourceShape, UniformFanInShape, UniformFanOutShape,
 };
+use super::bidi::BidiPorts;
 use crate::sync::{Ordering, StaticAtomicU64};
 use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};
 
@@ -74,15 +75,15 @@ pub struct GraphBuilder {
 
 /// A typed inlet of a node in a [`GraphBuilder`].
 pub struct In<T> {
-    builder: u64,
-    port: PortRef,
+    pub(super) builder: u64,
+    pub(super) port: PortRef,
     _t: PhantomData<fn(T)>,
 }
 
 /// A typed outlet of a node in a [`GraphBuilder`].
 pub struct Out<T> {
-    builder: u64,
-    port: PortRef,
+    pub(super) builder: u64,
+    pub(super) port: PortRef,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -207,6 +208,27 @@ impl<A, B, O> StagePorts<FanInShape2<A, B, O>> {
         self.out_at(0)
     }
 }
+impl<T, O, const N: usize> StagePorts<FanInShapeN<T, O, N>> {
+    /// The inlets, in port order.
+    pub fn ins(&self) -> [In<T>; N] {
+        std::array::from_fn(|i| self.in_at(i))
+    }
+    /// The outlet.
+    pub fn out(&self) -> Out<O> {
+        self.out_at(0)
+    }
+}
+impl<I1, O1, I2, O2> StagePorts<BidiShape<I1, O1, I2, O2>> {
+    /// The ports, as a [`BidiPorts`].
+    pub fn bidi(&self) -> BidiPorts<I1, O1, I2, O2> {
+        BidiPorts {
+            in1: self.in_at(0),
+            out1: self.out_at(0),
+            in2: self.in_at(1),
+            out2: self.out_at(1),
+        }
+    }
+}
 impl<T, const N: usize> StagePorts<UniformFanOutShape<T, N>> {
     /// The inlet.
     pub fn inlet(&self) -> In<T> {
@@ -253,7 +275,7 @@ impl GraphBuilder {
     }
 
     /// Add a blueprint graph; its open ports and its value's key.
-    fn import<M: 'static>(&mut self, graph: Graph<M>) -> (Vec<PortRef>, Vec<PortRef>, MatKey<M>) {
+    pub(super) fn import<M: 'static>(&mut self, graph: Graph<M>) -> (Vec<PortRef>, Vec<PortRef>, MatKey<M>) {
         let offset = self.nodes.len();
         let shift = u32::try_from(offset).expect("fewer than 2^32 nodes");
         let at = |(n, p): PortRef| (n + shift, p);
@@ -275,7 +297,7 @@ impl GraphBuilder {
         (inlets, outlets, key)
     }
 
-    fn in_port<T>(&self, port: PortRef) -> In<T> {
+    pub(super) fn in_port<T>(&self, port: PortRef) -> In<T> {
         In {
             builder: self.id,
             port,
@@ -283,7 +305,7 @@ impl GraphBuilder {
         }
     }
 
-    fn out_port<T>(&self, port: PortRef) -> Out<T> {
+    pub(super) fn out_port<T>(&self, port: PortRef) -> Out<T> {
         Out {
             builder: self.id,
             port,
@@ -405,7 +427,7 @@ impl GraphBuilder {
         Ok(())
     }
 
-    fn finish<M>(
+    pub(super) fn finish<M>(
         self,
         inlets: Vec<PortRef>,
         outlets: Vec<PortRef>,
@@ -422,7 +444,7 @@ impl GraphBuilder {
         })
     }
 
-    fn own<P>(&self, builder: u64, port: P) -> Result<P, GraphError> {
+    pub(super) fn own<P>(&self, builder: u64, port: P) -> Result<P, GraphError> {
         if builder == self.id {
             Ok(port)
         } else {

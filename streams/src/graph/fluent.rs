@@ -3,7 +3,8 @@
 
 use super::builder::GraphBuilder;
 use super::junctions::{
-    Broadcast, Concat, Interleave, Merge, MergeSorted, OrElse, Partition, WireTap, Zip, ZipWith,
+    Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted, OrElse,
+    Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
 use crate::ArgumentError;
 use crate::{Flow, FlowOps, Sink, Source};
@@ -56,6 +57,31 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(uniform_with_other(Merge::<Self::Out, 2>::new(), other, 0))
     }
 
+    /// This stream's elements and `other`'s, as [`merge`](Self::merge),
+    /// but whenever both have an element waiting, this stream's goes first
+    /// when `prefer_this` (else `other`'s) ([`MergePreferred`]).
+    fn merge_preferred<M: 'static>(self, other: Source<Self::Out, M>, prefer_this: bool) -> Self::Repr<Self::Out> {
+        let mine = if prefer_this { 0 } else { 1 };
+        self.via_flow(uniform_with_other(MergePreferred::<Self::Out, 2>::new(), other, mine))
+    }
+
+    /// This stream's elements and `other`'s, as [`merge`](Self::merge),
+    /// but when both have an element waiting they are served in the
+    /// proportion `this_priority : other_priority` ([`MergePrioritized`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] when a priority is 0.
+    fn merge_prioritized<M: 'static>(
+        self,
+        other: Source<Self::Out, M>,
+        this_priority: u32,
+        other_priority: u32,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        let stage = MergePrioritized::<Self::Out, 2>::new([this_priority, other_priority])?;
+        Ok(self.via_flow(uniform_with_other(stage, other, 0)))
+    }
+
     /// This sorted stream and the sorted `other` merged into one sorted
     /// stream ([`MergeSorted`]).
     fn merge_sorted<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out>
@@ -80,6 +106,28 @@ pub trait JunctionOps: FlowOps {
         M: 'static,
     {
         self.via_flow(with_other(ZipWith::new_mut(f), other, true))
+    }
+
+    /// Pairs of the latest elements of this stream and `other`, each time
+    /// either has a new one ([`ZipLatest`]); completes when either does.
+    fn zip_latest<U: Clone + Send + 'static, M: 'static>(self, other: Source<U, M>) -> Self::Repr<(Self::Out, U)>
+    where
+        Self::Out: Clone,
+    {
+        self.via_flow(with_other(ZipLatest::new(), other, true))
+    }
+
+    /// The latest elements of this stream and `other` combined by `f`,
+    /// each time either has a new one ([`ZipLatestWith`]).
+    fn zip_latest_with<U, O, F, M>(self, other: Source<U, M>, f: F) -> Self::Repr<O>
+    where
+        Self::Out: Clone,
+        U: Clone + Send + 'static,
+        O: Send + 'static,
+        F: FnMut(Self::Out, U) -> O + Clone + Send + Sync + 'static,
+        M: 'static,
+    {
+        self.via_flow(with_other(ZipLatestWith::new(f), other, true))
     }
 
     /// This stream's elements, then `other`'s ([`Concat`]): `other` is
@@ -210,6 +258,47 @@ impl<T: Clone + Send + 'static> Sink<T, ()> {
 }
 
 impl<T: Send + 'static> Source<T, ()> {
+    /// One element of each source at a time, as an array ([`ZipN`]);
+    /// completes when any source does. The sources' values are dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("zip-n-fluent").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let got = Source::zip_n([Source::range(0u8..2), Source::range(5u8..)]).run_with(Sink::collect(), &mat);
+    /// assert_eq!(got.wait(), Ok(vec![[0, 5], [1, 6]]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn zip_n<M: 'static, const N: usize>(sources: [Source<T, M>; N]) -> Source<[T; N], ()> {
+        zipped(ZipN::<T, N>::new(), sources)
+    }
+
+    /// One element of each source at a time, combined by `f`
+    /// ([`ZipWithN`]); completes when any source does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("zip-with-n-fluent").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let max = Source::zip_with_n([Source::from_iter([1u8, 9]), Source::from_iter([4, 2])], |xs| xs.into_iter().max());
+    /// assert_eq!(max.run_with(Sink::collect(), &mat).wait(), Ok(vec![Some(4), Some(9)]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn zip_with_n<O, F, M, const N: usize>(sources: [Source<T, M>; N], f: F) -> Source<O, ()>
+    where
+        O: Send + 'static,
+        F: FnMut([T; N]) -> O + Clone + Send + Sync + 'static,
+        M: 'static,
+    {
+        zipped(ZipWithN::new(f), sources)
+    }
+
     /// The elements of every source, as they arrive (nested [`Merge`]s).
     ///
     /// # Examples
@@ -247,4 +336,21 @@ fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(a: Sink<T, A>
     builder.connect(to_a, a).expect(WIRED);
     builder.connect(to_b, b).expect(WIRED);
     builder.build_sink(broadcast.inlet(), |_| ()).expect(WIRED)
+}
+
+/// `sources` into the inputs of `stage`, in order.
+fn zipped<T, O, S, M, const N: usize>(stage: S, sources: [Source<T, M>; N]) -> Source<O, ()>
+where
+    T: Send + 'static,
+    O: Send + 'static,
+    M: 'static,
+    S: crate::stage::GraphStage<Shape = crate::stage::FanInShapeN<T, O, N>>,
+{
+    let mut b = GraphBuilder::new();
+    let zip = b.add(stage);
+    for (source, inlet) in sources.into_iter().zip(zip.ins()) {
+        let out = b.source(source);
+        b.connect(out, inlet).expect(WIRED);
+    }
+    b.build_source(zip.out(), |_| ()).expect(WIRED)
 }

@@ -8,16 +8,22 @@
 //! [`UniformFanOutShape`](crate::stage::UniformFanOutShape),
 //! [`FanOutShape2`](crate::stage::FanOutShape2)); a custom multi-port
 //! stage is written the same way and added with [`GraphBuilder::add`].
+//! A protocol layer ([`BidiFlow`](crate::BidiFlow)) is added with
+//! [`GraphBuilder::bidi`] and its four ports ([`BidiPorts`]) connect like
+//! any others.
 //! Whatever the graph, the planner fuses what it can and cuts islands at
 //! async boundaries when it runs.
 
+mod bidi;
 mod builder;
 mod fluent;
 mod junctions;
 
+pub use bidi::BidiPorts;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
 pub use fluent::JunctionOps;
 pub use junctions::{
-    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergeSorted, OrElse, Partition,
-    PartitionOutOfRange, Unzip, WireTap, Zip, ZipWith,
+    Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted,
+    OrElse, Partition, PartitionOutOfRange, Unzip, UnzipWith, WireTap, Zip, ZipLatest,
+    ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };

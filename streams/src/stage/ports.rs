@@ -435,3 +435,36 @@ where
         }
     }
 }
+
+/// `N` inlets of one type and an outlet of another: the shape of
+/// [`ZipN`](crate::graph::ZipN) and [`ZipWithN`](crate::graph::ZipWithN).
+#[derive(Debug)]
+pub struct FanInShapeN<T, O, const N: usize> {
+    /// Where elements arrive, in port order.
+    pub ins: [Inlet<T>; N],
+    /// Where elements leave.
+    pub out: Outlet<O>,
+}
+
+impl<T, O, const N: usize> FanInShapeN<T, O, N> {
+    /// Inlets `0..N`, outlet 0.
+    pub fn new() -> Self {
+        Self {
+            ins: std::array::from_fn(|i| Inlet::new(port_number(i))),
+            out: Outlet::new(0),
+        }
+    }
+}
+impl<T, O, const N: usize> Default for FanInShapeN<T, O, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+impl<T, O, const N: usize> sealed::Sealed for FanInShapeN<T, O, N> {}
+impl<T: Send + 'static, O: Send + 'static, const N: usize> Shape for FanInShapeN<T, O, N> {
+    const INLETS: u16 = port_count(N);
+    const OUTLETS: u16 = 1;
+    fn outlet_slot(_: u16) -> SlotKind {
+        SlotKind::of::<O>()
+    }
+}

@@ -118,31 +118,76 @@ impl<T: Send + 'static, const N: usize> GraphStage for Merge<T, N> {
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let logic = MergeLogic::<T, N> {
-            shape: UniformFanInShape::new(),
-            pending: VecDeque::with_capacity(N),
-            open: N,
-            eager_complete: self.eager_complete,
-            preferred: self.preferred,
-            done: false,
+        let pick = match self.preferred {
+            Some(port) => Pick::Preferred(port),
+            None => Pick::Arrival,
         };
-        (Box::new(logic), ())
+        (Box::new(MergeLogic::<T, N>::new(pick, self.eager_complete)), ())
     }
 }
 
-struct MergeLogic<T, const N: usize> {
+/// Which waiting input a merge serves next.
+pub(super) enum Pick<const N: usize> {
+    /// The one whose element came first.
+    Arrival,
+    /// This one whenever it has an element waiting, else by arrival.
+    Preferred(u16),
+    /// By smooth weighted round-robin over the inputs with an element
+    /// waiting: each gets `weights[i]` credit per choice, the richest is
+    /// served and pays the sum of the weights taken part.
+    Weighted {
+        weights: [u32; N],
+        credit: [i64; N],
+    },
+}
+
+impl<const N: usize> Pick<N> {
+    /// The position in `pending` to serve next (`pending` is not empty).
+    fn choose(&mut self, pending: &VecDeque<u16>) -> usize {
+        match self {
+            Pick::Arrival => 0,
+            Pick::Preferred(port) => pending.iter().position(|q| q == port).unwrap_or(0),
+            Pick::Weighted { weights, credit } => {
+                let mut total = 0i64;
+                let mut best = 0;
+                for (at, port) in pending.iter().enumerate() {
+                    let i = usize::from(*port);
+                    credit[i] += i64::from(weights[i]);
+                    total += i64::from(weights[i]);
+                    if credit[i] > credit[usize::from(pending[best])] {
+                        best = at;
+                    }
+                }
+                credit[usize::from(pending[best])] -= total;
+                best
+            }
+        }
+    }
+}
+
+pub(super) struct MergeLogic<T, const N: usize> {
     shape: UniformFanInShape<T, N>,
     /// Inputs with an element waiting, in arrival order.
     pending: VecDeque<u16>,
     open: usize,
     eager_complete: bool,
-    /// The input served first whenever it has an element waiting.
-    preferred: Option<u16>,
+    pick: Pick<N>,
     /// No input will be pulled again: complete once `pending` is empty.
     done: bool,
 }
 
 impl<T: Send + 'static, const N: usize> MergeLogic<T, N> {
+    pub(super) fn new(pick: Pick<N>, eager_complete: bool) -> Self {
+        Self {
+            shape: UniformFanInShape::new(),
+            pending: VecDeque::with_capacity(N),
+            open: N,
+            eager_complete,
+            pick,
+            done: false,
+        }
+    }
+
     fn inlet(port: u16) -> Inlet<T> {
         Inlet::new(port)
     }
@@ -166,6 +211,9 @@ impl<T: Send + 'static, const N: usize> MergeLogic<T, N> {
 
 impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if N == 0 {
+            ctx.complete_stage();
+        }
         for inlet in self.shape.ins {
             ctx.pull(inlet)?;
         }
@@ -173,8 +221,9 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     }
 
     fn on_push(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let first = self.pending.is_empty() || self.preferred == Some(port.0);
-        if first && ctx.is_available(self.shape.out) {
+        // With downstream waiting nothing else is pending (it would have
+        // been emitted when downstream asked).
+        if ctx.is_available(self.shape.out) {
             self.emit_from(port.0, ctx)
         } else {
             self.pending.push_back(port.0);
@@ -183,12 +232,11 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for MergeLogic<T, N> {
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let preferred = self
-            .preferred
-            .and_then(|p| self.pending.iter().position(|q| *q == p));
-        let next = match preferred {
-            Some(at) => self.pending.remove(at),
-            None => self.pending.pop_front(),
+        let next = if self.pending.is_empty() {
+            None
+        } else {
+            let at = self.pick.choose(&self.pending);
+            self.pending.remove(at)
         };
         if let Some(port) = next {
             self.emit_from(port, ctx)?;

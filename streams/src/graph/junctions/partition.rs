@@ -95,6 +95,7 @@ where
             partitioner: self.partitioner.clone(),
             held: None,
             running: N,
+            upstream_done: false,
         };
         (Box::new(logic), ())
     }
@@ -106,6 +107,10 @@ struct PartitionLogic<T, const N: usize, F> {
     /// An element waiting for its output to ask.
     held: Option<(usize, T)>,
     running: usize,
+    /// Upstream's completion has been delivered. (`is_closed` on the inlet
+    /// turns true as soon as upstream completes, while its last element
+    /// may still be on its way: completing on that dropped the element.)
+    upstream_done: bool,
 }
 
 impl<T, const N: usize, F> PartitionLogic<T, N, F>
@@ -132,7 +137,7 @@ where
                 ctx.pull(inlet)?;
             }
         }
-        if self.held.is_none() && ctx.is_closed(inlet) {
+        if self.held.is_none() && self.upstream_done {
             ctx.complete_stage();
         }
         Ok(())
@@ -160,6 +165,7 @@ where
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
         if self.held.is_none() {
             ctx.complete_stage();
         }

@@ -1,4 +1,4 @@
-//! [`Unzip`]: pairs split into two outputs.
+//! [`Unzip`] and [`UnzipWith`]: each element split into two outputs.
 
 use crate::stage::{
     FanOutShape2, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext,
@@ -63,9 +63,83 @@ impl<A: Send + 'static, B: Send + 'static> GraphStage for Unzip<A, B> {
         "unzip"
     }
 
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        UnzipWith::new(same::<A, B> as fn((A, B)) -> (A, B)).create_logic(cx)
+    }
+}
+
+fn same<A, B>(pair: (A, B)) -> (A, B) {
+    pair
+}
+
+/// Splits each element with `f` into a part for each of its two outputs
+/// (Akka's `UnzipWith`); otherwise as [`Unzip`]: at the speed of the
+/// slower output, an output that cancels is left out, upstream is
+/// cancelled when both have. A panic in `f` fails the stream.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::graph::{GraphBuilder, UnzipWith};
+/// use weir_streams::prelude::*;
+///
+/// # fn main() -> Result<(), weir_streams::GraphError> {
+/// let system = weir_actor::ActorSystem::new("unzip-with").unwrap();
+/// let mat = Materializer::new(&system);
+/// let mut b = GraphBuilder::new();
+/// let words = b.source(Source::from_iter(vec!["a", "bcd"]));
+/// let split = b.add(UnzipWith::new(|w: &'static str| (w.len(), w.to_uppercase())));
+/// let (lengths, l) = b.sink_mat(Sink::collect());
+/// let (upper, u) = b.sink_mat(Sink::collect());
+/// b.connect(words, split.inlet())?;
+/// b.connect(split.out0(), lengths)?;
+/// b.connect(split.out1(), upper)?;
+/// let (l, u) = b.build(move |m| (m.take(&l), m.take(&u)))?.run(&mat);
+/// assert_eq!(l.wait(), Ok(vec![1, 3]));
+/// assert_eq!(u.wait(), Ok(vec!["A".to_owned(), "BCD".to_owned()]));
+/// system.terminate().wait().unwrap();
+/// # Ok(())
+/// # }
+/// ```
+pub struct UnzipWith<I, A, B, F> {
+    f: F,
+    _t: std::marker::PhantomData<fn(I) -> (A, B)>,
+}
+
+impl<I, A, B, F: FnMut(I) -> (A, B)> UnzipWith<I, A, B, F> {
+    /// The split of each element by `f` (cloned for each run).
+    pub fn new(f: F) -> Self {
+        Self {
+            f,
+            _t: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<I, A, B, F> std::fmt::Debug for UnzipWith<I, A, B, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UnzipWith")
+    }
+}
+
+impl<I, A, B, F> GraphStage for UnzipWith<I, A, B, F>
+where
+    I: Send + 'static,
+    A: Send + 'static,
+    B: Send + 'static,
+    F: FnMut(I) -> (A, B) + Clone + Send + Sync + 'static,
+{
+    type Shape = FanOutShape2<I, A, B>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "unzip"
+    }
+
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let logic = UnzipLogic::<A, B> {
+        let logic = UnzipLogic {
             shape: FanOutShape2::new(),
+            f: self.f.clone(),
             pulled: [false; 2],
             cancelled: [false; 2],
         };
@@ -73,13 +147,19 @@ impl<A: Send + 'static, B: Send + 'static> GraphStage for Unzip<A, B> {
     }
 }
 
-struct UnzipLogic<A, B> {
-    shape: FanOutShape2<(A, B), A, B>,
+struct UnzipLogic<I, A, B, F> {
+    shape: FanOutShape2<I, A, B>,
+    f: F,
     pulled: [bool; 2],
     cancelled: [bool; 2],
 }
 
-impl<A: Send + 'static, B: Send + 'static> UnzipLogic<A, B> {
+impl<I, A, B, F> UnzipLogic<I, A, B, F>
+where
+    I: Send + 'static,
+    A: Send + 'static,
+    B: Send + 'static,
+{
     fn pull_if_all_pulled(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let ready = (0..2).all(|i| self.pulled[i] || self.cancelled[i]);
         let inlet = self.shape.inlet;
@@ -90,9 +170,15 @@ impl<A: Send + 'static, B: Send + 'static> UnzipLogic<A, B> {
     }
 }
 
-impl<A: Send + 'static, B: Send + 'static> GraphStageLogic for UnzipLogic<A, B> {
+impl<I, A, B, F> GraphStageLogic for UnzipLogic<I, A, B, F>
+where
+    I: Send + 'static,
+    A: Send + 'static,
+    B: Send + 'static,
+    F: FnMut(I) -> (A, B) + Send + 'static,
+{
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let (a, b) = ctx.grab(self.shape.inlet)?;
+        let (a, b) = (self.f)(ctx.grab(self.shape.inlet)?);
         self.pulled = [false; 2];
         if !self.cancelled[0] {
             ctx.push(self.shape.out0, a)?;

@@ -9,7 +9,7 @@ use super::encoder::SimpleEncoder;
 use super::json::JsonObjects;
 use super::length_field::{ByteOrder, LengthField, SimpleDecoder};
 use super::stage::framing_flow;
-use crate::{ArgumentError, Flow};
+use crate::{ArgumentError, BidiFlow, Flow};
 
 /// Flows that cut a stream of byte chunks into frames, whatever the
 /// chunk boundaries: a frame that lies within one chunk is a slice of it
@@ -147,8 +147,8 @@ impl Framing {
     /// The simple framing protocol's encoder: each message, prefixed with
     /// its length as 4 big-endian bytes. A message longer than
     /// `maximum_message_length` fails the stream with
-    /// `FramingError::MessageTooLong`. (Akka pairs it with the decoder in
-    /// a `BidiFlow`; until Weir has one, they are two flows.)
+    /// `FramingError::MessageTooLong`. [`simple_framing_protocol`](Self::simple_framing_protocol)
+    /// pairs it with the decoder in one [`BidiFlow`].
     ///
     /// # Examples
     ///
@@ -186,6 +186,41 @@ impl Framing {
             frame_size: None,
         };
         framing_flow("simple-framing-decoder", SimpleDecoder { inner })
+    }
+
+    /// The simple framing protocol as one protocol layer (Akka's
+    /// `Framing.simpleFramingProtocol`): its first direction is the
+    /// [encoder](Self::simple_framing_protocol_encoder) (messages to
+    /// framed bytes), its second the
+    /// [decoder](Self::simple_framing_protocol_decoder) (bytes, in chunks
+    /// cut anywhere, to messages), both with `maximum_message_length`.
+    ///
+    /// # Examples
+    ///
+    /// Messages down through the layer, over a "wire" that cuts the bytes
+    /// into 3-byte chunks, and back up:
+    ///
+    /// ```
+    /// use bytes::Bytes;
+    /// use weir_streams::io::Framing;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("protocol-bidi").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let wire = Flow::<Bytes>::new()
+    ///     .map_concat(|b: Bytes| b.chunks(3).map(Bytes::copy_from_slice).collect::<Vec<_>>());
+    /// let messages = vec![Bytes::from_static(b"hello"), Bytes::from_static(b"world")];
+    /// let round_trip = Source::from_iter(messages.clone())
+    ///     .via(Framing::simple_framing_protocol(1024).join(wire))
+    ///     .run_with(Sink::collect(), &materializer);
+    /// assert_eq!(round_trip.wait(), Ok(messages));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn simple_framing_protocol(maximum_message_length: u32) -> BidiFlow<Bytes, Bytes, Bytes, Bytes> {
+        BidiFlow::from_flows(
+            Self::simple_framing_protocol_encoder(maximum_message_length),
+            Self::simple_framing_protocol_decoder(maximum_message_length),
+        )
     }
 }
 
