@@ -95,7 +95,9 @@ runtime_modules! {
     pub mod pipe;
     mod promise;
     pub use promise::Promise;
+    mod random;
     mod resolve;
+    pub mod routing;
     mod selection;
     pub mod stash;
     mod scheduler;
