@@ -83,6 +83,7 @@ runtime_modules! {
     mod actor;
     mod actor_ref;
     mod ask;
+    pub mod backoff;
     mod bounded;
     mod cell;
     mod context;
