@@ -98,6 +98,9 @@ impl Fixture {
     fn expect_restart_after(&self, delay: Duration) {
         let failed_at = self.clock.now();
         self.clock.advance(delay - MS);
+        // A restart timer that fired is in the supervisor's mailbox before
+        // this question, so the answer shows its effect.
+        assert!(self.child().is_none(), "restarted before {delay:?}");
         assert!(self.starts.try_recv().is_err(), "restarted before {delay:?}");
         self.clock.advance(MS);
         let started = self.starts.recv_timeout(LONG).expect("the restart");
