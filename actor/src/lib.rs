@@ -16,6 +16,8 @@
 //! * [`Context`]: spawn children, watch, stop, reach yourself and the system.
 //! * [`SupervisorStrategy`]: what a parent does when a child panics.
 //! * [`ask`]: a question whose answer is a future (or a blocking `wait`).
+//! * [`routing`]: pool and group routers that route on the sender's thread;
+//!   [`backoff`]: restart a failing child after growing delays.
 //!
 //! ```
 //! use std::time::Duration;
