@@ -443,7 +443,9 @@ impl<U, S> Mailbox<U, S> {
     /// it is stale as soon as it is read.
     pub(crate) fn load_hint(&self) -> usize {
         let queued = self.shared.lock().user.len();
-        queued + self.batched.load(Ordering::Relaxed) + usize::from(self.scheduled.load(Ordering::Relaxed))
+        queued
+            + self.batched.load(Ordering::Relaxed)
+            + usize::from(self.scheduled.load(Ordering::Relaxed))
     }
 
     /// Whether the mailbox was closed.

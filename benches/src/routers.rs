@@ -152,8 +152,14 @@ type Runner = Box<dyn Fn(u64) -> Duration>;
 fn runners() -> Vec<(&'static str, Runner)> {
     #[allow(unused_mut)]
     let mut runners: Vec<(&'static str, Runner)> = vec![
-        ("weir Pool, routed by the sender", Box::new(|n| weir(n, false))),
-        ("weir Pool, through the router actor", Box::new(|n| weir(n, true))),
+        (
+            "weir Pool, routed by the sender",
+            Box::new(|n| weir(n, false)),
+        ),
+        (
+            "weir Pool, through the router actor",
+            Box::new(|n| weir(n, true)),
+        ),
     ];
     #[cfg(feature = "peers")]
     runners.extend(peers::runners());
@@ -191,7 +197,11 @@ pub fn run(args: &[String]) {
     );
     println!("{:<44} {:>14} {:>12}", "pool", "requests/s", "weir / this");
     for (i, (name, _)) in runners.iter().enumerate() {
-        println!("{name:<44} {:>14.0} {:>12.2}", medians[i], medians[0] / medians[i]);
+        println!(
+            "{name:<44} {:>14.0} {:>12.2}",
+            medians[i],
+            medians[0] / medians[i]
+        );
     }
     #[cfg(not(feature = "peers"))]
     println!("(ractor and kameo need --features peers)");

@@ -59,14 +59,20 @@ struct Fixture {
 
 fn fixture(backoff: Backoff) -> Fixture {
     let clock = TestClock::new();
-    let system = ActorSystem::builder().name("backoff").clock(clock.clone()).build().unwrap();
+    let system = ActorSystem::builder()
+        .name("backoff")
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     let (starts_tx, starts) = mpsc::channel();
     let (echoes_tx, echoes) = mpsc::channel();
     let child = Props::new(move || Child {
         starts: starts_tx.clone(),
         echoes: echoes_tx.clone(),
     });
-    let sup = system.spawn(BackoffSupervisor::props(child, "child", backoff), "sup").unwrap();
+    let sup = system
+        .spawn(BackoffSupervisor::props(child, "child", backoff), "sup")
+        .unwrap();
     starts.recv_timeout(LONG).expect("the first start");
     Fixture {
         clock,
@@ -79,18 +85,24 @@ fn fixture(backoff: Backoff) -> Fixture {
 
 impl Fixture {
     fn restarts(&self) -> u32 {
-        ask(&self.sup, BackoffMsg::get_restart_count, LONG).wait().unwrap()
+        ask(&self.sup, BackoffMsg::get_restart_count, LONG)
+            .wait()
+            .unwrap()
     }
 
     fn child(&self) -> Option<ActorRef<Msg>> {
-        ask(&self.sup, BackoffMsg::get_current_child, LONG).wait().unwrap()
+        ask(&self.sup, BackoffMsg::get_current_child, LONG)
+            .wait()
+            .unwrap()
     }
 
     /// Fail the child and wait until the supervisor has armed restart
     /// number `n`.
     fn fail(&self, n: u32) {
         self.sup.tell_into(Msg::Boom);
-        wait_until("the failure to be handled", || self.restarts() == n && self.child().is_none());
+        wait_until("the failure to be handled", || {
+            self.restarts() == n && self.child().is_none()
+        });
     }
 
     /// The child is not restarted `delay - 1ms` after the failure, and is
@@ -101,7 +113,10 @@ impl Fixture {
         // A restart timer that fired is in the supervisor's mailbox before
         // this question, so the answer shows its effect.
         assert!(self.child().is_none(), "restarted before {delay:?}");
-        assert!(self.starts.try_recv().is_err(), "restarted before {delay:?}");
+        assert!(
+            self.starts.try_recv().is_err(),
+            "restarted before {delay:?}"
+        );
         self.clock.advance(MS);
         let started = self.starts.recv_timeout(LONG).expect("the restart");
         assert_eq!(started - failed_at, delay);
@@ -115,14 +130,22 @@ impl Fixture {
 
 #[test]
 fn delays_double_up_to_the_maximum() {
-    let f = fixture(Backoff::new(MIN, MIN * 4).with_random_factor(0.0).without_reset());
+    let f = fixture(
+        Backoff::new(MIN, MIN * 4)
+            .with_random_factor(0.0)
+            .without_reset(),
+    );
     let first = f.child().unwrap();
     for (n, delay) in [(1, MIN), (2, MIN * 2), (3, MIN * 4), (4, MIN * 4)] {
         f.fail(n);
         f.expect_restart_after(delay);
     }
     assert_ne!(f.child().unwrap(), first, "each restart is a fresh child");
-    assert_eq!(f.child().unwrap().path().name(), "child", "under the same name");
+    assert_eq!(
+        f.child().unwrap().path().name(),
+        "child",
+        "under the same name"
+    );
     f.end();
 }
 
@@ -133,17 +156,29 @@ fn jitter_stays_within_the_random_factor() {
         let base = (MIN * 2u32.pow(restarts)).min(MIN * 8);
         let delays: Vec<Duration> = (0..200).map(|_| backoff.delay(restarts)).collect();
         for d in &delays {
-            assert!(*d >= base && *d < base.mul_f64(1.5), "{d:?} outside [{base:?}, 1.5 x)");
+            assert!(
+                *d >= base && *d < base.mul_f64(1.5),
+                "{d:?} outside [{base:?}, 1.5 x)"
+            );
         }
         assert!(delays.iter().any(|d| *d != delays[0]), "no jitter at all");
     }
     // Absurd counts saturate at the maximum instead of overflowing.
-    assert_eq!(Backoff::new(MIN, MIN * 8).with_random_factor(0.0).delay(u32::MAX), MIN * 8);
+    assert_eq!(
+        Backoff::new(MIN, MIN * 8)
+            .with_random_factor(0.0)
+            .delay(u32::MAX),
+        MIN * 8
+    );
 }
 
 #[test]
 fn a_stable_period_resets_the_delay() {
-    let f = fixture(Backoff::new(MIN, MIN * 60).with_random_factor(0.0).with_reset_after(MIN * 10));
+    let f = fixture(
+        Backoff::new(MIN, MIN * 60)
+            .with_random_factor(0.0)
+            .with_reset_after(MIN * 10),
+    );
     f.fail(1);
     f.expect_restart_after(MIN);
     f.fail(2);
@@ -165,7 +200,11 @@ fn a_stable_period_resets_the_delay() {
 
 #[test]
 fn the_supervisor_stops_after_the_restart_limit() {
-    let f = fixture(Backoff::new(MIN, MIN).with_random_factor(0.0).with_max_restarts(2));
+    let f = fixture(
+        Backoff::new(MIN, MIN)
+            .with_random_factor(0.0)
+            .with_max_restarts(2),
+    );
     f.fail(1);
     f.expect_restart_after(MIN);
     f.fail(2);
@@ -204,6 +243,9 @@ fn a_child_that_stops_without_failing_ends_the_supervisor() {
     f.sup.tell_into(Msg::Quit);
     wait_until("the supervisor's stop", || f.sup.is_terminated());
     f.clock.advance(MIN * 10);
-    assert!(f.starts.try_recv().is_err(), "a normal stop is not restarted");
+    assert!(
+        f.starts.try_recv().is_err(),
+        "a normal stop is not restarted"
+    );
     f.end();
 }

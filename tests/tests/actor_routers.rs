@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use weir_actor::routing::{Group, Pool, Router, RouterMsg, Routing};
 use weir_actor::testkit::TestClock;
 use weir_actor::{
-    Actor, ActorRef, ActorSystem, AskError, Context, DeadLetterReason, Directive, Event, Props, SupervisorStrategy, ask,
+    Actor, ActorRef, ActorSystem, AskError, Context, DeadLetterReason, Directive, Event, Props,
+    SupervisorStrategy, ask,
 };
 
 const LONG: Duration = Duration::from_secs(10);
@@ -67,14 +68,22 @@ impl Actor for Routee {
             }
             Msg::Panic => panic!("routee failure"),
             Msg::Stop => ctx.stop_self(),
-            Msg::Count(counts) => *counts.lock().unwrap().entry(ctx.path().to_string()).or_default() += 1,
+            Msg::Count(counts) => {
+                *counts
+                    .lock()
+                    .unwrap()
+                    .entry(ctx.path().to_string())
+                    .or_default() += 1
+            }
         }
     }
 }
 
 fn routee_props(starts: &Arc<AtomicUsize>) -> Props<Routee> {
     let starts = starts.clone();
-    Props::new(move || Routee { starts: starts.clone() })
+    Props::new(move || Routee {
+        starts: starts.clone(),
+    })
 }
 
 fn who(router: &Router<Msg>) -> String {
@@ -84,7 +93,11 @@ fn who(router: &Router<Msg>) -> String {
 fn group_of(system: &ActorSystem, n: usize, prefix: &str) -> Vec<ActorRef<Msg>> {
     let starts = Arc::new(AtomicUsize::new(0));
     (0..n)
-        .map(|i| system.spawn(routee_props(&starts), &format!("{prefix}{i}")).unwrap())
+        .map(|i| {
+            system
+                .spawn(routee_props(&starts), &format!("{prefix}{i}"))
+                .unwrap()
+        })
         .collect()
 }
 
@@ -96,7 +109,9 @@ fn names(routees: &[ActorRef<Msg>]) -> Vec<String> {
 fn round_robin_gives_each_routee_its_turn() {
     let system = ActorSystem::new("rr").unwrap();
     let starts = Arc::new(AtomicUsize::new(0));
-    let router = Pool::new(4, routee_props(&starts)).spawn(&system, "pool").unwrap();
+    let router = Pool::new(4, routee_props(&starts))
+        .spawn(&system, "pool")
+        .unwrap();
     let routees = names(&router.routees());
     assert_eq!(routees.len(), 4);
     let answers: Vec<String> = (0..40).map(|_| who(&router)).collect();
@@ -114,7 +129,10 @@ fn round_robin_gives_each_routee_its_turn() {
 fn random_reaches_every_routee() {
     let system = ActorSystem::new("random").unwrap();
     let routees = group_of(&system, 4, "r");
-    let router = Group::new(routees).with_routing(Routing::random()).spawn(&system, "group").unwrap();
+    let router = Group::new(routees)
+        .with_routing(Routing::random())
+        .spawn(&system, "group")
+        .unwrap();
     let seen: HashSet<String> = (0..400).map(|_| who(&router)).collect();
     assert_eq!(seen.len(), 4, "400 random picks missed a routee: {seen:?}");
     system.terminate().wait().unwrap();
@@ -134,8 +152,16 @@ fn consistent_hashing_keeps_keys_and_moves_only_to_a_new_routee() {
         .unwrap();
     let place = |k: u64| router.ask(|r| Msg::Key(k, r), LONG).wait().unwrap();
     let before: Vec<String> = (0..300).map(place).collect();
-    assert_eq!(before, (0..300).map(place).collect::<Vec<_>>(), "a key changed routee");
-    assert_eq!(before.iter().collect::<HashSet<_>>().len(), 3, "keys spread over all routees");
+    assert_eq!(
+        before,
+        (0..300).map(place).collect::<Vec<_>>(),
+        "a key changed routee"
+    );
+    assert_eq!(
+        before.iter().collect::<HashSet<_>>().len(),
+        3,
+        "keys spread over all routees"
+    );
 
     router.add_routee(extra.clone());
     wait_until("the fourth routee", || router.routees().len() == 4);
@@ -143,7 +169,11 @@ fn consistent_hashing_keeps_keys_and_moves_only_to_a_new_routee() {
     let moved: Vec<usize> = (0..300).filter(|&k| before[k] != after[k]).collect();
     assert!(!moved.is_empty(), "the new routee got no keys");
     for k in moved {
-        assert_eq!(after[k], extra.path().name(), "key {k} moved between old routees");
+        assert_eq!(
+            after[k],
+            extra.path().name(),
+            "key {k} moved between old routees"
+        );
     }
     system.terminate().wait().unwrap();
 }
@@ -161,7 +191,10 @@ fn smallest_mailbox_avoids_a_busy_routee() {
     for _ in 0..5 {
         busy.tell(Msg::Count(counts.clone())); // queued behind the block
     }
-    let router = Group::new(routees).with_routing(Routing::smallest_mailbox()).spawn(&system, "group").unwrap();
+    let router = Group::new(routees)
+        .with_routing(Routing::smallest_mailbox())
+        .spawn(&system, "group")
+        .unwrap();
     for _ in 0..20 {
         assert_eq!(who(&router), idle.path().name());
     }
@@ -182,9 +215,13 @@ fn broadcast_reaches_every_routee_with_every_message() {
         router.tell(Msg::Count(counts.clone()));
     }
     // And the envelope form, whatever the logic.
-    let rr = Pool::new(2, routee_props(&starts)).spawn(&system, "rr").unwrap();
+    let rr = Pool::new(2, routee_props(&starts))
+        .spawn(&system, "rr")
+        .unwrap();
     rr.broadcast(Msg::Count(counts.clone()));
-    wait_until("every copy", || counts.lock().unwrap().values().sum::<usize>() == 17);
+    wait_until("every copy", || {
+        counts.lock().unwrap().values().sum::<usize>() == 17
+    });
     let counts = counts.lock().unwrap();
     for routee in router.routees() {
         assert_eq!(counts[&routee.path().to_string()], 5);
@@ -201,12 +238,10 @@ struct Slow(Option<Arc<Mutex<mpsc::Receiver<()>>>>, &'static str);
 impl Actor for Slow {
     type Msg = ActorRef<&'static str>;
     fn receive(&mut self, _: &mut Context<Self>, reply_to: ActorRef<&'static str>) {
-        match &self.0 {
-            Some(gate) => {
-                let _ = gate.lock().unwrap().recv();
-                reply_to.tell(self.1);
-            }
-            None => {} // never answers
+        // Without a gate it never answers.
+        if let Some(gate) = &self.0 {
+            let _ = gate.lock().unwrap().recv();
+            reply_to.tell(self.1);
         }
     }
 }
@@ -214,12 +249,22 @@ impl Actor for Slow {
 #[test]
 fn scatter_gather_takes_the_first_answer_and_times_out_on_the_test_clock() {
     let clock = TestClock::new();
-    let system = ActorSystem::builder().name("scatter").clock(clock.clone()).build().unwrap();
+    let system = ActorSystem::builder()
+        .name("scatter")
+        .clock(clock.clone())
+        .build()
+        .unwrap();
     let (open, gate) = mpsc::channel();
-    let gated = system.spawn(Props::new(move || Slow(None, "slow")), "silent").unwrap();
+    let gated = system
+        .spawn(Props::new(move || Slow(None, "slow")), "silent")
+        .unwrap();
     let gate = Arc::new(Mutex::new(gate));
-    let fast = system.spawn(Props::new(move || Slow(Some(gate.clone()), "fast")), "fast").unwrap();
-    let router = Group::new([gated.clone(), fast]).spawn(&system, "group").unwrap();
+    let fast = system
+        .spawn(Props::new(move || Slow(Some(gate.clone()), "fast")), "fast")
+        .unwrap();
+    let router = Group::new([gated.clone(), fast])
+        .spawn(&system, "group")
+        .unwrap();
     let first = router.scatter_gather(|r| r, Duration::from_secs(1));
     open.send(()).unwrap();
     assert_eq!(first.wait(), Ok("fast"));
@@ -227,7 +272,10 @@ fn scatter_gather_takes_the_first_answer_and_times_out_on_the_test_clock() {
     let silent = Group::new([gated]).spawn(&system, "silent-group").unwrap();
     let nobody = silent.scatter_gather(|r| r, Duration::from_secs(1));
     clock.advance(Duration::from_secs(1));
-    assert_eq!(nobody.wait(), Err(AskError::Timeout(Duration::from_secs(1))));
+    assert_eq!(
+        nobody.wait(),
+        Err(AskError::Timeout(Duration::from_secs(1)))
+    );
     system.terminate().wait().unwrap();
 }
 
@@ -235,12 +283,18 @@ fn scatter_gather_takes_the_first_answer_and_times_out_on_the_test_clock() {
 fn a_failed_pool_routee_is_restarted_in_place() {
     let system = ActorSystem::new("restart").unwrap();
     let starts = Arc::new(AtomicUsize::new(0));
-    let router = Pool::new(2, routee_props(&starts)).spawn(&system, "pool").unwrap();
+    let router = Pool::new(2, routee_props(&starts))
+        .spawn(&system, "pool")
+        .unwrap();
     wait_until("both started", || starts.load(Ordering::SeqCst) == 2);
     let before = router.routees();
     before[0].tell(Msg::Panic);
     wait_until("the restart", || starts.load(Ordering::SeqCst) == 3);
-    assert_eq!(router.routees(), before, "a restart keeps the routee's reference");
+    assert_eq!(
+        router.routees(),
+        before,
+        "a restart keeps the routee's reference"
+    );
     assert_eq!(who(&router), before[0].path().name());
     assert_eq!(who(&router), before[1].path().name());
     system.terminate().wait().unwrap();
@@ -256,7 +310,9 @@ fn a_pool_drops_stopped_routees_and_stops_after_the_last() {
         .unwrap();
     let routees = router.routees();
     routees[0].tell(Msg::Panic); // stopped by the strategy
-    wait_until("the first removal", || router.routees() == [routees[1].clone()]);
+    wait_until("the first removal", || {
+        router.routees() == [routees[1].clone()]
+    });
     for _ in 0..3 {
         assert_eq!(who(&router), routees[1].path().name());
     }
@@ -278,7 +334,9 @@ fn a_group_forgets_a_routee_that_stops() {
     // The group router stays, and takes new routees.
     router.add_routee(routees[1].clone()); // stopped: watched, then removed again
     router.remove_routee(routees[0].clone());
-    wait_until("one routee left", || router.routees() == [routees[2].clone()]);
+    wait_until("one routee left", || {
+        router.routees() == [routees[2].clone()]
+    });
     assert!(!router.actor_ref().is_terminated());
     system.terminate().wait().unwrap();
 }
@@ -287,8 +345,14 @@ fn a_group_forgets_a_routee_that_stops() {
 fn a_pool_is_resized_by_messages() {
     let system = ActorSystem::new("resize").unwrap();
     let starts = Arc::new(AtomicUsize::new(0));
-    let router = Pool::new(2, routee_props(&starts)).spawn(&system, "pool").unwrap();
-    let get = |router: &Router<Msg>| ask(router.actor_ref(), RouterMsg::get_routees, LONG).wait().unwrap();
+    let router = Pool::new(2, routee_props(&starts))
+        .spawn(&system, "pool")
+        .unwrap();
+    let get = |router: &Router<Msg>| {
+        ask(router.actor_ref(), RouterMsg::get_routees, LONG)
+            .wait()
+            .unwrap()
+    };
     router.resize(5);
     assert_eq!(get(&router).len(), 5);
     assert_eq!(router.routees().len(), 5);
@@ -296,10 +360,18 @@ fn a_pool_is_resized_by_messages() {
     router.actor_ref().tell(RouterMsg::adjust_pool_size(-3));
     let after = get(&router);
     assert_eq!(after, before[..2]);
-    wait_until("the removed routees' stop", || before[2..].iter().all(ActorRef::is_terminated));
-    assert_eq!(router.routees(), after, "a resize-removed routee does not count as a death");
+    wait_until("the removed routees' stop", || {
+        before[2..].iter().all(ActorRef::is_terminated)
+    });
+    assert_eq!(
+        router.routees(),
+        after,
+        "a resize-removed routee does not count as a death"
+    );
     // A group ignores resizing.
-    let group = Group::new(group_of(&system, 1, "x")).spawn(&system, "group").unwrap();
+    let group = Group::new(group_of(&system, 1, "x"))
+        .spawn(&system, "group")
+        .unwrap();
     group.resize(4);
     assert_eq!(get(&group).len(), 1);
     system.terminate().wait().unwrap();
@@ -318,14 +390,22 @@ fn messages_without_a_routee_are_dead_letters() {
     let empty: Router<Msg> = Group::new([]).spawn(&system, "empty").unwrap();
     empty.tell(Msg::Stop);
     assert_eq!(*reasons.lock().unwrap(), [DeadLetterReason::NoRoutee]);
-    assert_eq!(empty.ask(Msg::Who, LONG).wait(), Err(AskError::TargetStopped));
+    assert_eq!(
+        empty.ask(Msg::Who, LONG).wait(),
+        Err(AskError::TargetStopped)
+    );
 
     let starts = Arc::new(AtomicUsize::new(0));
-    let pool = Pool::new(2, routee_props(&starts)).spawn(&system, "pool").unwrap();
+    let pool = Pool::new(2, routee_props(&starts))
+        .spawn(&system, "pool")
+        .unwrap();
     pool.stop();
     wait_until("the pool's stop", || pool.actor_ref().is_terminated());
     pool.tell(Msg::Stop);
-    assert_eq!(reasons.lock().unwrap().last(), Some(&DeadLetterReason::NoRoutee));
+    assert_eq!(
+        reasons.lock().unwrap().last(),
+        Some(&DeadLetterReason::NoRoutee)
+    );
     system.terminate().wait().unwrap();
 }
 

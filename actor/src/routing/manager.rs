@@ -10,9 +10,12 @@ use crate::events::DeadLetterReason;
 use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 
+/// Makes one more routee, as a child of the router actor.
+type SpawnRoutee<M> = Box<dyn Fn(&mut Context<Manager<M>>) -> Option<ActorRef<M>> + Send + Sync>;
+
 /// What a pool router needs to make routees.
 pub(super) struct PoolSpec<M: Send + 'static> {
-    pub(super) spawn: Box<dyn Fn(&mut Context<Manager<M>>) -> Option<ActorRef<M>> + Send + Sync>,
+    pub(super) spawn: SpawnRoutee<M>,
     pub(super) strategy: SupervisorStrategy,
 }
 

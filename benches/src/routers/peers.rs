@@ -103,7 +103,10 @@ mod ractor_factory {
                 accepted: None,
             };
             self.sent += 1;
-            self.factory.as_ref().expect("started").cast(FactoryMessage::Dispatch(job))?;
+            self.factory
+                .as_ref()
+                .expect("started")
+                .cast(FactoryMessage::Dispatch(job))?;
             Ok(())
         }
     }
@@ -149,14 +152,23 @@ mod ractor_factory {
     }
 
     pub(super) async fn run(requests: u64) -> Duration {
-        let factory_def = Factory::<u64, Req, (), Routee, RoundRobinRouting<u64, Req>, DefaultQueue<u64, Req>>::default();
+        let factory_def = Factory::<
+            u64,
+            Req,
+            (),
+            Routee,
+            RoundRobinRouting<u64, Req>,
+            DefaultQueue<u64, Req>,
+        >::default();
         let args = FactoryArguments::builder()
             .worker_builder(Box::new(Builder))
             .num_initial_workers(ROUTEES)
             .queue(Default::default())
             .router(Default::default())
             .build();
-        let (factory, factory_handle) = Actor::spawn(None, factory_def, args).await.expect("factory");
+        let (factory, factory_handle) = Actor::spawn(None, factory_def, args)
+            .await
+            .expect("factory");
         let (done, mut finished) = tokio::sync::mpsc::unbounded_channel();
         let state = ClientState {
             factory: None,
@@ -168,7 +180,9 @@ mod ractor_factory {
         };
         let (client, client_handle) = Actor::spawn(None, Client, state).await.expect("client");
         let start = Instant::now();
-        client.cast(ClientMsg::Start(factory.clone())).expect("alive");
+        client
+            .cast(ClientMsg::Start(factory.clone()))
+            .expect("alive");
         let sum = finished.recv().await.expect("the client finishes");
         let elapsed = start.elapsed();
         assert_eq!(sum, checksum(requests), "every request answered once");
@@ -229,7 +243,12 @@ mod kameo_pool {
         fn send(&mut self) {
             let req = Req(self.sent, self.me.clone().expect("started"));
             self.sent += 1;
-            let _ = self.pool.as_ref().expect("started").tell(Dispatch(req)).try_send();
+            let _ = self
+                .pool
+                .as_ref()
+                .expect("started")
+                .tell(Dispatch(req))
+                .try_send();
         }
     }
 
@@ -259,7 +278,9 @@ mod kameo_pool {
 
     pub(super) async fn run(requests: u64) -> Duration {
         // Unbounded mailboxes: no back-pressure, like the other pools here.
-        let pool = ActorPool::new(ROUTEES, || Routee::spawn_with_mailbox(Routee, mailbox::unbounded()));
+        let pool = ActorPool::new(ROUTEES, || {
+            Routee::spawn_with_mailbox(Routee, mailbox::unbounded())
+        });
         let pool = ActorPool::spawn_with_mailbox(pool, mailbox::unbounded());
         let (done, mut finished) = tokio::sync::mpsc::unbounded_channel();
         let client = Client {
