@@ -28,13 +28,13 @@ pub const WINDOW: u64 = 1000;
 mod peers;
 
 /// One request: a number and where to answer.
-pub struct Req {
+struct Req {
     n: u64,
     reply_to: ActorRef<ClientMsg>,
 }
 
 /// What the client gets.
-pub enum ClientMsg {
+enum ClientMsg {
     /// Send the first window.
     Start,
     /// An answer.
