@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::{Duration, Instant};
 
-use weir_actor::routing::{Group, Pool, Router, RouterMsg, Routing};
+use weir_actor::routing::{Group, Pool, RouteeError, Router, RouterMsg, Routing};
 use weir_actor::testkit::TestClock;
 use weir_actor::{
     Actor, ActorRef, ActorSystem, AskError, Context, DeadLetterReason, Directive, Event, Props,
@@ -441,5 +441,31 @@ fn a_routee_may_route_again_from_inside_a_send() {
     router.tell(100);
     assert_eq!(finished.recv_timeout(LONG), Ok(0));
     *slot.lock().unwrap() = None; // break the router <-> routee cycle
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn a_group_from_paths_resolves_once_with_typed_errors() {
+    let system = ActorSystem::new("paths").unwrap();
+    let routees = group_of(&system, 2, "p");
+    let group = Group::<Msg>::from_paths(&system, ["/user/p0", "/user/p1"]).unwrap();
+    let router = group.spawn(&system, "group").unwrap();
+    assert_eq!(router.routees(), routees);
+    assert_eq!(who(&router), "p0");
+
+    match Group::<Msg>::from_paths(&system, ["/user/p0", "/user/nobody"]) {
+        Err(RouteeError::Resolve { path, error }) => {
+            assert_eq!(path, "/user/nobody");
+            assert_eq!(error, weir_actor::ResolveError::NotFound);
+        }
+        other => panic!("expected a resolve error, got {other:?}"),
+    }
+    match Group::<u32>::from_paths(&system, ["/user/p1"]) {
+        Err(RouteeError::WrongMessageType { path, actor_type }) => {
+            assert_eq!(path, "/user/p1");
+            assert!(actor_type.ends_with("Routee"), "{actor_type}");
+        }
+        other => panic!("expected a type error, got {other:?}"),
+    }
     system.terminate().wait().unwrap();
 }

@@ -5,7 +5,8 @@
 //!   fails is restarted in place by default (same reference, so routing is
 //!   unchanged); one that stops is removed, and a pool whose last routee
 //!   stopped stops too.
-//! * A [`Group`] routes to actors that exist already; the router actor
+//! * A [`Group`] routes to actors that exist already (references, or
+//!   paths resolved once with [`Group::from_paths`]); the router actor
 //!   watches them, and a routee that stops is removed.
 //!
 //! Both give a [`Router`] handle. Its [`tell`](Router::tell) picks the
@@ -67,7 +68,7 @@ use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
 use crate::context::Context;
-use crate::error::SpawnError;
+use crate::error::{ResolveError, SpawnError};
 use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::supervision::SupervisorStrategy;
@@ -465,6 +466,46 @@ impl<A: Actor> Pool<A> {
     }
 }
 
+/// Why [`Group::from_paths`] could not make a routee of a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RouteeError {
+    /// The path names no live actor, or is malformed.
+    Resolve {
+        /// The path as given.
+        path: String,
+        /// Why it did not resolve.
+        error: ResolveError,
+    },
+    /// The actor at the path takes another message type.
+    WrongMessageType {
+        /// The path as given.
+        path: String,
+        /// The Rust type of the actor found there.
+        actor_type: &'static str,
+    },
+}
+
+impl fmt::Display for RouteeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Resolve { path, error } => write!(f, "no routee at {path}: {error}"),
+            Self::WrongMessageType { path, actor_type } => {
+                write!(f, "the actor at {path} ({actor_type}) takes another message type")
+            }
+        }
+    }
+}
+
+impl std::error::Error for RouteeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::Resolve { error, .. } => Some(error),
+            Self::WrongMessageType { .. } => None,
+        }
+    }
+}
+
 /// A router over actors that exist already; a routee that stops is removed.
 /// See the [module docs](self).
 ///
@@ -508,6 +549,56 @@ impl<M: Send + 'static> Group<M> {
             routees: routees.into_iter().collect(),
             routing: Routing::round_robin(),
         }
+    }
+
+    /// A round-robin group over the actors at `paths` (see
+    /// [`ActorSystem::resolve`]), each resolved once, now: an actor started
+    /// at one of the paths later is not a routee (add it with
+    /// [`Router::add_routee`]).
+    ///
+    /// # Errors
+    ///
+    /// [`RouteeError::Resolve`] for a path that names no live actor or is
+    /// malformed, [`RouteeError::WrongMessageType`] for an actor that takes
+    /// another message type than `M`.
+    ///
+    /// ```
+    /// use weir_actor::routing::Group;
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// struct Worker;
+    /// impl Actor for Worker {
+    ///     type Msg = u32;
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: u32) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("paths").unwrap();
+    /// system.spawn(Props::new(|| Worker), "w1").unwrap();
+    /// system.spawn(Props::new(|| Worker), "w2").unwrap();
+    /// let group = Group::<u32>::from_paths(&system, ["/user/w1", "/user/w2"]).unwrap();
+    /// let router = group.spawn(&system, "workers").unwrap();
+    /// assert_eq!(router.routees().len(), 2);
+    /// assert!(Group::<String>::from_paths(&system, ["/user/w1"]).is_err()); // they take u32
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn from_paths(
+        system: &ActorSystem,
+        paths: impl IntoIterator<Item = impl AsRef<str>>,
+    ) -> Result<Self, RouteeError> {
+        let mut routees = Vec::new();
+        for path in paths {
+            let path = path.as_ref();
+            let handle = system.resolve(path).map_err(|error| RouteeError::Resolve {
+                path: path.to_owned(),
+                error,
+            })?;
+            let routee = handle.downcast::<M>().ok_or_else(|| RouteeError::WrongMessageType {
+                path: path.to_owned(),
+                actor_type: handle.actor_type_name(),
+            })?;
+            routees.push(routee);
+        }
+        Ok(Self::new(routees))
     }
 
     /// How messages are spread over the routees.
