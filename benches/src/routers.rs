@@ -171,11 +171,17 @@ fn arg(args: &[String], flag: &str) -> Option<u64> {
     args.get(i + 1)?.replace('_', "").parse().ok()
 }
 
-/// `weir-bench routers [--requests N] [--runs N]`.
+/// `weir-bench routers [--requests N] [--runs N] [--only TEXT]`.
 pub fn run(args: &[String]) {
     let requests = arg(args, "--requests").unwrap_or(1_000_000);
     let runs = arg(args, "--runs").unwrap_or(5).max(1) as usize;
-    let runners = runners();
+    let mut runners = runners();
+    // `--only TEXT`: the runners whose name contains TEXT (for callgrind).
+    if let Some(i) = args.iter().position(|a| a == "--only")
+        && let Some(only) = args.get(i + 1)
+    {
+        runners.retain(|(name, _)| name.contains(only.as_str()));
+    }
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
     for round in 0..runs {
         // Rotate the order each round: no framework always runs first.
