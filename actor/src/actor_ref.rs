@@ -78,6 +78,11 @@ pub(crate) trait AnyActor: Send + Sync + 'static {
     fn core(&self) -> Option<&CellCore>;
     /// If `slot` is an `Option<ActorRef<M>>` for this actor's `M`, fill it.
     fn downcast_into(self: Arc<Self>, slot: &mut dyn Any);
+    /// How busy the actor is (see `Mailbox::load_hint`); 0 for recipients
+    /// without a mailbox.
+    fn load_hint(&self) -> usize {
+        0
+    }
 }
 
 /// A user-queue signal that is not a typed message. It travels in the user

@@ -63,7 +63,18 @@ where
     M: Send + 'static,
     R: Send + 'static,
 {
-    let system = target.inner.system().internal();
+    ask_with(target.inner.system(), |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter, timeout)
+}
+
+/// The machinery of [`ask`] for any way of sending the question: `send`
+/// gets the reply address and says whether the question was delivered
+/// anywhere (routers send it to one routee, or to all of them).
+pub(crate) fn ask_with<R: Send + 'static>(
+    system: &ActorSystem,
+    send: impl FnOnce(ActorRef<R>) -> bool,
+    timeout: Duration,
+) -> AskHandle<R> {
+    let system = system.internal();
     let path = ActorPath::root(system.inner.name.clone(), 0)
         .child("temp", 0)
         .child(&system.next_temp_name(), system.next_uid());
@@ -76,7 +87,7 @@ where
     });
     system.register_temp(cell.path.name(), Arc::downgrade(&cell) as Weak<dyn AnyActor>);
     let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
-    if target.deliver(make(reply_to)) == Delivery::DeadLetter {
+    if !send(reply_to) {
         let _ = cell.finish(Err(AskError::TargetStopped));
     } else {
         let time_out = TimeOut(Arc::downgrade(&cell));

@@ -63,6 +63,8 @@ pub struct Context<A: Actor> {
     /// Created by the first `set_receive_timeout`.
     pub(crate) receive_timeout: Option<Box<ReceiveTimeout<A::Msg>>>,
     pub(crate) stash: Stash<A::Msg>,
+    /// Set by [`fail`](Self::fail); the run loop takes it after the handler.
+    pub(crate) failed: Option<crate::supervision::FailureError>,
 }
 
 impl<A: Actor> Context<A> {
@@ -74,7 +76,53 @@ impl<A: Actor> Context<A> {
             timers: TimerTable::default(),
             receive_timeout: None,
             stash: Stash::new(stash_capacity),
+            failed: None,
         }
+    }
+
+    /// Fail with `error` once the current handler returns: the actor is
+    /// suspended and its parent's [`SupervisorStrategy`](crate::SupervisorStrategy)
+    /// decides, as for a panic, and its decider sees the value through
+    /// [`Failure::error`](crate::Failure::error). A second call in the same
+    /// handler replaces the first; a panic after it wins.
+    ///
+    /// This is how a handler that returns `Result` hands its error to
+    /// supervision without a panic:
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// #[derive(Debug)]
+    /// struct Invalid(u32);
+    /// impl std::fmt::Display for Invalid {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "invalid input {}", self.0)
+    ///     }
+    /// }
+    /// impl std::error::Error for Invalid {}
+    ///
+    /// struct Parser;
+    /// impl Parser {
+    ///     fn handle(&mut self, n: u32) -> Result<(), Invalid> {
+    ///         if n == 0 { Err(Invalid(n)) } else { Ok(()) }
+    ///     }
+    /// }
+    /// impl Actor for Parser {
+    ///     type Msg = u32;
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, n: u32) {
+    ///         if let Err(e) = self.handle(n) {
+    ///             ctx.fail(e);
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("fail").unwrap();
+    /// let parser = system.spawn(Props::new(|| Parser), "parser").unwrap();
+    /// parser.tell(0); // restarted by the default strategy
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn fail<E: std::error::Error + Send + Sync + 'static>(&mut self, error: E) {
+        self.failed = Some(Arc::new(error));
     }
 
     /// This actor's own typed reference.

@@ -71,6 +71,9 @@ pub enum DeadLetterReason {
     LifecycleIgnored,
     /// A bounded buffer had no room for it and its overflow strategy dropped it.
     Dropped,
+    /// A router had no routee to send it to (see
+    /// [`routing`](crate::routing)).
+    NoRoutee,
     /// The actor takes another message type.
     WrongMessageType {
         /// The type of the actor that was matched.

@@ -16,6 +16,8 @@
 //! * [`Context`]: spawn children, watch, stop, reach yourself and the system.
 //! * [`SupervisorStrategy`]: what a parent does when a child panics.
 //! * [`ask`]: a question whose answer is a future (or a blocking `wait`).
+//! * [`routing`]: pool and group routers that route on the sender's thread;
+//!   [`backoff`]: restart a failing child after growing delays.
 //!
 //! ```
 //! use std::time::Duration;
@@ -83,6 +85,7 @@ runtime_modules! {
     mod actor;
     mod actor_ref;
     mod ask;
+    pub mod backoff;
     mod bounded;
     mod cell;
     mod context;
@@ -95,7 +98,9 @@ runtime_modules! {
     pub mod pipe;
     mod promise;
     pub use promise::Promise;
+    mod random;
     mod resolve;
+    pub mod routing;
     mod selection;
     pub mod shutdown;
     pub mod stash;

@@ -437,6 +437,17 @@ impl<U, S> Mailbox<U, S> {
         drained
     }
 
+    /// Roughly how busy the consumer is, for smallest-mailbox routing: the
+    /// user messages waiting in the shared queue (and, bounded, in the
+    /// batch), plus one while the actor is scheduled or running. A hint:
+    /// it is stale as soon as it is read.
+    pub(crate) fn load_hint(&self) -> usize {
+        let queued = self.shared.lock().user.len();
+        queued
+            + self.batched.load(Ordering::Relaxed)
+            + usize::from(self.scheduled.load(Ordering::Relaxed))
+    }
+
     /// Whether the mailbox was closed.
     #[cfg(loom)]
     pub(crate) fn is_closed(&self) -> bool {

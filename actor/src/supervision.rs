@@ -35,14 +35,36 @@ pub enum FailurePhase {
     Escalated,
 }
 
-/// A caught failure: the panic message, where it happened and which actor
-/// it came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The error value an actor failed with through
+/// [`Context::fail`](crate::Context::fail).
+pub(crate) type FailureError = Arc<dyn std::error::Error + Send + Sync + 'static>;
+
+/// A caught failure: the panic message (or the error's text), where it
+/// happened and which actor it came from, and the typed error if the actor
+/// failed with [`Context::fail`](crate::Context::fail).
+///
+/// Two failures are equal when message, phase and origin are, and they
+/// carry the same error value or none.
+#[derive(Debug, Clone)]
 pub struct Failure {
     message: String,
     phase: FailurePhase,
     origin: ActorPath,
+    error: Option<FailureError>,
 }
+
+impl PartialEq for Failure {
+    fn eq(&self, other: &Self) -> bool {
+        let same_error = match (&self.error, &other.error) {
+            (None, None) => true,
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        };
+        self.message == other.message && self.phase == other.phase && self.origin == other.origin && same_error
+    }
+}
+
+impl Eq for Failure {}
 
 impl Failure {
     pub(crate) fn from_panic(payload: &(dyn Any + Send), phase: FailurePhase, origin: ActorPath) -> Self {
@@ -50,7 +72,47 @@ impl Failure {
             message: panic_message(payload),
             phase,
             origin,
+            error: None,
         }
+    }
+
+    pub(crate) fn from_error(error: FailureError, phase: FailurePhase, origin: ActorPath) -> Self {
+        Self {
+            message: error.to_string(),
+            phase,
+            origin,
+            error: Some(error),
+        }
+    }
+
+    /// The error the actor failed with through
+    /// [`Context::fail`](crate::Context::fail), if it is an `E`; `None` for
+    /// a panic or another error type. A decider can match on it:
+    ///
+    /// ```
+    /// use weir_actor::{Directive, SupervisorStrategy};
+    ///
+    /// #[derive(Debug)]
+    /// enum DbError {
+    ///     Timeout,
+    ///     Corrupt,
+    /// }
+    /// impl std::fmt::Display for DbError {
+    ///     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    ///         write!(f, "{self:?}")
+    ///     }
+    /// }
+    /// impl std::error::Error for DbError {}
+    ///
+    /// let strategy = SupervisorStrategy::default().with_decider(|failure| match failure.error::<DbError>() {
+    ///     Some(DbError::Timeout) => Directive::Resume,
+    ///     Some(DbError::Corrupt) => Directive::Stop,
+    ///     None => Directive::Restart, // a panic, or another error
+    /// });
+    /// # let _ = strategy;
+    /// ```
+    pub fn error<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.error.as_deref()?.downcast_ref::<E>()
     }
 
     pub(crate) fn escalated(&self) -> Self {
@@ -60,7 +122,7 @@ impl Failure {
         }
     }
 
-    /// The panic message.
+    /// The panic message, or the text of the error the actor failed with.
     pub fn message(&self) -> &str {
         &self.message
     }

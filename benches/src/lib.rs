@@ -142,6 +142,8 @@ pub mod interop;
 pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
+/// Request/reply through a pool (`weir-bench routers`).
+pub mod routers;
 pub mod streams_graph;
 pub mod streams_pipeline;
 #[cfg(feature = "peers")]

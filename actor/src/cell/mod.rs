@@ -320,6 +320,10 @@ impl<A: Actor> AnyActor for Cell<A> {
             *slot = Some(ActorRef::new(self));
         }
     }
+
+    fn load_hint(&self) -> usize {
+        self.mailbox.load_hint()
+    }
 }
 
 impl<A: Actor> Recipient<A::Msg> for Cell<A> {

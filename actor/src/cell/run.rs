@@ -183,8 +183,19 @@ impl<A: Actor> Cell<A> {
     /// Turn a caught result of user code into an outcome, failing the actor
     /// on a panic.
     fn outcome(&self, st: &mut RunState<A>, result: std::thread::Result<()>, phase: FailurePhase) -> Outcome {
+        // An error handed over with `ctx.fail` counts as a failure too; a
+        // panic after it wins.
+        let failed = st.ctx.failed.take();
         match result {
-            Ok(()) => Outcome::Handled,
+            Ok(()) => match failed {
+                None => Outcome::Handled,
+                Some(error) => {
+                    let failure = Failure::from_error(error, phase, self.core.path.clone());
+                    let outcome = Outcome::Panicked(failure.message().to_owned());
+                    self.fail(st, failure);
+                    outcome
+                }
+            },
             Err(p) => {
                 let failure = self.failure(&*p, phase);
                 let outcome = Outcome::Panicked(failure.message().to_owned());
@@ -399,6 +410,8 @@ impl<A: Actor> Cell<A> {
         if let Some(mut old) = st.actor.take() {
             // Best effort, as in Akka: a panic here does not stop the restart.
             let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
+            st.ctx.failed = None; // best effort too: not the new instance's failure
+
         }
         // Kept across the restart: the new instance handles them first.
         st.ctx.stash.unstash_all();

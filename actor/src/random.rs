@@ -1,0 +1,36 @@
+//! A small per-thread random source (xorshift64*), for random routing and
+//! backoff jitter: fast, not cryptographic, seeded once per thread.
+
+use std::cell::Cell;
+use std::hash::BuildHasher;
+
+thread_local! {
+    static STATE: Cell<u64> = Cell::new(seed());
+}
+
+fn seed() -> u64 {
+    // A randomly keyed hash of the thread id: distinct per thread and per run.
+    foldhash::fast::RandomState::default().hash_one(std::thread::current().id()) | 1
+}
+
+/// The next random number of this thread.
+pub(crate) fn next_u64() -> u64 {
+    STATE.with(|state| {
+        let mut x = state.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        state.set(x);
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    })
+}
+
+/// A random index below `len` (`len > 0`), without a division.
+pub(crate) fn below(len: usize) -> usize {
+    ((u128::from(next_u64()) * len as u128) >> 64) as usize
+}
+
+/// A random number in `[0, 1)`.
+pub(crate) fn unit() -> f64 {
+    (next_u64() >> 11) as f64 / (1u64 << 53) as f64
+}
