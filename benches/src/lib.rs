@@ -140,6 +140,8 @@ pub mod gated_tell;
 pub mod actor_ref_source;
 pub mod interop;
 pub mod io;
+#[cfg(feature = "nats")]
+pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_graph;
