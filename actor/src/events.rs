@@ -69,6 +69,9 @@ pub enum DeadLetterReason {
     LifecycleIgnored,
     /// A bounded buffer had no room for it and its overflow strategy dropped it.
     Dropped,
+    /// A message from another system (a remote tell) that could not be
+    /// decoded into the recipient's message type.
+    Undeliverable,
     /// The actor takes another message type.
     WrongMessageType {
         /// The type of the actor that was matched.

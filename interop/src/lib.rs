@@ -63,7 +63,8 @@ pub use from_stream::SourceFromStream;
 #[cfg(feature = "nats")]
 pub use nats::{
     BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink, NatsSource,
-    Subscription,
+    RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
+    RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
 };
 #[cfg(feature = "tokio")]
 pub use tcp::{OutgoingConnection, Tcp};

@@ -19,6 +19,7 @@
 
 mod core;
 mod jetstream;
+mod remote;
 
 use std::fmt;
 use std::future::Future;
@@ -29,6 +30,10 @@ use tokio::runtime::Handle;
 
 pub use self::core::{DroppedCount, Subscription};
 pub use self::jetstream::{Committable, JetStreamSettings};
+pub use self::remote::{
+    RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
+    RemoteSettings, RemoteTerminated, TerminationReason,
+};
 
 /// The error type async-nats reports with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
