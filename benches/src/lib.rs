@@ -144,6 +144,8 @@ pub mod io;
 pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
+#[cfg(feature = "nats")]
+pub mod remote;
 pub mod streams_graph;
 pub mod streams_pipeline;
 #[cfg(feature = "peers")]

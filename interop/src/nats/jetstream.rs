@@ -2,6 +2,7 @@
 //! acking sinks, and a publisher that waits for JetStream's acks.
 
 use std::fmt;
+use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -336,9 +337,10 @@ impl NatsSource {
         .named("nats-jetstream")
     }
 
-    /// [`jetstream`](Self::jetstream) with each message acked as it is
-    /// received, before it is emitted: at-most-once (a message lost
-    /// downstream is not redelivered).
+    /// [`jetstream`](Self::jetstream) with each message acked inside the
+    /// source when downstream asks for it, before it is emitted:
+    /// at-most-once (a message lost downstream is not redelivered, and
+    /// nothing downstream did not ask for is acked).
     ///
     /// # Examples
     ///
@@ -361,18 +363,38 @@ impl NatsSource {
         consumer_config: &PullConfig,
         settings: &JetStreamSettings,
     ) -> Source<Message, ()> {
-        Self::jetstream(consumer_config, settings)
-            .map_async(1, |committable: Committable<Message>| {
-                let (value, acker) = (committable.value, committable.acker);
-                async move {
-                    acker
-                        .ack()
-                        .await
-                        .map_err(|source| StreamError::custom(NatsError::Ack { source }))?;
-                    Ok(value)
+        let (config, settings) = (consumer_config.clone(), settings.clone());
+        Source::from_poll_fn(move || {
+            let mut state = PullState::new(&config, &settings);
+            // The message being acked before it is emitted: acked inside
+            // the source, so nothing is acked that downstream did not ask for.
+            let mut acking: Option<(BoxFuture<Result<(), async_nats::Error>>, Message)> = None;
+            move |cx: &mut Context<'_>| loop {
+                if let Some((ack, _)) = acking.as_mut() {
+                    return match ack.as_mut().poll(cx) {
+                        Poll::Pending => Poll::Pending,
+                        Poll::Ready(Err(source)) => {
+                            acking = None;
+                            Poll::Ready(Some(Err(StreamError::custom(NatsError::Ack { source }))))
+                        }
+                        Poll::Ready(Ok(())) => Poll::Ready(acking.take().map(|(_, m)| Ok(m))),
+                    };
                 }
-            })
-            .expect("parallelism 1 is valid")
+                match state.poll(cx) {
+                    Poll::Ready(Some(Ok(committable))) => {
+                        let acker = committable.acker;
+                        acking = Some((
+                            Box::pin(async move { acker.ack().await }),
+                            committable.value,
+                        ));
+                    }
+                    Poll::Ready(Some(Err(error))) => return Poll::Ready(Some(Err(error))),
+                    Poll::Ready(None) => return Poll::Ready(None),
+                    Poll::Pending => return Poll::Pending,
+                }
+            }
+        })
+        .named("nats-jetstream-auto-ack")
     }
 }
 
