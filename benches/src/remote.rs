@@ -39,6 +39,9 @@ const ECHO_SYSTEM: &str = "pingecho";
 /// What a client actor takes: a start signal (local only) or a pong.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum ClientMsg {
+    /// An echoed ping (first: postcard numbers variants in order, and
+    /// the skipped variant must not shift it).
+    Pong(u64),
     /// Start a run of `total` round trips and say `done` at the end.
     #[serde(skip)]
     Start {
@@ -49,8 +52,6 @@ pub enum ClientMsg {
         /// The echo to ping.
         echo: RemoteRef<u64>,
     },
-    /// An echoed ping.
-    Pong(u64),
 }
 
 struct Client {
@@ -241,8 +242,12 @@ pub fn run(args: &[String]) {
                 });
             }
             for _ in 0..pairs {
-                done.recv_timeout(Duration::from_secs(120))
-                    .expect("every pair finishes");
+                if done.recv_timeout(Duration::from_secs(120)).is_err() {
+                    panic!(
+                        "a pair did not finish; {} remote messages undelivered here",
+                        remote.undelivered()
+                    );
+                }
             }
             messages / start.elapsed().as_secs_f64()
         };

@@ -18,7 +18,8 @@
 //!   connections on a tokio runtime's reactor as `Flow<Bytes, Bytes>`s.
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
-//!   NATS subscribe/publish, through async-nats on tokio.
+//!   NATS subscribe/publish, through async-nats on tokio; and
+//!   `RemoteActorSystem`: actors of other processes over core NATS.
 //!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.

@@ -111,6 +111,20 @@ pub enum TerminationReason {
     Unreachable,
 }
 
+impl Target {
+    /// Count `msg` as dropped and publish it as a dead letter here.
+    fn drop_letter<M: Send + 'static>(&self, msg: M) {
+        self.dropped.fetch_add(1, Ordering::Relaxed);
+        if let Some(path) = &self.dead_letter_path {
+            self.shared.system.event_stream().publish_dead_letter(
+                path,
+                msg,
+                DeadLetterReason::Dropped,
+            );
+        }
+    }
+}
+
 impl<M: Serialize + Send + 'static> RemoteRef<M> {
     pub(super) fn new(shared: Arc<Shared>, uri: &str, system: &str, path: &str) -> Self {
         let (outbox, receiver) = mpsc::unbounded_channel();
@@ -175,31 +189,35 @@ impl<M: Serialize + Send + 'static> RemoteRef<M> {
     pub fn tell(&self, msg: M) -> Result<(), RemoteError> {
         let target = &*self.target;
         let settings = &target.shared.settings;
-        if target.queued.load(Ordering::Relaxed) >= settings.outbox.max(1) {
-            target.dropped.fetch_add(1, Ordering::Relaxed);
-            if let Some(path) = &target.dead_letter_path {
-                target.shared.system.event_stream().publish_dead_letter(
-                    path,
-                    msg,
-                    DeadLetterReason::Dropped,
-                );
-            }
+        let cap = settings.outbox.max(1);
+        let room = target
+            .queued
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |queued| {
+                (queued < cap).then_some(queued + 1)
+            });
+        if room.is_err() {
+            target.drop_letter(msg);
             return Ok(());
         }
-        let body = postcard::to_allocvec(&msg).map_err(|e| RemoteError::Encode(e.to_string()))?;
-        let envelope = Envelope {
-            type_name: type_name::<M>(),
-            credit_to: Some(&target.credit_to),
-            credit_every: settings.credit_batch(),
-            body: &body,
+        let encoded = postcard::to_allocvec(&msg).and_then(|body| {
+            postcard::to_allocvec(&Envelope {
+                type_name: type_name::<M>(),
+                credit_to: Some(&target.credit_to),
+                credit_every: settings.credit_batch(),
+                body: &body,
+            })
+        });
+        let bytes = match encoded {
+            Ok(bytes) => bytes,
+            Err(error) => {
+                target.queued.fetch_sub(1, Ordering::Relaxed);
+                return Err(RemoteError::Encode(error.to_string()));
+            }
         };
-        let bytes =
-            postcard::to_allocvec(&envelope).map_err(|e| RemoteError::Encode(e.to_string()))?;
-        target.queued.fetch_add(1, Ordering::Relaxed);
         if target.outbox.send(Bytes::from(bytes)).is_err() {
             // The sender task is gone with its system: a dead letter.
             target.queued.fetch_sub(1, Ordering::Relaxed);
-            target.dropped.fetch_add(1, Ordering::Relaxed);
+            target.drop_letter(msg);
         }
         Ok(())
     }
