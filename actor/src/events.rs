@@ -74,6 +74,9 @@ pub enum DeadLetterReason {
     /// A router had no routee to send it to (see
     /// [`routing`](crate::routing)).
     NoRoutee,
+    /// A message from another system (a remote tell) that could not be
+    /// decoded into the recipient's message type.
+    Undeliverable,
     /// The actor takes another message type.
     WrongMessageType {
         /// The type of the actor that was matched.

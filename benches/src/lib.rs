@@ -140,10 +140,14 @@ pub mod gated_tell;
 pub mod actor_ref_source;
 pub mod interop;
 pub mod io;
+#[cfg(feature = "nats")]
+pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 /// Request/reply through a pool (`weir-bench routers`).
 pub mod routers;
+#[cfg(feature = "nats")]
+pub mod remote;
 pub mod streams_graph;
 pub mod streams_pipeline;
 #[cfg(feature = "peers")]

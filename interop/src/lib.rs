@@ -16,6 +16,10 @@
 //!
 //! - `Tcp::outgoing_connection` and `Tcp::bind` (feature `tokio`): TCP
 //!   connections on a tokio runtime's reactor as `Flow<Bytes, Bytes>`s.
+//! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
+//!   consumers with committable messages, JetStream publishing, and core
+//!   NATS subscribe/publish, through async-nats on tokio; and
+//!   `RemoteActorSystem`: actors of other processes over core NATS.
 //!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.
@@ -43,6 +47,8 @@ mod as_stream;
 mod channel;
 mod from_sink;
 mod from_stream;
+#[cfg(feature = "nats")]
+mod nats;
 mod sync;
 #[cfg(feature = "tokio")]
 mod tcp;
@@ -55,6 +61,12 @@ pub use as_stream::{SinkAsStream, StreamOut};
 pub use channel::{SinkToSender, SourceFromReceiver};
 pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;
+#[cfg(feature = "nats")]
+pub use nats::{
+    BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink, NatsSource,
+    RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
+    RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
+};
 #[cfg(feature = "tokio")]
 pub use tcp::{OutgoingConnection, Tcp};
 #[cfg(feature = "tokio")]

@@ -6,6 +6,7 @@
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N]
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
+//! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N]
 //! ```
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
@@ -689,9 +690,18 @@ fn main() {
         Some("interop") => interop(&args),
         Some("io") => io(&args),
         Some("routers") => weir_benches::routers::run(&args.0[1..]),
+        #[cfg(feature = "nats")]
+        Some("remote") => weir_benches::remote::run(&args.0[1..]),
+        #[cfg(feature = "nats")]
+        Some("remote-echo") => weir_benches::remote::echo_main(&args.0[1..]),
+        #[cfg(not(feature = "nats"))]
+        Some("remote") => {
+            eprintln!("weir-bench remote needs --features nats (and nats-server installed)");
+            std::process::exit(2);
+        }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

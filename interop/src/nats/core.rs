@@ -1,0 +1,289 @@
+//! Core NATS: subscribe (at-most-once, drops counted) and publish.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::{Context, Poll, Waker};
+
+use async_nats::Message;
+use bytes::Bytes;
+use futures_core::Stream;
+use tokio::sync::mpsc;
+use weir_streams::prelude::*;
+use weir_streams::stage::{
+    GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
+};
+use weir_streams::{Completer, Completion, StreamError};
+
+use super::{Nats, NatsError, NatsSink, NatsSource};
+
+/// What [`NatsSource::subscribe`] materializes: when the subscription is
+/// in place, and how many messages were dropped.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Subscription {
+    /// The count of dropped messages.
+    pub dropped: DroppedCount,
+    /// Completes when the server has the subscription (messages published
+    /// after it are received), or fails with [`NatsError::Subscribe`].
+    pub subscribed: Completion<()>,
+}
+
+/// Messages a [`NatsSource::subscribe`] source dropped because its buffer
+/// was full (downstream slower than the publishers).
+#[derive(Debug, Clone, Default)]
+pub struct DroppedCount(Arc<AtomicU64>);
+
+impl DroppedCount {
+    /// The count so far.
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+impl NatsSource {
+    /// A source of the messages published on `subject` (wildcards
+    /// allowed) from when the stream starts: at-most-once, like core NATS.
+    ///
+    /// Core NATS cannot slow a publisher down, so messages wait in a
+    /// buffer of `buffer` (at least 1); when downstream is too slow and it
+    /// is full, new messages are dropped and counted in
+    /// [`Subscription::dropped`], never silently. A task on the client's
+    /// runtime drains the client's subscription channel into that buffer
+    /// as messages arrive, so the client's own slow-consumer limit is not
+    /// what drops them. Cancelling the stream unsubscribes.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use weir_interop::{Nats, NatsSource, Subscription};
+    /// use weir_streams::prelude::*;
+    ///
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+    /// let system = weir_actor::ActorSystem::new("core").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let (subscription, got) = NatsSource::subscribe(&nats, "events.>", 1024)
+    ///     .take(1)
+    ///     .to_mat(Sink::collect(), Keep::both)
+    ///     .run(&materializer);
+    /// let Subscription { dropped, subscribed, .. } = subscription;
+    /// subscribed.wait().unwrap();
+    /// runtime.block_on(nats.client().publish("events.a", "hi".into())).unwrap();
+    /// assert_eq!(&got.wait().unwrap()[0].payload[..], b"hi");
+    /// assert_eq!(dropped.get(), 0);
+    /// ```
+    pub fn subscribe(
+        nats: &Nats,
+        subject: impl Into<String>,
+        buffer: usize,
+    ) -> Source<Message, Subscription> {
+        Source::from_graph(Subscribe {
+            nats: nats.clone(),
+            subject: subject.into(),
+            buffer: buffer.max(1),
+        })
+    }
+}
+
+struct Subscribe {
+    nats: Nats,
+    subject: String,
+    buffer: usize,
+}
+
+type Item = Result<Message, NatsError>;
+
+struct SubscribeLogic {
+    shape: SourceShape<Message>,
+    nats: Nats,
+    subject: String,
+    dropped: DroppedCount,
+    subscribed: Option<Completer<()>>,
+    sender: Option<mpsc::Sender<Item>>,
+    receiver: mpsc::Receiver<Item>,
+    waker: Option<Waker>,
+}
+
+impl GraphStage for Subscribe {
+    type Shape = SourceShape<Message>;
+    type Mat = Subscription;
+
+    fn name(&self) -> &'static str {
+        "nats-subscribe"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Subscription) {
+        let (sender, receiver) = mpsc::channel(self.buffer);
+        let (completer, subscribed) = Completer::new();
+        let dropped = DroppedCount::default();
+        let logic = SubscribeLogic {
+            shape: SourceShape::new(),
+            nats: self.nats.clone(),
+            subject: self.subject.clone(),
+            dropped: dropped.clone(),
+            subscribed: Some(completer),
+            sender: Some(sender),
+            receiver,
+            waker: None,
+        };
+        (
+            Box::new(logic),
+            Subscription {
+                dropped,
+                subscribed,
+            },
+        )
+    }
+}
+
+impl SubscribeLogic {
+    fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        let Some(waker) = self.waker.as_ref() else {
+            return Ok(());
+        };
+        if !ctx.is_available(out) {
+            return Ok(());
+        }
+        match self.receiver.poll_recv(&mut Context::from_waker(waker)) {
+            Poll::Ready(Some(Ok(message))) => ctx.push(out, message),
+            Poll::Ready(Some(Err(error))) => Err(ctx.attribute(StreamError::custom(error))),
+            Poll::Ready(None) => {
+                ctx.complete(out);
+                Ok(())
+            }
+            Poll::Pending => Ok(()),
+        }
+    }
+}
+
+impl GraphStageLogic for SubscribeLogic {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.deliver(ctx));
+        let ready = ctx.async_callback(|this: &mut Self, outcome: Result<(), String>, _| {
+            if let Some(mut completer) = this.subscribed.take() {
+                completer.complete(outcome.map_err(StreamError::msg));
+            }
+            Ok(())
+        });
+        self.waker = Some(wake.waker(()));
+        let sender = self.sender.take().expect("started once");
+        let (client, subject) = (self.nats.client().clone(), self.subject.clone());
+        let dropped = self.dropped.clone();
+        self.nats.handle().spawn(async move {
+            let mut subscriber = match client.subscribe(subject.clone()).await {
+                Ok(subscriber) => subscriber,
+                Err(error) => {
+                    let error = NatsError::Subscribe {
+                        subject,
+                        source: Box::new(error),
+                    };
+                    ready.invoke(Err(error.to_string()));
+                    let _ = sender.send(Err(error)).await;
+                    return;
+                }
+            };
+            // The server has the subscription once a flush round-trips.
+            let _ = client.flush().await;
+            ready.invoke(Ok(()));
+            loop {
+                tokio::select! {
+                    () = sender.closed() => break,
+                    next = std::future::poll_fn(|cx| std::pin::Pin::new(&mut subscriber).poll_next(cx)) => {
+                        let Some(message) = next else { break };
+                        match sender.try_send(Ok(message)) {
+                            Ok(()) => {}
+                            Err(mpsc::error::TrySendError::Full(_)) => {
+                                dropped.0.fetch_add(1, Ordering::Relaxed);
+                            }
+                            Err(mpsc::error::TrySendError::Closed(_)) => break,
+                        }
+                    }
+                }
+            }
+            // Dropping the subscriber unsubscribes.
+        });
+        Ok(())
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.deliver(ctx)
+    }
+
+    fn on_failure(&mut self, error: &StreamError) {
+        if let Some(mut completer) = self.subscribed.take() {
+            completer.complete(Err(error.clone()));
+        }
+    }
+
+    fn post_stop(&mut self) {
+        // Closing the channel ends the task, which unsubscribes.
+        self.receiver.close();
+        if let Some(mut completer) = self.subscribed.take() {
+            completer.complete(Err(StreamError::msg(
+                "the source stopped before subscribing",
+            )));
+        }
+    }
+}
+
+impl NatsSink {
+    /// A sink that publishes every element on core NATS on the subject
+    /// `subject_fn` gives it (fire and forget: at-most-once), waiting while
+    /// the client's outgoing buffer is full, and flushes when upstream
+    /// completes. It materializes the number published; a publish the
+    /// client refuses (an invalid subject, a payload over the server's
+    /// limit) fails the stream with [`NatsError::Publish`].
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use weir_interop::{Nats, NatsSink};
+    /// use weir_streams::prelude::*;
+    ///
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+    /// let system = weir_actor::ActorSystem::new("core").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let published = Source::from_iter(["a", "b"])
+    ///     .run_with(NatsSink::publish(&nats, |_: &&str| "events.x".to_string()), &materializer);
+    /// assert_eq!(published.wait().unwrap(), 2);
+    /// ```
+    pub fn publish<T, F>(nats: &Nats, subject_fn: F) -> Sink<T, Completion<u64>>
+    where
+        T: Into<Bytes> + Send + 'static,
+        F: Fn(&T) -> String + Clone + Send + Sync + 'static,
+    {
+        let client = nats.client().clone();
+        // A last `None` after upstream completes flushes the connection.
+        Flow::<T>::new()
+            .map(Some)
+            .concat(Source::single(()).map(|()| None))
+            .map_async(1, move |element: Option<T>| {
+                let client = client.clone();
+                let subject = element.as_ref().map(&subject_fn);
+                async move {
+                    let (Some(element), Some(subject)) = (element, subject) else {
+                        return client.flush().await.map(|()| 0).map_err(|error| {
+                            StreamError::custom(NatsError::Publish {
+                                subject: String::new(),
+                                source: Box::new(error),
+                            })
+                        });
+                    };
+                    client
+                        .publish(subject.clone(), element.into())
+                        .await
+                        .map(|()| 1)
+                        .map_err(|error| {
+                            StreamError::custom(NatsError::Publish {
+                                subject,
+                                source: Box::new(error),
+                            })
+                        })
+                }
+            })
+            .expect("parallelism 1 is valid")
+            .to_mat(Sink::fold(0u64, |count, n: u64| count + n), Keep::right)
+    }
+}
