@@ -341,7 +341,7 @@ fn shrinking_races_a_spilling_sender() {
         };
         let mut got = Vec::new();
         let mut handled = 0;
-        let mut take = |got: &mut Vec<usize>| {
+        let take = |got: &mut Vec<usize>| {
             let mut batch = VecDeque::new();
             inbox.take(&mut batch);
             got.extend(batch.into_iter().map(|s| match s {
