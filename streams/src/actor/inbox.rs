@@ -99,7 +99,7 @@ struct Padded<T>(T);
 /// The size of the lock-free ring; beyond it, the locked overflow (which
 /// grows with traffic).
 #[cfg(not(loom))]
-pub(crate) const RING: usize = 32;
+pub(crate) const RING: usize = 8;
 #[cfg(loom)]
 pub(crate) const RING: usize = 1;
 
