@@ -1,7 +1,9 @@
 //! One pipeline variant in a loop, for a profiler:
 //! `cargo build --release -p weir-benches --example profile_streams`, then
 //! `perf record target/release/examples/profile_streams fused` (or `boundary`,
-//! `boundary=<input buffer>`, `unfused`, `maps`).
+//! `boundary=<input buffer>`, `unfused`, `maps`, `broadcast_merge`, `merge`,
+//! `zip`). The interpreted variants (`unfused` on) run a hundredth of the
+//! elements, for `valgrind --tool=callgrind`.
 
 fn main() {
     use weir_benches::streams_pipeline as p;
@@ -19,6 +21,9 @@ fn main() {
             }
             "unfused" => p::weir_ten_unfused_stages(n / 100, &mat),
             "maps" => p::weir_ten_maps(n, &mat),
+            "broadcast_merge" => p::weir_broadcast_merge(n / 100, &mat),
+            "merge" => weir_benches::streams_graph::weir_merge(n / 100, &mat),
+            "zip" => weir_benches::streams_graph::weir_zip(n / 100, &mat),
             other => panic!("unknown variant {other}"),
         };
         std::hint::black_box(r);

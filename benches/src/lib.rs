@@ -136,6 +136,8 @@ pub mod ping_pong {
 
 pub mod akka_pingpong;
 pub mod gated_tell;
+pub mod hops;
+pub mod idle_streams;
 
 pub mod actor_ref_source;
 pub mod interop;

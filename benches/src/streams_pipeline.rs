@@ -160,3 +160,52 @@ pub fn datum(n: u64) -> u64 {
         .wait()
         .expect("datum completes")
 }
+
+/// Ten `scan`s on datum-core 0.11 between map and filter: stages it does
+/// not fuse, the peer of [`weir_ten_unfused_stages`]. (Each `scan` emits
+/// its seed first, so the checksum differs from the plain chain's.)
+#[cfg(feature = "peers")]
+pub fn datum_ten_scans(n: u64) -> u64 {
+    use datum::prelude::*;
+    let mut source = (0..n).into_source().map(step);
+    for _ in 0..10 {
+        source = source.scan(0u64, |_, x| x);
+    }
+    source
+        .filter(keep)
+        .run_fold(0u64, u64::wrapping_add)
+        .expect("datum materializes")
+        .wait()
+        .expect("datum completes")
+}
+
+/// `map` then a broadcast to two branches merged again, then the fold:
+/// four connections between junctions the interpreter runs as stages
+/// (source -> broadcast, two broadcast -> merge, merge -> fold), and
+/// every element reaches the fold twice.
+pub fn weir_broadcast_merge(n: u64, mat: &Materializer) -> u64 {
+    use weir_streams::graph::{Broadcast, GraphBuilder, Merge};
+    let mut b = GraphBuilder::new();
+    let source = b.source(Source::range(0..n).map(step));
+    let split = b.add(Broadcast::<u64, 2>::new());
+    let join = b.add(Merge::<u64, 2>::new());
+    let (sum, sum_key) = b.sink_mat(Sink::fold(0u64, u64::wrapping_add));
+    let [left, right] = split.outs();
+    let [to_left, to_right] = join.ins();
+    b.connect(source, split.inlet()).expect("fresh ports");
+    b.connect(left, to_left).expect("fresh ports");
+    b.connect(right, to_right).expect("fresh ports");
+    b.connect(join.out(), sum).expect("fresh ports");
+    let graph = b
+        .build(move |m| m.take(&sum_key))
+        .expect("every port connected");
+    graph.run(mat).wait().expect("the stream completes")
+}
+
+/// [`weir_broadcast_merge`] as an iterator: each element twice.
+pub fn iterator_broadcast_merge(n: u64) -> u64 {
+    (0..n)
+        .map(step)
+        .flat_map(|x| [x, x])
+        .fold(0u64, u64::wrapping_add)
+}

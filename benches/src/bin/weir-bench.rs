@@ -3,7 +3,7 @@
 //! ```sh
 //! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
-//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N]
+//! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue]
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
 //! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N]
@@ -101,16 +101,22 @@ fn idle(args: &Args) {
         r.tell(());
     }
     let streams = args.get("--streams").unwrap_or(0) as usize;
-    let rss_before = rss_kib();
+    let kind = args.kind();
     let mat = weir_streams::Materializer::new(&system);
+    // One stream first: the materializer's own set-up is not a stream's cost.
+    drop(weir_benches::idle_streams::start(kind, 1, &mat));
+    let rss_before = rss_kib();
     let started = Instant::now();
-    let queues = weir_benches::time_ops::idle_timeout_streams(streams, &mat);
+    let queues = weir_benches::idle_streams::start(kind, streams, &mat);
     let start_ms = started.elapsed().as_millis();
     std::thread::sleep(Duration::from_millis(500)); // let them all process and go idle
     let (cpu_before, wall) = (cpu_seconds(), Instant::now());
     std::thread::sleep(Duration::from_secs(seconds));
     let (cpu, wall) = (cpu_seconds() - cpu_before, wall.elapsed().as_secs_f64());
-    println!("idle: {actors} actors, {streams} idle_timeout streams, {seconds} s");
+    println!(
+        "idle: {actors} actors, {streams} idle {} streams, {seconds} s",
+        kind.label()
+    );
     if streams > 0 {
         let grown = rss_kib().saturating_sub(rss_before);
         println!(
@@ -190,6 +196,17 @@ impl Args {
         let i = self.0.iter().position(|a| a == flag)?;
         self.0.get(i + 1)?.replace('_', "").parse().ok()
     }
+
+    /// `--kind actor-ref|queue|idle-timeout` for `idle --streams`.
+    fn kind(&self) -> weir_benches::idle_streams::Kind {
+        use weir_benches::idle_streams::Kind;
+        let i = self.0.iter().position(|a| a == "--kind");
+        match i.and_then(|i| self.0.get(i + 1)).map(String::as_str) {
+            Some("actor-ref") => Kind::ActorRef,
+            Some("queue") => Kind::Queue,
+            _ => Kind::IdleTimeout,
+        }
+    }
 }
 
 #[global_allocator]
@@ -233,8 +250,11 @@ fn streams(args: &Args) {
             Box::new(|| p::weir_ten_unfused_stages(n, &mat)),
         ),
     ];
+    variants.extend(weir_benches::hops::variants(n, &mat));
     #[cfg(feature = "peers")]
     variants.push(("datum-core 0.11", Box::new(|| p::datum(n))));
+    #[cfg(feature = "peers")]
+    variants.push(("datum-core, 10 scans", Box::new(|| p::datum_ten_scans(n))));
     println!("range(0..{n}) -> map -> filter -> fold, median of {runs} runs, 2-core box");
     println!(
         "{:<30} {:>14} {:>12} {:>14}",
@@ -244,9 +264,9 @@ fn streams(args: &Args) {
     let mut rows = Vec::new();
     for (name, run) in variants.iter_mut() {
         let checksum = run(); // warm-up, and the checksum check
-        let ten_maps = name.contains("10");
+        let other_work = name.contains("10") || name.contains("broadcast");
         assert!(
-            ten_maps || checksum == expected,
+            other_work || checksum == expected,
             "{name} computed {checksum}, expected {expected}"
         );
         let allocs_before = ALLOC.allocations();
@@ -266,13 +286,14 @@ fn streams(args: &Args) {
         }
         rows.push((*name, median, allocs));
     }
-    for (name, rate, allocs) in rows {
+    for &(name, rate, allocs) in &rows {
         let ratio = futures_rate.map_or(String::new(), |f| format!("{:.2}x", rate / f));
         println!(
             "{name:<30} {:>12.1} M {ratio:>12} {allocs:>14.6}",
             rate / 1e6
         );
     }
+    weir_benches::hops::report(&rows);
     system
         .terminate()
         .wait()
@@ -701,7 +722,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

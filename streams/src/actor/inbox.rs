@@ -34,9 +34,17 @@
 //! check is handed to `on_lost` when the inbox is dropped. Nothing
 //! vanishes.
 //!
+//! Memory: the ring is small ([`RING`] slots, a few hundred bytes), so an
+//! idle inbox costs little. The overflow is where the inbox grows with
+//! traffic: its queue keeps its storage from one drain to the next, so a
+//! sustained stream that outpaces the ring allocates nothing per element;
+//! once [`CALM_DRAINS`] drains in a row found the overflow unused, the
+//! burst is over and the stage frees that storage (under the overflow
+//! lock, only when the queue is empty), shrinking the inbox back.
+//!
 //! The loom models in `inbox/loom_models.rs` check the protocol with a
-//! ring of capacity 1 (so the overflow path is exercised) and a wake that
-//! counts.
+//! ring of capacity 1 (so the overflow path is exercised), a calm count
+//! of 1 (so the shrink races the senders) and a wake that counts.
 
 use std::collections::VecDeque;
 
@@ -78,17 +86,31 @@ pub(crate) struct Inbox<T, W> {
     dropped: AtomicU64,
     /// Elements that raced past `close` (reported when the inbox drops).
     on_lost: Option<Box<dyn Fn(T) + Send + Sync>>,
+    /// Drains in a row that found the overflow unused, while it still
+    /// holds storage (`usize::MAX`: it holds none). Only the stage (the
+    /// one consumer) reads and writes it.
+    calm: AtomicUsize,
 }
 
 /// Keeps a hot atomic off the cache lines of its neighbours.
 #[repr(align(128))]
 struct Padded<T>(T);
 
-/// The size of the lock-free ring; beyond it, the locked overflow.
+/// The size of the lock-free ring; beyond it, the locked overflow (which
+/// grows with traffic).
 #[cfg(not(loom))]
-const RING: usize = 1024;
+pub(crate) const RING: usize = 8;
 #[cfg(loom)]
-const RING: usize = 1;
+pub(crate) const RING: usize = 1;
+
+/// Drains in a row without the overflow before its storage is freed.
+#[cfg(not(loom))]
+pub(crate) const CALM_DRAINS: usize = 64;
+#[cfg(loom)]
+pub(crate) const CALM_DRAINS: usize = 1;
+
+/// `calm` when the overflow holds no storage.
+const NO_STORAGE: usize = usize::MAX;
 
 impl<T: Send, W: Wake> Inbox<T, W> {
     pub(crate) fn new(wake: W) -> Self {
@@ -104,6 +126,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
             wake,
             dropped: AtomicU64::new(0),
             on_lost: None,
+            calm: AtomicUsize::new(NO_STORAGE),
         }
     }
 
@@ -187,7 +210,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
     }
 
     /// Ring first, then the overflow (see the module docs for why that
-    /// keeps each sender's order).
+    /// keeps each sender's order). Only the stage drains.
     fn drain_into(&self, into: &mut VecDeque<Signal<T>>) {
         while let Some(signal) = self.ring.pop() {
             into.push_back(signal);
@@ -200,7 +223,36 @@ impl<T: Send, W: Wake> Inbox<T, W> {
             }
             into.extend(overflow.queue.drain(..));
             self.overflowing.store(false, Ordering::Release);
+            // The storage stays for the next burst.
+            self.calm.store(0, Ordering::Relaxed);
+        } else {
+            self.shrink_when_calm();
         }
+    }
+
+    /// A drain found the overflow unused: after [`CALM_DRAINS`] such drains
+    /// in a row, free its storage (a sender that spilled meanwhile keeps
+    /// it: the queue is not empty then).
+    fn shrink_when_calm(&self) {
+        let calm = self.calm.load(Ordering::Relaxed);
+        if calm == NO_STORAGE {
+            return;
+        }
+        if calm + 1 < CALM_DRAINS {
+            self.calm.store(calm + 1, Ordering::Relaxed);
+            return;
+        }
+        let mut overflow = self.overflow.lock();
+        if overflow.queue.is_empty() {
+            overflow.queue = VecDeque::new();
+            self.calm.store(NO_STORAGE, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the overflow holds storage (for the tests of growth and shrinking).
+    #[cfg(test)]
+    pub(crate) fn overflow_capacity(&self) -> usize {
+        self.overflow.lock().queue.capacity()
     }
 
     /// The stage stopped: refuse new signals; return what was still queued.

@@ -68,9 +68,10 @@ pub(crate) struct Conn {
     /// `Option<T>` for the connection's element type.
     pub(crate) slot: Slot,
     /// The element type the slot holds, checked inline on every access
-    /// (cheaper than `downcast_mut`, which asks the vtable).
+    /// (a compare of two constants, no vtable call).
     pub(crate) element: TypeId,
-    pub(crate) clear: fn(&mut Slot),
+    /// Empties the slot (knows the element type).
+    pub(crate) clear: unsafe fn(&mut Slot),
     pub(crate) failure: Option<StreamError>,
     /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
     pub(crate) emits: Option<(Box<dyn Any + Send>, EmitNext)>,
@@ -87,8 +88,6 @@ pub(crate) type Handler = Box<
 pub(crate) struct StageMeta {
     pub(crate) name: Arc<str>,
     pub(crate) attributes: Attributes,
-    pub(crate) ins: Box<[u32]>,
-    pub(crate) outs: Box<[u32]>,
     pub(crate) open_ports: u16,
     pub(crate) keep_going: bool,
     pub(crate) finished: bool,
@@ -114,8 +113,22 @@ pub(crate) struct Host {
     pub(crate) system: ActorSystem,
 }
 
+/// Where a stage's connections are in [`Core::links`]: its inlets'
+/// from `base`, then its outlets.
+#[derive(Clone, Copy)]
+pub(crate) struct Ports {
+    pub(crate) base: u32,
+    pub(crate) ins: u16,
+    pub(crate) outs: u16,
+}
+
 pub(crate) struct Core {
     pub(crate) conns: Vec<Conn>,
+    /// Per stage, where its connections are in `links` (one small entry
+    /// per stage: a hop looks a port up here, not in `StageMeta`).
+    pub(crate) ports: Vec<Ports>,
+    /// The connection of every port, stage by stage, inlets first.
+    pub(crate) links: Vec<u32>,
     pub(crate) events: VecDeque<Event>,
     /// The push or pull a handler just made, dispatched next without a
     /// trip through `events` (Akka's event chasing). Only pushes and pulls
@@ -127,6 +140,10 @@ pub(crate) struct Core {
     pub(crate) host: Host,
     pub(crate) timer_generation: u64,
     pub(crate) live_stages: usize,
+    /// A port closed (or `keep_going` changed) since the running handler
+    /// started: whether its stage finished is checked after it returns.
+    /// Most handlers close nothing and skip that check.
+    pub(crate) recheck: bool,
     /// Stages whose `on_idle` runs when the island has run out of events
     /// (`StageContext::request_idle_callback`).
     pub(crate) idle: Vec<usize>,
@@ -135,29 +152,53 @@ pub(crate) struct Core {
 impl Core {
     #[inline]
     pub(crate) fn conn_in(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        match self.stages[stage].ins.get(usize::from(port)) {
-            Some(c) => Ok(*c),
-            None => Err(not_connected("inlet", port)),
+        let p = self.ports[stage];
+        if port < p.ins {
+            Ok(self.links[p.base as usize + usize::from(port)])
+        } else {
+            Err(not_connected("inlet", port))
         }
     }
 
     #[inline]
     pub(crate) fn conn_out(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        match self.stages[stage].outs.get(usize::from(port)) {
-            Some(c) => Ok(*c),
-            None => Err(not_connected("outlet", port)),
+        let p = self.ports[stage];
+        if port < p.outs {
+            Ok(self.links[p.base as usize + usize::from(p.ins) + usize::from(port)])
+        } else {
+            Err(not_connected("outlet", port))
         }
+    }
+
+    /// The connections of `stage`'s inlets.
+    pub(crate) fn ins(&self, stage: usize) -> std::ops::Range<usize> {
+        let p = self.ports[stage];
+        p.base as usize..p.base as usize + usize::from(p.ins)
+    }
+
+    /// The connections of `stage`'s outlets.
+    pub(crate) fn outs(&self, stage: usize) -> std::ops::Range<usize> {
+        let p = self.ports[stage];
+        let start = p.base as usize + usize::from(p.ins);
+        start..start + usize::from(p.outs)
     }
 
     fn close_port(&mut self, stage: u32) {
         let meta = &mut self.stages[stage as usize];
         meta.open_ports = meta.open_ports.saturating_sub(1);
+        self.recheck = true;
     }
 
     #[inline]
     pub(crate) fn pull(&mut self, c: u32) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
+        // The common case in one test: open both ways, nothing asked or waiting.
+        if s & (IN_DONE | DEMANDED | PUSHED | AVAILABLE | UP_CLOSED) == 0 {
+            conn.state = s | DEMANDED;
+            self.flow(Event::Pull(c));
+            return Ok(());
+        }
         if s & IN_DONE != 0 {
             return Err(violation("pull on a closed inlet"));
         }
@@ -193,6 +234,13 @@ impl Core {
     fn push_next<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
+        // The common case in one test: pulled, open both ways.
+        if s & (OUT_DONE | DOWN_CLOSED | DEMANDED) == DEMANDED {
+            *conn.slot_mut::<T>()? = Some(element);
+            conn.state = (s & !DEMANDED) | PUSHED;
+            self.flow(Event::Push(c));
+            return Ok(());
+        }
         if s & OUT_DONE != 0 {
             if s & DOWN_CLOSED != 0 {
                 // Downstream cancelled: pushes are absorbed.
@@ -337,6 +385,14 @@ fn not_connected(side: &str, port: u16) -> StreamError {
 
 #[cold]
 #[inline(never)]
+fn wrong_type(name: &str) -> StreamError {
+    StreamError::protocol(format!(
+        "port used with element type {name}, which is not the connection's"
+    ))
+}
+
+#[cold]
+#[inline(never)]
 fn violation(detail: &'static str) -> StreamError {
     StreamError::protocol(detail)
 }
@@ -389,22 +445,16 @@ impl Conn {
     #[inline]
     fn slot_mut<T: Send + 'static>(&mut self) -> Result<&mut Option<T>, StreamError> {
         if self.element != TypeId::of::<T>() {
-            return Err(StreamError::protocol(format!(
-                "port used with element type {}, which is not the connection's",
-                std::any::type_name::<T>()
-            )));
+            return Err(wrong_type(std::any::type_name::<T>()));
         }
-        debug_assert!((*self.slot).is::<Option<T>>(), "the slot holds Option<T>");
-        let slot: *mut (dyn Any + Send) = &mut *self.slot;
-        // SAFETY: the slot was made by `SlotKind::of::<E>()` as a
-        // `Box<Option<E>>` with `element == TypeId::of::<E>()`; equal type
-        // ids mean `T == E`, so the cast is to the slot's own type (what
-        // `downcast_mut` does, without the vtable call).
-        Ok(unsafe { &mut *slot.cast::<Option<T>>() })
+        // SAFETY: the slot was made by `SlotKind::of::<E>()` with
+        // `element == TypeId::of::<E>()`; equal type ids mean `T == E`.
+        Ok(unsafe { self.slot.get::<T>() })
     }
 
     fn slot_clear(&mut self) {
-        (self.clear)(&mut self.slot);
+        // SAFETY: `clear` and `slot` come from the same `SlotKind`.
+        unsafe { (self.clear)(&mut self.slot) };
     }
 }
 

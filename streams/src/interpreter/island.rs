@@ -66,30 +66,8 @@ impl Island {
     }
 
     fn run_events(&mut self, left: &mut usize) -> bool {
-        // Chased events in a row; past the limit the chased one queues, so
-        // a push/pull loop cannot starve what waits in the queue.
-        let mut chain = 0;
         loop {
-            while *left > 0 {
-                let event = match self.core.chased.take() {
-                    Some(event) if chain < CHASE_LIMIT => {
-                        chain += 1;
-                        event
-                    }
-                    chased => {
-                        chain = 0;
-                        if let Some(event) = chased {
-                            self.core.events.push_back(event);
-                        }
-                        let Some(event) = self.core.events.pop_front() else {
-                            break;
-                        };
-                        event
-                    }
-                };
-                *left -= 1;
-                self.dispatch(event);
-            }
+            *left = self.run_queue(*left);
             if *left == 0 {
                 return self.core.has_events();
             }
@@ -109,29 +87,62 @@ impl Island {
         }
     }
 
+    /// Dispatch events until the queue is empty or `left` is spent; what
+    /// is left of it. The chased push or pull runs first, up to
+    /// [`CHASE_LIMIT`] in a row; past the limit it queues, so a push/pull
+    /// loop cannot starve what waits in the queue.
+    fn run_queue(&mut self, mut left: usize) -> usize {
+        let mut chain = 0;
+        while left > 0 {
+            let event = match self.core.chased.take() {
+                Some(event) if chain < CHASE_LIMIT => {
+                    chain += 1;
+                    event
+                }
+                chased => {
+                    chain = 0;
+                    if let Some(event) = chased {
+                        self.core.events.push_back(event);
+                    }
+                    let Some(event) = self.core.events.pop_front() else {
+                        break;
+                    };
+                    event
+                }
+            };
+            left -= 1;
+            self.dispatch(event);
+        }
+        left
+    }
+
     fn dispatch(&mut self, event: Event) {
         match event {
             Event::Push(c) => {
                 let conn = &mut self.core.conns[c as usize];
-                if conn.state & IN_DONE != 0 || conn.state & PUSHED == 0 {
+                if conn.state & (IN_DONE | PUSHED) != PUSHED {
                     return;
                 }
                 conn.state = (conn.state & !PUSHED) | AVAILABLE;
                 let (down, port) = (conn.down as usize, InPort(conn.down_port));
-                self.call(down, |logic, ctx| logic.on_push(port, ctx));
+                // An open inlet means a live stage: a finished stage has
+                // closed every port (see `finish_if_closed`).
+                debug_assert!(!self.core.stages[down].finished);
+                self.call_live(down, |logic, ctx| logic.on_push(port, ctx));
             }
             Event::Pull(c) => {
                 let conn = &self.core.conns[c as usize];
                 let s = conn.state;
-                if s & (OUT_DONE | DOWN_CLOSED | PUSHED) != 0 || s & DEMANDED == 0 {
+                if s & (OUT_DONE | DOWN_CLOSED | PUSHED | DEMANDED) != DEMANDED {
                     return;
                 }
                 let (up, port) = (conn.up as usize, OutPort(conn.up_port));
+                debug_assert!(!self.core.stages[up].finished);
                 if let Some((_, next)) = &conn.emits {
                     let next = *next;
-                    self.call(up, |_, ctx| next(ctx.core, c));
+                    self.call_live(up, |_, ctx| next(ctx.core, c));
                 } else {
-                    self.call(up, |logic, ctx| logic.on_pull(port, ctx));
+                    self.call_live(up, |logic, ctx| logic.on_pull(port, ctx));
                 }
             }
             Event::Complete(c) | Event::Fail(c) => {
@@ -143,6 +154,7 @@ impl Island {
                 let (down, port) = (conn.down as usize, InPort(conn.down_port));
                 let failure = conn.failure.clone();
                 self.core.stages[down].open_ports -= 1;
+                self.core.recheck = true;
                 match failure {
                     None => self.call(down, |logic, ctx| logic.on_upstream_finish(port, ctx)),
                     Some(error) => self.call(down, |logic, ctx| {
@@ -159,13 +171,15 @@ impl Island {
                 conn.emits = None;
                 let (up, port) = (conn.up as usize, OutPort(conn.up_port));
                 self.core.stages[up].open_ports -= 1;
+                self.core.recheck = true;
                 self.call(up, |logic, ctx| logic.on_downstream_finish(port, ctx));
             }
         }
     }
 
-    /// Run one handler of `stage` (inside `guarded`); a failure fails the
-    /// stage; then finish the stage if it has no open ports left.
+    /// Run one handler of `stage` (inside `guarded`) unless the stage has
+    /// finished; a failure fails the stage; then finish the stage if it
+    /// has no open ports left.
     fn call(
         &mut self,
         stage: usize,
@@ -174,6 +188,21 @@ impl Island {
         if self.core.stages[stage].finished {
             return;
         }
+        self.core.recheck = true;
+        self.call_live(stage, handler);
+    }
+
+    /// [`call`](Self::call) for a stage known to be live (a push or pull
+    /// reached it through an open port). Whether it finished is checked
+    /// only when a port closed or `keep_going` changed meanwhile
+    /// (`Core::recheck`): a handler that only pushes, pulls and grabs
+    /// cannot finish its stage.
+    #[inline]
+    fn call_live(
+        &mut self,
+        stage: usize,
+        handler: impl FnOnce(&mut dyn GraphStageLogic, &mut StageContext<'_>) -> StageResult,
+    ) {
         self.active = stage;
         let logic = &mut *self.logics[stage];
         let mut ctx = StageContext {
@@ -181,7 +210,11 @@ impl Island {
             stage,
         };
         match handler(logic, &mut ctx) {
-            Ok(()) => self.finish_if_closed(stage),
+            Ok(()) => {
+                if std::mem::take(&mut self.core.recheck) {
+                    self.finish_if_closed(stage);
+                }
+            }
             Err(error) => self.fail_stage(stage, error),
         }
     }

@@ -6,7 +6,7 @@ use crate::sync::Arc;
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
 use super::actor::{IslandActor, IslandMsg};
-use super::core::{Conn, Core, Handler, Host, StageMeta};
+use super::core::{Conn, Core, Handler, Host, Ports, StageMeta};
 use super::island::Island;
 use crate::blueprint::PullResult;
 use crate::fusion::{ConsumerNode, IterNode};
@@ -247,6 +247,8 @@ fn build_island(
     let count = plan.stages.len();
     let mut logics = Vec::with_capacity(count);
     let mut stages = Vec::with_capacity(count);
+    let mut ports = Vec::with_capacity(count);
+    let mut links = Vec::new();
     let mut slots: Vec<Vec<Option<SlotKind>>> = Vec::with_capacity(count);
     let mut mats = Vec::new();
     for (index, planned) in plan.stages.iter().enumerate() {
@@ -285,12 +287,16 @@ fn build_island(
         }
         mats.clear();
         slots.push(outlet_slots);
+        ports.push(Ports {
+            base: u32::try_from(links.len()).expect("fewer than 2^32 ports"),
+            ins,
+            outs,
+        });
+        links.extend(std::iter::repeat_n(u32::MAX, usize::from(ins) + usize::from(outs)));
         stages.push(StageMeta {
             name,
             attributes,
             open_ports: ins + outs,
-            ins: vec![u32::MAX; usize::from(ins)].into_boxed_slice(),
-            outs: vec![u32::MAX; usize::from(outs)].into_boxed_slice(),
             keep_going: false,
             finished: false,
             handlers,
@@ -305,11 +311,12 @@ fn build_island(
         let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
         let kind = slots[up as usize][usize::from(up_port)].expect("an outlet has a slot");
         conns.push(Conn::new(up, up_port, down, down_port, kind));
-        stages[up as usize].outs[usize::from(up_port)] = c;
-        stages[down as usize].ins[usize::from(down_port)] = c;
+        let (u, d) = (ports[up as usize], ports[down as usize]);
+        links[u.base as usize + usize::from(u.ins) + usize::from(up_port)] = c;
+        links[d.base as usize + usize::from(down_port)] = c;
     }
     debug_assert!(
-        stages.iter().all(|s| s.ins.iter().chain(s.outs.iter()).all(|&c| c != u32::MAX)),
+        links.iter().all(|&c| c != u32::MAX),
         "a runnable graph has every port connected"
     );
     Island {
@@ -320,7 +327,10 @@ fn build_island(
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
             chased: None,
             conns,
+            ports,
+            links,
             live_stages: stages.len(),
+            recheck: false,
             stages,
             host: host.clone(),
             timer_generation: 0,

@@ -291,8 +291,9 @@ impl StageContext<'_> {
     /// the stage stops once its ports are closed.
     pub fn complete_stage(&mut self) {
         self.core.stages[self.stage].keep_going = false;
-        for i in 0..self.core.stages[self.stage].outs.len() {
-            let c = self.core.stages[self.stage].outs[i];
+        self.core.recheck = true;
+        for i in self.core.outs(self.stage) {
+            let c = self.core.links[i];
             self.core.complete(c);
         }
         self.cancel_inlets();
@@ -300,8 +301,8 @@ impl StageContext<'_> {
 
     /// Cancel every inlet of this stage (no copy of the port list).
     fn cancel_inlets(&mut self) {
-        for i in 0..self.core.stages[self.stage].ins.len() {
-            let c = self.core.stages[self.stage].ins[i];
+        for i in self.core.ins(self.stage) {
+            let c = self.core.links[i];
             self.core.cancel(c);
         }
     }
@@ -311,8 +312,9 @@ impl StageContext<'_> {
     pub fn fail_stage(&mut self, error: StreamError) {
         let error = self.attribute(error);
         self.core.stages[self.stage].keep_going = false;
-        for i in 0..self.core.stages[self.stage].outs.len() {
-            let c = self.core.stages[self.stage].outs[i];
+        self.core.recheck = true;
+        for i in self.core.outs(self.stage) {
+            let c = self.core.links[i];
             self.core.fail(c, error.clone());
         }
         self.cancel_inlets();
@@ -351,6 +353,7 @@ impl StageContext<'_> {
     /// `complete_stage` or `fail_stage`.
     pub fn set_keep_going(&mut self, keep_going: bool) {
         self.core.stages[self.stage].keep_going = keep_going;
+        self.core.recheck = true;
     }
 
     /// A callback that runs `handler` inside this stage later (see [`AsyncCallback`]).

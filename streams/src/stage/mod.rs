@@ -9,6 +9,7 @@ mod attributes;
 mod context;
 mod logic;
 mod ports;
+mod slot;
 mod stage_actor;
 
 pub use crate::interpreter::MatContext;
@@ -16,7 +17,7 @@ pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, upfront_capacity};
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
-pub(crate) use ports::Slot;
+pub(crate) use slot::Slot;
 pub use stage_actor::{StageActor, StageActorMessage};
 pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
 pub use ports::{

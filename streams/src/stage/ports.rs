@@ -1,6 +1,5 @@
 //! Typed ports and the shapes made of them.
 
-use std::any::Any;
 use std::fmt;
 use std::marker::PhantomData;
 
@@ -82,39 +81,7 @@ impl<T> fmt::Debug for Outlet<T> {
     }
 }
 
-/// A typed slot for one connection: allocated once when the stream is
-/// materialized, then every element of that connection moves through it.
-pub(crate) type Slot = Box<dyn Any + Send>;
-
-/// How to make and empty the slot of one connection (the element type is
-/// erased in the island; these two functions know it).
-#[doc(hidden)]
-#[derive(Clone, Copy)]
-pub struct SlotKind {
-    pub(crate) element: std::any::TypeId,
-    pub(crate) new: fn() -> Slot,
-    pub(crate) clear: fn(&mut Slot),
-}
-
-impl fmt::Debug for SlotKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("SlotKind")
-    }
-}
-
-impl SlotKind {
-    pub(crate) fn of<T: Send + 'static>() -> Self {
-        Self {
-            element: std::any::TypeId::of::<T>(),
-            new: || Box::new(None::<T>),
-            clear: |slot| {
-                if let Some(slot) = slot.downcast_mut::<Option<T>>() {
-                    *slot = None;
-                }
-            },
-        }
-    }
-}
+pub use super::slot::SlotKind;
 
 /// The ports of a stage: one of the shapes below (sealed: the interpreter
 /// relies on their port counts). A multi-port stage picks a fan-in,

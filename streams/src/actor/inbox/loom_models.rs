@@ -320,3 +320,54 @@ fn holding_loses_no_wake_up() {
         high.clear();
     });
 }
+
+/// (f) Growth and shrinking: a sender spills past the ring (capacity 1
+/// here) while the island drains at any points; a drain that finds the
+/// overflow unused frees its storage (the calm count is 1 under loom), and
+/// that races the sender's next spill. Every element arrives once, in
+/// order, and none is left queued without a wake-up.
+#[test]
+fn shrinking_races_a_spilling_sender() {
+    loom::model(|| {
+        let tokens = Arc::new(Tokens::default());
+        let inbox = Arc::new(Inbox::new(Arc::clone(&tokens)));
+        let sender = {
+            let inbox = Arc::clone(&inbox);
+            thread::spawn(move || {
+                for i in 0..3 {
+                    assert!(inbox.offer(Signal::Element(i)).is_ok());
+                }
+            })
+        };
+        let mut got = Vec::new();
+        let mut handled = 0;
+        let take = |got: &mut Vec<usize>| {
+            let mut batch = VecDeque::new();
+            inbox.take(&mut batch);
+            got.extend(batch.into_iter().map(|s| match s {
+                Signal::Element(x) => x,
+                _ => unreachable!("only elements are sent"),
+            }));
+        };
+        // Two island turns at any points of the sender's run: the second
+        // can find the overflow unused and free it as the sender spills.
+        for _ in 0..2 {
+            if tokens.0.load(Ordering::SeqCst) > handled {
+                handled += 1;
+                take(&mut got);
+            }
+        }
+        sender.join().unwrap();
+        while tokens.0.load(Ordering::SeqCst) > handled {
+            handled += 1;
+            take(&mut got);
+        }
+        let mut rest = VecDeque::new();
+        inbox.take(&mut rest);
+        assert!(
+            rest.is_empty(),
+            "a signal was queued with no wake-up on its way"
+        );
+        assert_eq!(got, vec![0, 1, 2], "once each, in order");
+    });
+}

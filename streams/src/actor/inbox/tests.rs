@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::{Inbox, RING, Signal, Wake};
+use super::{CALM_DRAINS, Inbox, RING, Signal, Wake};
 use crate::sync::{AtomicUsize, Ordering};
 
 /// Counts wake-ups.
@@ -109,4 +109,55 @@ fn dropping_an_inbox_without_a_reporter_frees_what_is_left() {
     }
     // Valgrind's leak check fails this test if the boxes are not freed.
     drop(inbox);
+}
+
+#[test]
+fn an_idle_inbox_holds_no_overflow_storage() {
+    let (inbox, _wakes) = inbox();
+    assert_eq!(inbox.overflow_capacity(), 0);
+    for i in 0..RING {
+        assert!(inbox.offer(Signal::Element(Box::new(i))).is_ok());
+    }
+    assert_eq!(
+        inbox.overflow_capacity(),
+        0,
+        "the ring alone holds a small burst"
+    );
+}
+
+#[test]
+fn a_burst_grows_the_overflow_and_calm_drains_shrink_it_back() {
+    let (inbox, _wakes) = inbox();
+    let burst = |inbox: &Inbox<Box<usize>, Arc<Wakes>>| {
+        for i in 0..RING * 4 {
+            assert!(inbox.offer(Signal::Element(Box::new(i))).is_ok());
+        }
+        let mut taken = VecDeque::new();
+        inbox.take(&mut taken);
+        assert_eq!(elements(taken), (0..RING * 4).collect::<Vec<_>>());
+    };
+    burst(&inbox);
+    let grown = inbox.overflow_capacity();
+    assert!(grown >= RING * 3, "the overflow grew with the burst");
+    // Bursts of the same size reuse the storage: no allocation per element.
+    for _ in 0..10 {
+        burst(&inbox);
+        assert_eq!(inbox.overflow_capacity(), grown);
+    }
+    // Traffic the ring holds: the storage stays until the calm lasts.
+    let calm = |inbox: &Inbox<Box<usize>, Arc<Wakes>>| {
+        assert!(inbox.offer(Signal::Element(Box::new(0))).is_ok());
+        let mut taken = VecDeque::new();
+        inbox.take(&mut taken);
+        assert_eq!(elements(taken), [0]);
+    };
+    for _ in 0..CALM_DRAINS - 1 {
+        calm(&inbox);
+    }
+    assert_eq!(inbox.overflow_capacity(), grown, "a short lull keeps it");
+    calm(&inbox);
+    assert_eq!(inbox.overflow_capacity(), 0, "freed after the burst");
+    // And it grows again with the next burst.
+    burst(&inbox);
+    assert!(inbox.overflow_capacity() >= RING * 3);
 }

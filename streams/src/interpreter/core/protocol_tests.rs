@@ -94,13 +94,11 @@ fn system() -> &'static ActorSystem {
     SYSTEM.get_or_init(|| ActorSystem::new("protocol-tests").expect("a valid name"))
 }
 
-fn meta(name: &str, ins: Box<[u32]>, outs: Box<[u32]>) -> StageMeta {
+fn meta(name: &str) -> StageMeta {
     StageMeta {
         name: name.into(),
         attributes: Attributes::new(),
         open_ports: 1,
-        ins,
-        outs,
         keep_going: false,
         finished: false,
         handlers: Vec::new(),
@@ -121,16 +119,21 @@ fn island(log: &Log) -> Island {
             conns: vec![Conn::new(0, 0, 1, 0, SlotKind::of::<u32>())],
             events: VecDeque::new(),
             chased: None,
-            stages: vec![
-                meta("up", Box::new([]), Box::new([0])),
-                meta("down", Box::new([0]), Box::new([])),
+            stages: vec![meta("up"), meta("down")],
+            // Stage 0 ("up") has outlet 0, stage 1 ("down") inlet 0: both
+            // on connection 0.
+            ports: vec![
+                Ports { base: 0, ins: 0, outs: 1 },
+                Ports { base: 1, ins: 1, outs: 0 },
             ],
+            links: vec![0, 0],
             host: Host {
                 island: stopped_ref(system, "protocol"),
                 system: system.clone(),
             },
             timer_generation: 0,
             live_stages: 2,
+            recheck: false,
             idle: Vec::new(),
         },
     }

@@ -108,3 +108,25 @@ fn many_connections_of_mixed_types_keep_their_elements_apart() {
         }
     }
 }
+
+#[test]
+fn inline_and_boxed_slots_both_hold_their_elements() {
+    // Inline: an `Option` of at most three words, word-aligned.
+    let mut c = conn::<(u64, u64)>();
+    *c.slot_mut::<(u64, u64)>().unwrap() = Some((1, 2));
+    assert_eq!(c.slot_mut::<(u64, u64)>().unwrap().take(), Some((1, 2)));
+    // Boxed: too large, or aligned past a word.
+    let mut c = conn::<[u64; 4]>();
+    *c.slot_mut::<[u64; 4]>().unwrap() = Some([1, 2, 3, 4]);
+    assert_eq!(c.slot_mut::<[u64; 4]>().unwrap().take(), Some([1, 2, 3, 4]));
+    let mut c = conn::<u128>();
+    *c.slot_mut::<u128>().unwrap() = Some(u128::MAX - 1);
+    assert_eq!(c.slot_mut::<u128>().unwrap().take(), Some(u128::MAX - 1));
+    // A heap-owning element left in either kind is freed with the slot.
+    let mut c = conn::<String>();
+    *c.slot_mut::<String>().unwrap() = Some("inline".repeat(3));
+    drop(c);
+    let mut c = conn::<(String, String)>();
+    *c.slot_mut::<(String, String)>().unwrap() = Some(("boxed".into(), "too".into()));
+    drop(c);
+}
