@@ -68,6 +68,7 @@
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod error;
+pub mod handover;
 mod overflow;
 mod sync;
 
