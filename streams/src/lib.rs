@@ -94,6 +94,11 @@ mod queue {
 }
 
 #[cfg(loom)]
+mod hub {
+    pub(crate) mod registry;
+}
+
+#[cfg(loom)]
 mod kill_switch {
     pub(crate) mod registry;
 }
@@ -109,6 +114,7 @@ runtime_modules! {
     mod completion;
     mod fusion;
     pub mod graph;
+    mod hub;
     mod interpreter;
     pub mod io;
     mod kill_switch;
@@ -124,6 +130,7 @@ runtime_modules! {
     pub use actor::ActorRefSource;
     pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
     pub use completion::{Completer, Completion};
+    pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     #[cfg(feature = "tracing")]
