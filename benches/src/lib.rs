@@ -136,6 +136,7 @@ pub mod ping_pong {
 
 pub mod akka_pingpong;
 pub mod gated_tell;
+pub mod hubs;
 
 pub mod actor_ref_source;
 pub mod interop;

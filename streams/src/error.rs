@@ -203,10 +203,9 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
-            ErrorKind::PartitionOutOfRange { index, consumers } => write!(
-                f,
-                "the partitioner chose consumer {index} of {consumers}"
-            ),
+            ErrorKind::PartitionOutOfRange { index, consumers } => {
+                write!(f, "the partitioner chose consumer {index} of {consumers}")
+            }
         }
     }
 }

@@ -4,7 +4,9 @@
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{TestSink, TestSource};
-use weir_streams::{ArgumentError, BroadcastHub, DrainingControl, ErrorKind, MergeHub, PartitionHub};
+use weir_streams::{
+    ArgumentError, BroadcastHub, DrainingControl, ErrorKind, MergeHub, PartitionHub,
+};
 use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
 
 fn assert_handle<H: Send + Sync + Clone + 'static>(_: &H) {}
@@ -20,12 +22,26 @@ fn handles_are_send_sync_clone_and_zero_buffers_are_refused() {
     assert_handle::<DrainingControl>(&draining);
     let source = Source::<u32, ()>::empty().run_with(BroadcastHub::sink(4).unwrap(), &mat);
     assert_handle::<Source<u32, ()>>(&source);
-    let source = Source::<u32, ()>::empty().run_with(PartitionHub::sink(|_, _: &u32| Some(0), 1, 4).unwrap(), &mat);
+    let source = Source::<u32, ()>::empty().run_with(
+        PartitionHub::sink(|_, _: &u32| Some(0), 1, 4).unwrap(),
+        &mat,
+    );
     assert_handle::<Source<u32, ()>>(&source);
-    assert_eq!(MergeHub::source::<u32>(0).err(), Some(ArgumentError::Zero { argument: "per_producer_buffer" }));
-    assert_eq!(BroadcastHub::sink::<u32>(0).err(), Some(ArgumentError::Zero { argument: "buffer" }));
+    assert_eq!(
+        MergeHub::source::<u32>(0).err(),
+        Some(ArgumentError::Zero {
+            argument: "per_producer_buffer"
+        })
+    );
+    assert_eq!(
+        BroadcastHub::sink::<u32>(0).err(),
+        Some(ArgumentError::Zero { argument: "buffer" })
+    );
     let partition = PartitionHub::sink(|_, _: &u32| Some(0), 1, 0);
-    assert_eq!(partition.err(), Some(ArgumentError::Zero { argument: "buffer" }));
+    assert_eq!(
+        partition.err(),
+        Some(ArgumentError::Zero { argument: "buffer" })
+    );
     shutdown(&system);
 }
 
@@ -40,7 +56,9 @@ fn merge_hub_merges_producers_attached_while_running() {
         .to_mat(Sink::collect(), Keep::both)
         .run(&mat);
     Source::from_iter(1..=10u32).run_with(sink.clone(), &mat);
-    Source::from_iter(11..=20u32).async_boundary().run_with(sink.clone(), &mat);
+    Source::from_iter(11..=20u32)
+        .async_boundary()
+        .run_with(sink.clone(), &mat);
     // A producer attaching later, after the first ones completed.
     std::thread::sleep(QUIET);
     Source::from_iter(21..=30u32).run_with(sink, &mat);
@@ -110,7 +128,9 @@ fn merge_hub_keeps_working_when_a_producer_fails() {
     }
     failing.send_error(StreamError::msg("late failure"));
     Source::from_iter(6..=10u32).run_with(sink, &mat);
-    let mut all = all.wait().expect("a producer's failure does not fail the hub");
+    let mut all = all
+        .wait()
+        .expect("a producer's failure does not fail the hub");
     all.sort_unstable();
     assert_eq!(all, (1..=10).collect::<Vec<_>>());
     shutdown(&system);
@@ -186,7 +206,10 @@ fn broadcast_hub_holds_elements_for_the_first_consumer_and_drains_on_completion(
     // wait for the first consumer, which then gets the completion.
     let source = Source::from_iter(1..=5u32).run_with(BroadcastHub::sink(8).unwrap(), &mat);
     std::thread::sleep(QUIET);
-    assert_eq!(source.clone().run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 3, 4, 5]));
+    assert_eq!(
+        source.clone().run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 3, 4, 5])
+    );
     // A consumer attaching after the end gets the end at once.
     let late = source.run_with(Sink::collect(), &mat);
     assert_eq!(late.wait(), Ok(Vec::<u32>::new()));
@@ -199,8 +222,14 @@ fn broadcast_hub_goes_at_the_pace_of_the_slowest_consumer() {
     let (mut up, source) = TestSource::probe::<u32>()
         .to_mat(BroadcastHub::sink(2).unwrap(), Keep::both)
         .run(&mat);
-    let mut fast = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
-    let mut slow = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut fast = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut slow = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
     fast.request(100);
     let mut sent = 0;
     while eventually(QUIET, || up.take_requests() > 0) {
@@ -208,7 +237,10 @@ fn broadcast_hub_goes_at_the_pace_of_the_slowest_consumer() {
         sent += 1;
         assert!(sent <= 10, "the slow consumer must hold the hub back");
     }
-    assert_eq!(fast.expect_next_n(sent as usize), (0..sent).collect::<Vec<_>>());
+    assert_eq!(
+        fast.expect_next_n(sent as usize),
+        (0..sent).collect::<Vec<_>>()
+    );
     // Detaching the slow consumer releases the hub.
     slow.cancel();
     assert!(eventually(PATIENCE, || up.take_requests() > 0));
@@ -234,8 +266,14 @@ fn broadcast_hub_failure_reaches_every_consumer_and_late_ones() {
     let (mut up, source) = TestSource::probe::<u32>()
         .to_mat(BroadcastHub::sink(4).unwrap(), Keep::both)
         .run(&mat);
-    let mut a = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
-    let mut b = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut a = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut b = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
     a.request(1);
     b.request(1);
     up.expect_request();
@@ -263,7 +301,10 @@ fn partition_hub_routes_each_element_to_one_consumer() {
     assert_eq!(even.wait(), Ok((0..100).step_by(2).collect::<Vec<_>>()));
     assert_eq!(odd.wait(), Ok((1..100).step_by(2).collect::<Vec<_>>()));
     // Attaching after completion: completed at once.
-    assert_eq!(source.run_with(Sink::collect(), &mat).wait(), Ok(Vec::<u32>::new()));
+    assert_eq!(
+        source.run_with(Sink::collect(), &mat).wait(),
+        Ok(Vec::<u32>::new())
+    );
     shutdown(&system);
 }
 
@@ -271,9 +312,15 @@ fn partition_hub_routes_each_element_to_one_consumer() {
 fn partition_hub_waits_for_its_consumers_and_back_pressures() {
     let (system, mat) = stream_system("partition-start");
     let (mut up, source) = TestSource::probe::<u32>()
-        .to_mat(PartitionHub::sink(|_, x: &u32| Some(*x as usize % 2), 2, 2).unwrap(), Keep::both)
+        .to_mat(
+            PartitionHub::sink(|_, x: &u32| Some(*x as usize % 2), 2, 2).unwrap(),
+            Keep::both,
+        )
         .run(&mat);
-    let mut first = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut first = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
     up.expect_no_signal(QUIET); // one consumer of two: nothing is pulled
     let mut second = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
     second.request(100);
@@ -300,19 +347,36 @@ fn partition_hub_waits_for_its_consumers_and_back_pressures() {
 fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
     let (system, mat) = stream_system("partition-index");
     let source = Source::from_iter(0..10u32).run_with(
-        PartitionHub::sink(|_, x: &u32| if *x < 3 { None } else { Some(*x as usize - 3) }, 1, 4).unwrap(),
+        PartitionHub::sink(
+            |_, x: &u32| if *x < 3 { None } else { Some(*x as usize - 3) },
+            1,
+            4,
+        )
+        .unwrap(),
         &mat,
     );
     let error = source.run_with(Sink::collect(), &mat).wait().unwrap_err();
     assert!(
-        matches!(error.kind(), ErrorKind::PartitionOutOfRange { index: 1, consumers: 1 }),
+        matches!(
+            error.kind(),
+            ErrorKind::PartitionOutOfRange {
+                index: 1,
+                consumers: 1
+            }
+        ),
         "{error}"
     );
     // Consumers that leave stop being partitioned to.
     let (mut up, source) = TestSource::probe::<u32>()
-        .to_mat(PartitionHub::sink(|n, x: &u32| Some(*x as usize % n), 2, 4).unwrap(), Keep::both)
+        .to_mat(
+            PartitionHub::sink(|n, x: &u32| Some(*x as usize % n), 2, 4).unwrap(),
+            Keep::both,
+        )
         .run(&mat);
-    let mut stays = source.clone().to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut stays = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
     let mut leaves = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
     stays.request(10);
     leaves.cancel();

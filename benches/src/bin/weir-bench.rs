@@ -685,12 +685,18 @@ fn main() {
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("graph") => graph(&args),
+        Some("hubs") => weir_benches::hubs::report(
+            args.get("--elements").unwrap_or(1_000_000),
+            args.get("--runs").unwrap_or(5) as usize,
+            args.get("--buffer").unwrap_or(256) as usize,
+            &|| ALLOC.allocations(),
+        ),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
         Some("io") => io(&args),
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N]"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | hubs [--elements N] [--runs N] [--buffer N]"
             );
             std::process::exit(2);
         }

@@ -274,6 +274,21 @@ pub fn channel<T, P: Notify, C: Notify>(
 /// The side that puts elements in. Dropping it without
 /// [`finish`](Self::finish) ends the channel with
 /// [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
+///
+/// # Examples
+///
+/// ```
+/// use std::task::Waker;
+/// use weir_streams::handover::{self, Order};
+///
+/// let (mut producer, consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Pop);
+/// assert!(!producer.push(1)); // the batch (half the buffer) is not full yet
+/// assert!(producer.push(2)); // a full batch: hand over now
+/// assert!(!producer.hand_over());
+/// assert_eq!(producer.credit(), 2);
+/// drop(consumer); // cancels
+/// assert!(producer.hand_over());
+/// ```
 pub struct Producer<T, P: Notify, C: Notify> {
     shared: Arc<Shared<T, P, C>>,
     /// Taken in, not yet handed over, oldest first.
@@ -411,6 +426,24 @@ impl<T, P: Notify, C: Notify> Drop for Producer<T, P, C> {
 
 /// The side that takes elements out. Dropping it cancels (see
 /// [`cancel`](Self::cancel)).
+///
+/// # Examples
+///
+/// ```
+/// use std::task::Waker;
+/// use weir_streams::handover::{self, Order, Refill, Wait};
+///
+/// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Drain);
+/// producer.push(1);
+/// producer.push(2);
+/// producer.hand_over();
+/// assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+/// let batch: Vec<u8> = consumer.batch_mut().drain(..).collect();
+/// consumer.consumed(batch.len()); // credit goes back
+/// assert_eq!(batch, vec![1, 2]);
+/// producer.hand_over();
+/// assert_eq!(producer.credit(), 4);
+/// ```
 pub struct Consumer<T, P: Notify, C: Notify> {
     shared: Arc<Shared<T, P, C>>,
     /// The current batch, in `order`.

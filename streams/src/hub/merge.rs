@@ -111,6 +111,23 @@ struct Shared<T> {
 
 /// Makes a [`MergeHub`] drain: [`MergeHub::source_with_draining`].
 /// `Send + Sync + Clone`.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::MergeHub;
+///
+/// let system = weir_actor::ActorSystem::new("drain-control").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let ((_sink, draining), done) = MergeHub::source_with_draining::<u32>(4)
+///     .unwrap()
+///     .to_mat(Sink::ignore(), Keep::both)
+///     .run(&materializer);
+/// draining.clone().drain_and_complete(); // no producer attached: completes
+/// assert_eq!(done.wait(), Ok(()));
+/// system.terminate().wait().unwrap();
+/// ```
 #[derive(Clone)]
 pub struct DrainingControl {
     drain: Arc<dyn Fn() + Send + Sync>,

@@ -38,7 +38,12 @@ fn register_against_close() {
             .into_iter()
             .filter_map(|r| r.join().unwrap())
             .collect();
-        let mut all: Vec<usize> = taken.iter().chain(&returned).chain(&rejected).copied().collect();
+        let mut all: Vec<usize> = taken
+            .iter()
+            .chain(&returned)
+            .chain(&rejected)
+            .copied()
+            .collect();
         all.sort_unstable();
         assert_eq!(all, vec![0, 1], "each entry is owned exactly once");
         assert_eq!(wakes.0.load(Ordering::SeqCst), 2 - rejected.len());
