@@ -101,8 +101,7 @@ fn merge_hub_back_pressures_each_producer_on_its_own_buffer() {
     }
     assert_eq!(sent, 4, "a producer fills its own buffer, then waits");
     // Another producer is not held back by the first.
-    let fast = Source::from_iter(vec![100u32, 101]).run_with(sink, &mat);
-    let _ = fast;
+    Source::from_iter(vec![100u32, 101]).run_with(sink, &mat);
     down.request(6);
     let mut got = down.expect_next_n(6);
     got.sort_unstable();

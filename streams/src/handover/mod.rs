@@ -10,8 +10,8 @@
 //! - **Credit.** The [`Producer`] starts with `capacity` credits and spends
 //!   one per element it takes in. The [`Consumer`] gives credit back as it
 //!   passes elements on, `capacity / 2` at a time (and everything it owes
-//!   whenever it finds nothing to take), so at most `capacity` elements are
-//!   ever between the two sides.
+//!   whenever it finds nothing handed over), so at most `capacity` elements
+//!   are ever between the two sides.
 //! - **Batches.** The producer collects elements locally and hands them
 //!   over under one lock per batch ([`Producer::hand_over`]); the consumer
 //!   takes everything handed over under one lock when its own batch is
@@ -521,8 +521,8 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         }
     }
 
-    /// With the batch empty, take everything handed over (giving back the
-    /// credit owed); with nothing handed over, report the end once, or
+    /// With the batch empty, take everything handed over; with nothing
+    /// handed over, report the end once, or give back the credit owed and
     /// wait as `wait` says.
     pub fn refill(&mut self, wait: Wait<'_, C>) -> Refill {
         if !self.local.is_empty() {
@@ -530,7 +530,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         }
         let (refill, notify) = {
             let mut state = self.shared.lock();
-            let notify = Self::return_credit(&mut self.consumed, &mut state);
+            let mut notify = None;
             let refill = if state.closed {
                 Refill::Done
             } else if !state.queue.is_empty() {
@@ -543,6 +543,10 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
                 state.closed = true;
                 Refill::End(end)
             } else {
+                // Nothing to take: give back what is owed (under the lock
+                // already held). Not before: credit handed back early wakes
+                // a waiting producer for smaller batches.
+                notify = Self::return_credit(&mut self.consumed, &mut state);
                 match wait {
                     Wait::No => state.consumer_waiting = false,
                     Wait::Yes => state.consumer_waiting = true,

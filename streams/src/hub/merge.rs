@@ -87,6 +87,8 @@ impl MergeHub {
     /// assert!(all == vec![1, 2] || all.is_empty());
     /// system.terminate().wait().unwrap();
     /// ```
+    // The materialized pair is what a user destructures; an alias would hide it.
+    #[allow(clippy::type_complexity)]
     pub fn source_with_draining<T: Send + 'static>(
         per_producer_buffer: usize,
     ) -> Result<Source<T, (Sink<T, ()>, DrainingControl)>, ArgumentError> {
