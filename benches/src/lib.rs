@@ -138,6 +138,7 @@ pub mod akka_pingpong;
 pub mod gated_tell;
 pub mod hops;
 pub mod idle_streams;
+pub mod hubs;
 
 pub mod actor_ref_source;
 pub mod interop;

@@ -71,6 +71,13 @@ pub enum ErrorKind {
         /// The limit.
         max: u64,
     },
+    /// `PartitionHub`'s partitioner chose a consumer that is not there.
+    PartitionOutOfRange {
+        /// The index the partitioner returned.
+        index: usize,
+        /// How many consumers there were.
+        consumers: usize,
+    },
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -196,6 +203,9 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
+            ErrorKind::PartitionOutOfRange { index, consumers } => {
+                write!(f, "the partitioner chose consumer {index} of {consumers}")
+            }
         }
     }
 }

@@ -68,6 +68,7 @@
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
 mod error;
+pub mod handover;
 mod overflow;
 mod sync;
 
@@ -93,6 +94,11 @@ mod queue {
 }
 
 #[cfg(loom)]
+mod hub {
+    pub(crate) mod registry;
+}
+
+#[cfg(loom)]
 mod kill_switch {
     pub(crate) mod registry;
 }
@@ -108,6 +114,7 @@ runtime_modules! {
     mod completion;
     mod fusion;
     pub mod graph;
+    mod hub;
     mod interpreter;
     pub mod io;
     mod kill_switch;
@@ -123,6 +130,7 @@ runtime_modules! {
     pub use actor::ActorRefSource;
     pub use blueprint::{BidiFlow, Flow, Keep, RunnableGraph, Sink, Source};
     pub use completion::{Completer, Completion};
+    pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     #[cfg(feature = "tracing")]

@@ -707,6 +707,12 @@ fn main() {
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("graph") => graph(&args),
+        Some("hubs") => weir_benches::hubs::report(
+            args.get("--elements").unwrap_or(1_000_000),
+            args.get("--runs").unwrap_or(5) as usize,
+            args.get("--buffer").unwrap_or(256) as usize,
+            &|| ALLOC.allocations(),
+        ),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
         Some("io") => io(&args),
@@ -722,7 +728,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | hubs [--elements N] [--runs N] [--buffer N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

@@ -4,7 +4,8 @@ use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::sync::Arc;
 
-use super::{FUSED_BUDGET, Shared};
+use super::{Down, FUSED_BUDGET};
+use crate::handover::{Refill, Wait};
 use crate::StreamError;
 use crate::fusion::Consumer;
 use crate::stage::{AsyncCallback, GraphStageLogic, OutPort, Outlet, StageContext, StageResult};
@@ -18,12 +19,9 @@ pub(super) enum Downstream<T> {
 
 /// The downstream half: a source in the downstream island.
 pub(super) struct BoundaryIn<T> {
-    pub(super) shared: Arc<Shared<T>>,
-    /// Taken from the queue, not yet passed on: oldest first for a fused
-    /// sink, newest first (popped from the back) for the outlet.
-    pub(super) local: Vec<T>,
-    pub(super) consumed: usize,
-    pub(super) batch: usize,
+    /// Its end of the hand-over; the batch is oldest first for a fused
+    /// sink, newest first (popped) for the outlet.
+    pub(super) consumer: Down<T>,
     pub(super) finished: bool,
     pub(super) downstream: Downstream<T>,
     pub(super) resume: Option<AsyncCallback<()>>,
@@ -38,21 +36,12 @@ impl<T: Send + 'static> BoundaryIn<T> {
     /// `Some(outcome)` once everything upstream sent is delivered and it
     /// has finished.
     fn refill(&mut self, waiting: bool) -> Option<Option<StreamError>> {
-        if !self.local.is_empty() {
-            return None;
+        match self.consumer.refill(if waiting { Wait::Yes } else { Wait::No }) {
+            Refill::Ready | Refill::Empty => None,
+            Refill::End(outcome) => Some(outcome.err()),
+            // Only after `finished` is set, which stops every caller.
+            Refill::Done => Some(None),
         }
-        let mut state = self.shared.lock();
-        std::mem::swap(&mut state.queue, &mut self.local);
-        if matches!(self.downstream, Downstream::Port) {
-            self.local.reverse();
-        }
-        if self.local.is_empty() {
-            match state.done.clone() {
-                Some(outcome) => return Some(outcome),
-                None => state.down_waiting = waiting,
-            }
-        }
-        None
     }
 
     fn step(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -75,11 +64,10 @@ impl<T: Send + 'static> BoundaryIn<T> {
             if let Some(outcome) = self.refill(true) {
                 return self.end(ctx, outcome);
             }
-            let Some(element) = self.local.pop() else {
+            let Some(element) = self.consumer.pop() else {
                 return Ok(()); // woken when upstream hands more over
             };
             ctx.push(out, element)?;
-            self.count_consumed(1);
         }
         match self.refill(false) {
             Some(outcome) => self.end(ctx, outcome),
@@ -109,14 +97,14 @@ impl<T: Send + 'static> BoundaryIn<T> {
                 ctx.complete_stage();
                 return Ok(());
             }
-            if self.local.is_empty() {
+            if self.consumer.is_empty() {
                 return Ok(()); // woken when upstream hands more over
             }
-            let n = self.local.len().min(budget);
+            let local = self.consumer.batch_mut();
+            let n = local.len().min(budget);
             let Downstream::Consumer(consumer) = &mut self.downstream else {
                 return Ok(());
             };
-            let local = &mut self.local;
             let drained = catch_unwind(AssertUnwindSafe(|| consumer.drain_batch(local, n)));
             budget -= n;
             match drained {
@@ -126,7 +114,7 @@ impl<T: Send + 'static> BoundaryIn<T> {
                     ctx.complete_stage();
                     return Ok(());
                 }
-                Ok(ControlFlow::Continue(())) => self.count_consumed(n),
+                Ok(ControlFlow::Continue(())) => self.consumer.consumed(n),
                 Err(payload) => {
                     self.finished = true;
                     let name: Arc<str> = ctx.stage_name().into();
@@ -144,35 +132,12 @@ impl<T: Send + 'static> BoundaryIn<T> {
         }
         Ok(())
     }
-
-    fn count_consumed(&mut self, n: usize) {
-        self.consumed += n;
-        if self.consumed >= self.batch {
-            self.return_credit();
-        }
-    }
-
-    fn return_credit(&mut self) {
-        let wake = {
-            let mut state = self.shared.lock();
-            state.credit += std::mem::take(&mut self.consumed);
-            if state.up_waiting {
-                state.up_waiting = false;
-                state.wake_up.clone()
-            } else {
-                None
-            }
-        };
-        if let Some(wake) = wake {
-            wake.invoke(());
-        }
-    }
 }
 
 impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.step(ctx));
-        self.shared.lock().wake_down = Some(wake.clone());
+        self.consumer.set_notify(wake.clone());
         if let Downstream::Consumer(consumer) = &mut self.downstream {
             if !consumer.wants_elements() {
                 consumer.finish(Ok(()));
@@ -206,18 +171,6 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
 
 impl<T> BoundaryIn<T> {
     fn cancel_upstream(&mut self) {
-        let wake = {
-            let mut state = self.shared.lock();
-            if state.cancelled || state.done.is_some() {
-                return;
-            }
-            state.cancelled = true;
-            state.queue.clear();
-            state.wake_up.clone()
-        };
-        self.local.clear();
-        if let Some(wake) = wake {
-            wake.invoke(());
-        }
+        self.consumer.cancel();
     }
 }

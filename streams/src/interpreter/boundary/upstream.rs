@@ -4,7 +4,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::sync::Arc;
 use std::task::{Context, Waker};
 
-use super::{FUSED_BUDGET, Shared};
+use super::{FUSED_BUDGET, Up};
 use crate::fusion::{BoxChunks, Fill};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
 use crate::{ErrorKind, StreamError};
@@ -18,11 +18,9 @@ pub(super) enum Upstream<T> {
 
 /// The upstream half: a sink in the upstream island.
 pub(super) struct BoundaryOut<T> {
-    pub(super) shared: Arc<Shared<T>>,
-    /// Elements taken in and not yet handed over, oldest first.
-    pub(super) local: Vec<T>,
-    pub(super) credit: usize,
-    pub(super) batch: usize,
+    /// Its end of the hand-over (dropped without a finish, when the
+    /// island aborts, it tells downstream).
+    pub(super) producer: Up<T>,
     pub(super) upstream: Upstream<T>,
     /// For a fused source: run again after yielding the thread, or when
     /// the source wakes (the waker invokes the callback).
@@ -37,34 +35,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
     /// Hand the local batch over; learn about cancellation; take credit.
     /// Returns whether downstream cancelled.
     fn hand_over(&mut self) -> bool {
-        let mut wake = None;
-        let cancelled;
-        {
-            let mut state = self.shared.lock();
-            cancelled = state.cancelled;
-            if !self.local.is_empty() && !cancelled {
-                if state.queue.is_empty() {
-                    std::mem::swap(&mut state.queue, &mut self.local);
-                } else {
-                    state.queue.append(&mut self.local);
-                }
-                if state.down_waiting {
-                    state.down_waiting = false;
-                    wake = state.wake_down.clone();
-                }
-            }
-            self.credit += std::mem::take(&mut state.credit);
-            if self.credit == 0 {
-                state.up_waiting = true;
-            }
-        }
-        if let Some(wake) = wake {
-            wake.invoke(());
-        }
-        if cancelled {
-            self.local.clear();
-        }
-        cancelled
+        self.producer.hand_over()
     }
 
     /// Hand over, then take in more: pull the inlet, or run the iterator.
@@ -81,7 +52,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
 
     fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = Self::inlet();
-        if self.credit > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+        if self.producer.credit() > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
             ctx.pull(inlet)?;
         }
         Ok(())
@@ -92,20 +63,20 @@ impl<T: Send + 'static> BoundaryOut<T> {
     fn pump(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let mut budget = FUSED_BUDGET;
         loop {
-            let take = self.credit.min(budget);
             let (Upstream::Iter(source), Some((_, waker))) = (&mut self.upstream, &self.resume) else {
                 return Ok(());
             };
-            let local = &mut self.local;
-            let before = local.len();
-            let outcome = if take == 0 {
-                Ok(Fill::More)
-            } else {
-                let mut cx = Context::from_waker(waker);
-                catch_unwind(AssertUnwindSafe(|| source.fill(&mut cx, local, take)))
-            };
-            self.credit -= self.local.len() - before;
-            budget -= take.min(budget);
+            let credit = self.producer.credit();
+            let take = credit.min(budget);
+            let (outcome, full) = self.producer.fill(budget, |local, take| {
+                if take == 0 {
+                    Ok(Fill::More)
+                } else {
+                    let mut cx = Context::from_waker(waker);
+                    catch_unwind(AssertUnwindSafe(|| source.fill(&mut cx, local, take)))
+                }
+            });
+            budget -= take;
             // `Some(outcome)`: the source ended (`None` completed, else failed).
             let end = match outcome {
                 Ok(Fill::More) => None,
@@ -128,12 +99,12 @@ impl<T: Send + 'static> BoundaryOut<T> {
                 ctx.complete_stage();
                 return Ok(());
             }
-            if self.local.len() >= self.batch || self.credit == 0 {
+            if full {
                 if self.hand_over() {
                     ctx.complete_stage();
                     return Ok(());
                 }
-                if self.credit == 0 {
+                if self.producer.credit() == 0 {
                     return Ok(()); // woken when credit comes back
                 }
             }
@@ -148,28 +119,14 @@ impl<T: Send + 'static> BoundaryOut<T> {
     }
 
     fn finish(&mut self, outcome: Option<StreamError>) {
-        let wake = {
-            let mut state = self.shared.lock();
-            state.queue.append(&mut self.local);
-            state.done = Some(outcome);
-            state.up_waiting = false;
-            state.down_waiting = false;
-            if state.cancelled {
-                None
-            } else {
-                state.wake_down.clone()
-            }
-        };
-        if let Some(wake) = wake {
-            wake.invoke(());
-        }
+        self.producer.finish(outcome.map_or(Ok(()), Err));
     }
 }
 
 impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
-        self.shared.lock().wake_up = Some(wake.clone());
+        self.producer.set_notify(wake.clone());
         match self.upstream {
             Upstream::Port => self.pull_if_credit(ctx),
             Upstream::Iter(_) => {
@@ -183,9 +140,7 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(Self::inlet())?;
-        self.local.push(element);
-        self.credit -= 1;
-        if self.local.len() >= self.batch || self.credit == 0 {
+        if self.producer.push(element) {
             self.flush(ctx)
         } else {
             // Hand the partial batch over when the island runs dry.
@@ -195,7 +150,7 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.local.is_empty() { Ok(()) } else { self.flush(ctx) }
+        if self.producer.has_pending() { self.flush(ctx) } else { Ok(()) }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -216,13 +171,8 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
     }
 
     fn post_stop(&mut self) {
-        // Torn down without a finish (the island aborted): tell downstream.
-        let finished = {
-            let state = self.shared.lock();
-            state.done.is_some() || state.cancelled
-        };
-        if !finished {
-            self.finish(Some(StreamError::from_kind(ErrorKind::AbruptTermination)));
-        }
+        // Torn down without a finish (the island aborted): tell downstream
+        // (a no-op after a finish or a cancellation).
+        self.producer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
     }
 }

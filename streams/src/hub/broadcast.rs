@@ -1,0 +1,277 @@
+//! `BroadcastHub`: one upstream, any number of consumers attached while
+//! it runs, each sent every element from the moment it attached.
+
+use std::marker::PhantomData;
+
+use super::registry::Registry;
+use super::{FromHandover, Out};
+use crate::handover::{self, Order};
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape, StageContext,
+    StageResult,
+};
+use crate::sync::Arc;
+use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};
+
+/// A hub that broadcasts one stream to any number of consumers attached
+/// while it runs.
+///
+/// [`BroadcastHub::sink`] materializes a [`Source`]: each run of that
+/// source attaches a consumer, which receives every element that arrives
+/// after it attached (elements that arrived while no consumer was attached,
+/// up to the buffer, go to the first consumers). The hub goes at the pace
+/// of its slowest consumer: each consumer has `buffer` elements of room,
+/// and the hub pulls only when every consumer has room. With no consumer
+/// it holds up to `buffer` elements and then back-pressures.
+///
+/// Completion and failure reach every consumer after the elements before
+/// them; a consumer attaching after the hub ended gets the end at once. A
+/// consumer that cancels just leaves. Elements are cloned per consumer.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::BroadcastHub;
+///
+/// let system = weir_actor::ActorSystem::new("broadcast").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let (queue, hub) = Source::queue(16)
+///     .unwrap()
+///     .to_mat(BroadcastHub::sink(16).unwrap(), Keep::both)
+///     .run(&materializer);
+/// let a = hub.clone().run_with(Sink::collect(), &materializer);
+/// let b = hub.run_with(Sink::fold(0, |sum, x| sum + x), &materializer);
+/// for i in 1..=3 {
+///     futures_executor::block_on(queue.send(i)).unwrap();
+/// }
+/// queue.complete();
+/// assert_eq!(a.wait(), Ok(vec![1, 2, 3]));
+/// assert_eq!(b.wait(), Ok(6));
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct BroadcastHub;
+
+impl BroadcastHub {
+    /// A sink that materializes a [`Source`] of what it takes in; each
+    /// consumer has room for `buffer` elements. See [`BroadcastHub`].
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a buffer of 0.
+    pub fn sink<T: Clone + Send + 'static>(buffer: usize) -> Result<Sink<T, Source<T, ()>>, ArgumentError> {
+        if buffer == 0 {
+            return Err(ArgumentError::Zero { argument: "buffer" });
+        }
+        Ok(Sink::from_graph(HubStage {
+            buffer,
+            _t: PhantomData,
+        }))
+    }
+}
+
+type Shared<T> = Registry<Out<T>, AsyncCallback<()>>;
+
+struct HubStage<T> {
+    buffer: usize,
+    _t: PhantomData<fn(T)>,
+}
+
+impl<T: Clone + Send + 'static> GraphStage for HubStage<T> {
+    type Shape = SinkShape<T>;
+    type Mat = Source<T, ()>;
+
+    fn name(&self) -> &'static str {
+        "broadcast_hub"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Source<T, ()>) {
+        let wake = cx.async_callback(|this: &mut HubLogic<T>, (), ctx| this.wake(ctx));
+        let shared = Arc::new(Registry::new(wake.clone()));
+        let logic = HubLogic {
+            shape: SinkShape::new(),
+            shared: Arc::clone(&shared),
+            outs: Vec::new(),
+            held: Vec::new(),
+            buffer: self.buffer,
+            ended: None,
+            idle_requested: false,
+        };
+        let source = Source::from_graph(ConsumerStage {
+            shared,
+            wake,
+            buffer: self.buffer,
+        });
+        (Box::new(logic), source)
+    }
+}
+
+struct HubLogic<T: Send + 'static> {
+    shape: SinkShape<T>,
+    shared: Arc<Shared<T>>,
+    /// The attached consumers' hand-overs.
+    outs: Vec<Out<T>>,
+    /// Taken in while no consumer was attached (at most `buffer`).
+    held: Vec<T>,
+    buffer: usize,
+    /// Upstream completed while elements were held for a first consumer.
+    ended: Option<Result<(), StreamError>>,
+    idle_requested: bool,
+}
+
+impl<T: Clone + Send + 'static> HubLogic<T> {
+    /// Attach new consumers, take credit, drop cancelled consumers, pull.
+    fn wake(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.attach(ctx);
+        if self.ended.is_some() {
+            return Ok(());
+        }
+        self.hand_over_all();
+        self.pull_if_ready(ctx)
+    }
+
+    fn attach(&mut self, ctx: &mut StageContext<'_>) {
+        let first = self.outs.len();
+        self.shared.take(&mut self.outs);
+        if self.outs.len() == first || first > 0 {
+            return;
+        }
+        // The first consumers get what was held (the credit suffices:
+        // at most `buffer` elements are held).
+        let held = std::mem::take(&mut self.held);
+        let last = self.outs.len() - 1;
+        for element in held {
+            for out in &mut self.outs[..last] {
+                out.push(element.clone());
+            }
+            self.outs[last].push(element);
+        }
+        if let Some(outcome) = self.ended.take() {
+            for mut out in self.shared.close(outcome.clone()) {
+                out.finish(outcome.clone());
+            }
+            for out in &mut self.outs {
+                out.finish(outcome.clone());
+            }
+            ctx.complete_stage();
+        }
+    }
+
+    fn hand_over_all(&mut self) {
+        self.outs.retain_mut(|out| !out.hand_over());
+    }
+
+    fn pull_if_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let inlet = self.shape.inlet;
+        let room = if self.outs.is_empty() {
+            self.held.len() < self.buffer
+        } else {
+            self.outs.iter().all(|out| out.credit() > 0)
+        };
+        if room && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+            ctx.pull(inlet)?;
+        }
+        Ok(())
+    }
+
+    /// End every consumer (and those attaching later) with `outcome`.
+    fn finish(&mut self, outcome: Result<(), StreamError>, ctx: &mut StageContext<'_>) {
+        if outcome.is_ok() && self.outs.is_empty() && !self.held.is_empty() {
+            // Keep what is held for the first consumer, then end.
+            self.ended = Some(outcome);
+            ctx.set_keep_going(true);
+            return;
+        }
+        for mut out in self.shared.close(outcome.clone()) {
+            out.finish(outcome.clone());
+        }
+        for out in &mut self.outs {
+            out.finish(outcome.clone());
+        }
+        ctx.complete_stage();
+    }
+}
+
+impl<T: Clone + Send + 'static> GraphStageLogic for HubLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.wake(ctx)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let Some((last, rest)) = self.outs.split_last_mut() else {
+            self.held.push(element);
+            return self.pull_if_ready(ctx);
+        };
+        let mut hand_over = false;
+        for out in rest {
+            hand_over |= out.push(element.clone());
+        }
+        hand_over |= last.push(element);
+        if hand_over {
+            self.hand_over_all();
+        } else if !self.idle_requested {
+            // Hand partial batches over when the island runs dry.
+            self.idle_requested = true;
+            ctx.request_idle_callback();
+        }
+        self.pull_if_ready(ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.idle_requested = false;
+        self.hand_over_all();
+        self.pull_if_ready(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.finish(Ok(()), ctx);
+        Ok(())
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.finish(Err(error), ctx);
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        // Stopped without an end from upstream (torn down): consumers and
+        // late attachers must not wait for ever (a no-op after `finish`;
+        // dropping `outs` ends their hand-overs the same way).
+        let outcome = Err(StreamError::from_kind(ErrorKind::AbruptTermination));
+        for mut out in self.shared.close(outcome.clone()) {
+            out.finish(outcome.clone());
+        }
+    }
+}
+
+/// One consumer: each run of the hub's source.
+struct ConsumerStage<T> {
+    shared: Arc<Shared<T>>,
+    wake: AsyncCallback<()>,
+    buffer: usize,
+}
+
+impl<T: Clone + Send + 'static> GraphStage for ConsumerStage<T> {
+    type Shape = SourceShape<T>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "broadcast_hub_consumer"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
+        producer.set_notify(self.wake.clone());
+        if let Err((mut producer, outcome)) = self.shared.register(producer) {
+            producer.finish(outcome); // the hub has ended: so does this consumer
+        }
+        (Box::new(FromHandover::new(consumer)), ())
+    }
+}

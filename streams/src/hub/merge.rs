@@ -1,0 +1,307 @@
+//! `MergeHub`: one downstream, any number of producers attached while it
+//! runs, each with its own buffer.
+
+use std::marker::PhantomData;
+
+use super::registry::Registry;
+use super::{In, IntoHandover};
+use crate::handover::{self, Order, Refill, Wait};
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape, StageContext,
+    StageResult,
+};
+use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::{ArgumentError, Sink, Source};
+
+/// A hub that merges any number of producers, attached while it runs,
+/// into one stream.
+///
+/// [`MergeHub::source`] materializes a [`Sink`]: each run of that sink
+/// attaches a producer with room for `per_producer_buffer` elements in the
+/// hub; a producer whose room is used up is back-pressured on its own
+/// (the others go on). Elements of one producer stay in order; producers
+/// take turns a batch at a time.
+///
+/// A producer that completes or fails just leaves: the hub goes on (a
+/// producer's failure does not fail the hub, as in Akka). The hub's source
+/// runs until it is cancelled, which cancels every producer (and producers
+/// attaching later at once); [`MergeHub::source_with_draining`] can also
+/// stop taking new producers and complete once the attached ones have.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::MergeHub;
+///
+/// let system = weir_actor::ActorSystem::new("merge").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let (sink, sum) = MergeHub::source(16)
+///     .unwrap()
+///     .take(6)
+///     .to_mat(Sink::fold(0, |sum, x| sum + x), Keep::both)
+///     .run(&materializer);
+/// Source::from_iter(vec![1, 2, 3]).run_with(sink.clone(), &materializer);
+/// Source::from_iter(vec![10, 20, 30]).run_with(sink, &materializer);
+/// assert_eq!(sum.wait(), Ok(66));
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct MergeHub;
+
+impl MergeHub {
+    /// A source of what every producer sends; it materializes the [`Sink`]
+    /// producers run. See [`MergeHub`].
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a buffer of 0.
+    pub fn source<T: Send + 'static>(per_producer_buffer: usize) -> Result<Source<T, Sink<T, ()>>, ArgumentError> {
+        Ok(Self::source_with_draining(per_producer_buffer)?.map_materialized_value(|(sink, _)| sink))
+    }
+
+    /// [`MergeHub::source`], also materializing a [`DrainingControl`]
+    /// that makes the hub refuse new producers and complete once the
+    /// attached ones have completed.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a buffer of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::MergeHub;
+    ///
+    /// let system = weir_actor::ActorSystem::new("draining").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let ((sink, draining), all) = MergeHub::source_with_draining(4)
+    ///     .unwrap()
+    ///     .to_mat(Sink::collect(), Keep::both)
+    ///     .run(&materializer);
+    /// Source::from_iter(vec![1, 2]).run_with(sink, &materializer);
+    /// draining.drain_and_complete();
+    /// // Whatever was attached before the drain is delivered, then the hub completes.
+    /// let all = all.wait().unwrap();
+    /// assert!(all == vec![1, 2] || all.is_empty());
+    /// system.terminate().wait().unwrap();
+    /// ```
+    // The materialized pair is what a user destructures; an alias would hide it.
+    #[allow(clippy::type_complexity)]
+    pub fn source_with_draining<T: Send + 'static>(
+        per_producer_buffer: usize,
+    ) -> Result<Source<T, (Sink<T, ()>, DrainingControl)>, ArgumentError> {
+        if per_producer_buffer == 0 {
+            return Err(ArgumentError::Zero {
+                argument: "per_producer_buffer",
+            });
+        }
+        Ok(Source::from_graph(HubStage {
+            buffer: per_producer_buffer,
+            _t: PhantomData,
+        }))
+    }
+}
+
+struct Shared<T> {
+    registry: Registry<In<T>, AsyncCallback<()>>,
+    /// The hub's wake-up, for producers' hand-overs.
+    wake: AsyncCallback<()>,
+    draining: AtomicBool,
+}
+
+/// Makes a [`MergeHub`] drain: [`MergeHub::source_with_draining`].
+/// `Send + Sync + Clone`.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::MergeHub;
+///
+/// let system = weir_actor::ActorSystem::new("drain-control").unwrap();
+/// let materializer = Materializer::new(&system);
+/// let ((_sink, draining), done) = MergeHub::source_with_draining::<u32>(4)
+///     .unwrap()
+///     .to_mat(Sink::ignore(), Keep::both)
+///     .run(&materializer);
+/// draining.clone().drain_and_complete(); // no producer attached: completes
+/// assert_eq!(done.wait(), Ok(()));
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Clone)]
+pub struct DrainingControl {
+    drain: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl DrainingControl {
+    /// Refuse producers attaching from now on (they are cancelled), and
+    /// complete the hub's source once every attached producer has
+    /// completed and its elements are delivered.
+    pub fn drain_and_complete(&self) {
+        (self.drain)();
+    }
+}
+
+impl std::fmt::Debug for DrainingControl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("DrainingControl")
+    }
+}
+
+struct HubStage<T> {
+    buffer: usize,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static> GraphStage for HubStage<T> {
+    type Shape = SourceShape<T>;
+    type Mat = (Sink<T, ()>, DrainingControl);
+
+    fn name(&self) -> &'static str {
+        "merge_hub"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
+        let wake = cx.async_callback(|this: &mut HubLogic<T>, (), ctx| this.wake(ctx));
+        let shared = Arc::new(Shared {
+            registry: Registry::new(wake.clone()),
+            wake,
+            draining: AtomicBool::new(false),
+        });
+        let logic = HubLogic {
+            shape: SourceShape::new(),
+            shared: Arc::clone(&shared),
+            ins: Vec::new(),
+            current: 0,
+            draining: false,
+        };
+        let control = {
+            let shared = Arc::clone(&shared);
+            DrainingControl {
+                drain: Arc::new(move || {
+                    // Refused at once: a producer run after this call is
+                    // cancelled, one attached before is drained.
+                    shared.registry.refuse(Ok(()));
+                    shared.draining.store(true, Ordering::Release);
+                    shared.registry.notify();
+                }),
+            }
+        };
+        let sink = Sink::from_graph(ProducerStage {
+            shared,
+            buffer: self.buffer,
+        });
+        (Box::new(logic), (sink, control))
+    }
+}
+
+struct HubLogic<T: Send + 'static> {
+    shape: SourceShape<T>,
+    shared: Arc<Shared<T>>,
+    /// The attached producers' hand-overs.
+    ins: Vec<In<T>>,
+    /// The producer whose batch is being emitted.
+    current: usize,
+    draining: bool,
+}
+
+impl<T: Send + 'static> HubLogic<T> {
+    fn wake(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.shared.registry.take(&mut self.ins);
+        if !self.draining && self.shared.draining.load(Ordering::Acquire) {
+            self.draining = true;
+            // Attached before the drain (the registry refuses later ones).
+            self.shared.registry.take(&mut self.ins);
+        }
+        self.deliver(ctx)
+    }
+
+    /// Emit the next element if downstream wants one: from the current
+    /// producer's batch, else refill the producers in turn (each one that
+    /// has nothing marks itself waiting, so a hand-over wakes the hub).
+    fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        if !ctx.is_available(out) {
+            return Ok(());
+        }
+        if let Some(input) = self.ins.get_mut(self.current)
+            && let Some(element) = input.pop()
+        {
+            return ctx.push(out, element);
+        }
+        let mut tried = 0;
+        while tried < self.ins.len() {
+            self.current = (self.current + 1) % self.ins.len();
+            let input = &mut self.ins[self.current];
+            match input.refill(Wait::Yes) {
+                Refill::Ready => {
+                    if let Some(element) = input.pop() {
+                        return ctx.push(out, element);
+                    }
+                    tried += 1;
+                }
+                Refill::Empty => tried += 1,
+                // A producer that ended (failed or not) just leaves.
+                Refill::End(_) | Refill::Done => {
+                    // The last one moves here: look at this place again.
+                    let at = self.current;
+                    self.ins.swap_remove(at);
+                    self.current = if at == 0 { self.ins.len().saturating_sub(1) } else { at - 1 };
+                }
+            }
+        }
+        if self.draining && self.ins.is_empty() {
+            ctx.complete(out);
+        }
+        Ok(())
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for HubLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.wake(ctx)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.deliver(ctx)
+    }
+
+    fn post_stop(&mut self) {
+        // Cancelled or torn down: refuse later producers, cancel the
+        // attached ones (dropping a hand-over end cancels it).
+        drop(self.shared.registry.close(Ok(())));
+        self.ins.clear();
+    }
+}
+
+/// One producer: each run of the hub's sink.
+struct ProducerStage<T> {
+    shared: Arc<Shared<T>>,
+    buffer: usize,
+}
+
+impl<T: Send + 'static> GraphStage for ProducerStage<T> {
+    type Shape = SinkShape<T>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "merge_hub_producer"
+    }
+
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
+        let wake = cx.async_callback(|this: &mut IntoHandover<T>, (), ctx| this.hand_over(ctx));
+        producer.set_notify(wake);
+        consumer.set_notify(self.shared.wake.clone());
+        // Refused (the hub is gone or draining): dropping the consumer
+        // cancels, which stops this producer when it starts.
+        let _ = self.shared.registry.register(consumer);
+        let logic = IntoHandover {
+            shape: SinkShape::new(),
+            producer,
+        };
+        (Box::new(logic), ())
+    }
+}

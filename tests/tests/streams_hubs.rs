@@ -1,0 +1,389 @@
+//! Hubs (`MergeHub`, `BroadcastHub`, `PartitionHub`): attaching and
+//! detaching while running, attaching after the end, a failing producer,
+//! back-pressure, draining. Scenarios modelled on Pekko's HubSpec.
+
+use weir_streams::prelude::*;
+use weir_streams::testkit::{TestSink, TestSource};
+use weir_streams::{
+    ArgumentError, BroadcastHub, DrainingControl, ErrorKind, MergeHub, PartitionHub,
+};
+use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
+
+fn assert_handle<H: Send + Sync + Clone + 'static>(_: &H) {}
+
+#[test]
+fn handles_are_send_sync_clone_and_zero_buffers_are_refused() {
+    let (system, mat) = stream_system("hub-handles");
+    let (sink, draining) = MergeHub::source_with_draining::<u32>(4)
+        .unwrap()
+        .to(Sink::ignore())
+        .run(&mat);
+    assert_handle::<Sink<u32, ()>>(&sink);
+    assert_handle::<DrainingControl>(&draining);
+    let source = Source::<u32, ()>::empty().run_with(BroadcastHub::sink(4).unwrap(), &mat);
+    assert_handle::<Source<u32, ()>>(&source);
+    let source = Source::<u32, ()>::empty().run_with(
+        PartitionHub::sink(|_, _: &u32| Some(0), 1, 4).unwrap(),
+        &mat,
+    );
+    assert_handle::<Source<u32, ()>>(&source);
+    assert_eq!(
+        MergeHub::source::<u32>(0).err(),
+        Some(ArgumentError::Zero {
+            argument: "per_producer_buffer"
+        })
+    );
+    assert_eq!(
+        BroadcastHub::sink::<u32>(0).err(),
+        Some(ArgumentError::Zero { argument: "buffer" })
+    );
+    let partition = PartitionHub::sink(|_, _: &u32| Some(0), 1, 0);
+    assert_eq!(
+        partition.err(),
+        Some(ArgumentError::Zero { argument: "buffer" })
+    );
+    shutdown(&system);
+}
+
+// ---- MergeHub ----
+
+#[test]
+fn merge_hub_merges_producers_attached_while_running() {
+    let (system, mat) = stream_system("merge-happy");
+    let (sink, all) = MergeHub::source(8)
+        .unwrap()
+        .take(30)
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    Source::from_iter(1..=10u32).run_with(sink.clone(), &mat);
+    Source::from_iter(11..=20u32)
+        .async_boundary()
+        .run_with(sink.clone(), &mat);
+    // A producer attaching later, after the first ones completed.
+    std::thread::sleep(QUIET);
+    Source::from_iter(21..=30u32).run_with(sink, &mat);
+    let mut all = all.wait().unwrap();
+    all.sort_unstable();
+    assert_eq!(all, (1..=30).collect::<Vec<_>>());
+    shutdown(&system);
+}
+
+#[test]
+fn merge_hub_keeps_each_producer_in_order_over_long_streams() {
+    let (system, mat) = stream_system("merge-long");
+    let (sink, all) = MergeHub::source(16)
+        .unwrap()
+        .take(20_000)
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    Source::from_iter(0..10_000u32).run_with(sink.clone(), &mat);
+    Source::from_iter(10_000..20_000u32).run_with(sink, &mat);
+    let all = all.wait().unwrap();
+    let (low, high): (Vec<u32>, Vec<u32>) = all.into_iter().partition(|&x| x < 10_000);
+    assert_eq!(low, (0..10_000).collect::<Vec<_>>());
+    assert_eq!(high, (10_000..20_000).collect::<Vec<_>>());
+    shutdown(&system);
+}
+
+#[test]
+fn merge_hub_back_pressures_each_producer_on_its_own_buffer() {
+    let (system, mat) = stream_system("merge-buffer");
+    let (sink, mut down) = MergeHub::source(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut slow = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    // Without demand downstream the producer may send its buffer, no more.
+    let mut sent = 0;
+    while sent < 10 && eventually(QUIET, || slow.take_requests() > 0) {
+        slow.send_next(sent);
+        sent += 1;
+    }
+    assert_eq!(sent, 4, "a producer fills its own buffer, then waits");
+    // Another producer is not held back by the first.
+    Source::from_iter(vec![100u32, 101]).run_with(sink, &mat);
+    down.request(6);
+    let mut got = down.expect_next_n(6);
+    got.sort_unstable();
+    assert_eq!(got, vec![0, 1, 2, 3, 100, 101]);
+    // Demand returns credit: the first producer may send again.
+    assert!(eventually(PATIENCE, || slow.take_requests() > 0));
+    shutdown(&system);
+}
+
+#[test]
+fn merge_hub_keeps_working_when_a_producer_fails() {
+    let (system, mat) = stream_system("merge-failing");
+    let (sink, all) = MergeHub::source(8)
+        .unwrap()
+        .take(10)
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    Source::<u32, ()>::failed(StreamError::msg("producer failed")).run_with(sink.clone(), &mat);
+    let mut failing = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    for i in 1..=5 {
+        assert!(eventually(PATIENCE, || failing.take_requests() > 0));
+        failing.send_next(i);
+    }
+    failing.send_error(StreamError::msg("late failure"));
+    Source::from_iter(6..=10u32).run_with(sink, &mat);
+    let mut all = all
+        .wait()
+        .expect("a producer's failure does not fail the hub");
+    all.sort_unstable();
+    assert_eq!(all, (1..=10).collect::<Vec<_>>());
+    shutdown(&system);
+}
+
+#[test]
+fn merge_hub_cancellation_reaches_attached_and_later_producers() {
+    let (system, mat) = stream_system("merge-cancel");
+    let (sink, mut down) = MergeHub::source(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut attached = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    attached.send_next(1);
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    down.cancel();
+    attached.expect_cancellation();
+    let mut late = TestSource::probe::<u32>().to(sink).run(&mat);
+    late.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn merge_hub_drains_attached_producers_then_completes() {
+    let (system, mat) = stream_system("merge-drain");
+    let ((sink, draining), mut down) = MergeHub::source_with_draining(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut attached = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    attached.send_next(1);
+    down.request(10);
+    assert_eq!(down.expect_next(), 1);
+    draining.drain_and_complete();
+    // Producers attaching after the drain are refused.
+    let mut late = TestSource::probe::<u32>().to(sink).run(&mat);
+    late.expect_cancellation();
+    // The attached one goes on until it completes; then the hub completes.
+    attached.send_next(2);
+    assert_eq!(down.expect_next(), 2);
+    down.expect_no_message(QUIET);
+    attached.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}
+
+// ---- BroadcastHub ----
+
+#[test]
+fn broadcast_hub_sends_the_same_elements_to_consumers_attached_together() {
+    let (system, mat) = stream_system("broadcast-happy");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(BroadcastHub::sink(8).unwrap(), Keep::both)
+        .run(&mat);
+    let a = source.clone().run_with(Sink::collect(), &mat);
+    let b = source.run_with(Sink::collect(), &mat);
+    // Both attachments reach the hub before the elements (one mailbox).
+    for i in 1..=20 {
+        assert!(eventually(PATIENCE, || up.take_requests() > 0));
+        up.send_next(i);
+    }
+    up.send_complete();
+    assert_eq!(a.wait(), Ok((1..=20).collect::<Vec<_>>()));
+    assert_eq!(b.wait(), Ok((1..=20).collect::<Vec<_>>()));
+    shutdown(&system);
+}
+
+#[test]
+fn broadcast_hub_holds_elements_for_the_first_consumer_and_drains_on_completion() {
+    let (system, mat) = stream_system("broadcast-hold");
+    // Upstream completes before anyone attached: the buffered elements
+    // wait for the first consumer, which then gets the completion.
+    let source = Source::from_iter(1..=5u32).run_with(BroadcastHub::sink(8).unwrap(), &mat);
+    std::thread::sleep(QUIET);
+    assert_eq!(
+        source.clone().run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 3, 4, 5])
+    );
+    // A consumer attaching after the end gets the end at once.
+    let late = source.run_with(Sink::collect(), &mat);
+    assert_eq!(late.wait(), Ok(Vec::<u32>::new()));
+    shutdown(&system);
+}
+
+#[test]
+fn broadcast_hub_goes_at_the_pace_of_the_slowest_consumer() {
+    let (system, mat) = stream_system("broadcast-slow");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(BroadcastHub::sink(2).unwrap(), Keep::both)
+        .run(&mat);
+    let mut fast = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut slow = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    fast.request(100);
+    let mut sent = 0;
+    while eventually(QUIET, || up.take_requests() > 0) {
+        up.send_next(sent);
+        sent += 1;
+        assert!(sent <= 10, "the slow consumer must hold the hub back");
+    }
+    assert_eq!(
+        fast.expect_next_n(sent as usize),
+        (0..sent).collect::<Vec<_>>()
+    );
+    // Detaching the slow consumer releases the hub.
+    slow.cancel();
+    assert!(eventually(PATIENCE, || up.take_requests() > 0));
+    up.send_next(99);
+    assert_eq!(fast.expect_next(), 99);
+    // A consumer attaching while running sees elements from then on.
+    let mut later = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    later.request(10);
+    std::thread::sleep(QUIET);
+    assert!(eventually(PATIENCE, || up.take_requests() > 0));
+    up.send_next(100);
+    assert_eq!(fast.expect_next(), 100);
+    assert_eq!(later.expect_next(), 100);
+    up.send_complete();
+    fast.expect_complete();
+    later.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn broadcast_hub_failure_reaches_every_consumer_and_late_ones() {
+    let (system, mat) = stream_system("broadcast-fail");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(BroadcastHub::sink(4).unwrap(), Keep::both)
+        .run(&mat);
+    let mut a = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut b = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    a.request(1);
+    b.request(1);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(a.expect_next(), 1);
+    assert_eq!(b.expect_next(), 1);
+    up.send_error(StreamError::msg("upstream broke"));
+    assert_eq!(a.expect_error().to_string(), b.expect_error().to_string());
+    let late = source.run_with(Sink::collect(), &mat).wait();
+    assert!(late.unwrap_err().to_string().contains("upstream broke"));
+    shutdown(&system);
+}
+
+// ---- PartitionHub ----
+
+#[test]
+fn partition_hub_routes_each_element_to_one_consumer() {
+    let (system, mat) = stream_system("partition-happy");
+    let source = Source::from_iter(0..100u32).run_with(
+        PartitionHub::sink(|n, x: &u32| Some(*x as usize % n), 2, 4).unwrap(),
+        &mat,
+    );
+    let even = source.clone().run_with(Sink::collect(), &mat);
+    let odd = source.clone().run_with(Sink::collect(), &mat);
+    assert_eq!(even.wait(), Ok((0..100).step_by(2).collect::<Vec<_>>()));
+    assert_eq!(odd.wait(), Ok((1..100).step_by(2).collect::<Vec<_>>()));
+    // Attaching after completion: completed at once.
+    assert_eq!(
+        source.run_with(Sink::collect(), &mat).wait(),
+        Ok(Vec::<u32>::new())
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn partition_hub_waits_for_its_consumers_and_back_pressures() {
+    let (system, mat) = stream_system("partition-start");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(
+            PartitionHub::sink(|_, x: &u32| Some(*x as usize % 2), 2, 2).unwrap(),
+            Keep::both,
+        )
+        .run(&mat);
+    let mut first = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    up.expect_no_signal(QUIET); // one consumer of two: nothing is pulled
+    let mut second = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    second.request(100);
+    // Elements for `first` (even) fill its buffer; then the hub waits.
+    let mut sent = 0;
+    while eventually(QUIET, || up.take_requests() > 0) {
+        up.send_next(sent * 2);
+        sent += 1;
+        assert!(sent <= 10, "a full consumer holds the hub back");
+    }
+    assert_eq!(sent, 3, "two buffered, one waiting for room");
+    first.request(3);
+    assert_eq!(first.expect_next_n(3), vec![0, 2, 4]);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(second.expect_next(), 1);
+    up.send_complete();
+    first.expect_complete();
+    second.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
+    let (system, mat) = stream_system("partition-index");
+    let source = Source::from_iter(0..10u32).run_with(
+        PartitionHub::sink(
+            |_, x: &u32| if *x < 3 { None } else { Some(*x as usize - 3) },
+            1,
+            4,
+        )
+        .unwrap(),
+        &mat,
+    );
+    let error = source.run_with(Sink::collect(), &mat).wait().unwrap_err();
+    assert!(
+        matches!(
+            error.kind(),
+            ErrorKind::PartitionOutOfRange {
+                index: 1,
+                consumers: 1
+            }
+        ),
+        "{error}"
+    );
+    // Consumers that leave stop being partitioned to.
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(
+            PartitionHub::sink(|n, x: &u32| Some(*x as usize % n), 2, 4).unwrap(),
+            Keep::both,
+        )
+        .run(&mat);
+    let mut stays = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut leaves = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    stays.request(10);
+    leaves.cancel();
+    assert!(eventually(PATIENCE, || up.take_requests() > 0));
+    std::thread::sleep(QUIET);
+    for i in 0..3 {
+        up.send_next(i);
+    }
+    assert_eq!(stays.expect_next_n(3), vec![0, 1, 2]);
+    shutdown(&system);
+}
