@@ -4,6 +4,7 @@
 mod batch;
 mod buffer;
 mod errors;
+mod flatten;
 mod delay;
 mod grouped;
 mod grouped_within;
@@ -267,6 +268,125 @@ pub trait FlowOps: Sized {
             current: None,
             upstream_done: false,
         }))
+    }
+
+    /// Each element becomes a source, whose elements are emitted one
+    /// source after another, in order: the next inner source starts when
+    /// the current one completes (Akka's `flatMapConcat`).
+    ///
+    /// Inner sources run inside this stage, not on actors of their own:
+    /// an iterator-like source (an iterator or poll-function source with
+    /// simple operators) is asked for one element per demand, any other
+    /// source without async boundaries runs as a sub-island driven by this
+    /// stage; only an inner source with its own async boundary runs as a
+    /// separate stream. Inner materialized values are dropped. A failing
+    /// inner source fails the stream; cancelling downstream cancels the
+    /// running inner source.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("flat-map-concat").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=3)
+    ///     .flat_map_concat(|n| Source::range(0..n))
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![0, 0, 1, 0, 1, 2]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn flat_map_concat<U, M, F>(self, f: F) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        M: 'static,
+        F: FnMut(Self::Out) -> Source<U, M> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("flat_map_concat", move || {
+            flatten::Flatten::new(f.clone(), flatten::Mode::Merge(1))
+        }))
+    }
+
+    /// Each element becomes a source; up to `breadth` of them run at once
+    /// and their elements are emitted as they come (Akka's
+    /// `flatMapMerge`). Inner sources run as for
+    /// [`flat_map_concat`](Self::flat_map_concat).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `breadth` is 0.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("flat-map-merge").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let out = Source::range(0u32..4)
+    ///     .flat_map_merge(2, |n| Source::range(n * 10..n * 10 + 3))
+    ///     .unwrap()
+    ///     .run_with(Sink::collect(), &mat);
+    /// let mut all = out.wait().unwrap();
+    /// all.sort_unstable();
+    /// assert_eq!(all, vec![0, 1, 2, 10, 11, 12, 20, 21, 22, 30, 31, 32]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn flat_map_merge<U, M, F>(self, breadth: usize, f: F) -> Result<Self::Repr<U>, ArgumentError>
+    where
+        U: Send + 'static,
+        M: 'static,
+        F: FnMut(Self::Out) -> Source<U, M> + Clone + Send + Sync + 'static,
+    {
+        at_least_one(breadth, "breadth")?;
+        Ok(self.via_flow(logic_flow("flat_map_merge", move || {
+            flatten::Flatten::new(f.clone(), flatten::Mode::Merge(breadth))
+        })))
+    }
+
+    /// Each element becomes a source whose elements are emitted until the
+    /// next element arrives: that cancels it and its successor takes over.
+    /// Upstream is pulled eagerly; the stream completes when upstream and
+    /// the last inner source have.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("switch-map").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // The last element's source always runs to its end.
+    /// let out = Source::range(1u32..=3)
+    ///     .switch_map(|n| Source::repeat(n).take(2))
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert!(out.wait().unwrap().ends_with(&[3, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn switch_map<U, M, F>(self, f: F) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        M: 'static,
+        F: FnMut(Self::Out) -> Source<U, M> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("switch_map", move || {
+            flatten::Flatten::new(f.clone(), flatten::Mode::Switch)
+        }))
+    }
+
+    /// The elements of each inner source, one source after another
+    /// (`flat_map_concat` of the identity).
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("flatten").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let sources = Source::from_iter(vec![Source::single(1u8), Source::empty(), Source::range(2u8..4)]);
+    /// assert_eq!(sources.flatten().run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn flatten<U, M>(self) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        M: 'static,
+        Self: FlowOps<Out = Source<U, M>>,
+    {
+        self.flat_map_concat(|source| source)
     }
 
     /// Replace an upstream failure with `f(error)`.
