@@ -143,6 +143,7 @@ pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_graph;
+pub mod streams_substreams;
 pub mod streams_pipeline;
 #[cfg(feature = "peers")]
 pub mod tcp_echo;

@@ -71,6 +71,12 @@ pub enum ErrorKind {
         /// The limit.
         max: u64,
     },
+    /// `group_by`: an element needed a new substream while `max`
+    /// substreams were open (Akka's `TooManySubstreamsOpenException`).
+    TooManySubstreams {
+        /// The `max_substreams` the operator was given.
+        max: usize,
+    },
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -196,6 +202,9 @@ impl fmt::Display for ErrorKind {
                 )
             }
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
+            ErrorKind::TooManySubstreams { max } => {
+                write!(f, "cannot open a new substream: {max} are open (max_substreams)")
+            }
         }
     }
 }
