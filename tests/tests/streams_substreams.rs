@@ -293,3 +293,82 @@ fn subflows_nest_and_rerun() {
     }
     shutdown(&system);
 }
+
+// prefix_and_tail and flat_map_prefix, after Pekko's FlowPrefixAndTailSpec.
+
+#[test]
+fn prefix_and_tail_splits_off_the_first_elements() {
+    let (system, mat) = stream_system("prefix-tail");
+    let head = |source: Source<u32>, n: usize| {
+        source.prefix_and_tail(n).run_with(Sink::head(), &mat).wait().unwrap()
+    };
+    let (prefix, tail) = head(Source::range(1..=10), 3);
+    assert_eq!(prefix, vec![1, 2, 3]);
+    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok((4..=10).collect()));
+    // Fewer elements than asked: the tail is empty.
+    let (prefix, tail) = head(Source::range(1..=2), 5);
+    assert_eq!(prefix, vec![1, 2]);
+    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![]));
+    // Zero: everything is in the tail; empty input: an empty pair.
+    let (prefix, tail) = head(Source::range(1..=3), 0);
+    assert!(prefix.is_empty());
+    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 3]));
+    let (prefix, tail) = head(Source::empty(), 2);
+    assert!(prefix.is_empty());
+    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![]));
+    shutdown(&system);
+}
+
+#[test]
+fn the_tail_runs_once_and_carries_failure_and_cancellation() {
+    let (system, mat) = stream_system("prefix-tail-edges");
+    let (mut up, pair) = TestSource::probe::<u32>()
+        .prefix_and_tail(1)
+        .to_mat(Sink::head(), Keep::both)
+        .run(&mat);
+    up.send_next(1);
+    let (prefix, tail) = pair.wait().unwrap();
+    assert_eq!(prefix, vec![1]);
+    let mut tail_sink = tail.clone().run_with(TestSink::probe(), &mat);
+    let second = tail.run_with(Sink::collect(), &mat);
+    assert!(second.wait().unwrap_err().to_string().contains("only once"));
+    tail_sink.request(1);
+    up.send_next(2);
+    assert_eq!(tail_sink.expect_next(), 2);
+    up.send_error(weir_streams::StreamError::msg("late failure"));
+    assert!(tail_sink.expect_error().to_string().contains("late failure"));
+
+    let (mut up, pair) = TestSource::probe::<u32>()
+        .prefix_and_tail(1)
+        .to_mat(Sink::head(), Keep::both)
+        .run(&mat);
+    up.send_next(1);
+    let (_, tail) = pair.wait().unwrap();
+    let mut tail_sink = tail.run_with(TestSink::probe(), &mat);
+    tail_sink.cancel();
+    up.expect_cancellation();
+
+    // A failure before the prefix is full fails the pair's stream.
+    let failed = Source::<u32>::failed(weir_streams::StreamError::msg("early"))
+        .prefix_and_tail(2)
+        .run_with(Sink::head(), &mat);
+    assert!(failed.wait().unwrap_err().to_string().contains("early"));
+    shutdown(&system);
+}
+
+#[test]
+fn flat_map_prefix_picks_the_flow_from_the_prefix() {
+    let (system, mat) = stream_system("flat-map-prefix");
+    let out = Source::range(1u32..=6)
+        .flat_map_prefix(2, |prefix| {
+            let offset: u32 = prefix.iter().sum();
+            Flow::<u32>::new().map(move |x| x + offset)
+        })
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(out.wait(), Ok(vec![6, 7, 8, 9]));
+    let short = Source::range(1u32..=1)
+        .flat_map_prefix(3, |prefix| Flow::<u32>::new().map(move |x| x + prefix.len() as u32))
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(short.wait(), Ok(vec![]));
+    shutdown(&system);
+}
