@@ -44,6 +44,8 @@ pub(crate) trait Splitter<T>: Send {
 struct Sub<T, U> {
     runner: Runner<T, U>,
     input_closed: bool,
+    /// In `dirty` already.
+    queued: bool,
 }
 
 pub(crate) struct Substreams<T, U> {
@@ -53,12 +55,19 @@ pub(crate) struct Substreams<T, U> {
     pub(crate) tail: Tail<U>,
     /// How many substreams run at once (more wait, holding back upstream).
     pub(crate) parallelism: usize,
-    subs: VecDeque<Sub<T, U>>,
+    /// The running substreams by slot; a substream's id is its slot in
+    /// the low 32 bits and the slot's generation above them, so a late
+    /// event of a finished substream never reaches its slot's successor.
+    slots: Vec<Option<Sub<T, U>>>,
+    free: Vec<u32>,
+    generation: u64,
+    live: usize,
+    /// Substreams that may have something to give (output, completion):
+    /// polled in this order, the only ones polled.
+    dirty: VecDeque<u64>,
     callbacks: Option<(AsyncCallback<SubEvent<U>>, AsyncCallback<u64>)>,
     /// An element that waits for its substream to take it (or to exist).
     pending: Option<(T, Route)>,
-    next_id: u64,
-    next_out: usize,
     upstream_done: bool,
 }
 
@@ -70,17 +79,68 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             flow,
             tail,
             parallelism,
-            subs: VecDeque::new(),
+            slots: Vec::new(),
+            free: Vec::new(),
+            generation: 0,
+            live: 0,
+            dirty: VecDeque::new(),
             callbacks: None,
             pending: None,
-            next_id: 0,
-            next_out: 0,
             upstream_done: false,
         }
     }
 
-    fn position(&self, id: u64) -> Option<usize> {
-        self.subs.iter().position(|s| s.runner.id == id)
+    fn sub(&mut self, id: u64) -> Option<&mut Sub<T, U>> {
+        let slot = (id & u64::from(u32::MAX)) as usize;
+        self.slots
+            .get_mut(slot)
+            .and_then(Option::as_mut)
+            .filter(|s| s.runner.id == id)
+    }
+
+    fn mark(&mut self, id: u64) {
+        if let Some(sub) = self.sub(id)
+            && !sub.queued
+        {
+            sub.queued = true;
+            self.dirty.push_back(id);
+        }
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Sub<T, U>> {
+        let slot = (id & u64::from(u32::MAX)) as usize;
+        let sub = self.slots.get_mut(slot)?.take_if(|s| s.runner.id == id)?;
+        self.free.push(slot as u32);
+        self.live -= 1;
+        Some(sub)
+    }
+
+    fn open(&mut self, ctx: &mut StageContext<'_>) -> Result<u64, StreamError> {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 substreams at once")
+            }
+        };
+        self.generation += 1;
+        let id = (self.generation << 32) | u64::from(slot);
+        let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
+        let runner = match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+            Ok(runner) => runner,
+            Err(error) => {
+                self.free.push(slot);
+                return Err(error);
+            }
+        };
+        self.slots[slot as usize] = Some(Sub {
+            runner,
+            input_closed: false,
+            queued: false,
+        });
+        self.live += 1;
+        self.mark(id);
+        Ok(id)
     }
 
     /// Hand the pending element over if its substream takes it now.
@@ -88,54 +148,50 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let Some((element, route)) = self.pending.take() else {
             return Ok(());
         };
-        let at = match route {
+        let id = match route {
             Route::Drop => return Ok(()),
-            Route::To(id) => match self.position(id) {
-                Some(at) if !self.subs[at].input_closed => at,
-                // Its substream is gone or closed: nothing takes it.
-                _ => return Ok(()),
-            },
+            Route::To(id) => id,
             Route::New => {
                 if let Some(id) = self.splitter.close_before()
-                    && let Some(at) = self.position(id)
-                    && !self.subs[at].input_closed
+                    && let Some(sub) = self.sub(id)
+                    && !sub.input_closed
                 {
-                    self.subs[at].input_closed = true;
-                    self.subs[at].runner.close_input(None);
+                    sub.input_closed = true;
+                    sub.runner.close_input(None);
+                    self.mark(id);
                 }
-                if self.subs.len() >= self.parallelism {
+                if self.live >= self.parallelism {
                     self.pending = Some((element, Route::New));
                     return Ok(());
                 }
-                let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
-                let id = self.next_id;
-                self.next_id += 1;
-                let runner = Runner::new(id, &self.flow, &self.tail, events, wake, ctx)?;
+                let id = self.open(ctx)?;
                 self.splitter.opened(id);
-                self.subs.push_back(Sub {
-                    runner,
-                    input_closed: false,
-                });
-                self.subs.len() - 1
+                id
             }
         };
-        let sub = &mut self.subs[at];
+        let Some(sub) = self.sub(id) else {
+            return Ok(()); // its substream is gone: nothing takes it
+        };
+        if sub.input_closed {
+            return Ok(());
+        }
         if sub.runner.input_cancelled() {
             sub.input_closed = true;
-            let id = sub.runner.id;
             self.sub_cancelled(id, ctx);
             return Ok(());
         }
         if !sub.runner.wants() {
-            self.pending = Some((element, Route::To(sub.runner.id)));
+            self.pending = Some((element, Route::To(id)));
             return Ok(());
         }
         let close = self.splitter.close_after(&element);
+        let sub = self.sub(id).expect("looked up above");
         sub.runner.offer(element)?;
         if close {
             sub.input_closed = true;
             sub.runner.close_input(None);
         }
+        self.mark(id);
         Ok(())
     }
 
@@ -143,14 +199,6 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
             self.deliver(ctx)?;
-            // Substreams that cancelled their input take no more.
-            for at in 0..self.subs.len() {
-                if !self.subs[at].input_closed && self.subs[at].runner.input_cancelled() {
-                    self.subs[at].input_closed = true;
-                    let id = self.subs[at].runner.id;
-                    self.sub_cancelled(id, ctx);
-                }
-            }
             if self.upstream_done && self.pending.is_none() {
                 self.close_all(None);
             }
@@ -168,54 +216,63 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         {
             ctx.pull(self.shape.inlet)?;
         }
-        if self.upstream_done && self.pending.is_none() && self.subs.is_empty() {
+        if self.upstream_done && self.pending.is_none() && self.live == 0 {
             ctx.complete_stage();
         }
         Ok(())
     }
 
     /// Whether the pending element can move now.
-    fn pending_ready(&self) -> bool {
+    fn pending_ready(&mut self) -> bool {
+        let (live, parallelism) = (self.live, self.parallelism);
         match &self.pending {
             None => false,
             Some((_, Route::Drop)) => true,
-            Some((_, Route::New)) => self.subs.len() < self.parallelism,
-            Some((_, Route::To(id))) => match self.position(*id) {
-                Some(at) => self.subs[at].input_closed || self.subs[at].runner.wants() || self.subs[at].runner.input_cancelled(),
-                None => true,
-            },
+            Some((_, Route::New)) => live < parallelism,
+            Some((_, Route::To(id))) => {
+                let id = *id;
+                match self.sub(id) {
+                    Some(sub) => sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled(),
+                    None => true,
+                }
+            }
         }
     }
 
     /// Emit substream output while downstream wants it, and drop finished
-    /// substreams; whether one finished.
+    /// substreams; whether one finished. Only substreams marked dirty are
+    /// polled.
     fn collect(&mut self, ctx: &mut StageContext<'_>) -> Result<bool, StreamError> {
         let mut freed = false;
         let to_sink = matches!(self.tail, Tail::To(_));
-        let mut tried = 0;
-        while tried < self.subs.len() && (to_sink || ctx.is_available(self.shape.out)) {
-            let at = self.next_out % self.subs.len();
-            match self.subs[at].runner.poll() {
+        while to_sink || ctx.is_available(self.shape.out) {
+            let Some(id) = self.dirty.pop_front() else {
+                break;
+            };
+            let Some(sub) = self.sub(id) else {
+                continue;
+            };
+            sub.queued = false;
+            let poll = sub.runner.poll();
+            if !sub.input_closed && sub.runner.input_cancelled() {
+                sub.input_closed = true;
+                self.sub_cancelled(id, ctx);
+            }
+            match poll {
                 SubPoll::Ready(element) => {
                     ctx.push(self.shape.out, element)?;
-                    self.next_out = at + 1;
-                    tried = 0;
+                    // It may have more: after the others (fairness).
+                    self.mark(id);
                 }
-                SubPoll::Pending => {
-                    tried += 1;
-                    self.next_out = at + 1;
-                }
+                SubPoll::Pending => {}
                 SubPoll::Completed => {
-                    let sub = self.subs.remove(at).expect("in range");
+                    let sub = self.remove(id).expect("polled above");
                     if !sub.input_closed {
-                        self.sub_cancelled(sub.runner.id, ctx);
+                        self.sub_cancelled(id, ctx);
                     }
                     freed = true;
                 }
                 SubPoll::Failed(error) => return Err(error),
-            }
-            if self.parallelism == 1 {
-                self.next_out = 0;
             }
         }
         Ok(freed)
@@ -230,12 +287,23 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     fn close_all(&mut self, error: Option<StreamError>) {
-        for sub in &mut self.subs {
+        let mut closed = Vec::new();
+        for sub in self.slots.iter_mut().flatten() {
             if !sub.input_closed {
                 sub.input_closed = true;
                 sub.runner.close_input(error.clone());
+                closed.push(sub.runner.id);
             }
         }
+        for id in closed {
+            self.mark(id);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.dirty.clear();
+        self.live = 0;
     }
 }
 
@@ -270,27 +338,28 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     }
 
     fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.subs.clear();
+        self.clear();
         ctx.complete_stage();
         Ok(())
     }
 
     fn post_stop(&mut self) {
-        self.subs.clear();
+        self.clear();
     }
 }
 
 impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
     fn on_sub_event(&mut self, event: SubEvent<U>, ctx: &mut StageContext<'_>) -> StageResult {
         let id = event.id();
-        let Some(at) = self.position(id) else {
+        let Some(sub) = self.sub(id) else {
             return Ok(());
         };
         match event {
-            SubEvent::Island(_, msg) => self.subs[at].runner.on_event(msg),
-            SubEvent::Wake(_) => self.subs[at].runner.resume(),
+            SubEvent::Island(_, msg) => sub.runner.on_event(msg),
+            SubEvent::Wake(_) => sub.runner.resume(),
             SubEvent::Bridge(_) => {}
         }
+        self.mark(id);
         self.drive(ctx)
     }
 }
