@@ -60,8 +60,11 @@ where
     /// upstream or complete as the running inner sources allow.
     fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let mut tried = 0;
-        while ctx.is_available(self.shape.out) && tried < self.subs.len() {
-            let at = self.next % self.subs.len();
+        while tried < self.subs.len() && ctx.is_available(self.shape.out) {
+            if self.next >= self.subs.len() {
+                self.next = 0;
+            }
+            let at = self.next;
             match self.subs[at].poll() {
                 SubPoll::Ready(element) => {
                     ctx.push(self.shape.out, element)?;
@@ -148,6 +151,30 @@ where
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // One inner source at a time: ask it straight away.
+        if self.mode == Mode::Merge(1)
+            && let Some(sub) = self.subs.front_mut()
+        {
+            match sub.poll() {
+                SubPoll::Ready(element) => {
+                    let drained = sub.is_drained();
+                    ctx.push(self.shape.out, element)?;
+                    if drained {
+                        self.subs.pop_front();
+                        return self.settle(ctx);
+                    }
+                    return Ok(());
+                }
+                SubPoll::Pending => return Ok(()),
+                SubPoll::Completed => {
+                    self.subs.pop_front();
+                }
+                SubPoll::Failed(error) => {
+                    self.cancel_all();
+                    return Err(error);
+                }
+            }
+        }
         self.drive(ctx)
     }
 

@@ -126,6 +126,18 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         }
     }
 
+    /// Whether polling may give something now: output or an end is
+    /// waiting, or output was not asked for yet.
+    pub(crate) fn may_give(&self) -> bool {
+        match self.out {
+            None => self.island.is_done(),
+            Some(out) => {
+                let state = self.island.core.conns[out as usize].state;
+                state & (AVAILABLE | IN_DONE) != 0 || state & (DEMANDED | PUSHED) == 0
+            }
+        }
+    }
+
     /// Whether the substream asks for an element now.
     pub(crate) fn wants(&self) -> bool {
         let state = self.island.core.conns[self.feed as usize].state;

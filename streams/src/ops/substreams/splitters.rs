@@ -8,6 +8,27 @@ use crate::{ErrorKind, StreamError};
 
 /// What `split_when` / `split_after` do when a substream cancels (Akka's
 /// `SubstreamCancelStrategy`).
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::SubstreamCancelStrategy;
+///
+/// let system = weir_actor::ActorSystem::new("cancel-strategy").unwrap();
+/// let mat = Materializer::new(&system);
+/// let firsts = |strategy| {
+///     Source::range(0u32..9)
+///         .split_when_with(strategy, |x| x % 3 == 0)
+///         .take(1)
+///         .concat_substreams()
+///         .run_with(Sink::collect(), &mat)
+///         .wait()
+/// };
+/// // Drain: each substream gives its first element, the rest are dropped.
+/// assert_eq!(firsts(SubstreamCancelStrategy::Drain), Ok(vec![0, 3, 6]));
+/// // Propagate: the first cancellation cancels the whole stream.
+/// assert_eq!(firsts(SubstreamCancelStrategy::Propagate), Ok(vec![0]));
+/// system.terminate().wait().unwrap();
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum SubstreamCancelStrategy {

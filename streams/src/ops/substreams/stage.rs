@@ -191,7 +191,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             sub.input_closed = true;
             sub.runner.close_input(None);
         }
-        self.mark(id);
+        // A substream that only took its element (a fold, say) has
+        // nothing to poll for.
+        if close || sub.runner.may_give() {
+            self.mark(id);
+        }
         Ok(())
     }
 
