@@ -143,8 +143,8 @@ pub mod io;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
 pub mod streams_graph;
-pub mod streams_substreams;
 pub mod streams_pipeline;
+pub mod streams_substreams;
 #[cfg(feature = "peers")]
 pub mod tcp_echo;
 pub mod time_ops;

@@ -203,7 +203,10 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
             ErrorKind::TooManySubstreams { max } => {
-                write!(f, "cannot open a new substream: {max} are open (max_substreams)")
+                write!(
+                    f,
+                    "cannot open a new substream: {max} are open (max_substreams)"
+                )
             }
         }
     }

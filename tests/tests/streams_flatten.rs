@@ -22,7 +22,10 @@ fn probes<T: Send + 'static>() -> (
     let make = move || {
         let tx = tx.clone();
         TestSource::probe::<T>().map_materialized_value(move |probe| {
-            tx.lock().unwrap().send(probe).expect("the test holds the receiver");
+            tx.lock()
+                .unwrap()
+                .send(probe)
+                .expect("the test holds the receiver");
         })
     };
     (make, rx)
@@ -38,7 +41,10 @@ fn concat_emits_inner_sources_in_order() {
     let many = Source::range(0u64..100)
         .flat_map_concat(|n| Source::range(0..n))
         .run_with(Sink::fold(0u64, |a, x| a + x), &mat);
-    assert_eq!(many.wait(), Ok((0..100u64).map(|n| n * n.saturating_sub(1) / 2).sum()));
+    assert_eq!(
+        many.wait(),
+        Ok((0..100u64).map(|n| n * n.saturating_sub(1) / 2).sum())
+    );
     shutdown(&system);
 }
 
@@ -52,8 +58,13 @@ fn flatten_runs_a_source_of_sources_with_empty_and_single_ones() {
         Source::range(2u8..5),
         Source::empty(),
     ]);
-    assert_eq!(sources.flatten().run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 3, 4]));
-    let none = Source::<Source<u8>>::empty().flatten().run_with(Sink::collect(), &mat);
+    assert_eq!(
+        sources.flatten().run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 3, 4])
+    );
+    let none = Source::<Source<u8>>::empty()
+        .flatten()
+        .run_with(Sink::collect(), &mat);
     assert_eq!(none.wait(), Ok(vec![]));
     shutdown(&system);
 }
@@ -69,7 +80,10 @@ fn concat_materializes_the_next_inner_only_after_the_current_completes() {
     let mut first = made.recv_timeout(PATIENCE).unwrap();
     first.send_next(1);
     assert_eq!(sink.expect_next(), 1);
-    assert!(made.recv_timeout(QUIET).is_err(), "the second inner waits for the first");
+    assert!(
+        made.recv_timeout(QUIET).is_err(),
+        "the second inner waits for the first"
+    );
     first.send_complete();
     let mut second = made.recv_timeout(PATIENCE).unwrap();
     second.send_next(2);
@@ -95,14 +109,28 @@ fn a_failing_inner_source_fails_the_stream_and_cancels_upstream() {
     let mut inner = made.recv_timeout(PATIENCE).unwrap();
     inner.send_error(StreamError::msg("inner broke"));
     let error = sink.expect_error();
-    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "inner broke"), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "inner broke"),
+        "{error}"
+    );
     outer.expect_cancellation();
     // A fused inner source's failure (a panic in its operator) fails it too.
     let panicking = Source::range(0u32..3)
-        .flat_map_concat(|n| Source::range(0..3u32).map(move |x| if n == 1 && x == 1 { panic!("bad inner") } else { x }))
+        .flat_map_concat(|n| {
+            Source::range(0..3u32).map(move |x| {
+                if n == 1 && x == 1 {
+                    panic!("bad inner")
+                } else {
+                    x
+                }
+            })
+        })
         .run_with(Sink::collect(), &mat);
     let error = panicking.wait().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("bad inner")), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("bad inner")),
+        "{error}"
+    );
     shutdown(&system);
 }
 
@@ -120,7 +148,10 @@ fn an_outer_failure_cancels_the_running_inner_source() {
     outer.send_error(StreamError::msg("outer broke"));
     inner.expect_cancellation();
     let error = sink.expect_error();
-    assert!(matches!(error.kind(), ErrorKind::Message(m) if m == "outer broke"), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "outer broke"),
+        "{error}"
+    );
     shutdown(&system);
 }
 
@@ -137,7 +168,9 @@ fn cancelling_downstream_cancels_every_running_inner_source() {
     for n in 0..3 {
         outer.send_next(n);
     }
-    let mut inners: Vec<_> = (0..3).map(|_| made.recv_timeout(PATIENCE).unwrap()).collect();
+    let mut inners: Vec<_> = (0..3)
+        .map(|_| made.recv_timeout(PATIENCE).unwrap())
+        .collect();
     sink.cancel();
     for inner in &mut inners {
         inner.expect_cancellation();
@@ -157,7 +190,10 @@ fn merge_runs_at_most_breadth_inner_sources_at_once() {
     sink.request(100);
     let mut a = made.recv_timeout(PATIENCE).unwrap();
     let mut b = made.recv_timeout(PATIENCE).unwrap();
-    assert!(made.recv_timeout(QUIET).is_err(), "a third inner waits for a free slot");
+    assert!(
+        made.recv_timeout(QUIET).is_err(),
+        "a third inner waits for a free slot"
+    );
     b.send_next(2);
     a.send_next(1);
     let mut got = sink.expect_next_n(2);
@@ -187,7 +223,11 @@ fn merge_interleaves_inner_sources_that_are_ready() {
     assert_eq!(got.len(), (0..50u32).sum::<u32>() as usize);
     // Each inner source's elements stay in their order.
     for n in 0..50 {
-        let of_n: Vec<u32> = got.iter().filter(|(k, _)| *k == n).map(|(_, x)| *x).collect();
+        let of_n: Vec<u32> = got
+            .iter()
+            .filter(|(k, _)| *k == n)
+            .map(|(_, x)| *x)
+            .collect();
         assert_eq!(of_n, (0..n).collect::<Vec<_>>());
     }
     shutdown(&system);
@@ -243,13 +283,30 @@ fn inner_sources_with_their_own_boundary_or_stages_run_too() {
 fn a_panic_in_the_function_fails_the_stream() {
     let (system, mat) = stream_system("fmc-panic");
     let out = Source::range(0u32..3)
-        .flat_map_concat(|n| if n == 2 { panic!("no source for 2") } else { Source::single(n) })
+        .flat_map_concat(|n| {
+            if n == 2 {
+                panic!("no source for 2")
+            } else {
+                Source::single(n)
+            }
+        })
         .run_with(Sink::collect(), &mat);
     let error = out.wait().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("no source for 2")), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("no source for 2")),
+        "{error}"
+    );
     assert_eq!(
-        Source::range(0u32..3).flat_map_merge(0, |n| Source::single(n)).err().map(|e| e.to_string()),
-        Some(weir_streams::ArgumentError::Zero { argument: "breadth" }.to_string())
+        Source::range(0u32..3)
+            .flat_map_merge(0, |n| Source::single(n))
+            .err()
+            .map(|e| e.to_string()),
+        Some(
+            weir_streams::ArgumentError::Zero {
+                argument: "breadth"
+            }
+            .to_string()
+        )
     );
     shutdown(&system);
 }
@@ -258,7 +315,9 @@ fn a_panic_in_the_function_fails_the_stream() {
 fn flow_forms_compose_and_rerun() {
     let (system, mat) = stream_system("fmc-flow");
     let flow = Flow::<u32>::new().flat_map_concat(|n| Source::repeat(n).take(u64::from(n)));
-    let graph = Source::range(1u32..4).via(flow).to_mat(Sink::collect(), Keep::right);
+    let graph = Source::range(1u32..4)
+        .via(flow)
+        .to_mat(Sink::collect(), Keep::right);
     for _ in 0..3 {
         assert_eq!(graph.run(&mat).wait(), Ok(vec![1, 2, 2, 3, 3, 3]));
     }

@@ -225,7 +225,9 @@ fn apply(source: Source<u64>, op: &Op) -> Source<u64> {
             .expect("n is at least 1")
             .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
         Op::MapConcat(r) => source.map_concat(move |x| std::iter::repeat_n(x, r)),
-        Op::FlatMapConcat(r, false) => source.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r))),
+        Op::FlatMapConcat(r, false) => {
+            source.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
+        }
         Op::FlatMapConcat(r, true) => source.flat_map_concat(move |x| {
             Source::from_iter(std::iter::repeat_n(x, r))
                 .buffer(2, weir_streams::OverflowStrategy::Backpressure)

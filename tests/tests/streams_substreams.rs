@@ -54,7 +54,10 @@ fn group_by_fails_with_a_typed_error_past_max_substreams() {
     assert_eq!(sorted(sink.expect_next_n(2)), vec![1, 2]);
     up.send_next(3);
     let error = sink.expect_error();
-    assert!(matches!(error.kind(), ErrorKind::TooManySubstreams { max: 2 }), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::TooManySubstreams { max: 2 }),
+        "{error}"
+    );
     up.expect_cancellation();
     assert!(Source::range(0u32..1).group_by(0, |x| *x).is_err());
     shutdown(&system);
@@ -83,7 +86,10 @@ fn upstream_failure_reaches_every_substream_and_the_merged_stream() {
     up.send_error(weir_streams::StreamError::msg("upstream broke"));
     let error = sink.expect_error();
     assert!(error.to_string().contains("upstream broke"), "{error}");
-    assert!(eventually(PATIENCE, || seen.lock().unwrap().len() == 3), "each substream saw the failure");
+    assert!(
+        eventually(PATIENCE, || seen.lock().unwrap().len() == 3),
+        "each substream saw the failure"
+    );
     shutdown(&system);
 }
 
@@ -96,7 +102,10 @@ fn a_panicking_key_function_fails_the_stream() {
         .merge_substreams()
         .run_with(Sink::collect(), &mat);
     let error = out.wait().unwrap_err();
-    assert!(matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("no key for 3")), "{error}");
+    assert!(
+        matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("no key for 3")),
+        "{error}"
+    );
     shutdown(&system);
 }
 
@@ -186,10 +195,16 @@ fn to_runs_one_sink_per_substream_and_completes_after_all() {
         let record = record.clone();
         std::thread::spawn(move || record.lock().unwrap().push(done.wait().unwrap()));
     });
-    let graph = Source::range(0u64..100).group_by(4, |x| x % 4).unwrap().to(sink);
+    let graph = Source::range(0u64..100)
+        .group_by(4, |x| x % 4)
+        .unwrap()
+        .to(sink);
     graph.run(&mat);
     assert!(eventually(PATIENCE, || sums.lock().unwrap().len() == 4));
-    assert_eq!(sorted(sums.lock().unwrap().clone()), vec![1200, 1225, 1250, 1275]);
+    assert_eq!(
+        sorted(sums.lock().unwrap().clone()),
+        vec![1200, 1225, 1250, 1275]
+    );
     shutdown(&system);
 }
 
@@ -300,11 +315,18 @@ fn subflows_nest_and_rerun() {
 fn prefix_and_tail_splits_off_the_first_elements() {
     let (system, mat) = stream_system("prefix-tail");
     let head = |source: Source<u32>, n: usize| {
-        source.prefix_and_tail(n).run_with(Sink::head(), &mat).wait().unwrap()
+        source
+            .prefix_and_tail(n)
+            .run_with(Sink::head(), &mat)
+            .wait()
+            .unwrap()
     };
     let (prefix, tail) = head(Source::range(1..=10), 3);
     assert_eq!(prefix, vec![1, 2, 3]);
-    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok((4..=10).collect()));
+    assert_eq!(
+        tail.run_with(Sink::collect(), &mat).wait(),
+        Ok((4..=10).collect())
+    );
     // Fewer elements than asked: the tail is empty.
     let (prefix, tail) = head(Source::range(1..=2), 5);
     assert_eq!(prefix, vec![1, 2]);
@@ -312,7 +334,10 @@ fn prefix_and_tail_splits_off_the_first_elements() {
     // Zero: everything is in the tail; empty input: an empty pair.
     let (prefix, tail) = head(Source::range(1..=3), 0);
     assert!(prefix.is_empty());
-    assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 3]));
+    assert_eq!(
+        tail.run_with(Sink::collect(), &mat).wait(),
+        Ok(vec![1, 2, 3])
+    );
     let (prefix, tail) = head(Source::empty(), 2);
     assert!(prefix.is_empty());
     assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![]));
@@ -336,7 +361,12 @@ fn the_tail_runs_once_and_carries_failure_and_cancellation() {
     up.send_next(2);
     assert_eq!(tail_sink.expect_next(), 2);
     up.send_error(weir_streams::StreamError::msg("late failure"));
-    assert!(tail_sink.expect_error().to_string().contains("late failure"));
+    assert!(
+        tail_sink
+            .expect_error()
+            .to_string()
+            .contains("late failure")
+    );
 
     let (mut up, pair) = TestSource::probe::<u32>()
         .prefix_and_tail(1)
@@ -367,7 +397,9 @@ fn flat_map_prefix_picks_the_flow_from_the_prefix() {
         .run_with(Sink::collect(), &mat);
     assert_eq!(out.wait(), Ok(vec![6, 7, 8, 9]));
     let short = Source::range(1u32..=1)
-        .flat_map_prefix(3, |prefix| Flow::<u32>::new().map(move |x| x + prefix.len() as u32))
+        .flat_map_prefix(3, |prefix| {
+            Flow::<u32>::new().map(move |x| x + prefix.len() as u32)
+        })
         .run_with(Sink::collect(), &mat);
     assert_eq!(short.wait(), Ok(vec![]));
     shutdown(&system);

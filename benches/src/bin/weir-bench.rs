@@ -327,7 +327,10 @@ fn substreams(args: &Args) {
     let mut previous = None;
     for (name, elements, expected, run) in &rows {
         let checksum = run();
-        assert_eq!(checksum, *expected, "{name} computed {checksum}, expected {expected}");
+        assert_eq!(
+            checksum, *expected,
+            "{name} computed {checksum}, expected {expected}"
+        );
         let allocs_before = ALLOC.allocations();
         let _ = run();
         let allocs = (ALLOC.allocations() - allocs_before) as f64 / *elements as f64;
@@ -341,11 +344,16 @@ fn substreams(args: &Args) {
         rates.sort_by(f64::total_cmp);
         let median = rates[runs / 2];
         let ratio = match previous {
-            Some(before) if name.starts_with("weir") && !name.contains("HashMap") => format!("{:.2}x", median / before),
+            Some(before) if name.starts_with("weir") && !name.contains("HashMap") => {
+                format!("{:.2}x", median / before)
+            }
             _ => String::new(),
         };
         previous = Some(median);
-        println!("{name:<34} {:>12.1} M {ratio:>14} {allocs:>14.6}", median / 1e6);
+        println!(
+            "{name:<34} {:>12.1} M {ratio:>14} {allocs:>14.6}",
+            median / 1e6
+        );
     }
     system.terminate().wait().expect("the system terminates");
 }

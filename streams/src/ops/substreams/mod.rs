@@ -193,25 +193,15 @@ where
     /// value is dropped); the graph materializes the source's value.
     ///
     /// ```
-    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
     /// use weir_streams::prelude::*;
     ///
     /// let system = weir_actor::ActorSystem::new("subflow-to").unwrap();
     /// let mat = Materializer::new(&system);
-    /// let seen = Arc::new(Mutex::new(Vec::new()));
-    /// let record = seen.clone();
-    /// let sink = Sink::foreach(move |x: u32| record.lock().unwrap().push(x));
-    /// let done = Source::range(0u32..4)
-    ///     .group_by(2, |x| x % 2)
-    ///     .unwrap()
-    ///     .to(sink)
-    ///     .run(&mat);
-    /// # let _ = done;
-    /// # let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    /// # while seen.lock().unwrap().len() < 4 && std::time::Instant::now() < deadline {
-    /// #     std::thread::yield_now();
-    /// # }
-    /// let mut seen = seen.lock().unwrap().clone();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let sink = Sink::fold((), move |(), x: u32| tx.send(x).unwrap());
+    /// Source::range(0u32..4).group_by(2, |x| x % 2).unwrap().to(sink).run(&mat);
+    /// let mut seen: Vec<u32> = (0..4).map(|_| rx.recv_timeout(Duration::from_secs(10)).unwrap()).collect();
     /// seen.sort_unstable();
     /// assert_eq!(seen, vec![0, 1, 2, 3]);
     /// system.terminate().wait().unwrap();

@@ -1,6 +1,9 @@
 //! How `group_by`, `split_when` and `split_after` route elements.
 
 use std::collections::{HashMap, HashSet};
+
+/// Keys are hashed once per element: foldhash, seeded per map.
+type Hasher = foldhash::fast::RandomState;
 use std::hash::Hash;
 
 use super::stage::{Route, Splitter};
@@ -45,9 +48,9 @@ pub(crate) struct GroupBy<K, F> {
     pub(crate) key: F,
     pub(crate) max: usize,
     pub(crate) recreate: bool,
-    open: HashMap<K, u64>,
-    keys: HashMap<u64, K>,
-    closed: HashSet<K>,
+    open: HashMap<K, u64, Hasher>,
+    keys: HashMap<u64, K, Hasher>,
+    closed: HashSet<K, Hasher>,
     new_key: Option<K>,
 }
 
@@ -57,9 +60,9 @@ impl<K, F> GroupBy<K, F> {
             key,
             max,
             recreate,
-            open: HashMap::new(),
-            keys: HashMap::new(),
-            closed: HashSet::new(),
+            open: HashMap::default(),
+            keys: HashMap::default(),
+            closed: HashSet::default(),
             new_key: None,
         }
     }
