@@ -298,7 +298,7 @@ fn a_panic_in_the_function_fails_the_stream() {
     );
     assert_eq!(
         Source::range(0u32..3)
-            .flat_map_merge(0, |n| Source::single(n))
+            .flat_map_merge(0, Source::single)
             .err()
             .map(|e| e.to_string()),
         Some(

@@ -590,6 +590,7 @@ pub trait FlowOps: Sized {
     /// assert_eq!(tail.run_with(Sink::collect(), &mat).wait(), Ok(vec![3, 4, 5]));
     /// system.terminate().wait().unwrap();
     /// ```
+    #[allow(clippy::type_complexity)] // the pair is the operator's point
     fn prefix_and_tail(self, n: usize) -> Self::Repr<(Vec<Self::Out>, Source<Self::Out>)> {
         self.via_flow(logic_flow("prefix_and_tail", move || substreams::PrefixAndTail::<Self::Out>::new(n)))
     }
