@@ -137,8 +137,8 @@ pub mod ping_pong {
 pub mod akka_pingpong;
 pub mod gated_tell;
 pub mod hops;
-pub mod idle_streams;
 pub mod hubs;
+pub mod idle_streams;
 
 pub mod actor_ref_source;
 pub mod interop;
@@ -147,12 +147,13 @@ pub mod io;
 pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).
 pub mod peers;
-/// Request/reply through a pool (`weir-bench routers`).
-pub mod routers;
 #[cfg(feature = "nats")]
 pub mod remote;
+/// Request/reply through a pool (`weir-bench routers`).
+pub mod routers;
 pub mod streams_graph;
 pub mod streams_pipeline;
+pub mod streams_substreams;
 #[cfg(feature = "peers")]
 pub mod tcp_echo;
 pub mod time_ops;

@@ -78,6 +78,12 @@ pub enum ErrorKind {
         /// How many consumers there were.
         consumers: usize,
     },
+    /// `group_by`: an element needed a new substream while `max`
+    /// substreams were open (Akka's `TooManySubstreamsOpenException`).
+    TooManySubstreams {
+        /// The `max_substreams` the operator was given.
+        max: usize,
+    },
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -205,6 +211,12 @@ impl fmt::Display for ErrorKind {
             ErrorKind::LimitExceeded { max } => write!(f, "limit of {max} reached"),
             ErrorKind::PartitionOutOfRange { index, consumers } => {
                 write!(f, "the partitioner chose consumer {index} of {consumers}")
+            }
+            ErrorKind::TooManySubstreams { max } => {
+                write!(
+                    f,
+                    "cannot open a new substream: {max} are open (max_substreams)"
+                )
             }
         }
     }

@@ -135,7 +135,7 @@ runtime_modules! {
     pub use materializer::{Materializer, MaterializerBuilder};
     #[cfg(feature = "tracing")]
     pub use ops::LogLevels;
-    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, ThrottleMode, TickHandle};
+    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, ThrottleMode, TickHandle};
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::Attributes;

@@ -19,6 +19,9 @@ enum Op {
     Scan,
     Grouped(usize),
     MapConcat(usize),
+    /// `flat_map_concat` into `r` copies; `true`: the inner source has a
+    /// stage the planner does not fuse (it runs as a sub-island).
+    FlatMapConcat(usize, bool),
     Boundary,
 }
 
@@ -33,6 +36,7 @@ fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Scan),
         1 => (1usize..4).prop_map(Op::Grouped),
         1 => (0usize..3).prop_map(Op::MapConcat),
+        1 => (0usize..3, any::<bool>()).prop_map(|(r, staged)| Op::FlatMapConcat(r, staged)),
         1 => Just(Op::Boundary),
     ]
 }
@@ -395,7 +399,7 @@ fn model(input: &[u64], ops: &[Op]) -> Vec<u64> {
                 }))
                 .collect(),
             Op::Grouped(n) => xs.chunks(n).map(|c| c.iter().sum::<u64>() % 1000).collect(),
-            Op::MapConcat(r) => xs
+            Op::MapConcat(r) | Op::FlatMapConcat(r, _) => xs
                 .into_iter()
                 .flat_map(|x| std::iter::repeat_n(x, r))
                 .collect(),
@@ -421,6 +425,14 @@ macro_rules! apply_op {
                 .expect("n is at least 1")
                 .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
             Op::MapConcat(r) => $chain.map_concat(move |x| std::iter::repeat_n(x, r)),
+            Op::FlatMapConcat(r, false) => {
+                $chain.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
+            }
+            Op::FlatMapConcat(r, true) => $chain.flat_map_concat(move |x| {
+                Source::from_iter(std::iter::repeat_n(x, r))
+                    .buffer(2, weir_streams::OverflowStrategy::Backpressure)
+                    .expect("2 is at least 1")
+            }),
             Op::Boundary => $chain.async_boundary(),
         }
     };

@@ -302,6 +302,84 @@ fn streams(args: &Args) {
 
 /// Graphs: junctions beside `futures::stream`, and the planner's fusion of
 /// maps appended after a `scan` (`weir-bench graph`); medians of `--runs`.
+/// Nesting: `flat_map_concat` of 1,000 inner ranges of 1,000 elements
+/// beside `futures::StreamExt::flatten`, and `group_by` over 64 keys with a
+/// fold per substream merged back beside one stage folding into a
+/// `HashMap` (`--elements`, 10 M by default). Each weir row's ratio is
+/// against the row above it.
+fn substreams(args: &Args) {
+    use weir_benches::streams_substreams as s;
+    let n = args.get("--elements").unwrap_or(10_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-substreams").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    type Row<'a> = (&'static str, u64, u64, Box<dyn Fn() -> u64 + 'a>);
+    let (outer, inner) = (1_000, 1_000);
+    let rows: Vec<Row<'_>> = vec![
+        (
+            "futures flatten 1000x1000",
+            outer * inner,
+            s::flatten_expected(outer, inner),
+            Box::new(|| s::futures_flatten(outer, inner)),
+        ),
+        (
+            "weir flat_map_concat 1000x1000",
+            outer * inner,
+            s::flatten_expected(outer, inner),
+            Box::new(|| s::weir_flat_map_concat(outer, inner, &mat)),
+        ),
+        (
+            "weir fold into HashMap, 64 keys",
+            n,
+            s::group_expected(n),
+            Box::new(|| s::weir_hashmap_fold(n, 64, &mat)),
+        ),
+        (
+            "weir group_by 64 + fold + merge",
+            n,
+            s::group_expected(n),
+            Box::new(|| s::weir_group_by(n, 64, &mat)),
+        ),
+    ];
+    println!("substreams, median of {runs} runs, 2-core box");
+    println!(
+        "{:<34} {:>14} {:>14} {:>14}",
+        "variant", "elements/s", "vs row above", "allocs/element"
+    );
+    let mut previous = None;
+    for (name, elements, expected, run) in &rows {
+        let checksum = run();
+        assert_eq!(
+            checksum, *expected,
+            "{name} computed {checksum}, expected {expected}"
+        );
+        let allocs_before = ALLOC.allocations();
+        let _ = run();
+        let allocs = (ALLOC.allocations() - allocs_before) as f64 / *elements as f64;
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                *elements as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[runs / 2];
+        let ratio = match previous {
+            Some(before) if name.starts_with("weir") && !name.contains("HashMap") => {
+                format!("{:.2}x", median / before)
+            }
+            _ => String::new(),
+        };
+        previous = Some(median);
+        println!(
+            "{name:<34} {:>12.1} M {ratio:>14} {allocs:>14.6}",
+            median / 1e6
+        );
+    }
+    system.terminate().wait().expect("the system terminates");
+}
+
 fn graph(args: &Args) {
     use weir_benches::streams_graph as g;
     let n = args.get("--elements").unwrap_or(2_000_000);
@@ -713,6 +791,7 @@ fn main() {
             args.get("--buffer").unwrap_or(256) as usize,
             &|| ALLOC.allocations(),
         ),
+        Some("substreams") => substreams(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
         Some("io") => io(&args),
@@ -728,7 +807,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | hubs [--elements N] [--runs N] [--buffer N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

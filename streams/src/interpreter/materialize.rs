@@ -238,7 +238,7 @@ pub(crate) fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMs
     function.actor_ref()
 }
 
-fn build_island(
+pub(crate) fn build_island(
     plan: &IslandPlan,
     halves: &mut [(Option<Half>, Option<Half>)],
     host: &Host,

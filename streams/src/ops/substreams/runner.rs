@@ -1,0 +1,301 @@
+//! One substream: its flow (and sink, for `SubFlow::to`) run as a
+//! sub-island driven by the splitting stage, which writes elements
+//! straight into the connection out of a port-less feed stage and reads
+//! them from the connection into a marking sink (Akka's
+//! `SubSourceOutlet` and `SubSinkInlet`, with the substream sub-fused into
+//! the running island). No actor per substream: its async callbacks and
+//! timers reach it through a `FunctionRef` that forwards them to the
+//! splitting stage.
+
+use std::sync::Arc;
+
+use weir_actor::FunctionRef;
+
+use crate::blueprint::graph::{Graph, Kind, Node};
+use crate::interpreter::actor::IslandMsg;
+use crate::interpreter::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
+use crate::interpreter::island::Island;
+use crate::ops::flatten::sub::{SubEvent, SubPoll};
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
+    StageResult,
+};
+use crate::{Attributes, ErrorKind, Flow, Sink, StreamError};
+
+/// Events a substream island runs per turn before the stage's other work.
+const BUDGET: usize = 1024;
+
+/// What a substream ends in.
+pub(crate) enum Tail<U> {
+    /// Its elements go back to the splitting stage (merge, concat).
+    Out,
+    /// Its elements go into a fresh sink of its own.
+    To(Sink<U, ()>),
+}
+
+impl<U> Clone for Tail<U> {
+    fn clone(&self) -> Self {
+        match self {
+            Tail::Out => Tail::Out,
+            Tail::To(s) => Tail::To(s.clone()),
+        }
+    }
+}
+
+pub(crate) struct Runner<T, U> {
+    pub(crate) id: u64,
+    island: Box<Island>,
+    feed: u32,
+    out: Option<u32>,
+    function: FunctionRef<IslandMsg>,
+    wake: AsyncCallback<u64>,
+    _types: std::marker::PhantomData<fn(T) -> U>,
+}
+
+impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
+    /// Materialize `flow` then `tail` as substream `id`.
+    pub(crate) fn new(
+        id: u64,
+        flow: &Flow<T, U, ()>,
+        tail: &Tail<U>,
+        events: &AsyncCallback<SubEvent<U>>,
+        wake: &AsyncCallback<u64>,
+        ctx: &mut StageContext<'_>,
+    ) -> Result<Self, StreamError> {
+        let feed_node = Node::new(Kind::Stage(Arc::new(Feed::<T>(std::marker::PhantomData))), Attributes::new());
+        let head: Graph<()> = Graph::single(feed_node).then(flow.graph.clone(), |(), ()| ());
+        let (graph, out_node) = match tail {
+            Tail::Out => {
+                let marker = Node::new(Kind::Stage(Arc::new(Marker::<U>(std::marker::PhantomData))), Attributes::new());
+                let graph = head.then(Graph::single(marker), |(), ()| ());
+                let last = graph.nodes.len() - 1;
+                (graph, Some(last))
+            }
+            Tail::To(sink) => (head.then(sink.graph.clone(), |(), ()| ()), None),
+        };
+        let plan = crate::plan::plan(&graph.nodes, &graph.edges, true);
+        if !plan.boundaries.is_empty() || plan.islands.len() != 1 || plan.pulled.is_some() {
+            return Err(StreamError::msg(
+                "a substream flow or sink with an async boundary is not supported",
+            ));
+        }
+        let forward = events.clone();
+        let function = FunctionRef::new(ctx.system(), "substream", move |msg: IslandMsg| {
+            forward.invoke(SubEvent::Island(id, msg));
+            Ok(())
+        })
+        .expect("`substream` is a valid actor name");
+        let host = Host {
+            island: function.actor_ref(),
+            system: ctx.system().clone(),
+        };
+        let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> = (0..graph.nodes.len()).map(|_| None).collect();
+        let planned = &plan.islands[0];
+        let island = crate::interpreter::materialize::build_island(planned, &mut [], &host, &mut values);
+        let stage_of = |node: usize| {
+            planned
+                .stages
+                .iter()
+                .position(|p| p.values.contains(&node))
+                .expect("the feed and marker stages are planned as their own stages")
+        };
+        let feed = island.core.stages[stage_of(0)].outs[0];
+        let out = out_node.map(|n| island.core.stages[stage_of(n)].ins[0]);
+        for value in &mut values {
+            value.get_or_insert_with(|| Box::new(()));
+        }
+        (graph.mat)(&mut values);
+        let mut island = Box::new(island);
+        island.start();
+        let mut runner = Self {
+            id,
+            island,
+            feed,
+            out,
+            function,
+            wake: wake.clone(),
+            _types: std::marker::PhantomData,
+        };
+        runner.run();
+        Ok(runner)
+    }
+
+    fn run(&mut self) {
+        if self.island.core.has_events() && self.island.run(BUDGET) {
+            self.wake.invoke(self.id);
+        }
+    }
+
+    /// Whether polling may give something now: output or an end is
+    /// waiting, or output was not asked for yet.
+    pub(crate) fn may_give(&self) -> bool {
+        match self.out {
+            None => self.island.is_done(),
+            Some(out) => {
+                let state = self.island.core.conns[out as usize].state;
+                state & (AVAILABLE | IN_DONE) != 0 || state & (DEMANDED | PUSHED) == 0
+            }
+        }
+    }
+
+    /// Whether the substream asks for an element now.
+    pub(crate) fn wants(&self) -> bool {
+        let state = self.island.core.conns[self.feed as usize].state;
+        state & DEMANDED != 0 && state & DOWN_CLOSED == 0
+    }
+
+    /// Whether the substream cancelled its input.
+    pub(crate) fn input_cancelled(&self) -> bool {
+        self.island.core.conns[self.feed as usize].state & DOWN_CLOSED != 0
+    }
+
+    /// Hand `element` in (call when [`wants`](Self::wants)).
+    pub(crate) fn offer(&mut self, element: T) -> Result<(), StreamError> {
+        self.island.core.push(self.feed, element)?;
+        self.run();
+        Ok(())
+    }
+
+    /// The substream's input completes (or fails).
+    pub(crate) fn close_input(&mut self, error: Option<StreamError>) {
+        match error {
+            None => self.island.core.complete(self.feed),
+            Some(error) => self.island.core.fail(self.feed, error),
+        }
+        self.run();
+    }
+
+    /// The next output element, if any now (requesting one otherwise). A
+    /// substream ending in a sink gives `Completed` once every stage of it
+    /// has finished.
+    pub(crate) fn poll(&mut self) -> SubPoll<U> {
+        self.run();
+        let Some(out) = self.out else {
+            return if self.island.is_done() { SubPoll::Completed } else { SubPoll::Pending };
+        };
+        let c = out as usize;
+        for _ in 0..2 {
+            let state = self.island.core.conns[c].state;
+            if state & AVAILABLE != 0 {
+                return match self.island.core.grab::<U>(out) {
+                    Ok(element) => SubPoll::Ready(element),
+                    Err(error) => SubPoll::Failed(error),
+                };
+            }
+            if state & IN_DONE != 0 {
+                return match self.island.core.conns[c].failure.clone() {
+                    None => SubPoll::Completed,
+                    Some(error) => SubPoll::Failed(error),
+                };
+            }
+            if state & (DEMANDED | PUSHED) != 0 {
+                break;
+            }
+            if let Err(error) = self.island.core.pull(out) {
+                return SubPoll::Failed(error);
+            }
+            self.run();
+        }
+        SubPoll::Pending
+    }
+
+    /// Run an async callback or timer of the substream.
+    pub(crate) fn on_event(&mut self, msg: IslandMsg) {
+        match msg {
+            IslandMsg::Async {
+                stage,
+                handler,
+                payload,
+            } => self.island.on_async(stage, handler, payload),
+            IslandMsg::Timer {
+                stage,
+                key,
+                generation,
+            } => self.island.on_timer(stage, key, generation),
+            IslandMsg::Start(_) | IslandMsg::Resume => {}
+        }
+    }
+
+    /// Run what waits (after a wake-up).
+    pub(crate) fn resume(&mut self) {
+        self.run();
+    }
+}
+
+impl<T, U> Drop for Runner<T, U> {
+    fn drop(&mut self) {
+        if !self.island.is_done() {
+            if let Some(out) = self.out {
+                self.island.core.cancel(out);
+            }
+            self.island.core.complete(self.feed);
+            self.island.run(BUDGET);
+        }
+        if !self.island.is_done() {
+            self.island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
+        }
+        self.function.stop();
+    }
+}
+
+/// The port-less source a substream starts with: the splitting stage
+/// pushes into its connection.
+struct Feed<T>(std::marker::PhantomData<fn() -> T>);
+
+struct FeedLogic;
+
+impl<T: Send + 'static> GraphStage for Feed<T> {
+    type Shape = SourceShape<T>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "substream_source"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        (Box::new(FeedLogic), ())
+    }
+}
+
+impl GraphStageLogic for FeedLogic {
+    fn on_pull(&mut self, _: OutPort, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+
+    fn on_downstream_finish(&mut self, _: OutPort, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+}
+
+/// The sink a merged substream ends in: its elements wait in its
+/// connection for the splitting stage.
+struct Marker<T>(std::marker::PhantomData<fn(T)>);
+
+struct MarkerLogic;
+
+impl<T: Send + 'static> GraphStage for Marker<T> {
+    type Shape = SinkShape<T>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "substream_sink"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        (Box::new(MarkerLogic), ())
+    }
+}
+
+impl GraphStageLogic for MarkerLogic {
+    fn on_push(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+
+    fn on_upstream_failure(&mut self, _: InPort, _: StreamError, _: &mut StageContext<'_>) -> StageResult {
+        Ok(())
+    }
+}

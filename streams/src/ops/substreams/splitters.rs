@@ -1,0 +1,211 @@
+//! How `group_by`, `split_when` and `split_after` route elements.
+
+use std::collections::{HashMap, HashSet};
+
+/// Keys are hashed once per element: foldhash, seeded per map.
+type Hasher = foldhash::fast::RandomState;
+use std::hash::Hash;
+
+use super::stage::{Route, Splitter};
+use crate::{ErrorKind, StreamError};
+
+/// What `split_when` / `split_after` do when a substream cancels (Akka's
+/// `SubstreamCancelStrategy`).
+///
+/// ```
+/// use weir_streams::prelude::*;
+/// use weir_streams::SubstreamCancelStrategy;
+///
+/// let system = weir_actor::ActorSystem::new("cancel-strategy").unwrap();
+/// let mat = Materializer::new(&system);
+/// let firsts = |strategy| {
+///     Source::range(0u32..9)
+///         .split_when_with(strategy, |x| x % 3 == 0)
+///         .take(1)
+///         .concat_substreams()
+///         .run_with(Sink::collect(), &mat)
+///         .wait()
+/// };
+/// // Drain: each substream gives its first element, the rest are dropped.
+/// assert_eq!(firsts(SubstreamCancelStrategy::Drain), Ok(vec![0, 3, 6]));
+/// // Propagate: the first cancellation cancels the whole stream.
+/// assert_eq!(firsts(SubstreamCancelStrategy::Propagate), Ok(vec![0]));
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubstreamCancelStrategy {
+    /// Cancel upstream too: the stream ends once the running substreams
+    /// have.
+    Propagate,
+    /// Drop the cancelled substream's elements until the next split (the
+    /// default, as in Akka).
+    #[default]
+    Drain,
+}
+
+pub(crate) struct GroupBy<K, F> {
+    pub(crate) key: F,
+    pub(crate) max: usize,
+    pub(crate) recreate: bool,
+    open: HashMap<K, u64, Hasher>,
+    keys: HashMap<u64, K, Hasher>,
+    closed: HashSet<K, Hasher>,
+    new_key: Option<K>,
+}
+
+impl<K, F> GroupBy<K, F> {
+    pub(crate) fn new(key: F, max: usize, recreate: bool) -> Self {
+        Self {
+            key,
+            max,
+            recreate,
+            open: HashMap::default(),
+            keys: HashMap::default(),
+            closed: HashSet::default(),
+            new_key: None,
+        }
+    }
+}
+
+impl<T, K, F> Splitter<T> for GroupBy<K, F>
+where
+    K: Hash + Eq + Clone + Send + 'static,
+    F: FnMut(&T) -> K + Send + 'static,
+{
+    fn route(&mut self, element: &T) -> Result<Route, StreamError> {
+        let key = (self.key)(element);
+        if let Some(id) = self.open.get(&key) {
+            return Ok(Route::To(*id));
+        }
+        if self.closed.contains(&key) {
+            return Ok(Route::Drop);
+        }
+        if self.open.len() >= self.max {
+            return Err(StreamError::from_kind(ErrorKind::TooManySubstreams { max: self.max }));
+        }
+        self.new_key = Some(key);
+        Ok(Route::New)
+    }
+
+    fn opened(&mut self, id: u64) {
+        if let Some(key) = self.new_key.take() {
+            self.open.insert(key.clone(), id);
+            self.keys.insert(id, key);
+        }
+    }
+
+    fn cancelled(&mut self, id: u64) -> bool {
+        if let Some(key) = self.keys.remove(&id) {
+            self.open.remove(&key);
+            if !self.recreate {
+                self.closed.insert(key);
+            }
+        }
+        false
+    }
+}
+
+pub(crate) struct SplitWhen<F> {
+    pub(crate) pred: F,
+    pub(crate) strategy: SubstreamCancelStrategy,
+    started: bool,
+    current: Option<u64>,
+    closing: Option<u64>,
+}
+
+impl<F> SplitWhen<F> {
+    pub(crate) fn new(pred: F, strategy: SubstreamCancelStrategy) -> Self {
+        Self {
+            pred,
+            strategy,
+            started: false,
+            current: None,
+            closing: None,
+        }
+    }
+}
+
+impl<T, F> Splitter<T> for SplitWhen<F>
+where
+    F: FnMut(&T) -> bool + Send + 'static,
+{
+    fn route(&mut self, element: &T) -> Result<Route, StreamError> {
+        // The first element always opens the first substream.
+        let split = (self.pred)(element) || !self.started;
+        self.started = true;
+        if split {
+            self.closing = self.current.take();
+            return Ok(Route::New);
+        }
+        Ok(self.current.map_or(Route::Drop, Route::To))
+    }
+
+    fn opened(&mut self, id: u64) {
+        self.current = Some(id);
+    }
+
+    fn cancelled(&mut self, id: u64) -> bool {
+        if self.current == Some(id) {
+            self.current = None;
+        }
+        self.strategy == SubstreamCancelStrategy::Propagate
+    }
+
+    fn close_before(&mut self) -> Option<u64> {
+        self.closing.take()
+    }
+}
+
+pub(crate) struct SplitAfter<F> {
+    pub(crate) pred: F,
+    pub(crate) strategy: SubstreamCancelStrategy,
+    current: Option<u64>,
+    draining: bool,
+}
+
+impl<F> SplitAfter<F> {
+    pub(crate) fn new(pred: F, strategy: SubstreamCancelStrategy) -> Self {
+        Self {
+            pred,
+            strategy,
+            current: None,
+            draining: false,
+        }
+    }
+}
+
+impl<T, F> Splitter<T> for SplitAfter<F>
+where
+    F: FnMut(&T) -> bool + Send + 'static,
+{
+    fn route(&mut self, element: &T) -> Result<Route, StreamError> {
+        if self.draining {
+            // Dropped up to and including the element that ends the
+            // cancelled substream.
+            self.draining = !(self.pred)(element);
+            return Ok(Route::Drop);
+        }
+        Ok(self.current.map_or(Route::New, Route::To))
+    }
+
+    fn opened(&mut self, id: u64) {
+        self.current = Some(id);
+    }
+
+    fn cancelled(&mut self, id: u64) -> bool {
+        if self.current == Some(id) {
+            self.current = None;
+            self.draining = true;
+        }
+        self.strategy == SubstreamCancelStrategy::Propagate
+    }
+
+    fn close_after(&mut self, element: &T) -> bool {
+        let close = (self.pred)(element);
+        if close {
+            self.current = None;
+        }
+        close
+    }
+}

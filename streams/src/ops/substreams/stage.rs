@@ -1,0 +1,370 @@
+//! The stage that splits a stream into substreams and runs them (see
+//! `runner`): routing by a [`Splitter`], back-pressure, and merging the
+//! substreams' output back (or ending each in its own sink).
+
+use std::collections::VecDeque;
+
+use super::runner::{Runner, Tail};
+use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
+use crate::stage::{AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use crate::{Flow, StreamError};
+
+/// Where an element goes.
+pub(crate) enum Route {
+    /// Into the open substream `id`.
+    To(u64),
+    /// Into a new substream.
+    New,
+    /// Nowhere (its substream was cancelled).
+    Drop,
+}
+
+/// How one splitting operator routes elements.
+pub(crate) trait Splitter<T>: Send {
+    /// Where `element` goes; `Err` fails the stream.
+    fn route(&mut self, element: &T) -> Result<Route, StreamError>;
+    /// The element routed `New` went into substream `id`.
+    fn opened(&mut self, id: u64);
+    /// Substream `id` no longer takes elements (it cancelled its input);
+    /// `true` cancels upstream too (the stream ends once the running
+    /// substreams have).
+    fn cancelled(&mut self, id: u64) -> bool;
+    /// Whether the substream an element went to ends after it (`split_after`).
+    fn close_after(&mut self, element: &T) -> bool {
+        let _ = element;
+        false
+    }
+    /// Substream `id` that must end before an element routed `New` starts
+    /// the next one (`split_when`).
+    fn close_before(&mut self) -> Option<u64> {
+        None
+    }
+}
+
+struct Sub<T, U> {
+    runner: Runner<T, U>,
+    input_closed: bool,
+    /// In `dirty` already.
+    queued: bool,
+}
+
+pub(crate) struct Substreams<T, U> {
+    pub(crate) shape: FlowShape<T, U>,
+    pub(crate) splitter: Box<dyn Splitter<T>>,
+    pub(crate) flow: Flow<T, U, ()>,
+    pub(crate) tail: Tail<U>,
+    /// How many substreams run at once (more wait, holding back upstream).
+    pub(crate) parallelism: usize,
+    /// The running substreams by slot; a substream's id is its slot in
+    /// the low 32 bits and the slot's generation above them, so a late
+    /// event of a finished substream never reaches its slot's successor.
+    slots: Vec<Option<Sub<T, U>>>,
+    free: Vec<u32>,
+    generation: u64,
+    live: usize,
+    /// Substreams that may have something to give (output, completion):
+    /// polled in this order, the only ones polled.
+    dirty: VecDeque<u64>,
+    callbacks: Option<(AsyncCallback<SubEvent<U>>, AsyncCallback<u64>)>,
+    /// An element that waits for its substream to take it (or to exist).
+    pending: Option<(T, Route)>,
+    upstream_done: bool,
+}
+
+impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
+    pub(crate) fn new(splitter: Box<dyn Splitter<T>>, flow: Flow<T, U, ()>, tail: Tail<U>, parallelism: usize) -> Self {
+        Self {
+            shape: FlowShape::new(),
+            splitter,
+            flow,
+            tail,
+            parallelism,
+            slots: Vec::new(),
+            free: Vec::new(),
+            generation: 0,
+            live: 0,
+            dirty: VecDeque::new(),
+            callbacks: None,
+            pending: None,
+            upstream_done: false,
+        }
+    }
+
+    fn sub(&mut self, id: u64) -> Option<&mut Sub<T, U>> {
+        let slot = (id & u64::from(u32::MAX)) as usize;
+        self.slots
+            .get_mut(slot)
+            .and_then(Option::as_mut)
+            .filter(|s| s.runner.id == id)
+    }
+
+    fn mark(&mut self, id: u64) {
+        if let Some(sub) = self.sub(id)
+            && !sub.queued
+        {
+            sub.queued = true;
+            self.dirty.push_back(id);
+        }
+    }
+
+    fn remove(&mut self, id: u64) -> Option<Sub<T, U>> {
+        let slot = (id & u64::from(u32::MAX)) as usize;
+        let sub = self.slots.get_mut(slot)?.take_if(|s| s.runner.id == id)?;
+        self.free.push(slot as u32);
+        self.live -= 1;
+        Some(sub)
+    }
+
+    fn open(&mut self, ctx: &mut StageContext<'_>) -> Result<u64, StreamError> {
+        let slot = match self.free.pop() {
+            Some(slot) => slot,
+            None => {
+                self.slots.push(None);
+                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 substreams at once")
+            }
+        };
+        self.generation += 1;
+        let id = (self.generation << 32) | u64::from(slot);
+        let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
+        let runner = match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+            Ok(runner) => runner,
+            Err(error) => {
+                self.free.push(slot);
+                return Err(error);
+            }
+        };
+        self.slots[slot as usize] = Some(Sub {
+            runner,
+            input_closed: false,
+            queued: false,
+        });
+        self.live += 1;
+        self.mark(id);
+        Ok(id)
+    }
+
+    /// Hand the pending element over if its substream takes it now.
+    fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some((element, route)) = self.pending.take() else {
+            return Ok(());
+        };
+        let id = match route {
+            Route::Drop => return Ok(()),
+            Route::To(id) => id,
+            Route::New => {
+                if let Some(id) = self.splitter.close_before()
+                    && let Some(sub) = self.sub(id)
+                    && !sub.input_closed
+                {
+                    sub.input_closed = true;
+                    sub.runner.close_input(None);
+                    self.mark(id);
+                }
+                if self.live >= self.parallelism {
+                    self.pending = Some((element, Route::New));
+                    return Ok(());
+                }
+                let id = self.open(ctx)?;
+                self.splitter.opened(id);
+                id
+            }
+        };
+        let Some(sub) = self.sub(id) else {
+            return Ok(()); // its substream is gone: nothing takes it
+        };
+        if sub.input_closed {
+            return Ok(());
+        }
+        if sub.runner.input_cancelled() {
+            sub.input_closed = true;
+            self.sub_cancelled(id, ctx);
+            return Ok(());
+        }
+        if !sub.runner.wants() {
+            self.pending = Some((element, Route::To(id)));
+            return Ok(());
+        }
+        let close = self.splitter.close_after(&element);
+        let sub = self.sub(id).expect("looked up above");
+        sub.runner.offer(element)?;
+        if close {
+            sub.input_closed = true;
+            sub.runner.close_input(None);
+        }
+        // A substream that only took its element (a fold, say) has
+        // nothing to poll for.
+        if close || sub.runner.may_give() {
+            self.mark(id);
+        }
+        Ok(())
+    }
+
+    /// Move elements along until nothing more can move now.
+    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        loop {
+            self.deliver(ctx)?;
+            if self.upstream_done && self.pending.is_none() {
+                self.close_all(None);
+            }
+            let freed = self.collect(ctx)?;
+            // Polling asks substreams for output, which may make the
+            // pending element's substream ask for input: go round again.
+            if self.pending.is_none() || !(freed || self.pending_ready()) {
+                break;
+            }
+        }
+        if self.pending.is_none()
+            && !self.upstream_done
+            && !ctx.has_been_pulled(self.shape.inlet)
+            && !ctx.is_closed(self.shape.inlet)
+        {
+            ctx.pull(self.shape.inlet)?;
+        }
+        if self.upstream_done && self.pending.is_none() && self.live == 0 {
+            ctx.complete_stage();
+        }
+        Ok(())
+    }
+
+    /// Whether the pending element can move now.
+    fn pending_ready(&mut self) -> bool {
+        let (live, parallelism) = (self.live, self.parallelism);
+        match &self.pending {
+            None => false,
+            Some((_, Route::Drop)) => true,
+            Some((_, Route::New)) => live < parallelism,
+            Some((_, Route::To(id))) => {
+                let id = *id;
+                match self.sub(id) {
+                    Some(sub) => sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled(),
+                    None => true,
+                }
+            }
+        }
+    }
+
+    /// Emit substream output while downstream wants it, and drop finished
+    /// substreams; whether one finished. Only substreams marked dirty are
+    /// polled.
+    fn collect(&mut self, ctx: &mut StageContext<'_>) -> Result<bool, StreamError> {
+        let mut freed = false;
+        let to_sink = matches!(self.tail, Tail::To(_));
+        while to_sink || ctx.is_available(self.shape.out) {
+            let Some(id) = self.dirty.pop_front() else {
+                break;
+            };
+            let Some(sub) = self.sub(id) else {
+                continue;
+            };
+            sub.queued = false;
+            let poll = sub.runner.poll();
+            if !sub.input_closed && sub.runner.input_cancelled() {
+                sub.input_closed = true;
+                self.sub_cancelled(id, ctx);
+            }
+            match poll {
+                SubPoll::Ready(element) => {
+                    ctx.push(self.shape.out, element)?;
+                    // It may have more: after the others (fairness).
+                    self.mark(id);
+                }
+                SubPoll::Pending => {}
+                SubPoll::Completed => {
+                    let sub = self.remove(id).expect("polled above");
+                    if !sub.input_closed {
+                        self.sub_cancelled(id, ctx);
+                    }
+                    freed = true;
+                }
+                SubPoll::Failed(error) => return Err(error),
+            }
+        }
+        Ok(freed)
+    }
+
+    fn sub_cancelled(&mut self, id: u64, ctx: &mut StageContext<'_>) {
+        if self.splitter.cancelled(id) {
+            self.pending = None;
+            self.upstream_done = true;
+            ctx.cancel(self.shape.inlet);
+        }
+    }
+
+    fn close_all(&mut self, error: Option<StreamError>) {
+        let mut closed = Vec::new();
+        for sub in self.slots.iter_mut().flatten() {
+            if !sub.input_closed {
+                sub.input_closed = true;
+                sub.runner.close_input(error.clone());
+                closed.push(sub.runner.id);
+            }
+        }
+        for id in closed {
+            self.mark(id);
+        }
+    }
+
+    fn clear(&mut self) {
+        self.slots.clear();
+        self.dirty.clear();
+        self.live = 0;
+    }
+}
+
+impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let events = ctx.async_callback(|this: &mut Self, event, ctx| this.on_sub_event(event, ctx));
+        let wake = ctx.async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
+        self.callbacks = Some((events, wake));
+        Ok(())
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        let route = self.splitter.route(&element)?;
+        self.pending = Some((element, route));
+        self.drive(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
+        self.drive(ctx)
+    }
+
+    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+        self.pending = None;
+        self.close_all(Some(error.clone()));
+        Err(error)
+    }
+
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.drive(ctx)
+    }
+
+    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.clear();
+        ctx.complete_stage();
+        Ok(())
+    }
+
+    fn post_stop(&mut self) {
+        self.clear();
+    }
+}
+
+impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
+    fn on_sub_event(&mut self, event: SubEvent<U>, ctx: &mut StageContext<'_>) -> StageResult {
+        let id = event.id();
+        let Some(sub) = self.sub(id) else {
+            return Ok(());
+        };
+        match event {
+            SubEvent::Island(_, msg) => sub.runner.on_event(msg),
+            SubEvent::Wake(_) => sub.runner.resume(),
+            SubEvent::Bridge(_) => {}
+        }
+        self.mark(id);
+        self.drive(ctx)
+    }
+}
+
