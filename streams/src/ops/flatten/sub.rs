@@ -170,7 +170,7 @@ impl<T: Send + 'static> SubSource<T> {
                 .iter()
                 .position(|p| p.values.contains(&sink))
                 .expect("the marking sink is planned as its own stage");
-            let conn = island.core.stages[stage].ins[0];
+            let conn = island.core.links[island.core.ins(stage).start];
             for value in &mut values {
                 value.get_or_insert_with(|| Box::new(()));
             }

@@ -99,8 +99,8 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
                 .position(|p| p.values.contains(&node))
                 .expect("the feed and marker stages are planned as their own stages")
         };
-        let feed = island.core.stages[stage_of(0)].outs[0];
-        let out = out_node.map(|n| island.core.stages[stage_of(n)].ins[0]);
+        let feed = island.core.links[island.core.outs(stage_of(0)).start];
+        let out = out_node.map(|n| island.core.links[island.core.ins(stage_of(n)).start]);
         for value in &mut values {
             value.get_or_insert_with(|| Box::new(()));
         }
