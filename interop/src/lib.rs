@@ -56,6 +56,6 @@ pub use channel::{SinkToSender, SourceFromReceiver};
 pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;
 #[cfg(feature = "tokio")]
-pub use tcp::{OutgoingConnection, Tcp};
+pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};
 #[cfg(feature = "tokio")]
 pub use tcp_bind::{IncomingConnection, ServerBinding};
