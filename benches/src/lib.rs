@@ -53,6 +53,16 @@ unsafe impl GlobalAlloc for CountingAlloc {
         unsafe { System.alloc(layout) }
     }
 
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        self.allocations.fetch_add(1, Ordering::Relaxed);
+        self.bytes
+            .fetch_add(layout.size() as u64, Ordering::Relaxed);
+        // SAFETY: forwarded unchanged from our caller, who upholds `alloc_zeroed`'s
+        // contract. (`System`'s calloc skips the memset the default
+        // `alloc` + zeroing would do for fresh pages.)
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: `ptr` came from `System` via `alloc`/`realloc` above with this layout.
         unsafe { System.dealloc(ptr, layout) }

@@ -303,3 +303,121 @@ fn binding_an_address_in_use_fails_with_the_bind_error() {
     );
     system.terminate().wait().unwrap();
 }
+
+#[test]
+fn a_connection_not_made_in_time_fails_with_timed_out() {
+    // A listener whose accept queue (backlog 0: one connection) is full
+    // drops further SYNs, so a connect to it stays pending; the timeout
+    // runs on the test clock, so nothing here waits for it.
+    let rt = runtime();
+    let clock = weir_actor::testkit::TestClock::new();
+    let system = weir_actor::ActorSystem::builder()
+        .name("tcp-connect-timeout")
+        .clock(clock.clone())
+        .build()
+        .unwrap();
+    let m = Materializer::new(&system);
+    let listener = {
+        let _enter = rt.enter();
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        socket.listen(0).unwrap()
+    };
+    let addr = listener.local_addr().unwrap();
+    let _filler = std::net::TcpStream::connect(addr).expect("the queue's one place");
+    let timeout = Duration::from_secs(5);
+    let settings = weir_interop::ConnectionSettings::new().with_connect_timeout(timeout);
+    let (mut connected, done) = Source::<Bytes>::empty()
+        .via_mat(
+            Tcp::outgoing_connection_with(rt.handle(), addr, settings),
+            Keep::right,
+        )
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&m);
+    // The stage schedules its timer when it starts: advance until it fires.
+    let deadline = Instant::now() + PATIENCE;
+    let error = loop {
+        clock.advance(timeout);
+        match connected.wait_timeout(Duration::from_millis(20)) {
+            Ok(result) => break result.expect_err("no connection is made"),
+            Err(pending) => connected = pending,
+        }
+        assert!(Instant::now() < deadline, "the connect timed out");
+    };
+    let io = IoError::of(&error).expect("an IO error");
+    assert_eq!(
+        (io.operation(), io.kind()),
+        ("connect", std::io::ErrorKind::TimedOut)
+    );
+    let failed = done.wait_timeout(PATIENCE).expect("the flow ends");
+    let io = IoError::of(&failed.unwrap_err()).map(|e| e.kind());
+    assert_eq!(io, Some(std::io::ErrorKind::TimedOut));
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn settings_apply_and_a_timely_connection_is_not_timed_out() {
+    let rt = runtime();
+    let (system, m) = system("tcp-settings");
+    let (addr, server) = echo_server();
+    let settings = weir_interop::ConnectionSettings::new()
+        .with_connect_timeout(Duration::from_secs(60))
+        .with_nodelay(true)
+        .with_keep_alive(true);
+    let echoed = Source::single(Bytes::from_static(b"quick"))
+        .via(Tcp::outgoing_connection_with(rt.handle(), addr, settings))
+        .run_with(concat(), &m);
+    assert_eq!(
+        echoed.wait_timeout(PATIENCE).expect("completes"),
+        Ok(b"quick".to_vec())
+    );
+    assert_eq!(server.join().unwrap(), 5);
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn unbinding_stops_accepting_while_open_connections_go_on() {
+    let rt = runtime();
+    let (system, m) = system("tcp-unbind");
+    let handled = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = Arc::clone(&handled);
+    let server_mat = m.clone();
+    let (bound, accepting) = Tcp::bind(rt.handle(), "127.0.0.1:0".parse().unwrap())
+        .to_mat(
+            Sink::for_each(move |connection: weir_interop::IncomingConnection| {
+                let done = connection.handle_with(Flow::new(), &server_mat);
+                record.lock().unwrap().push(done);
+            }),
+            Keep::both,
+        )
+        .run(&m);
+    let binding = bound.wait_timeout(PATIENCE).expect("binds").unwrap();
+    let mut open = std::net::TcpStream::connect(binding.local_addr).unwrap();
+    open.write_all(b"before").unwrap();
+    let mut answer = [0; 6];
+    open.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"before");
+
+    assert_eq!(
+        binding.unbind().wait_timeout(PATIENCE).expect("unbinds"),
+        Ok(())
+    );
+    // The source of connections completes; no new connection is accepted.
+    assert_eq!(accepting.wait_timeout(PATIENCE).expect("completes"), Ok(()));
+    assert!(std::net::TcpStream::connect(binding.local_addr).is_err());
+    // Unbinding again is fine.
+    assert_eq!(
+        binding.unbind().wait_timeout(PATIENCE).expect("unbound"),
+        Ok(())
+    );
+
+    // The open connection still echoes, and ends when the client ends.
+    open.write_all(b"after").unwrap();
+    let mut answer = [0; 5];
+    open.read_exact(&mut answer).unwrap();
+    assert_eq!(&answer, b"after");
+    open.shutdown(std::net::Shutdown::Write).unwrap();
+    let done = handled.lock().unwrap().pop().expect("one connection");
+    assert_eq!(done.wait_timeout(PATIENCE).expect("ends"), Ok(11));
+    system.terminate().wait().unwrap();
+}

@@ -68,6 +68,6 @@ pub use nats::{
     RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
 };
 #[cfg(feature = "tokio")]
-pub use tcp::{OutgoingConnection, Tcp};
+pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};
 #[cfg(feature = "tokio")]
 pub use tcp_bind::{IncomingConnection, ServerBinding};

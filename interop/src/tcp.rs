@@ -10,14 +10,16 @@
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::runtime::Handle;
 use weir_streams::io::IoError;
 use weir_streams::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+    TimerKey,
 };
 use weir_streams::{Completer, Completion, Flow, StreamError};
 
@@ -87,16 +89,130 @@ impl Tcp {
         handle: &Handle,
         addr: SocketAddr,
     ) -> Flow<Bytes, Bytes, Completion<OutgoingConnection>> {
+        Self::outgoing_connection_with(handle, addr, ConnectionSettings::new())
+    }
+
+    /// [`outgoing_connection`](Self::outgoing_connection) with
+    /// `settings`: a connect timeout, `TCP_NODELAY`, keep-alive.
+    ///
+    /// A connection not made within the timeout (measured on the actor
+    /// system's clock) fails the flow and its completion with an
+    /// [`IoError`] `"connect"` of kind `std::io::ErrorKind::TimedOut`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_interop::{ConnectionSettings, Tcp};
+    /// use weir_streams::io::Bytes;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// let addr = listener.local_addr().unwrap();
+    /// let runtime = tokio::runtime::Builder::new_multi_thread().enable_io().build().unwrap();
+    /// let system = weir_actor::ActorSystem::new("tcp-settings").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let settings = ConnectionSettings::new()
+    ///     .with_connect_timeout(Duration::from_secs(5))
+    ///     .with_nodelay(true);
+    /// let connected = Source::<Bytes>::empty()
+    ///     .via_mat(Tcp::outgoing_connection_with(runtime.handle(), addr, settings), Keep::right)
+    ///     .to(Sink::ignore())
+    ///     .run(&materializer);
+    /// assert_eq!(connected.wait().unwrap().remote_addr, addr);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn outgoing_connection_with(
+        handle: &Handle,
+        addr: SocketAddr,
+        settings: ConnectionSettings,
+    ) -> Flow<Bytes, Bytes, Completion<OutgoingConnection>> {
         Flow::from_graph(Outgoing {
             handle: handle.clone(),
             addr,
+            settings,
         })
     }
 }
 
+/// How an outgoing connection is made: a connect timeout, `TCP_NODELAY`
+/// and `SO_KEEPALIVE`. The default has no timeout, Nagle's algorithm on
+/// and no keep-alive (the operating system's defaults).
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_interop::ConnectionSettings;
+///
+/// let settings = ConnectionSettings::new().with_connect_timeout(Duration::from_secs(3));
+/// assert_eq!(settings.connect_timeout(), Some(Duration::from_secs(3)));
+/// assert!(!settings.nodelay() && !settings.keep_alive());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ConnectionSettings {
+    connect_timeout: Option<Duration>,
+    nodelay: bool,
+    keep_alive: bool,
+}
+
+impl ConnectionSettings {
+    /// The defaults: no connect timeout, no `TCP_NODELAY`, no keep-alive.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Fail the connection if it is not made within `timeout`.
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = Some(timeout);
+        self
+    }
+
+    /// Set `TCP_NODELAY` (send small writes at once).
+    pub fn with_nodelay(mut self, nodelay: bool) -> Self {
+        self.nodelay = nodelay;
+        self
+    }
+
+    /// Set `SO_KEEPALIVE` (the system's probe timing).
+    pub fn with_keep_alive(mut self, keep_alive: bool) -> Self {
+        self.keep_alive = keep_alive;
+        self
+    }
+
+    /// The connect timeout, if any.
+    pub fn connect_timeout(&self) -> Option<Duration> {
+        self.connect_timeout
+    }
+
+    /// Whether `TCP_NODELAY` is set.
+    pub fn nodelay(&self) -> bool {
+        self.nodelay
+    }
+
+    /// Whether `SO_KEEPALIVE` is set.
+    pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+}
+
+/// Connect to `addr` with `settings`' socket options.
+async fn connect(addr: SocketAddr, settings: ConnectionSettings) -> std::io::Result<TcpStream> {
+    let socket = if addr.is_ipv4() {
+        TcpSocket::new_v4()?
+    } else {
+        TcpSocket::new_v6()?
+    };
+    socket.set_nodelay(settings.nodelay)?;
+    socket.set_keepalive(settings.keep_alive)?;
+    socket.connect(addr).await
+}
+
+/// The timer key of the connect timeout.
+const CONNECT_TIMEOUT: u64 = 0;
+
 struct Outgoing {
     handle: Handle,
     addr: SocketAddr,
+    settings: ConnectionSettings,
 }
 
 /// What the stage's callback hears: the connection made (or not), or a
@@ -110,6 +226,9 @@ struct ConnectionLogic {
     shape: FlowShape<Bytes, Bytes>,
     handle: Handle,
     addr: SocketAddr,
+    settings: ConnectionSettings,
+    /// The task connecting, aborted if the stage stops first.
+    connecting: Option<tokio::task::JoinHandle<()>>,
     connected: Option<Completer<OutgoingConnection>>,
     stream: Option<TcpStream>,
     waker: Option<Waker>,
@@ -138,6 +257,8 @@ impl GraphStage for Outgoing {
             shape: FlowShape::new(),
             handle: self.handle.clone(),
             addr: self.addr,
+            settings: self.settings,
+            connecting: None,
             connected: Some(completer),
             stream: None,
             waker: None,
@@ -159,6 +280,8 @@ impl ConnectionLogic {
     fn on_event(&mut self, event: Event, ctx: &mut StageContext<'_>) -> StageResult {
         match event {
             Event::Connected(Ok(stream)) => {
+                ctx.cancel_timer(CONNECT_TIMEOUT);
+                self.connecting = None;
                 let addrs = stream
                     .local_addr()
                     .and_then(|local| Ok((local, stream.peer_addr()?)));
@@ -178,15 +301,25 @@ impl ConnectionLogic {
                 }
                 self.progress(ctx)
             }
-            Event::Connected(Err(error)) => {
-                let error = ctx.attribute(io_error("connect", &error));
-                if let Some(mut completer) = self.connected.take() {
-                    completer.complete(Err(error.clone()));
-                }
-                Err(error)
-            }
+            Event::Connected(Err(error)) => self.connect_failed(&error, ctx),
             Event::Wake => self.progress(ctx),
         }
+    }
+
+    fn connect_failed(
+        &mut self,
+        error: &std::io::Error,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        ctx.cancel_timer(CONNECT_TIMEOUT);
+        if let Some(task) = self.connecting.take() {
+            task.abort();
+        }
+        let error = ctx.attribute(io_error("connect", error));
+        if let Some(mut completer) = self.connected.take() {
+            completer.complete(Err(error.clone()));
+        }
+        Err(error)
     }
 
     /// Write what waits, read if downstream wants, finish when both
@@ -250,10 +383,14 @@ impl GraphStageLogic for ConnectionLogic {
             ctx.async_callback(|this: &mut Self, event: Event, ctx| this.on_event(event, ctx));
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.on_event(Event::Wake, ctx));
         self.waker = Some(wake.waker(()));
-        let addr = self.addr;
-        self.handle.spawn(async move {
-            callback.invoke(Event::Connected(TcpStream::connect(addr).await));
-        });
+        let (addr, settings) = (self.addr, self.settings);
+        self.connecting = Some(self.handle.spawn(async move {
+            callback.invoke(Event::Connected(connect(addr, settings).await));
+        }));
+        if let Some(timeout) = settings.connect_timeout {
+            // On the system's clock (the test clock in tests).
+            ctx.schedule_once(CONNECT_TIMEOUT, timeout);
+        }
         // The connection outlives a completed upstream until the peer closes.
         ctx.set_keep_going(true);
         Ok(())
@@ -275,6 +412,17 @@ impl GraphStageLogic for ConnectionLogic {
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.progress(ctx)
+    }
+
+    fn on_timer(&mut self, key: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        if key == TimerKey(CONNECT_TIMEOUT) && self.stream.is_none() {
+            let timed_out = std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("not connected to {} in time", self.addr),
+            );
+            return self.connect_failed(&timed_out, ctx);
+        }
+        Ok(())
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -301,6 +449,9 @@ impl GraphStageLogic for ConnectionLogic {
         // Dropping the stream closes it; tokio deregisters it from its
         // reactor through the handle it holds.
         let _enter = self.handle.enter();
+        if let Some(task) = self.connecting.take() {
+            task.abort();
+        }
         self.stream = None;
     }
 }

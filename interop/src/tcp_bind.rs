@@ -1,7 +1,7 @@
 //! `Tcp::bind`: a source of incoming TCP connections, each handled by a
 //! flow (feature `tokio`).
 
-use crate::sync::Mutex;
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
 use std::net::SocketAddr;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
@@ -13,8 +13,8 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
 use weir_streams::io::IoError;
 use weir_streams::stage::{
-    GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
+    SourceShape, StageContext, StageResult,
 };
 use weir_streams::{Completer, Completion, Flow, Materializer, Sink, Source, StreamError};
 
@@ -25,10 +25,48 @@ use crate::tcp_outbox::Outbox;
 const READ_CHUNK: usize = 64 * 1024;
 
 /// Where a bound server listens; completes when the listener is bound.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// [`unbind`](Self::unbind) stops accepting.
+#[derive(Debug, Clone)]
 pub struct ServerBinding {
     /// The address bound (with the port the system chose for port 0).
     pub local_addr: SocketAddr,
+    unbind: AsyncCallback<Completer<()>>,
+    unbound: Arc<AtomicBool>,
+}
+
+impl ServerBinding {
+    /// Stop accepting: the listener closes and the source of incoming
+    /// connections completes, while the connections already accepted go
+    /// on until their handlers end. The completion tells when the
+    /// listener is closed (at once if the source had already stopped).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_interop::Tcp;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let runtime = tokio::runtime::Builder::new_multi_thread().enable_io().build().unwrap();
+    /// let system = weir_actor::ActorSystem::new("unbind").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let (bound, connections) = Tcp::bind(runtime.handle(), "127.0.0.1:0".parse().unwrap())
+    ///     .to_mat(Sink::ignore(), Keep::both)
+    ///     .run(&materializer);
+    /// let binding = bound.wait().unwrap();
+    /// binding.unbind().wait().unwrap();
+    /// connections.wait().unwrap(); // the source completed
+    /// assert!(std::net::TcpStream::connect(binding.local_addr).is_err());
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn unbind(&self) -> Completion<()> {
+        let (mut completer, completion) = Completer::new();
+        if self.unbound.load(Ordering::Acquire) {
+            completer.complete(Ok(()));
+        } else {
+            self.unbind.invoke(completer);
+        }
+        completion
+    }
 }
 
 /// One accepted connection: its addresses, and
@@ -140,6 +178,8 @@ struct BindLogic {
     bound: Option<Completer<ServerBinding>>,
     listener: Option<TcpListener>,
     waker: Option<Waker>,
+    /// Set once the listener is closed (unbound or the stage stopped).
+    unbound: Arc<AtomicBool>,
 }
 
 impl GraphStage for Bind {
@@ -159,12 +199,20 @@ impl GraphStage for Bind {
             bound: Some(completer),
             listener: None,
             waker: None,
+            unbound: Arc::new(AtomicBool::new(false)),
         };
         (Box::new(logic), completion)
     }
 }
 
 impl BindLogic {
+    /// Close the listener: no more connections are accepted.
+    fn close(&mut self) {
+        let _enter = self.handle.enter();
+        self.listener = None;
+        self.unbound.store(true, Ordering::Release);
+    }
+
     fn accept(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let (Some(listener), Some(waker)) = (self.listener.as_ref(), self.waker.as_ref()) else {
             return Ok(());
@@ -195,6 +243,14 @@ impl GraphStageLogic for BindLogic {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.accept(ctx));
         self.waker = Some(wake.waker(()));
+        let unbind = ctx.async_callback(
+            |this: &mut Self, mut done: Completer<()>, ctx: &mut StageContext<'_>| {
+                this.close();
+                done.complete(Ok(()));
+                ctx.complete_stage();
+                Ok(())
+            },
+        );
         let bound = std::net::TcpListener::bind(self.addr).and_then(|listener| {
             listener.set_nonblocking(true)?;
             let _enter = self.handle.enter();
@@ -203,7 +259,11 @@ impl GraphStageLogic for BindLogic {
         let result = bound.and_then(|listener| {
             let local_addr = listener.local_addr()?;
             self.listener = Some(listener);
-            Ok(ServerBinding { local_addr })
+            Ok(ServerBinding {
+                local_addr,
+                unbind,
+                unbound: Arc::clone(&self.unbound),
+            })
         });
         match result {
             Ok(binding) => {
@@ -227,8 +287,7 @@ impl GraphStageLogic for BindLogic {
     }
 
     fn post_stop(&mut self) {
-        let _enter = self.handle.enter();
-        self.listener = None;
+        self.close();
     }
 }
 

@@ -57,11 +57,17 @@ impl<'a> Joined<'a> {
     }
 }
 
-/// The first position of `needle` in `hay`.
+/// The first position of `needle` in `hay`. A line search is most of
+/// what delimiter framing does, so a one-byte delimiter is one `memchr`
+/// (vectorized; `weir-bench io`), and a longer one looks for its first
+/// byte that way.
 fn find_in(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let (&first, rest) = needle.split_first()?;
+    if rest.is_empty() {
+        return memchr::memchr(first, hay);
+    }
     let mut from = 0;
-    while let Some(p) = memchr(first, hay.get(from..)?) {
+    while let Some(p) = memchr::memchr(first, hay.get(from..)?) {
         let at = from + p;
         if hay.get(at + 1..at + 1 + rest.len()) == Some(rest) {
             return Some(at);
@@ -72,32 +78,6 @@ fn find_in(hay: &[u8], needle: &[u8]) -> Option<usize> {
         from = at + 1;
     }
     None
-}
-
-/// The first position of `byte` in `hay`, a word at a time: a line
-/// search is most of what delimiter framing does (`weir-bench io`: this
-/// took line framing from 0.58x to 0.7x of `read_until`, which has
-/// `std`'s internal memchr).
-fn memchr(byte: u8, hay: &[u8]) -> Option<usize> {
-    const LOW: u64 = u64::from_ne_bytes([0x01; 8]);
-    const HIGH: u64 = u64::from_ne_bytes([0x80; 8]);
-    let pattern = u64::from_ne_bytes([byte; 8]);
-    let mut words = hay.chunks_exact(8);
-    let mut at = 0;
-    for word in &mut words {
-        let bytes: [u8; 8] = word.try_into().unwrap_or([0; 8]);
-        let x = u64::from_ne_bytes(bytes) ^ pattern;
-        // A zero byte in `x` (a match) sets its high bit here.
-        if x.wrapping_sub(LOW) & !x & HIGH != 0 {
-            return word.iter().position(|&b| b == byte).map(|p| at + p);
-        }
-        at += 8;
-    }
-    words
-        .remainder()
-        .iter()
-        .position(|&b| b == byte)
-        .map(|p| at + p)
 }
 
 /// A frame found at the start of the unconsumed bytes: the frame is
