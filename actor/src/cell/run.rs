@@ -184,7 +184,11 @@ impl<A: Actor> Cell<A> {
     /// on a panic.
     fn outcome(&self, st: &mut RunState<A>, result: std::thread::Result<()>, phase: FailurePhase) -> Outcome {
         // An error handed over with `ctx.fail` counts as a failure too; a
-        // panic after it wins.
+        // panic after it wins. The common case (no failure) only reads the
+        // slot: taking it on every message cost ~12 instructions.
+        if result.is_ok() && st.ctx.failed.is_none() {
+            return Outcome::Handled;
+        }
         let failed = st.ctx.failed.take();
         match result {
             Ok(()) => match failed {
