@@ -72,6 +72,7 @@ impl Clock {
 /// # Examples
 ///
 /// ```
+/// # #[cfg(feature = "testkit")] { // the type exists with the `testkit` feature
 /// use std::time::Duration;
 /// use weir_actor::testkit::TestClock;
 /// use weir_actor::ActorSystem;
@@ -87,6 +88,7 @@ impl Clock {
 /// assert!(rx.try_recv().is_ok()); // ran before `advance` returned
 /// assert_eq!(clock.elapsed(), Duration::from_secs(60));
 /// system.terminate().wait().unwrap();
+/// # }
 /// ```
 ///
 /// [`ActorSystemBuilder::clock`]: crate::ActorSystemBuilder::clock
