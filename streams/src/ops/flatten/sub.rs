@@ -380,12 +380,27 @@ fn ended<T>(end: Option<Option<StreamError>>) -> SubPoll<T> {
 /// planner fuses an iterator-like source whole.
 fn marker<T: Send + 'static>() -> crate::blueprint::graph::Graph<()> {
     use crate::blueprint::graph::Graph;
-    let mut node = Node::new(Kind::Stage(Arc::new(Marker::<T>(std::marker::PhantomData))), Attributes::new());
+    let mut node = Node::new(Kind::Stage(Arc::new(Marker::<T>::named("substream"))), Attributes::new());
     node.pull = Some(Arc::new(PullSink::<T>(Arc::new(|_| Box::new(())))));
     Graph::single(node)
 }
 
-struct Marker<T>(std::marker::PhantomData<fn(T)>);
+/// A sink that leaves each element in its connection for the stage that
+/// drives its island to take (inner sources of the flattening operators,
+/// merged substreams).
+pub(crate) struct Marker<T> {
+    name: &'static str,
+    ty: std::marker::PhantomData<fn(T)>,
+}
+
+impl<T> Marker<T> {
+    pub(crate) fn named(name: &'static str) -> Self {
+        Self {
+            name,
+            ty: std::marker::PhantomData,
+        }
+    }
+}
 
 struct MarkerLogic;
 
@@ -394,7 +409,7 @@ impl<T: Send + 'static> GraphStage for Marker<T> {
     type Mat = ();
 
     fn name(&self) -> &'static str {
-        "substream"
+        self.name
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {

@@ -15,9 +15,9 @@ use crate::blueprint::graph::{Graph, Kind, Node};
 use crate::interpreter::actor::IslandMsg;
 use crate::interpreter::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
-use crate::ops::flatten::sub::{SubEvent, SubPoll};
+use crate::ops::flatten::sub::{Marker, SubEvent, SubPoll};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
 use crate::{Attributes, ErrorKind, Flow, Sink, StreamError};
@@ -66,7 +66,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         let head: Graph<()> = Graph::single(feed_node).then(flow.graph.clone(), |(), ()| ());
         let (graph, out_node) = match tail {
             Tail::Out => {
-                let marker = Node::new(Kind::Stage(Arc::new(Marker::<U>(std::marker::PhantomData))), Attributes::new());
+                let marker = Node::new(Kind::Stage(Arc::new(Marker::<U>::named("substream_sink"))), Attributes::new());
                 let graph = head.then(Graph::single(marker), |(), ()| ());
                 let last = graph.nodes.len() - 1;
                 (graph, Some(last))
@@ -267,35 +267,3 @@ impl GraphStageLogic for FeedLogic {
     }
 }
 
-/// The sink a merged substream ends in: its elements wait in its
-/// connection for the splitting stage.
-struct Marker<T>(std::marker::PhantomData<fn(T)>);
-
-struct MarkerLogic;
-
-impl<T: Send + 'static> GraphStage for Marker<T> {
-    type Shape = SinkShape<T>;
-    type Mat = ();
-
-    fn name(&self) -> &'static str {
-        "substream_sink"
-    }
-
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        (Box::new(MarkerLogic), ())
-    }
-}
-
-impl GraphStageLogic for MarkerLogic {
-    fn on_push(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
-        Ok(())
-    }
-
-    fn on_upstream_failure(&mut self, _: InPort, _: StreamError, _: &mut StageContext<'_>) -> StageResult {
-        Ok(())
-    }
-}
