@@ -79,7 +79,10 @@
 use std::task::Waker;
 
 use crate::sync::{Arc, Mutex, MutexGuard};
+
+mod feed;
 use crate::{ErrorKind, StreamError};
+pub use feed::FeedLogic;
 
 /// How one side of a hand-over is told that the other did something it
 /// waits for.

@@ -4,7 +4,8 @@
 use std::marker::PhantomData;
 
 use super::registry::Registry;
-use super::{In, IntoHandover};
+use super::In;
+use crate::handover::FeedLogic;
 use crate::handover::{self, Order, Refill, Wait};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape, StageContext,
@@ -292,16 +293,10 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
-        let wake = cx.async_callback(|this: &mut IntoHandover<T>, (), ctx| this.hand_over(ctx));
-        producer.set_notify(wake);
         consumer.set_notify(self.shared.wake.clone());
         // Refused (the hub is gone or draining): dropping the consumer
         // cancels, which stops this producer when it starts.
         let _ = self.shared.registry.register(consumer);
-        let logic = IntoHandover {
-            shape: SinkShape::new(),
-            producer,
-        };
-        (Box::new(logic), ())
+        (Box::new(FeedLogic::new(producer, cx)), ())
     }
 }

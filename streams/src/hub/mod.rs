@@ -24,9 +24,8 @@ pub use partition::PartitionHub;
 
 use crate::handover::{Consumer, Producer, Refill, Wait};
 use crate::stage::{
-    AsyncCallback, GraphStageLogic, InPort, OutPort, SinkShape, SourceShape, StageContext, StageResult,
+    AsyncCallback, GraphStageLogic, OutPort, SourceShape, StageContext, StageResult,
 };
-use crate::{ErrorKind, StreamError};
 
 /// A hand-over end whose both sides are islands.
 type Out<T> = Producer<T, AsyncCallback<()>, AsyncCallback<()>>;
@@ -105,69 +104,3 @@ impl<T: Send + 'static> GraphStageLogic for FromHandover<T> {
     }
 }
 
-/// A stage that hands what it takes in over: a producer of a `MergeHub`.
-struct IntoHandover<T: Send + 'static> {
-    shape: SinkShape<T>,
-    producer: Out<T>,
-}
-
-impl<T: Send + 'static> IntoHandover<T> {
-    fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let inlet = self.shape.inlet;
-        if self.producer.credit() > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
-            ctx.pull(inlet)?;
-        }
-        Ok(())
-    }
-
-    /// Hand the batch over and take credit; the hub gone, cancel upstream.
-    fn hand_over(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.producer.hand_over() {
-            ctx.complete_stage();
-            return Ok(());
-        }
-        self.pull_if_credit(ctx)
-    }
-}
-
-impl<T: Send + 'static> GraphStageLogic for IntoHandover<T> {
-    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.hand_over(ctx)
-    }
-
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let element = ctx.grab(self.shape.inlet)?;
-        if self.producer.push(element) {
-            self.hand_over(ctx)
-        } else {
-            ctx.request_idle_callback();
-            self.pull_if_credit(ctx)
-        }
-    }
-
-    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.hand_over(ctx)
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.producer.finish(Ok(()));
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn on_upstream_failure(
-        &mut self,
-        _: InPort,
-        error: StreamError,
-        ctx: &mut StageContext<'_>,
-    ) -> StageResult {
-        self.producer.finish(Err(error));
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn post_stop(&mut self) {
-        self.producer
-            .finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
-    }
-}
