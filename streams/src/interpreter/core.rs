@@ -17,6 +17,7 @@
 //! | `IN_DONE` | `cancel`, delivering a completion | never | the inlet is closed for its stage |
 //! | `OUT_DONE` | `complete` / `fail`, delivering a cancel | never | the outlet is closed for its stage |
 //! | `COMPLETE_AFTER_EMIT` | `complete` with emits queued | the last emit | complete once the emit queue drains |
+//! | `EMITTING` | `emit` queueing an element | the last emit, `fail`, delivering a cancel | `emits` holds a queue (so a push's one state test covers it) |
 //!
 //! The Reactive Streams rules between two stages follow from it: a push
 //! needs `DEMANDED` (else a protocol error fails the pushing stage), at
@@ -48,6 +49,7 @@ pub(crate) const DOWN_CLOSED: u16 = 16;
 pub(crate) const IN_DONE: u16 = 32;
 pub(crate) const OUT_DONE: u16 = 64;
 pub(crate) const COMPLETE_AFTER_EMIT: u16 = 128;
+pub(crate) const EMITTING: u16 = 256;
 
 /// A signal over one connection, delivered in FIFO order.
 #[derive(Debug, Clone, Copy)]
@@ -150,23 +152,19 @@ pub(crate) struct Core {
 }
 
 impl Core {
-    #[inline]
-    pub(crate) fn conn_in(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        let p = self.ports[stage];
-        if port < p.ins {
-            Ok(self.links[p.base as usize + usize::from(port)])
+    /// The connection of a stage's inlet or outlet `port`, given its
+    /// [`Ports`].
+    #[inline(always)]
+    pub(crate) fn link(&self, p: Ports, port: u16, inlet: bool) -> Result<u32, StreamError> {
+        let (first, count) = if inlet {
+            (p.base as usize, p.ins)
         } else {
-            Err(not_connected("inlet", port))
-        }
-    }
-
-    #[inline]
-    pub(crate) fn conn_out(&self, stage: usize, port: u16) -> Result<u32, StreamError> {
-        let p = self.ports[stage];
-        if port < p.outs {
-            Ok(self.links[p.base as usize + usize::from(p.ins) + usize::from(port)])
+            (p.base as usize + usize::from(p.ins), p.outs)
+        };
+        if port < count {
+            Ok(self.links[first + usize::from(port)])
         } else {
-            Err(not_connected("outlet", port))
+            Err(not_connected(if inlet { "inlet" } else { "outlet" }, port))
         }
     }
 
@@ -189,7 +187,7 @@ impl Core {
         self.recheck = true;
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pull(&mut self, c: u32) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
@@ -199,6 +197,15 @@ impl Core {
             self.flow(Event::Pull(c));
             return Ok(());
         }
+        self.pull_other(c)
+    }
+
+    /// [`pull`](Self::pull) in every state but the common one.
+    #[cold]
+    #[inline(never)]
+    fn pull_other(&mut self, c: u32) -> StageResult {
+        let conn = &mut self.conns[c as usize];
+        let s = conn.state;
         if s & IN_DONE != 0 {
             return Err(violation("pull on a closed inlet"));
         }
@@ -219,9 +226,18 @@ impl Core {
         Ok(())
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
-        if self.conns[c as usize].emits_pending() {
+        let conn = &mut self.conns[c as usize];
+        let s = conn.state;
+        // The common case in one test: pulled, open both ways, no emits queued.
+        if s & (OUT_DONE | DOWN_CLOSED | DEMANDED | EMITTING) == DEMANDED {
+            *conn.slot_mut::<T>()? = Some(element);
+            conn.state = (s & !DEMANDED) | PUSHED;
+            self.flow(Event::Push(c));
+            return Ok(());
+        }
+        if s & EMITTING != 0 {
             return Err(StreamError::protocol(
                 "push while emitted elements are still queued",
             ));
@@ -230,17 +246,9 @@ impl Core {
     }
 
     /// Push, where the emit queue may still hold later elements.
-    #[inline]
     fn push_next<T: Send + 'static>(&mut self, c: u32, element: T) -> StageResult {
         let conn = &mut self.conns[c as usize];
         let s = conn.state;
-        // The common case in one test: pulled, open both ways.
-        if s & (OUT_DONE | DOWN_CLOSED | DEMANDED) == DEMANDED {
-            *conn.slot_mut::<T>()? = Some(element);
-            conn.state = (s & !DEMANDED) | PUSHED;
-            self.flow(Event::Push(c));
-            return Ok(());
-        }
         if s & OUT_DONE != 0 {
             if s & DOWN_CLOSED != 0 {
                 // Downstream cancelled: pushes are absorbed.
@@ -287,7 +295,7 @@ impl Core {
         self.chased.is_some() || !self.events.is_empty()
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn grab<T: Send + 'static>(&mut self, c: u32) -> Result<T, StreamError> {
         let conn = &mut self.conns[c as usize];
         if conn.state & AVAILABLE == 0 {
@@ -321,7 +329,7 @@ impl Core {
         if conn.state & OUT_DONE != 0 {
             return;
         }
-        conn.emits = None;
+        conn.drop_emits();
         conn.state |= UP_CLOSED | OUT_DONE;
         conn.failure = Some(error);
         let (up, deliver) = (conn.up, conn.state & DOWN_CLOSED == 0);
@@ -362,6 +370,7 @@ impl Core {
         if !conn.emits_pending() && conn.state & DEMANDED != 0 {
             return self.push(c, element);
         }
+        conn.state |= EMITTING;
         let (queue, _) = conn
             .emits
             .get_or_insert_with(|| (Box::new(VecDeque::<T>::new()), emit_next::<T>));
@@ -411,7 +420,7 @@ fn emit_next<T: Send + 'static>(core: &mut Core, c: u32) -> StageResult {
     };
     let drained = queue.is_empty();
     if drained {
-        conn.emits = None;
+        conn.drop_emits();
     }
     core.push_next(c, element)?;
     let conn = &mut core.conns[c as usize];
@@ -439,7 +448,13 @@ impl Conn {
     }
 
     fn emits_pending(&self) -> bool {
-        self.emits.is_some()
+        self.state & EMITTING != 0
+    }
+
+    /// Forget the emit queue (drained, failed or cancelled).
+    pub(crate) fn drop_emits(&mut self) {
+        self.emits = None;
+        self.state &= !EMITTING;
     }
 
     #[inline]

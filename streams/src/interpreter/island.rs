@@ -168,7 +168,7 @@ impl Island {
                     return;
                 }
                 conn.state |= OUT_DONE;
-                conn.emits = None;
+                conn.drop_emits();
                 let (up, port) = (conn.up as usize, OutPort(conn.up_port));
                 self.core.stages[up].open_ports -= 1;
                 self.core.recheck = true;
@@ -205,10 +205,7 @@ impl Island {
     ) {
         self.active = stage;
         let logic = &mut *self.logics[stage];
-        let mut ctx = StageContext {
-            core: &mut self.core,
-            stage,
-        };
+        let mut ctx = StageContext::new(&mut self.core, stage);
         match handler(logic, &mut ctx) {
             Ok(()) => {
                 if std::mem::take(&mut self.core.recheck) {
@@ -224,10 +221,7 @@ impl Island {
     /// outlet to carry it), then finish it if it has no open ports left.
     /// The one path every failure of stage code takes, panics included.
     fn fail_stage(&mut self, stage: usize, error: StreamError) {
-        let mut ctx = StageContext {
-            core: &mut self.core,
-            stage,
-        };
+        let mut ctx = StageContext::new(&mut self.core, stage);
         let error = ctx.attribute(error);
         ctx.fail_stage(error.clone());
         if !self.core.stages[stage].finished {
@@ -321,10 +315,7 @@ impl Island {
             if self.core.stages[stage].finished {
                 continue;
             }
-            let mut ctx = StageContext {
-                core: &mut self.core,
-                stage,
-            };
+            let mut ctx = StageContext::new(&mut self.core, stage);
             ctx.fail_stage(error.clone());
             let logic = &mut *self.logics[stage];
             let _ = catch_unwind(AssertUnwindSafe(|| logic.on_failure(error)));

@@ -11,8 +11,8 @@ use super::{Attributes, GraphStageLogic, Inlet, Outlet, StageResult};
 use crate::StreamError;
 use crate::interpreter::actor::IslandMsg;
 use crate::interpreter::core::{
-    AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, TimerEntry,
-    UP_CLOSED,
+    AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, Ports,
+    TimerEntry, UP_CLOSED,
 };
 
 /// The key of a stage timer (see [`StageContext::schedule_once`]).
@@ -149,6 +149,9 @@ where
 pub struct StageContext<'a> {
     pub(crate) core: &'a mut Core,
     pub(crate) stage: usize,
+    /// `core.ports[stage]`, read once per handler call rather than once
+    /// per port operation.
+    ports: Ports,
 }
 
 /// A port of either direction, for the queries that work on both.
@@ -174,17 +177,36 @@ impl<T> Port for Outlet<T> {
     }
 }
 
-fn locate(port: &impl Port, core: &Core, stage: usize) -> Option<(u32, bool)> {
-    let (index, inlet) = port.key();
-    let conn = if inlet {
-        core.conn_in(stage, index)
-    } else {
-        core.conn_out(stage, index)
-    };
-    conn.ok().map(|c| (c, inlet))
+impl<'a> StageContext<'a> {
+    pub(crate) fn new(core: &'a mut Core, stage: usize) -> Self {
+        let ports = core.ports[stage];
+        Self { core, stage, ports }
+    }
 }
 
 impl StageContext<'_> {
+    /// The connection of this stage's inlet `port`.
+    #[inline(always)]
+    fn conn_in(&self, port: u16) -> Result<u32, StreamError> {
+        self.core.link(self.ports, port, true)
+    }
+
+    /// The connection of this stage's outlet `port`.
+    #[inline(always)]
+    fn conn_out(&self, port: u16) -> Result<u32, StreamError> {
+        self.core.link(self.ports, port, false)
+    }
+
+    fn locate(&self, port: &impl Port) -> Option<(u32, bool)> {
+        let (index, inlet) = port.key();
+        let conn = if inlet {
+            self.conn_in(index)
+        } else {
+            self.conn_out(index)
+        };
+        conn.ok().map(|c| (c, inlet))
+    }
+
     /// Push `element` through `out`, which must have been pulled.
     ///
     /// # Errors
@@ -193,7 +215,7 @@ impl StageContext<'_> {
     /// into a cancelled outlet is absorbed.
     #[inline]
     pub fn push<T: Send + 'static>(&mut self, out: Outlet<T>, element: T) -> StageResult {
-        let c = self.core.conn_out(self.stage, out.port().0)?;
+        let c = self.conn_out(out.port().0)?;
         self.core.push(c, element)
     }
 
@@ -204,7 +226,7 @@ impl StageContext<'_> {
     /// A protocol error when `inlet` is already pulled or closed.
     #[inline]
     pub fn pull<T>(&mut self, inlet: Inlet<T>) -> StageResult {
-        let c = self.core.conn_in(self.stage, inlet.port().0)?;
+        let c = self.conn_in(inlet.port().0)?;
         self.core.pull(c)
     }
 
@@ -215,14 +237,14 @@ impl StageContext<'_> {
     /// A protocol error when no element is available.
     #[inline]
     pub fn grab<T: Send + 'static>(&mut self, inlet: Inlet<T>) -> Result<T, StreamError> {
-        let c = self.core.conn_in(self.stage, inlet.port().0)?;
+        let c = self.conn_in(inlet.port().0)?;
         self.core.grab(c)
     }
 
     /// For an inlet: an element waits to be grabbed. For an outlet: it has
     /// been pulled and may be pushed now.
     pub fn is_available(&self, port: impl Port) -> bool {
-        let Some((c, inlet)) = locate(&port, self.core, self.stage) else {
+        let Some((c, inlet)) = self.locate(&port) else {
             return false;
         };
         let s = self.core.conns[c as usize].state;
@@ -237,7 +259,7 @@ impl StageContext<'_> {
 
     /// Whether `inlet` was pulled and the element has not arrived yet.
     pub fn has_been_pulled<T>(&self, inlet: Inlet<T>) -> bool {
-        let Some((c, _)) = locate(&inlet, self.core, self.stage) else {
+        let Some((c, _)) = self.locate(&inlet) else {
             return false;
         };
         let s = self.core.conns[c as usize].state;
@@ -247,7 +269,7 @@ impl StageContext<'_> {
     /// For an inlet: upstream completed or failed, or the stage cancelled
     /// it. For an outlet: the stage completed it, or downstream cancelled.
     pub fn is_closed(&self, port: impl Port) -> bool {
-        let Some((c, inlet)) = locate(&port, self.core, self.stage) else {
+        let Some((c, inlet)) = self.locate(&port) else {
             return true;
         };
         let s = self.core.conns[c as usize].state;
@@ -267,14 +289,14 @@ impl StageContext<'_> {
 
     /// Complete `out` (after any elements queued with `emit`).
     pub fn complete<T>(&mut self, out: Outlet<T>) {
-        if let Ok(c) = self.core.conn_out(self.stage, out.port().0) {
+        if let Ok(c) = self.conn_out(out.port().0) {
             self.core.complete(c);
         }
     }
 
     /// Fail `out` with `error`.
     pub fn fail<T>(&mut self, out: Outlet<T>, error: StreamError) {
-        if let Ok(c) = self.core.conn_out(self.stage, out.port().0) {
+        if let Ok(c) = self.conn_out(out.port().0) {
             let error = error.in_stage(&self.core.stages[self.stage].name);
             self.core.fail(c, error);
         }
@@ -282,7 +304,7 @@ impl StageContext<'_> {
 
     /// Cancel `inlet`: upstream is told to stop; an element waiting in it is dropped.
     pub fn cancel<T>(&mut self, inlet: Inlet<T>) {
-        if let Ok(c) = self.core.conn_in(self.stage, inlet.port().0) {
+        if let Ok(c) = self.conn_in(inlet.port().0) {
             self.core.cancel(c);
         }
     }
@@ -327,7 +349,7 @@ impl StageContext<'_> {
     ///
     /// A protocol error when `out` is completed.
     pub fn emit<T: Send + 'static>(&mut self, out: Outlet<T>, element: T) -> StageResult {
-        let c = self.core.conn_out(self.stage, out.port().0)?;
+        let c = self.conn_out(out.port().0)?;
         self.core.emit(c, element)
     }
 
@@ -341,7 +363,7 @@ impl StageContext<'_> {
         out: Outlet<T>,
         elements: impl IntoIterator<Item = T>,
     ) -> StageResult {
-        let c = self.core.conn_out(self.stage, out.port().0)?;
+        let c = self.conn_out(out.port().0)?;
         for element in elements {
             self.core.emit(c, element)?;
         }

@@ -140,10 +140,7 @@ fn island(log: &Log) -> Island {
 }
 
 fn ctx(island: &mut Island, stage: usize) -> StageContext<'_> {
-    StageContext {
-        core: &mut island.core,
-        stage,
-    }
+    StageContext::new(&mut island.core, stage)
 }
 
 const IN: Inlet<u32> = Inlet::new(0);
