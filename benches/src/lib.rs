@@ -153,6 +153,7 @@ pub mod idle_streams;
 pub mod actor_ref_source;
 pub mod interop;
 pub mod io;
+pub mod islands;
 #[cfg(feature = "nats")]
 pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).

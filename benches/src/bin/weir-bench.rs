@@ -251,6 +251,12 @@ fn streams(args: &Args) {
         ),
     ];
     variants.extend(weir_benches::hops::variants(n, &mat));
+    // Their checksums (another pipeline) are checked by the module's test.
+    variants.extend(
+        weir_benches::islands::variants(n, &mat)
+            .into_iter()
+            .map(|(_, variant)| variant),
+    );
     #[cfg(feature = "peers")]
     variants.push(("datum-core 0.11", Box::new(|| p::datum(n))));
     #[cfg(feature = "peers")]
@@ -264,7 +270,10 @@ fn streams(args: &Args) {
     let mut rows = Vec::new();
     for (name, run) in variants.iter_mut() {
         let checksum = run(); // warm-up, and the checksum check
-        let other_work = name.contains("10") || name.contains("broadcast");
+        let other_work = name.contains("10")
+            || name.contains("broadcast")
+            || name.contains("boundaries")
+            || name.contains("tasks");
         assert!(
             other_work || checksum == expected,
             "{name} computed {checksum}, expected {expected}"
@@ -294,6 +303,7 @@ fn streams(args: &Args) {
         );
     }
     weir_benches::hops::report(&rows);
+    weir_benches::islands::report(&rows);
     system
         .terminate()
         .wait()

@@ -136,6 +136,15 @@ pub(crate) trait BoundaryFactory: Send + Sync {
         source: Option<(&dyn IterNode, &Arc<str>)>,
         sink: Option<(&dyn ConsumerNode, &Arc<str>)>,
     ) -> (Half, Half);
+
+    /// A boundary whose downstream half is relayed into the next
+    /// boundary: its upstream half, and its downstream end as the leaf of
+    /// a fused source for the next boundary's upstream half.
+    fn create_relay(
+        &self,
+        buffer: usize,
+        source: Option<(&dyn IterNode, &Arc<str>)>,
+    ) -> (Half, Arc<dyn IterNode>);
 }
 
 /// Each node's materialized value, in node order, and why the stream
@@ -162,16 +171,28 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
         values[pulled.slot] = Some(Box::new(PullResult(value)));
         return (fill_units(values), None);
     }
-    let mut halves: Vec<(Option<Half>, Option<Half>)> = plan
-        .boundaries
-        .iter()
-        .map(|b| {
-            let source = b.source.as_ref().map(|(iter, name)| (&**iter, name));
+    let mut halves: Vec<(Option<Half>, Option<Half>)> = Vec::with_capacity(plan.boundaries.len());
+    // The downstream end of a relayed boundary, for the next one.
+    let mut relayed: Option<Arc<dyn IterNode>> = None;
+    for b in &plan.boundaries {
+        let through = b.relay.as_ref().map(|relay| {
+            let leaf = relayed.take().expect("a relay follows a relayed boundary");
+            (relay.adapt(&leaf), &relay.name)
+        });
+        let source = match &through {
+            Some((iter, name)) => Some((&**iter, *name)),
+            None => b.source.as_ref().map(|(iter, name)| (&**iter, name)),
+        };
+        if b.relayed {
+            let (up, leaf) = b.factory.create_relay(b.capacity, source);
+            relayed = Some(leaf);
+            halves.push((Some(up), None));
+        } else {
             let sink = b.sink.as_ref().map(|(consumer, name, _)| (&**consumer, name));
             let (up, down) = b.factory.create(b.capacity, source, sink);
-            (Some(up), Some(down))
-        })
-        .collect();
+            halves.push((Some(up), Some(down)));
+        }
+    }
 
     let stream = materializer.next_stream_id();
     let system = materializer.system();

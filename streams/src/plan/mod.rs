@@ -29,7 +29,7 @@ use std::sync::Arc;
 
 use crate::Attributes;
 use crate::blueprint::graph::{Edge, Node, PortRef};
-use crate::fusion::{ConsumerNode, IterNode, PullNode};
+use crate::fusion::{ConsumerNode, IterNode, PullNode, StepNode};
 use crate::interpreter::{BoundaryFactory, ErasedStage};
 
 /// What runs for one blueprint graph.
@@ -78,6 +78,30 @@ pub(crate) struct BoundaryPlan {
     /// The attributes of the nodes fused into each half (a dispatcher one
     /// of them asks for applies to the half's island).
     pub(crate) halves: (Attributes, Attributes),
+    /// The upstream half takes its elements from the previous boundary of
+    /// the plan (which is `relayed`) through these operators.
+    pub(crate) relay: Option<Relay>,
+    /// The downstream half is not a stage: the next boundary's upstream
+    /// half reads this hand-over (see the relay rule in [`rules`]).
+    pub(crate) relayed: bool,
+}
+
+/// The operators between two boundaries, run by the second boundary's
+/// upstream half over what it takes from the first.
+pub(crate) struct Relay {
+    pub(crate) steps: Vec<Arc<dyn StepNode>>,
+    /// The name of the upstream half that runs them.
+    pub(crate) name: Arc<str>,
+}
+
+impl Relay {
+    /// `leaf` (the first boundary's downstream end) with the operators
+    /// fused into it.
+    pub(crate) fn adapt(&self, leaf: &Arc<dyn IterNode>) -> Arc<dyn IterNode> {
+        self.steps
+            .iter()
+            .fold(Arc::clone(leaf), |iter, step| step.after_iter(&*iter))
+    }
 }
 
 /// A fused source run by a sink's pull.
@@ -161,9 +185,16 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
     let mut up_vertex = vec![usize::MAX; units.len()];
     let mut down_vertex = vec![usize::MAX; units.len()];
     let mut vertices = 0;
+    // A boundary relayed into the next shares its downstream vertex with
+    // the next one's upstream half: one stage runs both.
+    let relays_in = |unit: &Unit| matches!(unit, Unit::Boundary(b) if b.relay.is_some());
     for (u, (unit, _, _)) in units.iter().enumerate() {
-        up_vertex[u] = vertices;
-        vertices += 1;
+        if relays_in(unit) {
+            up_vertex[u] = down_vertex[u - 1];
+        } else {
+            up_vertex[u] = vertices;
+            vertices += 1;
+        }
         down_vertex[u] = match unit {
             Unit::Boundary(_) => {
                 vertices += 1;
@@ -181,6 +212,9 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
             continue;
         }
         let (from, to) = (down_vertex[a], up_vertex[b]);
+        if from == to {
+            continue; // into a relay: inside one stage
+        }
         links.push((from, edge.from.1, to, edge.to.1));
         let (ra, rb) = (find(&mut root, from), find(&mut root, to));
         root[ra.max(rb)] = ra.min(rb);
@@ -188,8 +222,10 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
 
     // Islands in the order of their first node; stages in node order.
     let mut order: Vec<(usize, usize)> = Vec::new(); // (first node, vertex)
-    for (u, (_, first, last)) in units.iter().enumerate() {
-        order.push((*first, up_vertex[u]));
+    for (u, (unit, first, last)) in units.iter().enumerate() {
+        if !relays_in(unit) {
+            order.push((*first, up_vertex[u]));
+        }
         if down_vertex[u] != up_vertex[u] {
             order.push((*last, down_vertex[u]));
         }
@@ -235,11 +271,13 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
                     attributes: up,
                     values: Vec::new(),
                 });
-                slots[down_vertex[u]] = Some(PlannedStage {
-                    made: Made::Down(b),
-                    attributes: down,
-                    values: down_values,
-                });
+                if !boundary.relayed {
+                    slots[down_vertex[u]] = Some(PlannedStage {
+                        made: Made::Down(b),
+                        attributes: down,
+                        values: down_values,
+                    });
+                }
                 boundaries.push(boundary);
             }
         }
@@ -272,4 +310,40 @@ fn find(root: &mut [usize], mut v: usize) -> usize {
         v = root[v];
     }
     v
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::plan;
+    use crate::prelude::*;
+
+    /// How many stages each island of `graph`'s plan runs.
+    fn stages<M>(graph: &RunnableGraph<M>, fusion: bool) -> Vec<usize> {
+        let plan = plan(&graph.graph.nodes, &graph.graph.edges, fusion);
+        plan.islands.iter().map(|island| island.stages.len()).collect()
+    }
+
+    #[test]
+    fn operators_between_two_boundaries_run_inside_the_second_ones_upstream_half() {
+        let graph = Source::range(0u64..10)
+            .async_boundary()
+            .map(|x| x + 1)
+            .filter(|x| x % 2 == 0)
+            .async_boundary()
+            .async_boundary()
+            .map(|x| x * 2)
+            .to(Sink::ignore());
+        // The source into the first boundary; one relay stage per island
+        // between boundaries; the last map and the sink in the last half.
+        assert_eq!(stages(&graph, true), [1, 1, 1, 1]);
+        let plan = plan(&graph.graph.nodes, &graph.graph.edges, true);
+        let relays: Vec<(bool, bool)> = plan
+            .boundaries
+            .iter()
+            .map(|b| (b.relay.is_some(), b.relayed))
+            .collect();
+        assert_eq!(relays, [(false, true), (true, true), (true, false)]);
+        // Unfused, every node is a stage and every boundary two halves.
+        assert_eq!(stages(&graph, false), [2, 4, 2, 3]);
+    }
 }

@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use super::{BoundaryPlan, PullPlan, Unit};
+use super::{BoundaryPlan, PullPlan, Relay, Unit};
 use crate::Attributes;
 use crate::blueprint::graph::{Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode};
@@ -82,12 +82,16 @@ pub(super) fn pulled(nodes: &[Node], chain: &[usize]) -> Option<PullPlan> {
 pub(super) fn units(nodes: &[Node], chain: &[usize], fusion: bool) -> Vec<(Unit, usize, usize)> {
     let mut units = Vec::new();
     let mut at = 0;
+    let mut relayed = false;
     while at < chain.len() {
-        let (unit, last) = if fusion {
-            fused(nodes, chain, at)
-        } else {
+        let (unit, last) = if !fusion {
             (plain(nodes, chain, at), at)
+        } else if relayed {
+            relay(nodes, chain, at)
+        } else {
+            fused(nodes, chain, at)
         };
+        relayed = matches!(&unit, Unit::Boundary(b) if b.relayed);
         units.push((unit, at, last));
         at = last + 1;
     }
@@ -104,6 +108,8 @@ fn plain(nodes: &[Node], chain: &[usize], at: usize) -> Unit {
             source: None,
             sink: None,
             halves: (Attributes::new(), Attributes::new()),
+            relay: None,
+            relayed: false,
         }),
         kind => Unit::Stage {
             stage: kind.stage().expect("only a boundary has no stage"),
@@ -148,8 +154,8 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         // boundary's upstream half (a loop into its batch, no ports).
         (Kind::Iter(iter), Some(Kind::Boundary(_))) => {
             let name = joined(nodes, &chain[at..after]);
-            let source = (adapted(iter, &run), Arc::from(name), merged(nodes, &chain[at..after]));
-            boundary(nodes, chain, after, Some(source))
+            let source = UpSource::Iter(adapted(iter, &run), Arc::from(name));
+            boundary(nodes, chain, after, Some((source, merged(nodes, &chain[at..after]))))
         }
         // **Fused iterator.** Simple operators after an iterator source
         // become adapters of the iterator: one source stage, one indirect
@@ -229,27 +235,74 @@ fn merged(nodes: &[Node], chain: &[usize]) -> Attributes {
         .fold(Attributes::new(), |a, &i| a.and(&nodes[i].attributes))
 }
 
+/// What a boundary's upstream half runs instead of taking elements from
+/// its inlet.
+enum UpSource {
+    /// A fused iterator source.
+    Iter(Arc<dyn IterNode>, Arc<str>),
+    /// The previous boundary's hand-over, through operators.
+    Relay(Relay),
+}
+
+/// **Relay.** Applies after a boundary whose downstream half is followed
+/// by simple operators (or none) and another boundary: the operators run
+/// inside the second boundary's upstream half, which takes batches
+/// straight from the first boundary's hand-over (the island between the
+/// two is one loop over batches, no ports). The unit starts at `chain[at]`,
+/// the first node after the first boundary.
+fn relay(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
+    let run = steps(nodes, chain, at);
+    let next = at + run.len();
+    let name: Arc<str> = if run.is_empty() {
+        Arc::from("async-boundary-relay")
+    } else {
+        Arc::from(joined(nodes, &chain[at..next]))
+    };
+    let relay = Relay {
+        steps: run.into_iter().cloned().collect(),
+        name,
+    };
+    let attributes = merged(nodes, &chain[at..next]);
+    boundary(nodes, chain, next, Some((UpSource::Relay(relay), attributes)))
+}
+
 /// **Boundary into folding sink.** The boundary at `chain[at]`; simple
 /// operators and a folding sink right after it run inside its downstream
 /// half (a loop over each batch, no ports), sized by the sink's input
-/// buffer. `source` is what the upstream half runs, if anything.
+/// buffer. `source` is what the upstream half runs, if anything. When
+/// the operators lead to another boundary instead, this one is relayed
+/// into it (see [`relay`]): the unit covers this boundary alone.
 fn boundary(
     nodes: &[Node],
     chain: &[usize],
     at: usize,
-    source: Option<(Arc<dyn IterNode>, Arc<str>, Attributes)>,
+    source: Option<(UpSource, Attributes)>,
 ) -> (Unit, usize) {
     let Kind::Boundary(factory) = &nodes[chain[at]].kind else {
         unreachable!("called at a boundary");
     };
     let run = steps(nodes, chain, at + 1);
     let after = at + 1 + run.len();
-    let (source, up) = match source {
-        Some((iter, name, attributes)) => (Some((iter, name)), attributes),
-        None => (None, Attributes::new()),
+    let (source, relay, up) = match source {
+        Some((UpSource::Iter(iter, name), attributes)) => (Some((iter, name)), None, attributes),
+        Some((UpSource::Relay(relay), attributes)) => (None, Some(relay), attributes),
+        None => (None, None, Attributes::new()),
     };
+    let next = chain.get(after).map(|&i| &nodes[i].kind);
+    if let Some(Kind::Boundary(_)) = next {
+        let plan = BoundaryPlan {
+            factory: Arc::clone(factory),
+            capacity: receiver_buffer(nodes, chain, at + 1),
+            source,
+            sink: None,
+            halves: (up, Attributes::new()),
+            relay,
+            relayed: true,
+        };
+        return (Unit::Boundary(plan), at);
+    }
     let down = merged(nodes, &chain[at + 1..=after.min(chain.len() - 1)]);
-    let (sink, capacity, last) = match chain.get(after).map(|&i| &nodes[i].kind) {
+    let (sink, capacity, last) = match next {
         Some(Kind::Consumer(consumer)) => {
             // Named after the operators, if any (as operators into a
             // folding sink are), else after the sink.
@@ -267,6 +320,8 @@ fn boundary(
         source,
         sink,
         halves: (up, down),
+        relay,
+        relayed: false,
     };
     (Unit::Boundary(plan), last)
 }

@@ -17,10 +17,13 @@
 
 use std::marker::PhantomData;
 
-use crate::handover::{self, Consumer, Order, Producer};
+use std::task::Waker;
+
+use crate::handover::{self, Consumer, Notify, Order, Producer};
 use crate::sync::Arc;
 
 mod downstream;
+mod relay;
 mod upstream;
 
 use downstream::{BoundaryIn, Downstream};
@@ -35,7 +38,6 @@ pub(super) const FUSED_BUDGET: usize = 4096;
 
 /// The hand-over between the halves; both ends are notified by an async
 /// callback into their island.
-pub(super) type Up<T> = Producer<T, AsyncCallback<()>, AsyncCallback<()>>;
 pub(super) type Down<T> = Consumer<T, AsyncCallback<()>, AsyncCallback<()>>;
 
 /// The boundary for elements of type `T`. What runs in its halves (a
@@ -52,6 +54,30 @@ impl<T> Boundary<T> {
     }
 }
 
+/// The upstream half over `producer`, running `source` if the planner
+/// fused one into it.
+fn upstream_half<T: Send + 'static, C: Notify + 'static>(
+    producer: Producer<T, AsyncCallback<()>, C>,
+    source: Option<(&dyn IterNode, &Arc<str>)>,
+) -> Half {
+    let (upstream, name, ports) = match source {
+        Some((iter, name)) => (Upstream::Iter(FusedIter::<T>::of(iter)()), Arc::clone(name), (0, 0)),
+        None => (Upstream::Port, Arc::from("async-boundary-out"), (1, 0)),
+    };
+    let up = BoundaryOut {
+        producer,
+        upstream,
+        resume: None,
+    };
+    Half {
+        logic: Box::new(up),
+        name,
+        ports,
+        slot: None,
+        mats: Vec::new(),
+    }
+}
+
 impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
     fn create(
         &self,
@@ -63,10 +89,6 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
             capacity,
             if sink.is_some() { Order::Drain } else { Order::Pop },
         );
-        let (upstream, up_name, up_ports) = match source {
-            Some((iter, name)) => (Upstream::Iter(FusedIter::<T>::of(iter)()), Arc::clone(name), (0, 0)),
-            None => (Upstream::Port, Arc::from("async-boundary-out"), (1, 0)),
-        };
         let (downstream, down_name, down_ports, down_mats, slot) = match sink {
             Some((consumer, name)) => {
                 let (consumer, mat) = FusedConsumer::<T>::of(consumer)();
@@ -86,11 +108,6 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
                 Some(SlotKind::of::<T>()),
             ),
         };
-        let up = BoundaryOut {
-            producer: up_end,
-            upstream,
-            resume: None,
-        };
         let down = BoundaryIn {
             consumer: down_end,
             finished: false,
@@ -98,13 +115,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
             resume: None,
         };
         (
-            Half {
-                logic: Box::new(up),
-                name: up_name,
-                ports: up_ports,
-                slot: None,
-                mats: Vec::new(),
-            },
+            upstream_half::<T, AsyncCallback<()>>(up_end, source),
             Half {
                 logic: Box::new(down),
                 name: down_name,
@@ -113,5 +124,14 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
                 mats: down_mats,
             },
         )
+    }
+
+    fn create_relay(
+        &self,
+        capacity: usize,
+        source: Option<(&dyn IterNode, &Arc<str>)>,
+    ) -> (Half, Arc<dyn IterNode>) {
+        let (up_end, down_end) = handover::channel::<T, AsyncCallback<()>, Waker>(capacity, Order::Drain);
+        (upstream_half(up_end, source), relay::leaf(down_end))
     }
 }

@@ -4,8 +4,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::sync::Arc;
 use std::task::{Context, Waker};
 
-use super::{FUSED_BUDGET, Up};
+use super::FUSED_BUDGET;
 use crate::fusion::{BoxChunks, Fill};
+use crate::handover::{Notify, Producer};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
 use crate::{ErrorKind, StreamError};
 
@@ -14,20 +15,25 @@ pub(super) enum Upstream<T> {
     Port,
     /// Elements come from a fused iterator source.
     Iter(BoxChunks<T>),
+    /// The half has stopped: whatever it took elements from is dropped
+    /// (a relayed boundary's consumer cancels its upstream this way).
+    Stopped,
 }
 
-/// The upstream half: a sink in the upstream island.
-pub(super) struct BoundaryOut<T> {
+/// The upstream half: a sink in the upstream island. `C` is how the
+/// downstream half is notified: an async callback into its island, or a
+/// waker when the downstream half is relayed into the next boundary.
+pub(super) struct BoundaryOut<T, C: Notify> {
     /// Its end of the hand-over (dropped without a finish, when the
     /// island aborts, it tells downstream).
-    pub(super) producer: Up<T>,
+    pub(super) producer: Producer<T, AsyncCallback<()>, C>,
     pub(super) upstream: Upstream<T>,
     /// For a fused source: run again after yielding the thread, or when
     /// the source wakes (the waker invokes the callback).
     pub(super) resume: Option<(AsyncCallback<()>, Waker)>,
 }
 
-impl<T: Send + 'static> BoundaryOut<T> {
+impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
     fn inlet() -> Inlet<T> {
         Inlet::new(0)
     }
@@ -47,6 +53,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
         match self.upstream {
             Upstream::Port => self.pull_if_credit(ctx),
             Upstream::Iter(_) => self.pump(ctx),
+            Upstream::Stopped => Ok(()),
         }
     }
 
@@ -123,7 +130,7 @@ impl<T: Send + 'static> BoundaryOut<T> {
     }
 }
 
-impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
+impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for BoundaryOut<T, C> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
         self.producer.set_notify(wake.clone());
@@ -135,6 +142,7 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
                 self.resume = Some((wake, waker));
                 self.pump(ctx)
             }
+            Upstream::Stopped => Ok(()),
         }
     }
 
@@ -174,5 +182,8 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
         // Torn down without a finish (the island aborted): tell downstream
         // (a no-op after a finish or a cancellation).
         self.producer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        // Let go of the source now, not when the island is dropped: a
+        // relayed boundary's consumer cancels its upstream island.
+        self.upstream = Upstream::Stopped;
     }
 }

@@ -1,0 +1,166 @@
+//! Operators between two async boundaries run inside the second
+//! boundary's upstream half (the planner's relay rule): the island between
+//! them moves batches, with no ports. Every test runs fused (the relay)
+//! and unfused (ports everywhere) and expects the same behaviour.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use weir_streams::prelude::*;
+use weir_streams::testkit::{TestSink, TestSource};
+use weir_streams::{ErrorKind, StreamError};
+use weir_tests::{PATIENCE, shutdown, stream_system};
+
+fn both_ways(name: &str, test: impl Fn(&Materializer)) {
+    for fusion in [true, false] {
+        let (system, _) = stream_system(name);
+        let mat = Materializer::builder(&system).fusion(fusion).build();
+        test(&mat);
+        shutdown(&system);
+    }
+}
+
+fn model(n: u64, boundaries: u64) -> u64 {
+    (0..n)
+        .map(|x| (1..=boundaries).fold(x, |x, k| x.wrapping_mul(3) ^ k))
+        .filter(|x| x % 7 != 0)
+        .fold(0u64, u64::wrapping_add)
+}
+
+#[test]
+fn operators_between_boundaries_compute_what_the_model_does() {
+    both_ways("relay-model", |mat| {
+        for boundaries in [2u64, 4] {
+            let mut source = Source::range(0..20_000u64).async_boundary();
+            for k in 1..=boundaries {
+                source = source
+                    .map(move |x: u64| x.wrapping_mul(3) ^ k)
+                    .async_boundary();
+            }
+            let sum = source
+                .filter(|x| x % 7 != 0)
+                .run_with(Sink::fold(0u64, u64::wrapping_add), mat)
+                .wait();
+            assert_eq!(
+                sum,
+                Ok(model(20_000, boundaries)),
+                "{boundaries} boundaries"
+            );
+        }
+    });
+}
+
+#[test]
+fn two_boundaries_in_a_row_pass_every_element_in_order() {
+    both_ways("relay-empty", |mat| {
+        let seen = Source::range(0..5_000u32)
+            .async_boundary()
+            .async_boundary()
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("the stream completes");
+        assert_eq!(seen, (0..5_000).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn elements_that_trickle_in_wake_the_relay() {
+    both_ways("relay-trickle", |mat| {
+        let (mut source, mut sink) = TestSource::probe::<u32>()
+            .async_boundary()
+            .map(|x| x * 2)
+            .async_boundary()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        source = source.with_timeout(PATIENCE);
+        sink = sink.with_timeout(PATIENCE);
+        sink.request(10);
+        for x in 0..10 {
+            source.send_next(x);
+            assert_eq!(sink.expect_next(), x * 2);
+        }
+        source.send_complete();
+        sink.expect_complete();
+    });
+}
+
+#[test]
+fn an_upstream_failure_goes_through_the_relay_after_the_elements_before_it() {
+    both_ways("relay-upstream-failure", |mat| {
+        let (mut source, mut sink) = TestSource::probe::<u32>()
+            .async_boundary()
+            .map(|x| x + 1)
+            .async_boundary()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        source = source.with_timeout(PATIENCE);
+        sink = sink.with_timeout(PATIENCE);
+        sink.request(3);
+        source.send_next(1);
+        source.send_next(2);
+        source.send_error(StreamError::msg("boom"));
+        assert_eq!(sink.expect_next(), 2);
+        assert_eq!(sink.expect_next(), 3);
+        let error = sink.expect_error();
+        assert!(error.to_string().contains("boom"), "{error}");
+    });
+}
+
+#[test]
+fn a_panic_between_boundaries_fails_downstream_and_cancels_upstream() {
+    both_ways("relay-panic", |mat| {
+        let (mut source, done) = TestSource::probe::<u32>()
+            .async_boundary()
+            .map(|x| if x == 3 { panic!("three") } else { x })
+            .async_boundary()
+            .to_mat(Sink::fold(0u32, |a, x| a + x), Keep::both)
+            .run(mat);
+        source = source.with_timeout(PATIENCE);
+        for x in 0..4 {
+            source.send_next(x);
+        }
+        let error = done.wait().expect_err("the stream fails");
+        assert!(matches!(error.kind(), ErrorKind::Panicked(_)), "{error:?}");
+        source.expect_cancellation();
+    });
+}
+
+#[test]
+fn take_between_boundaries_completes_downstream_and_cancels_upstream() {
+    both_ways("relay-take", |mat| {
+        let pulled = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&pulled);
+        let (watched, seen) = Source::from_iter((0u64..).inspect(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }))
+        .via_mat(Flow::watch_termination(), Keep::right)
+        .async_boundary()
+        .take(5)
+        .async_boundary()
+        .to_mat(Sink::collect(), Keep::both)
+        .run(mat);
+        assert_eq!(seen.wait(), Ok(vec![0, 1, 2, 3, 4]));
+        // The endless source hears the cancellation and stops.
+        assert_eq!(watched.wait(), Ok(()));
+        assert!(pulled.load(Ordering::Relaxed) < 1_000_000);
+    });
+}
+
+#[test]
+fn cancelling_downstream_of_the_relay_cancels_upstream() {
+    both_ways("relay-cancel", |mat| {
+        let (mut source, mut sink) = TestSource::probe::<u32>()
+            .async_boundary()
+            .map(|x| x + 1)
+            .async_boundary()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        source = source.with_timeout(PATIENCE);
+        sink = sink.with_timeout(PATIENCE);
+        sink.request(1);
+        source.send_next(1);
+        assert_eq!(sink.expect_next(), 2);
+        sink.cancel();
+        source.expect_cancellation();
+    });
+}
