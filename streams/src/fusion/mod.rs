@@ -18,11 +18,14 @@
 //! (`crate::plan`), never by a constructor.
 
 mod consumer;
+mod fan_in;
 mod iter;
 mod step;
 
 mod nodes;
 
+pub(crate) use fan_in::FusedFanIn;
+pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,

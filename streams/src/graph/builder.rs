@@ -320,7 +320,9 @@ impl GraphBuilder {
 
     /// Add a custom stage or junction; its ports and its value's key.
     pub fn add_mat<S: GraphStage>(&mut self, stage: S) -> (StagePorts<S::Shape>, MatKey<S::Mat>) {
-        let node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        let fan_in = stage.fused_fan_in().map(|hint| hint.0);
+        let mut node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        node.fan_in = fan_in;
         let (_, _, key) = self.import(Graph::<S::Mat>::single(node));
         let node = u32::try_from(key.offset).expect("fewer than 2^32 nodes");
         let ports = StagePorts {

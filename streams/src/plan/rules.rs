@@ -42,22 +42,20 @@ fn stepped(steps: &[&Arc<dyn StepNode>], consumer: &Arc<dyn ConsumerNode>) -> Ar
 }
 
 /// `iter` with the operators `steps` fused into it as adapters.
-fn adapted(iter: &Arc<dyn IterNode>, steps: &[&Arc<dyn StepNode>]) -> Arc<dyn IterNode> {
+pub(super) fn adapted(iter: &Arc<dyn IterNode>, steps: &[&Arc<dyn StepNode>]) -> Arc<dyn IterNode> {
     steps
         .iter()
         .fold(Arc::clone(iter), |iter, step| step.after_iter(&*iter))
 }
 
-/// **Pull.** Applies when the whole graph is one chain: an iterator (or
+/// **Pull.** Applies when the whole graph (what other rules left of it) is
+/// one chain: an iterator (or
 /// poll-function) source, simple operators, then a sink made with
 /// [`Sink::with_pull`](crate::Sink::with_pull) (the pull marks the sink's
 /// first node; its other nodes are replaced too). No island runs: the
 /// sink's pull gets the fused source as a [`Pull`](crate::Pull) and gives
 /// the sink's materialized value.
 pub(super) fn pulled(nodes: &[Node], chain: &[usize]) -> Option<PullPlan> {
-    if chain.len() != nodes.len() {
-        return None;
-    }
     let Kind::Iter(iter) = &nodes[chain[0]].kind else {
         return None;
     };

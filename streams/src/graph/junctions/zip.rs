@@ -42,6 +42,10 @@ impl<A: Send + 'static, B: Send + 'static> GraphStage for Zip<A, B> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         ZipWith::new(pair::<A, B> as fn(A, B) -> (A, B)).create_logic(cx)
     }
+
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        ZipWith::new(pair::<A, B> as fn(A, B) -> (A, B)).fused_fan_in()
+    }
 }
 
 /// Combines one element of each of its two inputs with `f`. Both inputs
@@ -112,6 +116,14 @@ where
             finishing: false,
         };
         (Box::new(logic), ())
+    }
+
+    /// Both inputs fused iterators: one element of each, combined.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        Some(crate::fusion::FusedFanIn::new(crate::fusion::ZipFanIn {
+            f: self.f.clone(),
+            _t: std::marker::PhantomData::<fn(A, B) -> O>,
+        }))
     }
 }
 
