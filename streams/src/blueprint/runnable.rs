@@ -21,7 +21,7 @@ use crate::{MaterializeError, Materializer};
 /// ```
 #[must_use = "a RunnableGraph does nothing until it is run"]
 pub struct RunnableGraph<Mat> {
-    graph: Graph<Mat>,
+    pub(crate) graph: Graph<Mat>,
 }
 
 impl<Mat> Clone for RunnableGraph<Mat> {

@@ -113,7 +113,7 @@ struct MergeChunks<T> {
     pending: Vec<bool>,
     eager: bool,
     preferred: bool,
-    /// The input whose turn comes first in the next round.
+    /// The input whose turn comes next.
     turn: usize,
 }
 
@@ -137,17 +137,24 @@ impl<T: Send> MergeChunks<T> {
         for s in &mut self.scratch {
             s.reverse();
         }
+        let mut last = None;
         loop {
             let mut any = false;
             for k in 0..n {
-                if let Some(x) = self.scratch[(self.turn + k) % n].pop() {
+                let i = (self.turn + k) % n;
+                if let Some(x) = self.scratch[i].pop() {
                     out.push(x);
+                    last = Some(i);
                     any = true;
                 }
             }
             if !any {
                 break;
             }
+        }
+        // The next turn goes to the input after the last one served.
+        if let Some(last) = last.filter(|_| !self.preferred) {
+            self.turn = (last + 1) % n;
         }
     }
 
@@ -207,9 +214,6 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
             }
             let end = self.round(cx, want, ready);
             self.interleave(out);
-            if !self.preferred {
-                self.turn = (self.turn + 1) % n;
-            }
             if let Some(end) = end {
                 return end;
             }

@@ -31,7 +31,7 @@ pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
+    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
     StepNode,
 };
 pub(crate) use step::{Step, StepFactory};

@@ -17,7 +17,7 @@
 use std::sync::Arc;
 
 use super::rules::adapted;
-use crate::blueprint::graph::{Edge, Kind, Node};
+use crate::blueprint::graph::{Edge, Fuses, Kind, Node};
 use crate::fusion::{IterNode, StepNode};
 use crate::Attributes;
 
@@ -31,7 +31,7 @@ pub(super) struct Rewritten {
 /// The graph with every fusable fan-in junction fused, or `None` when
 /// there is none.
 pub(super) fn rewrite(nodes: &[Node], edges: &[Edge]) -> Option<Rewritten> {
-    if nodes.iter().all(|n| n.fan_in.is_none()) {
+    if !nodes.iter().any(|n| matches!(n.fuses, Some(Fuses::FanIn(_)))) {
         return None;
     }
     let mut graph = Rewritten {
@@ -60,7 +60,7 @@ struct Input {
 /// a fused iterator chain.
 fn fusable(graph: &Rewritten, j: usize) -> Option<Vec<Input>> {
     let node = &graph.nodes[j];
-    if graph.absorbed[j] || node.fan_in.is_none() || !matches!(node.kind, Kind::Stage(_)) {
+    if graph.absorbed[j] || !matches!(node.fuses, Some(Fuses::FanIn(_))) || !matches!(node.kind, Kind::Stage(_)) {
         return None;
     }
     let (ins, _) = node.kind.ports();
@@ -116,7 +116,9 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
     }
     let junction = &graph.nodes[j];
     names.push(junction.name());
-    let fan_in = junction.fan_in.as_ref().expect("a fusable junction");
+    let Some(Fuses::FanIn(fan_in)) = &junction.fuses else {
+        unreachable!("a fusable junction");
+    };
     let fused = fan_in.fuse(&iters);
     let attributes = attributes.and(&junction.attributes).with_name(names.join("."));
     graph.nodes[j] = Node::new(Kind::Iter(fused), attributes);
@@ -125,4 +127,65 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
     graph
         .edges
         .retain(|e| e.to.0 != to_junction && !absorbed[e.from.0 as usize] && !absorbed[e.to.0 as usize]);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::{GraphBuilder, JunctionOps, Merge};
+    use crate::{FlowOps, Keep, RunnableGraph, Sink, Source};
+
+    /// Stages planned for `graph` with fusion on and off.
+    fn stages<M>(graph: &RunnableGraph<M>) -> [usize; 2] {
+        [true, false].map(|fusion| {
+            let plan = super::super::plan(&graph.graph.nodes, &graph.graph.edges, fusion);
+            plan.islands.iter().map(|i| i.stages.len()).sum()
+        })
+    }
+
+    fn fold<T: Send + 'static>() -> Sink<T, crate::Completion<u64>> {
+        Sink::fold(0u64, |a, _| a + 1)
+    }
+
+    #[test]
+    fn fused_inputs_make_one_loop_into_a_fold() {
+        let merge = Source::range(0u64..10).map(|x| x + 1).merge(Source::range(0u64..10).filter(|x| x % 2 == 0));
+        assert_eq!(stages(&merge.to_mat(fold(), Keep::right)), [1, 6]);
+        let zip = Source::range(0u64..10).zip(Source::range(0u64..10)).map(|(a, b)| a + b);
+        assert_eq!(stages(&zip.to_mat(fold(), Keep::right)), [1, 5]);
+        let nested = Source::range(0u64..3).concat(Source::range(0u64..3)).interleave(Source::range(0u64..3), 2).unwrap();
+        assert_eq!(stages(&nested.to_mat(fold(), Keep::right)), [1, 6]);
+    }
+
+    #[test]
+    fn a_junction_built_with_the_builder_fuses_too() {
+        let mut b = GraphBuilder::new();
+        let join = b.add(Merge::<u64, 3>::new());
+        for inlet in join.ins() {
+            let source = b.source(Source::range(0u64..5));
+            b.connect(source, inlet).unwrap();
+        }
+        let sink = b.sink(Sink::<u64, _>::ignore());
+        b.connect(join.out(), sink).unwrap();
+        let graph = b.build(|_| ()).unwrap();
+        assert_eq!(stages(&graph), [1, 5], "one loop into the (folding) sink");
+    }
+
+    #[test]
+    fn an_input_that_does_not_fuse_keeps_the_junction() {
+        let boundary = Source::range(0u64..10).merge(Source::range(0u64..10).async_boundary());
+        // range, merge, fold on one island, the boundary's two halves and
+        // range on the other.
+        assert_eq!(stages(&boundary.to_mat(fold(), Keep::right))[0], 5);
+        let scanned = Source::range(0u64..10).zip(Source::range(0u64..10).scan(0u64, |a, x| a + x));
+        assert_eq!(stages(&scanned.to_mat(fold(), Keep::right))[0], 5);
+    }
+
+    #[test]
+    fn flat_map_concat_runs_inside_a_folding_sink() {
+        let flat = Source::range(0u64..10).flat_map_concat(|x| Source::range(0..x)).map(|x| x + 1);
+        assert_eq!(stages(&flat.to_mat(fold(), Keep::right)), [2, 4]);
+        // Not followed by a folding sink: the flattening stage as it was.
+        let bounded = Source::range(0u64..10).flat_map_concat(|x| Source::range(0..x)).async_boundary();
+        assert_eq!(stages(&bounded.to_mat(fold(), Keep::right)), [4, 5]);
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{BoundaryPlan, PullPlan, Unit};
 use crate::Attributes;
-use crate::blueprint::graph::{Kind, Node};
+use crate::blueprint::graph::{Fuses, Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode};
 use crate::interpreter::stage_attributes;
 use crate::stage::DEFAULT_INPUT_BUFFER;
@@ -126,6 +126,25 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
     let run = steps(nodes, chain, at + 1);
     let after = at + 1 + run.len();
     let next = chain.get(after).map(|&i| &nodes[i].kind);
+    // **Flatten into folding sink.** A `flat_map_concat` (or `flatten`),
+    // simple operators, then a folding sink: one sink stage that asks
+    // upstream for one element at a time and runs each inner source
+    // straight into the sink's consumer, the operators inside it. An
+    // inner source that fuses into an iterator is drained in batches;
+    // any other runs as the flattening stage would run it (sub-island or
+    // its own stream) and feeds the consumer as its elements come.
+    if let Some(Fuses::Flatten(flatten)) = &node.fuses
+        && let Some(Kind::Consumer(consumer)) = next
+    {
+        let stage = flatten.into_consumer(&*stepped(&run, consumer));
+        let name = joined(nodes, &chain[at..after]);
+        let unit = Unit::Stage {
+            attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
+            stage,
+            values: vec![chain[after]],
+        };
+        return (unit, after);
+    }
     match (&node.kind, next) {
         // **Iterator into folding sink.** An iterator source, simple
         // operators (fused into it as adapters), then a folding sink: one
