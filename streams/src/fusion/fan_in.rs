@@ -138,18 +138,14 @@ impl<T: Send> MergeChunks<T> {
             s.reverse();
         }
         let mut last = None;
-        loop {
-            let mut any = false;
-            for k in 0..n {
-                let i = (self.turn + k) % n;
+        let rounds = self.scratch.iter().map(Vec::len).max().unwrap_or(0);
+        out.reserve(self.scratch.iter().map(Vec::len).sum());
+        for _ in 0..rounds {
+            for i in (self.turn..n).chain(0..self.turn) {
                 if let Some(x) = self.scratch[i].pop() {
                     out.push(x);
                     last = Some(i);
-                    any = true;
                 }
-            }
-            if !any {
-                break;
             }
         }
         // The next turn goes to the input after the last one served.
