@@ -121,14 +121,20 @@ fn expected(shape: &Shape) -> (Vec<u64>, bool) {
             ([zip_model(a, b), concat].concat(), true)
         }
         Shape::FlatMap(a, r, _) => {
-            let xs = model(a).into_iter().flat_map(|x| std::iter::repeat_n(x, *r));
+            let xs = model(a)
+                .into_iter()
+                .flat_map(|x| std::iter::repeat_n(x, *r));
             (xs.collect(), false)
         }
     }
 }
 
 fn zip_model(a: &Input, b: &Input) -> Vec<u64> {
-    model(a).into_iter().zip(model(b)).map(|(x, y)| combine(x, y)).collect()
+    model(a)
+        .into_iter()
+        .zip(model(b))
+        .map(|(x, y)| combine(x, y))
+        .collect()
 }
 
 fn source(Input(xs, ops): &Input, boundary: bool) -> Source<u64> {
@@ -179,7 +185,9 @@ fn inner(x: u64, r: usize, kind: u8) -> Source<u64> {
     let s = Source::from_iter(std::iter::repeat_n(x, r));
     match kind {
         0 => s,
-        1 => s.buffer(2, OverflowStrategy::Backpressure).expect("2 is at least 1"),
+        1 => s
+            .buffer(2, OverflowStrategy::Backpressure)
+            .expect("2 is at least 1"),
         2 => s.delay(Duration::ZERO, DelayOverflowStrategy::Backpressure),
         _ => s.async_boundary(),
     }
@@ -188,9 +196,11 @@ fn inner(x: u64, r: usize, kind: u8) -> Source<u64> {
 fn blueprint(shape: &Shape, boundary: bool) -> Source<u64> {
     match shape {
         Shape::Merge(inputs) => merge(inputs, boundary),
-        Shape::MergePreferred(a, b) => {
-            uniform(MergePreferred::<u64, 2>::new(), &[a.clone(), b.clone()], boundary)
-        }
+        Shape::MergePreferred(a, b) => uniform(
+            MergePreferred::<u64, 2>::new(),
+            &[a.clone(), b.clone()],
+            boundary,
+        ),
         Shape::Zip(a, b) => source(a, boundary).zip_with(source(b, boundary), combine),
         Shape::Concat(inputs) => concat(inputs, boundary),
         Shape::Interleave(a, b, n) => {
@@ -226,8 +236,16 @@ fn end() -> impl Strategy<Value = End> {
 
 fn run(source: Source<u64>, end: &End, expected: usize, mat: &Materializer) -> Vec<u64> {
     match end {
-        End::Collect => source.run_with(Sink::collect(), mat).wait().expect("completes"),
-        End::Sum => vec![source.run_with(Sink::fold(0u64, |a, x| a + x), mat).wait().expect("completes")],
+        End::Collect => source
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("completes"),
+        End::Sum => vec![
+            source
+                .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+                .wait()
+                .expect("completes"),
+        ],
         End::Demand(chunks) => {
             let mut probe = source.run_with(TestSink::probe(), mat);
             let mut got = Vec::new();

@@ -36,9 +36,16 @@ fn a_merge_of_endless_inputs_serves_both() {
             .wait()
             .expect("completes");
         let ones = got.iter().filter(|x| **x == 1).count();
-        assert!((100..=900).contains(&ones), "run {i}: {ones} of 1000 from input 0");
+        assert!(
+            (100..=900).contains(&ones),
+            "run {i}: {ones} of 1000 from input 0"
+        );
         if i == 0 {
-            assert!(got.windows(2).all(|w| w[0] != w[1]), "fused: strict turns, got {:?}", &got[..20]);
+            assert!(
+                got.windows(2).all(|w| w[0] != w[1]),
+                "fused: strict turns, got {:?}",
+                &got[..20]
+            );
         }
     }
     shutdown(&system);
@@ -48,14 +55,19 @@ fn a_merge_of_endless_inputs_serves_both() {
 #[test]
 fn a_merge_alternates_under_demand_of_one() {
     let (system, mats) = both("merge-fair-probe");
-    let mut probe = endless(1).merge(endless(2)).run_with(weir_streams::testkit::TestSink::probe(), &mats[0]);
+    let mut probe = endless(1)
+        .merge(endless(2))
+        .run_with(weir_streams::testkit::TestSink::probe(), &mats[0]);
     let mut got = Vec::new();
     for _ in 0..10 {
         probe.request(1);
         got.push(probe.expect_next());
     }
     probe.cancel();
-    assert!(got.windows(2).all(|w| w[0] != w[1]), "strict turns, got {got:?}");
+    assert!(
+        got.windows(2).all(|w| w[0] != w[1]),
+        "strict turns, got {got:?}"
+    );
     shutdown(&system);
 }
 
@@ -72,7 +84,10 @@ fn an_eager_merge_completes_with_its_first_finished_input() {
         g.connect(short, a).unwrap();
         g.connect(long, b).unwrap();
         let merged = g.build_source(join.out(), |_| ()).unwrap();
-        let got = merged.run_with(Sink::collect(), mat).wait().expect("completes");
+        let got = merged
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("completes");
         let short: Vec<u8> = got.iter().copied().filter(|x| *x != 1).collect();
         assert_eq!(short, vec![7, 8, 9]);
     }
@@ -80,52 +95,62 @@ fn an_eager_merge_completes_with_its_first_finished_input() {
 }
 
 /// A zip stops at the shorter input and makes at most one element of the
-/// longer one that it drops.
+/// longer one that it drops, on either side.
 #[test]
 fn a_zip_stops_at_the_shorter_input_without_running_ahead() {
     let (system, mats) = both("zip-short");
     for (i, mat) in mats.iter().enumerate() {
-        for (filtered, limit) in [(false, 4), (true, 12)] {
+        for (filtered, longer_first) in [(false, false), (true, false), (false, true), (true, true)]
+        {
             let made = Arc::new(AtomicU64::new(0));
             let counter = Arc::clone(&made);
             let longer = Source::from_iter(0u64..).inspect(move |_| {
                 counter.fetch_add(1, Ordering::Relaxed);
             });
             // A filter hides how many elements will come: one at a time.
-            let longer = if filtered { longer.filter(|x| x % 2 == 0) } else { longer.filter(|_| true) };
-            let got = Source::from_iter(0u64..3)
-                .zip(longer)
-                .run_with(Sink::collect(), mat)
-                .wait()
-                .expect("completes");
-            let expected: Vec<(u64, u64)> = if filtered {
-                vec![(0, 0), (1, 2), (2, 4)]
+            let longer = if filtered {
+                longer.filter(|x| x % 2 == 0)
             } else {
-                vec![(0, 0), (1, 1), (2, 2)]
+                longer.map(|x| x * 2)
             };
-            assert_eq!(got, expected);
+            let shorter = Source::from_iter(0u64..3);
+            let got = if longer_first {
+                longer
+                    .zip(shorter)
+                    .map(|(a, b)| (b, a))
+                    .run_with(Sink::collect(), mat)
+            } else {
+                shorter.zip(longer).run_with(Sink::collect(), mat)
+            };
+            assert_eq!(got.wait(), Ok(vec![(0, 0), (1, 2), (2, 4)]));
             let made = made.load(Ordering::Relaxed);
-            assert!(made <= limit, "run {i}: made {made} elements of the longer input");
+            let limit = if filtered { 7 } else { 4 };
+            assert!(
+                made <= limit,
+                "run {i} ({filtered}, {longer_first}): made {made} elements of the longer input"
+            );
         }
     }
     shutdown(&system);
 }
 
-/// Exactly sized inputs are zipped in batches with nothing made in vain.
+/// Sized inputs are zipped in batches with nothing made in vain.
 #[test]
 fn a_zip_of_sized_inputs_makes_only_what_it_pairs() {
     let (system, mats) = both("zip-sized");
-    let made = Arc::new(AtomicU64::new(0));
-    let counter = Arc::clone(&made);
-    let longer = Source::range(0u64..10_000).inspect(move |_| {
-        counter.fetch_add(1, Ordering::Relaxed);
-    });
-    let sum = Source::range(0u64..1000)
-        .zip_with(longer, |a, b| a + b)
-        .run_with(Sink::fold(0u64, |a, x| a + x), &mats[0])
-        .wait();
-    assert_eq!(sum, Ok(999 * 1000));
-    assert_eq!(made.load(Ordering::Relaxed), 1000);
+    for mat in &mats {
+        let made = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&made);
+        let longer = Source::range(0u64..10_000).inspect(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        let sum = longer
+            .zip_with(Source::range(0u64..1000), |a, b| a + b)
+            .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+            .wait();
+        assert_eq!(sum, Ok(999 * 1000));
+        assert!(made.load(Ordering::Relaxed) <= 1001, "made {made:?}");
+    }
     shutdown(&system);
 }
 
@@ -171,9 +196,13 @@ fn cancelling_downstream_stops_every_input() {
         assert_eq!(zipped.run_with(Sink::collect(), mat).wait(), Ok(vec![3; 5]));
         let concat = endless(1).concat(endless(2)).take(5);
         assert_eq!(concat.run_with(Sink::collect(), mat).wait(), Ok(vec![1; 5]));
-        let first = endless(1).interleave(endless(2), 2).expect("2 is at least 1");
+        let first = endless(1)
+            .interleave(endless(2), 2)
+            .expect("2 is at least 1");
         assert_eq!(first.run_with(Sink::head(), mat).wait(), Ok(1));
-        let mut probe = endless(1).merge(endless(2)).run_with(weir_streams::testkit::TestSink::probe(), mat);
+        let mut probe = endless(1)
+            .merge(endless(2))
+            .run_with(weir_streams::testkit::TestSink::probe(), mat);
         probe.request(3);
         assert_eq!(probe.expect_next_n(3).len(), 3);
         probe.cancel();
@@ -209,9 +238,15 @@ fn an_input_with_nothing_ready_does_not_hold_the_others() {
         merged.sort_unstable();
         let want: Vec<u64> = (1..=10).chain(100..110).collect();
         assert_eq!(merged, want);
-        let zipped = slow().zip(Source::range(100u64..)).run_with(Sink::collect(), mat).wait();
+        let zipped = slow()
+            .zip(Source::range(100u64..))
+            .run_with(Sink::collect(), mat)
+            .wait();
         assert_eq!(zipped, Ok((1..=10).zip(100..110).collect::<Vec<_>>()));
-        let concat = slow().concat(slow()).run_with(Sink::fold(0u64, |a, x| a + x), mat).wait();
+        let concat = slow()
+            .concat(slow())
+            .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+            .wait();
         assert_eq!(concat, Ok(110));
     }
     shutdown(&system);
@@ -226,10 +261,19 @@ fn flat_map_concat_into_a_fold_keeps_order_for_every_kind_of_inner() {
     type Inner = fn(u64) -> Source<u64>;
     let inners: [(&str, Inner); 5] = [
         ("fused", |x| Source::range(x * 10..x * 10 + 5)),
-        ("merged", |x| Source::range(x * 10..x * 10 + 2).concat(Source::range(x * 10 + 2..x * 10 + 5))),
-        ("staged", |x| Source::range(x * 10..x * 10 + 5).scan(0, |_, y| y).skip(1)),
-        ("timed", |x| Source::range(x * 10..x * 10 + 5).delay(Duration::ZERO, DelayOverflowStrategy::Backpressure)),
-        ("boundary", |x| Source::range(x * 10..x * 10 + 5).async_boundary()),
+        ("merged", |x| {
+            Source::range(x * 10..x * 10 + 2).concat(Source::range(x * 10 + 2..x * 10 + 5))
+        }),
+        ("staged", |x| {
+            Source::range(x * 10..x * 10 + 5).scan(0, |_, y| y).skip(1)
+        }),
+        ("timed", |x| {
+            Source::range(x * 10..x * 10 + 5)
+                .delay(Duration::ZERO, DelayOverflowStrategy::Backpressure)
+        }),
+        ("boundary", |x| {
+            Source::range(x * 10..x * 10 + 5).async_boundary()
+        }),
     ];
     let want: Vec<u64> = (0..20u64).flat_map(|x| x * 10..x * 10 + 5).collect();
     for mat in &mats {
@@ -252,23 +296,45 @@ fn flat_map_concat_into_a_fold_fails_and_stops() {
     let (system, mats) = both("flatten-fold-end");
     for mat in &mats {
         let inner_fails = Source::range(0u64..5)
-            .flat_map_concat(|x| if x == 3 { Source::failed(StreamError::msg("inner broke")) } else { Source::single(x) })
+            .flat_map_concat(|x| {
+                if x == 3 {
+                    Source::failed(StreamError::msg("inner broke"))
+                } else {
+                    Source::single(x)
+                }
+            })
             .run_with(Sink::collect(), mat)
             .wait();
-        assert!(inner_fails.expect_err("fails").to_string().contains("inner broke"));
+        assert!(
+            inner_fails
+                .expect_err("fails")
+                .to_string()
+                .contains("inner broke")
+        );
         let outer_fails = Source::from_poll_fn(|| {
             let mut n = 0u64;
             move |_: &mut std::task::Context<'_>| {
                 n += 1;
-                Poll::Ready(Some(if n > 2 { Err(StreamError::msg("outer broke")) } else { Ok(n) }))
+                Poll::Ready(Some(if n > 2 {
+                    Err(StreamError::msg("outer broke"))
+                } else {
+                    Ok(n)
+                }))
             }
         })
         .flat_map_concat(|x| Source::range(0..x))
         .run_with(Sink::collect(), mat)
         .wait();
-        assert!(outer_fails.expect_err("fails").to_string().contains("outer broke"));
+        assert!(
+            outer_fails
+                .expect_err("fails")
+                .to_string()
+                .contains("outer broke")
+        );
         let panics = Source::range(0u64..5)
-            .flat_map_concat(|x| Source::range(0..3).map(move |y| if x == 2 { panic!("inner panic") } else { y }))
+            .flat_map_concat(|x| {
+                Source::range(0..3).map(move |y| if x == 2 { panic!("inner panic") } else { y })
+            })
             .run_with(Sink::fold(0u64, |a, x| a + x), mat)
             .wait();
         assert!(panics.is_err());
@@ -278,7 +344,9 @@ fn flat_map_concat_into_a_fold_fails_and_stops() {
             .wait();
         assert_eq!(first, Ok(0));
         let timed_first = Source::range(0u64..)
-            .flat_map_concat(|x| Source::from_iter(x..).delay(Duration::ZERO, DelayOverflowStrategy::Backpressure))
+            .flat_map_concat(|x| {
+                Source::from_iter(x..).delay(Duration::ZERO, DelayOverflowStrategy::Backpressure)
+            })
             .run_with(Sink::head(), mat)
             .wait();
         assert_eq!(timed_first, Ok(0));

@@ -194,8 +194,16 @@ struct Args(Vec<String>);
 /// The rows whose name contains `--only TEXT` (all without it), e.g. to
 /// count one row's instructions under callgrind.
 fn only<R>(args: &Args, rows: Vec<R>, name: impl Fn(&R) -> &str) -> Vec<R> {
-    match args.0.iter().position(|a| a == "--only").and_then(|i| args.0.get(i + 1)) {
-        Some(text) => rows.into_iter().filter(|r| name(r).contains(text.as_str())).collect(),
+    match args
+        .0
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.0.get(i + 1))
+    {
+        Some(text) => rows
+            .into_iter()
+            .filter(|r| name(r).contains(text.as_str()))
+            .collect(),
         None => rows,
     }
 }

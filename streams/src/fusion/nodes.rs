@@ -113,7 +113,7 @@ impl<T: Send + 'static> HostNode for Hosting<T> {
 pub(crate) trait FlattenNode: Send + Sync {
     /// One sink stage: the flattening, feeding `consumer` (of the inner
     /// sources' elements) directly.
-    fn into_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage>;
+    fn with_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage>;
 }
 
 /// A sink that can drive a fused source itself ([`Sink::with_pull`](crate::Sink::with_pull)).

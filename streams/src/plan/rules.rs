@@ -136,7 +136,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
     if let Some(Fuses::Flatten(flatten)) = &node.fuses
         && let Some(Kind::Consumer(consumer)) = next
     {
-        let stage = flatten.into_consumer(&*stepped(&run, consumer));
+        let stage = flatten.with_consumer(&*stepped(&run, consumer));
         let name = joined(nodes, &chain[at..after]);
         let unit = Unit::Stage {
             attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),

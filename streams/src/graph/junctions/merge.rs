@@ -13,7 +13,10 @@ use crate::stage::{
 /// [`eager_complete`](Self::eager_complete), when the first does, after
 /// the elements already taken in). Fails when any input fails; cancels
 /// every input when downstream cancels. Back-pressure: an input is pulled
-/// again only after its element has been emitted.
+/// again only after its element has been emitted. When every input is an
+/// iterator source with simple operators, the planner runs the merge
+/// fused: the inputs take turns, one element each (as
+/// `futures::stream::select`), an input with nothing ready is skipped.
 ///
 /// # Examples
 ///

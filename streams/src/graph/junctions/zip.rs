@@ -52,7 +52,10 @@ impl<A: Send + 'static, B: Send + 'static> GraphStage for Zip<A, B> {
 /// are asked when downstream asks (back-pressure: neither runs ahead by
 /// more than one element); completes as soon as an input completes with
 /// no element waiting (its partner's extra elements are dropped); fails
-/// when either fails; cancels both when downstream cancels.
+/// when either fails; cancels both when downstream cancels. When both
+/// inputs are iterator sources with simple operators, the planner runs the
+/// zip fused into one iterator (it asks both inputs for as many elements
+/// as both are sure to make, so it makes none it drops).
 ///
 /// # Examples
 ///

@@ -50,7 +50,7 @@ where
     M: 'static,
     F: FnMut(In) -> Source<T, M> + Clone + Send + Sync + 'static,
 {
-    fn into_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage> {
+    fn with_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage> {
         Arc::new(FlattenSinkStage::<In, T, M, F> {
             f: self.f.clone(),
             sink: FusedConsumer::<T>::of(consumer),
