@@ -191,6 +191,23 @@ fn time(args: &Args) {
 
 struct Args(Vec<String>);
 
+/// The rows whose name contains `--only TEXT` (all without it), e.g. to
+/// count one row's instructions under callgrind.
+fn only<R>(args: &Args, rows: Vec<R>, name: impl Fn(&R) -> &str) -> Vec<R> {
+    match args
+        .0
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.0.get(i + 1))
+    {
+        Some(text) => rows
+            .into_iter()
+            .filter(|r| name(r).contains(text.as_str()))
+            .collect(),
+        None => rows,
+    }
+}
+
 impl Args {
     fn get(&self, flag: &str) -> Option<u64> {
         let i = self.0.iter().position(|a| a == flag)?;
@@ -351,6 +368,7 @@ fn substreams(args: &Args) {
             Box::new(|| s::weir_group_by(n, 64, &mat)),
         ),
     ];
+    let rows = only(args, rows, |row| row.0);
     println!("substreams, median of {runs} runs, 2-core box");
     println!(
         "{:<34} {:>14} {:>14} {:>14}",
@@ -444,6 +462,7 @@ fn graph(args: &Args) {
             Box::new(|| g::weir_scan_via_composed_maps(n, &mat)),
         ),
     ];
+    let rows = only(args, rows, |row| row.0);
     println!("graphs over {n} elements, median of {runs} runs, 2-core box");
     println!(
         "{:<30} {:>14} {:>14} {:>14}",
@@ -817,7 +836,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

@@ -11,7 +11,7 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::Attributes;
-use crate::fusion::{ConsumerNode, HostNode, IterNode, PullNode, StepNode};
+use crate::fusion::{ConsumerNode, FanInNode, FlattenNode, HostNode, IterNode, PullNode, StepNode};
 use crate::interpreter::{BoundaryFactory, ErasedStage};
 
 /// The materialized values of a run, one per node in node order; each
@@ -68,6 +68,19 @@ pub(crate) struct Node {
     /// Set on the first node of a sink made with `Sink::with_pull`: this
     /// node and everything after it may be replaced by the pull.
     pub(crate) pull: Option<Arc<dyn PullNode>>,
+    /// What the planner may fuse this node into beyond its kind.
+    pub(crate) fuses: Option<Fuses>,
+}
+
+/// How a node of an opaque stage can fuse with its neighbours.
+#[derive(Clone)]
+pub(crate) enum Fuses {
+    /// A junction that runs as one fused iterator when all its inputs are
+    /// fused iterator sources (the planner's fan-in rule).
+    FanIn(Arc<dyn FanInNode>),
+    /// A flattening stage that can run a folding sink after it inside
+    /// itself (the planner's flatten rule).
+    Flatten(Arc<dyn FlattenNode>),
 }
 
 impl Node {
@@ -76,6 +89,7 @@ impl Node {
             kind,
             attributes,
             pull: None,
+            fuses: None,
         }
     }
 

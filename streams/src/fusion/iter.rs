@@ -47,6 +47,15 @@ pub(crate) trait Chunks<T>: Send {
     fn is_exhausted(&self) -> bool {
         false
     }
+
+    /// How many elements the source is sure to make on demand, without
+    /// failing or waiting (an iterator's `size_hint` lower bound through
+    /// operators that keep one output per input). A fused zip asks its
+    /// inputs for this many at once and one at a time beyond it, so it
+    /// makes no element it then drops.
+    fn at_least(&self) -> usize {
+        0
+    }
 }
 
 pub(crate) type BoxChunks<T> = Box<dyn Chunks<T>>;
@@ -80,6 +89,10 @@ impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
     fn is_exhausted(&self) -> bool {
         // The upper bound is a promise: no element is made to learn it.
         self.0.size_hint().1 == Some(0)
+    }
+
+    fn at_least(&self) -> usize {
+        self.0.size_hint().0
     }
 }
 

@@ -18,17 +18,20 @@
 //! (`crate::plan`), never by a constructor.
 
 mod consumer;
+mod fan_in;
 mod iter;
 mod step;
 
 mod nodes;
 
+pub(crate) use fan_in::FusedFanIn;
+pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
+    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
     StepNode,
 };
 pub(crate) use step::{Step, StepFactory};

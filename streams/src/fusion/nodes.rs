@@ -108,6 +108,14 @@ impl<T: Send + 'static> HostNode for Hosting<T> {
     }
 }
 
+/// A flattening stage (`flat_map_concat`) that can run a folding sink
+/// after it inside itself.
+pub(crate) trait FlattenNode: Send + Sync {
+    /// One sink stage: the flattening, feeding `consumer` (of the inner
+    /// sources' elements) directly.
+    fn with_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage>;
+}
+
 /// A sink that can drive a fused source itself ([`Sink::with_pull`](crate::Sink::with_pull)).
 pub(crate) trait PullNode: Send + Sync {
     /// Run `iter` through the sink's pull; the sink's materialized value.

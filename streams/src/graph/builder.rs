@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use crate::blueprint::graph::{Edge, Graph, Kind, MatFn, MatValues, Node, PortRef};
+use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::{
     BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
     SourceShape, UniformFanInShape, UniformFanOutShape,
@@ -320,7 +320,9 @@ impl GraphBuilder {
 
     /// Add a custom stage or junction; its ports and its value's key.
     pub fn add_mat<S: GraphStage>(&mut self, stage: S) -> (StagePorts<S::Shape>, MatKey<S::Mat>) {
-        let node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        let fuses = stage.fused_fan_in().map(|hint| Fuses::FanIn(hint.0));
+        let mut node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        node.fuses = fuses;
         let (_, _, key) = self.import(Graph::<S::Mat>::single(node));
         let node = u32::try_from(key.offset).expect("fewer than 2^32 nodes");
         let ports = StagePorts {

@@ -302,9 +302,7 @@ pub trait FlowOps: Sized {
         M: 'static,
         F: FnMut(Self::Out) -> Source<U, M> + Clone + Send + Sync + 'static,
     {
-        self.via_flow(logic_flow("flat_map_concat", move || {
-            flatten::Flatten::new(f.clone(), flatten::Mode::Merge(1))
-        }))
+        self.via_flow(flatten::concat_flow(f))
     }
 
     /// Each element becomes a source; up to `breadth` of them run at once

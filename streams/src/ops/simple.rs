@@ -18,6 +18,12 @@ pub(crate) trait BatchOp<I, O>: Send {
     }
     /// Turn `batch` into outputs; `true` when this operator is done.
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool;
+    /// Outputs sure to come from `upstream` elements sure to come (see
+    /// [`Chunks::at_least`]): 0 unless the operator keeps them all.
+    fn at_least(&self, upstream: usize) -> usize {
+        let _ = upstream;
+        0
+    }
 }
 
 /// Rounds one `fill` may ask upstream for more when an operator dropped
@@ -53,6 +59,10 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
         }
         Fill::More
     }
+
+    fn at_least(&self) -> usize {
+        self.state.at_least(self.inner.at_least())
+    }
 }
 
 fn adapt<I: Send + 'static, O: 'static, S: BatchOp<I, O> + 'static>(
@@ -67,6 +77,9 @@ impl<I, O, F: FnMut(I) -> O + Send> BatchOp<I, O> for MapOp<F> {
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {
         out.extend(batch.drain(..).map(&mut self.0));
         false
+    }
+    fn at_least(&self, upstream: usize) -> usize {
+        upstream
     }
 }
 
@@ -98,6 +111,9 @@ impl<T, F: FnMut(&T) + Send> BatchOp<T, T> for InspectOp<F> {
         }
         false
     }
+    fn at_least(&self, upstream: usize) -> usize {
+        upstream
+    }
 }
 
 struct TakeOp(u64);
@@ -109,6 +125,9 @@ impl<T: Send> BatchOp<T, T> for TakeOp {
         self.0 -= batch.len() as u64;
         out.append(batch);
         self.0 == 0
+    }
+    fn at_least(&self, upstream: usize) -> usize {
+        upstream.min(usize::try_from(self.0).unwrap_or(usize::MAX))
     }
 }
 

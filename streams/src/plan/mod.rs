@@ -7,6 +7,9 @@
 //! nine `.map(..)` calls fuses its maps exactly like a flow of nine maps
 //! composed first):
 //!
+//! 0. **Fan-in.** A fan-in junction whose inputs are all fused iterator
+//!    chains becomes one iterator source node first ([`fan_in`]), so
+//!    the chain rules below see it as any iterator source.
 //! 1. **Chains.** The graph is cut into maximal chains: runs of nodes in
 //!    which each link joins a node's only outlet to the next node's only
 //!    inlet. Fusion happens only inside a chain (the rules are in
@@ -23,6 +26,7 @@
 //!
 //! A plan holds factories only: each run makes fresh logics from it.
 
+mod fan_in;
 mod rules;
 
 use std::sync::Arc;
@@ -127,6 +131,11 @@ pub(crate) enum Unit {
 
 /// Plan a closed graph (every port connected).
 pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
+    let rewritten = if fusion { fan_in::rewrite(nodes, edges) } else { None };
+    let (nodes, edges, absorbed) = match &rewritten {
+        Some(graph) => (&graph.nodes[..], &graph.edges[..], Some(&graph.absorbed[..])),
+        None => (nodes, edges, None),
+    };
     let n = nodes.len();
     // Each node's successor and predecessor along a 1-to-1 link.
     let mut next: Vec<Option<usize>> = vec![None; n];
@@ -140,7 +149,9 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
     }
 
     // Chains, from their heads (then whatever a cycle left).
-    let mut seen = vec![false; n];
+    // Nodes fused into a junction's node run in it, in no chain.
+    let mut seen = absorbed.map_or_else(|| vec![false; n], <[bool]>::to_vec);
+    let live = seen.iter().filter(|s| !**s).count();
     let mut chains: Vec<Vec<usize>> = Vec::new();
     let heads = (0..n).filter(|&i| prev[i].is_none()).chain(0..n);
     for head in heads {
@@ -160,6 +171,7 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
     // The pull rule takes the whole graph or nothing.
     if fusion
         && let [chain] = chains.as_slice()
+        && chain.len() == live
         && let Some(pulled) = rules::pulled(nodes, chain)
     {
         return Plan {

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{BoundaryPlan, PullPlan, Relay, Unit};
 use crate::Attributes;
-use crate::blueprint::graph::{Kind, Node};
+use crate::blueprint::graph::{Fuses, Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode};
 use crate::interpreter::stage_attributes;
 use crate::stage::DEFAULT_INPUT_BUFFER;
@@ -42,22 +42,20 @@ fn stepped(steps: &[&Arc<dyn StepNode>], consumer: &Arc<dyn ConsumerNode>) -> Ar
 }
 
 /// `iter` with the operators `steps` fused into it as adapters.
-fn adapted(iter: &Arc<dyn IterNode>, steps: &[&Arc<dyn StepNode>]) -> Arc<dyn IterNode> {
+pub(super) fn adapted(iter: &Arc<dyn IterNode>, steps: &[&Arc<dyn StepNode>]) -> Arc<dyn IterNode> {
     steps
         .iter()
         .fold(Arc::clone(iter), |iter, step| step.after_iter(&*iter))
 }
 
-/// **Pull.** Applies when the whole graph is one chain: an iterator (or
+/// **Pull.** Applies when the whole graph (what other rules left of it) is
+/// one chain: an iterator (or
 /// poll-function) source, simple operators, then a sink made with
 /// [`Sink::with_pull`](crate::Sink::with_pull) (the pull marks the sink's
 /// first node; its other nodes are replaced too). No island runs: the
 /// sink's pull gets the fused source as a [`Pull`](crate::Pull) and gives
 /// the sink's materialized value.
 pub(super) fn pulled(nodes: &[Node], chain: &[usize]) -> Option<PullPlan> {
-    if chain.len() != nodes.len() {
-        return None;
-    }
     let Kind::Iter(iter) = &nodes[chain[0]].kind else {
         return None;
     };
@@ -134,6 +132,25 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
     let run = steps(nodes, chain, at + 1);
     let after = at + 1 + run.len();
     let next = chain.get(after).map(|&i| &nodes[i].kind);
+    // **Flatten into folding sink.** A `flat_map_concat` (or `flatten`),
+    // simple operators, then a folding sink: one sink stage that asks
+    // upstream for one element at a time and runs each inner source
+    // straight into the sink's consumer, the operators inside it. An
+    // inner source that fuses into an iterator is drained in batches;
+    // any other runs as the flattening stage would run it (sub-island or
+    // its own stream) and feeds the consumer as its elements come.
+    if let Some(Fuses::Flatten(flatten)) = &node.fuses
+        && let Some(Kind::Consumer(consumer)) = next
+    {
+        let stage = flatten.with_consumer(&*stepped(&run, consumer));
+        let name = joined(nodes, &chain[at..after]);
+        let unit = Unit::Stage {
+            attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
+            stage,
+            values: vec![chain[after]],
+        };
+        return (unit, after);
+    }
     match (&node.kind, next) {
         // **Iterator into folding sink.** An iterator source, simple
         // operators (fused into it as adapters), then a folding sink: one

@@ -85,6 +85,14 @@ pub trait GraphStage: Send + Sync + 'static {
     fn initial_attributes(&self) -> Attributes {
         Attributes::new()
     }
+
+    /// For the junctions of this crate: how the planner may run this
+    /// junction when all its inputs are fused iterator sources. Not for
+    /// custom stages (the type cannot be made outside the crate).
+    #[doc(hidden)]
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        None
+    }
 }
 
 /// The running part of a stage: its state and its handlers. The

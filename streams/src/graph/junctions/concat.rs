@@ -51,6 +51,11 @@ impl<T: Send + 'static, const N: usize> GraphStage for Concat<T, N> {
         "concat"
     }
 
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        use crate::fusion::{Uniform, UniformFanIn};
+        Some(UniformFanIn::<T>::hint(Uniform::Concat))
+    }
+
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = ConcatLogic::<T, N> {
             shape: UniformFanInShape::new(),

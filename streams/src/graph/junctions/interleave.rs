@@ -65,6 +65,15 @@ impl<T: Send + 'static, const N: usize> GraphStage for Interleave<T, N> {
         "interleave"
     }
 
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        use crate::fusion::{Uniform, UniformFanIn};
+        let kind = Uniform::Interleave {
+            segment: self.segment_size,
+            eager: self.eager_close,
+        };
+        Some(UniformFanIn::<T>::hint(kind))
+    }
+
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = InterleaveLogic::<T, N> {
             shape: UniformFanInShape::new(),

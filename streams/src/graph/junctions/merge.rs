@@ -13,7 +13,10 @@ use crate::stage::{
 /// [`eager_complete`](Self::eager_complete), when the first does, after
 /// the elements already taken in). Fails when any input fails; cancels
 /// every input when downstream cancels. Back-pressure: an input is pulled
-/// again only after its element has been emitted.
+/// again only after its element has been emitted. When every input is an
+/// iterator source with simple operators, the planner runs the merge
+/// fused: the inputs take turns, one element each (as
+/// `futures::stream::select`), an input with nothing ready is skipped.
 ///
 /// # Examples
 ///
@@ -81,6 +84,10 @@ impl<T: Send + 'static, const N: usize> GraphStage for MergePreferred<T, N> {
         "merge_preferred"
     }
 
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        self.0.fused_fan_in()
+    }
+
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         self.0.create_logic(cx)
     }
@@ -115,6 +122,16 @@ impl<T: Send + 'static, const N: usize> GraphStage for Merge<T, N> {
 
     fn name(&self) -> &'static str {
         "merge"
+    }
+
+    /// All inputs fused iterators: served in turn, one element each.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        use crate::fusion::{Uniform, UniformFanIn};
+        let kind = Uniform::Merge {
+            eager: self.eager_complete,
+            preferred: self.preferred == Some(0),
+        };
+        (self.preferred.is_none() || self.preferred == Some(0)).then(|| UniformFanIn::<T>::hint(kind))
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {

@@ -42,13 +42,20 @@ impl<A: Send + 'static, B: Send + 'static> GraphStage for Zip<A, B> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         ZipWith::new(pair::<A, B> as fn(A, B) -> (A, B)).create_logic(cx)
     }
+
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        ZipWith::new(pair::<A, B> as fn(A, B) -> (A, B)).fused_fan_in()
+    }
 }
 
 /// Combines one element of each of its two inputs with `f`. Both inputs
 /// are asked when downstream asks (back-pressure: neither runs ahead by
 /// more than one element); completes as soon as an input completes with
 /// no element waiting (its partner's extra elements are dropped); fails
-/// when either fails; cancels both when downstream cancels.
+/// when either fails; cancels both when downstream cancels. When both
+/// inputs are iterator sources with simple operators, the planner runs the
+/// zip fused into one iterator (it asks both inputs for as many elements
+/// as both are sure to make, so it makes none it drops).
 ///
 /// # Examples
 ///
@@ -112,6 +119,14 @@ where
             finishing: false,
         };
         (Box::new(logic), ())
+    }
+
+    /// Both inputs fused iterators: one element of each, combined.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        Some(crate::fusion::FusedFanIn::new(crate::fusion::ZipFanIn {
+            f: self.f.clone(),
+            _t: std::marker::PhantomData::<fn(A, B) -> O>,
+        }))
     }
 }
 

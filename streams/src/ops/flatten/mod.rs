@@ -2,7 +2,10 @@
 //! (`flat_map_concat`, `flat_map_merge`, `switch_map`, `flatten`). The
 //! inner sources run inside the flattening stage (see [`sub`]).
 
+mod fused;
 pub(crate) mod sub;
+
+pub(crate) use fused::concat_flow;
 
 use std::collections::VecDeque;
 

@@ -29,7 +29,7 @@ use weir_actor::FunctionRef;
 
 use super::super::sub_source::{self, FromInner, ToInner};
 use crate::blueprint::graph::{Kind, Node};
-use crate::fusion::{BoxChunks, Fill, FusedIter, PullSink};
+use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
 use crate::interpreter::actor::IslandMsg;
 use crate::interpreter::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
@@ -277,6 +277,33 @@ impl<T: Send + 'static> SubSource<T> {
             self.finish();
         }
         poll
+    }
+
+    /// Feed a fused inner source straight into `consumer`, in batches,
+    /// about `budget` elements (`buf` is scratch space); `None` for an
+    /// inner source of another form (poll it instead). After an end, the
+    /// inner source is done.
+    pub(crate) fn drain_into(&mut self, consumer: &mut dyn Consumer<T>, buf: &mut Vec<T>, budget: usize) -> Option<Drained> {
+        let Form::Fused { chunks, waker, name, .. } = &mut self.form else {
+            return None;
+        };
+        let mut cx = Context::from_waker(waker);
+        let drained = catch_unwind(AssertUnwindSafe(|| consumer.drain_chunks(&mut cx, &mut **chunks, buf, budget)));
+        let drained = drained.unwrap_or_else(|payload| {
+            // What the source made before it panicked arrives first.
+            let error = StreamError::panicked(&*payload).in_stage(name);
+            let n = buf.len();
+            let fed = catch_unwind(AssertUnwindSafe(|| consumer.drain_batch(buf, n)));
+            buf.clear();
+            match fed {
+                Ok(std::ops::ControlFlow::Break(())) => Drained::Stopped,
+                _ => Drained::Failed(error),
+            }
+        });
+        if !matches!(drained, Drained::Budget | Drained::Pending) {
+            self.finish();
+        }
+        Some(drained)
     }
 
     /// Whether the inner source has ended with nothing left to give (so

@@ -1,0 +1,355 @@
+//! Focused cases of the planner's fan-in and flatten rules: fairness,
+//! completion, failure of one input, cancellation, inputs with nothing
+//! ready, and the fallback of `flat_map_concat` for inner sources that do
+//! not fuse. Each runs fused and unfused.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::task::Poll;
+use std::time::Duration;
+
+use weir_streams::graph::{GraphBuilder, Merge};
+use weir_streams::prelude::*;
+use weir_streams::{DelayOverflowStrategy, StreamError};
+use weir_tests::{shutdown, stream_system};
+
+fn both(name: &str) -> (weir_actor::ActorSystem, [Materializer; 2]) {
+    let (system, fused) = stream_system(name);
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    (system, [fused, unfused])
+}
+
+fn endless(x: u8) -> Source<u8> {
+    Source::from_iter(std::iter::repeat(x))
+}
+
+/// Two endless inputs both get through a merge; fused, they take turns
+/// one element each (as `futures::stream::select` does).
+#[test]
+fn a_merge_of_endless_inputs_serves_both() {
+    let (system, mats) = both("merge-fair");
+    for (i, mat) in mats.iter().enumerate() {
+        let got = endless(1)
+            .merge(endless(2))
+            .take(1000)
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("completes");
+        let ones = got.iter().filter(|x| **x == 1).count();
+        assert!(
+            (100..=900).contains(&ones),
+            "run {i}: {ones} of 1000 from input 0"
+        );
+        if i == 0 {
+            assert!(
+                got.windows(2).all(|w| w[0] != w[1]),
+                "fused: strict turns, got {:?}",
+                &got[..20]
+            );
+        }
+    }
+    shutdown(&system);
+}
+
+/// The same with a probe asking one element at a time.
+#[test]
+fn a_merge_alternates_under_demand_of_one() {
+    let (system, mats) = both("merge-fair-probe");
+    let mut probe = endless(1)
+        .merge(endless(2))
+        .run_with(weir_streams::testkit::TestSink::probe(), &mats[0]);
+    let mut got = Vec::new();
+    for _ in 0..10 {
+        probe.request(1);
+        got.push(probe.expect_next());
+    }
+    probe.cancel();
+    assert!(
+        got.windows(2).all(|w| w[0] != w[1]),
+        "strict turns, got {got:?}"
+    );
+    shutdown(&system);
+}
+
+/// An eager merge completes when its first input does, after all of it.
+#[test]
+fn an_eager_merge_completes_with_its_first_finished_input() {
+    let (system, mats) = both("merge-eager");
+    for mat in &mats {
+        let mut g = GraphBuilder::new();
+        let join = g.add(Merge::<u8, 2>::new().eager_complete());
+        let [a, b] = join.ins();
+        let short = g.source(Source::from_iter(vec![7u8, 8, 9]));
+        let long = g.source(endless(1));
+        g.connect(short, a).unwrap();
+        g.connect(long, b).unwrap();
+        let merged = g.build_source(join.out(), |_| ()).unwrap();
+        let got = merged
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("completes");
+        let short: Vec<u8> = got.iter().copied().filter(|x| *x != 1).collect();
+        assert_eq!(short, vec![7, 8, 9]);
+    }
+    shutdown(&system);
+}
+
+/// A zip stops at the shorter input and makes at most one element of the
+/// longer one that it drops, on either side.
+#[test]
+fn a_zip_stops_at_the_shorter_input_without_running_ahead() {
+    let (system, mats) = both("zip-short");
+    for (i, mat) in mats.iter().enumerate() {
+        for (filtered, longer_first) in [(false, false), (true, false), (false, true), (true, true)]
+        {
+            let made = Arc::new(AtomicU64::new(0));
+            let counter = Arc::clone(&made);
+            let longer = Source::from_iter(0u64..).inspect(move |_| {
+                counter.fetch_add(1, Ordering::Relaxed);
+            });
+            // A filter hides how many elements will come: one at a time.
+            let longer = if filtered {
+                longer.filter(|x| x % 2 == 0)
+            } else {
+                longer.map(|x| x * 2)
+            };
+            let shorter = Source::from_iter(0u64..3);
+            let got = if longer_first {
+                longer
+                    .zip(shorter)
+                    .map(|(a, b)| (b, a))
+                    .run_with(Sink::collect(), mat)
+            } else {
+                shorter.zip(longer).run_with(Sink::collect(), mat)
+            };
+            assert_eq!(got.wait(), Ok(vec![(0, 0), (1, 2), (2, 4)]));
+            let made = made.load(Ordering::Relaxed);
+            let limit = if filtered { 7 } else { 4 };
+            assert!(
+                made <= limit,
+                "run {i} ({filtered}, {longer_first}): made {made} elements of the longer input"
+            );
+        }
+    }
+    shutdown(&system);
+}
+
+/// Sized inputs are zipped in batches with nothing made in vain.
+#[test]
+fn a_zip_of_sized_inputs_makes_only_what_it_pairs() {
+    let (system, mats) = both("zip-sized");
+    for mat in &mats {
+        let made = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&made);
+        let longer = Source::range(0u64..10_000).inspect(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        let sum = longer
+            .zip_with(Source::range(0u64..1000), |a, b| a + b)
+            .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+            .wait();
+        assert_eq!(sum, Ok(999 * 1000));
+        assert!(made.load(Ordering::Relaxed) <= 1001, "made {made:?}");
+    }
+    shutdown(&system);
+}
+
+/// A failing input fails the junction after the elements before it.
+#[test]
+fn a_failing_input_fails_merge_zip_and_concat() {
+    let (system, mats) = both("fan-in-failure");
+    let failing = || {
+        Source::from_poll_fn(|| {
+            let mut n = 0u64;
+            move |_: &mut std::task::Context<'_>| {
+                n += 1;
+                if n > 3 {
+                    Poll::Ready(Some(Err(StreamError::msg("input broke"))))
+                } else {
+                    Poll::Ready(Some(Ok(n)))
+                }
+            }
+        })
+    };
+    for mat in &mats {
+        let sources = [
+            failing().merge(Source::range(100u64..200)),
+            failing().zip_with(Source::range(100u64..200), |a, b| a + b),
+            failing().concat(Source::range(100u64..200)),
+            Source::range(100u64..103).concat(failing()),
+        ];
+        for source in sources {
+            let got = source.run_with(Sink::collect(), mat).wait();
+            let error = got.expect_err("an input failed");
+            assert!(error.to_string().contains("input broke"), "{error}");
+        }
+    }
+    shutdown(&system);
+}
+
+/// Cancelling downstream stops endless inputs of every fused junction.
+#[test]
+fn cancelling_downstream_stops_every_input() {
+    let (system, mats) = both("fan-in-cancel");
+    for mat in &mats {
+        let zipped = endless(1).zip_with(endless(2), |a, b| a + b).take(5);
+        assert_eq!(zipped.run_with(Sink::collect(), mat).wait(), Ok(vec![3; 5]));
+        let concat = endless(1).concat(endless(2)).take(5);
+        assert_eq!(concat.run_with(Sink::collect(), mat).wait(), Ok(vec![1; 5]));
+        let first = endless(1)
+            .interleave(endless(2), 2)
+            .expect("2 is at least 1");
+        assert_eq!(first.run_with(Sink::head(), mat).wait(), Ok(1));
+        let mut probe = endless(1)
+            .merge(endless(2))
+            .run_with(weir_streams::testkit::TestSink::probe(), mat);
+        probe.request(3);
+        assert_eq!(probe.expect_next_n(3).len(), 3);
+        probe.cancel();
+    }
+    shutdown(&system);
+}
+
+/// A poll-function input with nothing ready lets the others go on, and
+/// its elements come once it wakes.
+#[test]
+fn an_input_with_nothing_ready_does_not_hold_the_others() {
+    let (system, mats) = both("fan-in-pending");
+    let slow = || {
+        Source::from_poll_fn(|| {
+            let (mut n, mut ready) = (0u64, false);
+            move |cx: &mut std::task::Context<'_>| {
+                ready = !ready;
+                if !ready {
+                    cx.waker().wake_by_ref();
+                    return Poll::Pending;
+                }
+                n += 1;
+                Poll::Ready((n <= 10).then_some(Ok(n)))
+            }
+        })
+    };
+    for mat in &mats {
+        let mut merged = slow()
+            .merge(Source::range(100u64..110))
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("completes");
+        merged.sort_unstable();
+        let want: Vec<u64> = (1..=10).chain(100..110).collect();
+        assert_eq!(merged, want);
+        let zipped = slow()
+            .zip(Source::range(100u64..))
+            .run_with(Sink::collect(), mat)
+            .wait();
+        assert_eq!(zipped, Ok((1..=10).zip(100..110).collect::<Vec<_>>()));
+        let concat = slow()
+            .concat(slow())
+            .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+            .wait();
+        assert_eq!(concat, Ok(110));
+    }
+    shutdown(&system);
+}
+
+/// `flat_map_concat` into a folding sink: fused inner sources are drained
+/// in batches; inner sources with a stage that does not fuse, a timer or
+/// an async boundary of their own fall back and keep their order.
+#[test]
+fn flat_map_concat_into_a_fold_keeps_order_for_every_kind_of_inner() {
+    let (system, mats) = both("flatten-fold");
+    type Inner = fn(u64) -> Source<u64>;
+    let inners: [(&str, Inner); 5] = [
+        ("fused", |x| Source::range(x * 10..x * 10 + 5)),
+        ("merged", |x| {
+            Source::range(x * 10..x * 10 + 2).concat(Source::range(x * 10 + 2..x * 10 + 5))
+        }),
+        ("staged", |x| {
+            Source::range(x * 10..x * 10 + 5).scan(0, |_, y| y).skip(1)
+        }),
+        ("timed", |x| {
+            Source::range(x * 10..x * 10 + 5)
+                .delay(Duration::ZERO, DelayOverflowStrategy::Backpressure)
+        }),
+        ("boundary", |x| {
+            Source::range(x * 10..x * 10 + 5).async_boundary()
+        }),
+    ];
+    let want: Vec<u64> = (0..20u64).flat_map(|x| x * 10..x * 10 + 5).collect();
+    for mat in &mats {
+        for (name, inner) in inners {
+            let got = Source::range(0u64..20)
+                .flat_map_concat(inner)
+                .map(|x| x + 1)
+                .run_with(Sink::collect(), mat)
+                .wait();
+            let want: Vec<u64> = want.iter().map(|x| x + 1).collect();
+            assert_eq!(got, Ok(want), "{name} inner sources");
+        }
+    }
+    shutdown(&system);
+}
+
+/// Failures reach the folding sink; a sink that stops cancels the inner.
+#[test]
+fn flat_map_concat_into_a_fold_fails_and_stops() {
+    let (system, mats) = both("flatten-fold-end");
+    for mat in &mats {
+        let inner_fails = Source::range(0u64..5)
+            .flat_map_concat(|x| {
+                if x == 3 {
+                    Source::failed(StreamError::msg("inner broke"))
+                } else {
+                    Source::single(x)
+                }
+            })
+            .run_with(Sink::collect(), mat)
+            .wait();
+        assert!(
+            inner_fails
+                .expect_err("fails")
+                .to_string()
+                .contains("inner broke")
+        );
+        let outer_fails = Source::from_poll_fn(|| {
+            let mut n = 0u64;
+            move |_: &mut std::task::Context<'_>| {
+                n += 1;
+                Poll::Ready(Some(if n > 2 {
+                    Err(StreamError::msg("outer broke"))
+                } else {
+                    Ok(n)
+                }))
+            }
+        })
+        .flat_map_concat(|x| Source::range(0..x))
+        .run_with(Sink::collect(), mat)
+        .wait();
+        assert!(
+            outer_fails
+                .expect_err("fails")
+                .to_string()
+                .contains("outer broke")
+        );
+        let panics = Source::range(0u64..5)
+            .flat_map_concat(|x| {
+                Source::range(0..3).map(move |y| if x == 2 { panic!("inner panic") } else { y })
+            })
+            .run_with(Sink::fold(0u64, |a, x| a + x), mat)
+            .wait();
+        assert!(panics.is_err());
+        let first = Source::range(0u64..)
+            .flat_map_concat(|x| Source::from_iter(x..))
+            .run_with(Sink::head(), mat)
+            .wait();
+        assert_eq!(first, Ok(0));
+        let timed_first = Source::range(0u64..)
+            .flat_map_concat(|x| {
+                Source::from_iter(x..).delay(Duration::ZERO, DelayOverflowStrategy::Backpressure)
+            })
+            .run_with(Sink::head(), mat)
+            .wait();
+        assert_eq!(timed_first, Ok(0));
+    }
+    shutdown(&system);
+}
