@@ -91,6 +91,7 @@ runtime_modules! {
     mod context;
     mod error;
     mod events;
+    mod extension;
     mod function_ref;
     pub mod instrument;
     mod name;
@@ -111,7 +112,7 @@ runtime_modules! {
     mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
-    pub use actor_ref::{ActorHandle, ActorRef};
+    pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
     pub use bounded::{MailboxOverflow, SendFuture};
     pub use context::Context;

@@ -209,6 +209,7 @@ impl ActorSystemBuilder {
                 termination,
                 temp: Mutex::new(HashMap::default()),
                 shutdown: Arc::default(),
+                extensions: Default::default(),
             }));
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
@@ -320,6 +321,7 @@ pub(crate) struct SystemInner {
     terminating: AtomicBool,
     pub(crate) termination: Arc<Promise<()>>,
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
+    pub(crate) extensions: crate::extension::Extensions,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
     temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
@@ -343,6 +345,26 @@ impl ActorSystem {
             inner: self.inner.clone(),
             owner: None,
         }
+    }
+
+    /// A handle on the same system that does not own it: it does not keep
+    /// the system from terminating when the last owning handle is dropped
+    /// (see [Dropping the system](#dropping-the-system)), and after that it
+    /// sees a terminated system (spawning fails, tells are dead letters).
+    /// What [`Context::system`] gives inside an actor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::ActorSystem;
+    ///
+    /// let system = ActorSystem::new("non-owning").unwrap();
+    /// let handle = system.non_owning();
+    /// drop(system); // the last owner: terminates
+    /// assert!(handle.when_terminated().is_completed());
+    /// ```
+    pub fn non_owning(&self) -> Self {
+        self.internal()
     }
 
     /// A system with default settings and the given name.

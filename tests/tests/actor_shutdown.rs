@@ -260,7 +260,8 @@ fn terminate_runs_the_coordinated_shutdown_first() {
         .coordinated_shutdown()
         .add_task(Phase::ServiceStop, "drain", move || async move {
             // The actors are still running in this phase.
-            tx.send(ask(&counter, Service::Drain, PATIENCE).await).unwrap();
+            tx.send(ask(&counter, Service::Drain, PATIENCE).await)
+                .unwrap();
         })
         .unwrap();
     system.terminate().wait().unwrap();
