@@ -64,6 +64,17 @@
 //! in `dispatcher::idle`; loom models `SeqCst` accesses alone as `AcqRel`
 //! and found the lost wake-up without the fences). Close wakes every waiter. The
 //! unbounded path pays one predictable branch per message for all this.
+//!
+//! # Priority mailboxes
+//!
+//! A mailbox made with [`with_priority`](Mailbox::with_priority) keeps its
+//! shared user queue sorted by a key (lower first), stable for equal keys:
+//! a producer computes the key before it takes the lock, then inserts
+//! after every queued message whose key is lower or equal (a binary search
+//! over `keys`, which runs beside `user`). So that a message arriving later
+//! with a lower key still goes first, the consumer takes one message at a
+//! time under the lock, as an evicting mailbox does, and never batches.
+//! Bounds work as above (`batched` stays 0).
 
 use std::collections::VecDeque;
 use std::task::Waker;
@@ -96,6 +107,8 @@ pub(crate) enum Offered<U> {
 #[derive(Debug)]
 struct Shared<U, S> {
     user: VecDeque<U>,
+    /// Priority mailboxes only: the key of each message of `user`, in step.
+    keys: VecDeque<i64>,
     system: VecDeque<S>,
     closed: bool,
     /// Async senders waiting for room (bounded mailboxes only).
@@ -117,6 +130,10 @@ pub(crate) struct Mailbox<U, S> {
     capacity: usize,
     /// Bounded with drop-head: no batch, one message at a time.
     evicting: bool,
+    /// The key of a priority mailbox (module docs).
+    priority: Option<Priority<U>>,
+    /// Bounded or priority: the consumer goes the out-of-line way.
+    slow: bool,
     /// Bounded: messages in the consumer's batch (module docs).
     batched: AtomicUsize,
     /// Bounded: `waiting` is not empty (rule 5).
@@ -143,12 +160,15 @@ impl<U, S> Mailbox<U, S> {
         Self {
             capacity,
             evicting,
+            priority: None,
+            slow: capacity != usize::MAX,
             batched: AtomicUsize::new(0),
             senders_waiting: AtomicBool::new(false),
             scheduled: AtomicBool::new(true),
             system_pending: AtomicBool::new(false),
             shared: Mutex::new(Shared {
                 user: VecDeque::new(),
+                keys: VecDeque::new(),
                 system: VecDeque::new(),
                 closed: false,
                 waiting: VecDeque::new(),
@@ -157,15 +177,50 @@ impl<U, S> Mailbox<U, S> {
         }
     }
 
+    /// Make this a priority mailbox (module docs): `key` orders user
+    /// messages, lower first. It is called once per message, by the sender,
+    /// outside the lock.
+    pub(crate) fn with_priority(mut self, key: Box<dyn Fn(&U) -> i64 + Send + Sync>) -> Self {
+        self.priority = Some(Priority(key));
+        self.slow = true;
+        self
+    }
+
+    /// The key of `msg` in a priority mailbox.
+    fn key(&self, msg: &U) -> Option<i64> {
+        self.priority.as_ref().map(|priority| (priority.0)(msg))
+    }
+
+    /// Queue `msg` (under the lock), in key order when it has a key.
+    fn push(shared: &mut Shared<U, S>, msg: U, key: Option<i64>) {
+        match key {
+            None => shared.user.push_back(msg),
+            Some(key) => {
+                let at = shared.keys.partition_point(|&k| k <= key);
+                shared.keys.insert(at, key);
+                shared.user.insert(at, msg);
+            }
+        }
+    }
+
+    /// Take the first queued message (under the lock).
+    fn pop(&self, shared: &mut Shared<U, S>) -> Option<U> {
+        if self.priority.is_some() {
+            shared.keys.pop_front();
+        }
+        shared.user.pop_front()
+    }
+
     /// Rule 1 for a user message. `Err` gives the message back when closed.
     #[inline]
     pub(crate) fn enqueue_user(&self, msg: U) -> Result<Enqueued, U> {
+        let key = self.key(&msg);
         {
             let mut shared = self.shared.lock();
             if shared.closed {
                 return Err(msg);
             }
-            shared.user.push_back(msg);
+            Self::push(&mut shared, msg, key);
         }
         Ok(self.claim())
     }
@@ -181,6 +236,7 @@ impl<U, S> Mailbox<U, S> {
         waker: Option<&Waker>,
     ) -> Offered<U> {
         let mut evicted = None;
+        let key = self.key(&msg);
         {
             let mut shared = self.shared.lock();
             if shared.closed {
@@ -191,7 +247,19 @@ impl<U, S> Mailbox<U, S> {
                     evictable.is_none() || self.evicting,
                     "eviction needs an evicting mailbox"
                 );
-                let oldest = evictable.and_then(|evictable| shared.user.iter().position(evictable));
+                // The oldest evictable message; in a priority mailbox the
+                // least urgent one, if it is less urgent than `msg`.
+                let oldest = match (evictable, key) {
+                    (Some(evictable), None) => shared.user.iter().position(evictable),
+                    (Some(evictable), Some(key)) => {
+                        let last = shared.user.iter().rposition(evictable);
+                        last.filter(|&i| shared.keys[i] > key)
+                    }
+                    (None, _) => None,
+                };
+                if let (Some(i), Some(_)) = (oldest, key) {
+                    shared.keys.remove(i);
+                }
                 match oldest.and_then(|i| shared.user.remove(i)) {
                     Some(old) => evicted = Some(old),
                     None => {
@@ -210,7 +278,7 @@ impl<U, S> Mailbox<U, S> {
                     }
                 }
             }
-            shared.user.push_back(msg);
+            Self::push(&mut shared, msg, key);
         }
         match evicted {
             Some(old) => Offered::QueuedEvicting(self.claim(), old),
@@ -336,7 +404,7 @@ impl<U, S> Mailbox<U, S> {
             // `local` until the token is released (module docs, rule 2).
             let local = unsafe { &mut *local };
             // One branch for the unbounded path; the rest is out of line.
-            if self.capacity != usize::MAX {
+            if self.slow {
                 return self.next_user_bounded(local);
             }
             if let Some(msg) = local.pop_front() {
@@ -350,7 +418,7 @@ impl<U, S> Mailbox<U, S> {
         })
     }
 
-    /// `next_user` for a bounded mailbox (module docs, rule 5).
+    /// `next_user` for a bounded or priority mailbox (module docs, rule 5).
     #[cold]
     #[inline(never)]
     fn next_user_bounded(&self, local: &mut VecDeque<U>) -> Option<U> {
@@ -359,9 +427,10 @@ impl<U, S> Mailbox<U, S> {
             return Some(msg);
         }
         let mut shared = self.shared.lock();
-        if self.evicting {
-            // One at a time, so producers can evict the oldest.
-            let msg = shared.user.pop_front();
+        if self.evicting || self.priority.is_some() {
+            // One at a time, so producers can evict the oldest (or put a
+            // more urgent message first).
+            let msg = self.pop(&mut shared);
             let waker = self.pop_waiting(&mut shared);
             drop(shared);
             if let Some(waker) = waker {
@@ -424,6 +493,7 @@ impl<U, S> Mailbox<U, S> {
             std::mem::take(unsafe { &mut *local })
         });
         user.append(&mut shared.user);
+        shared.keys.clear();
         self.batched.store(0, Ordering::SeqCst);
         self.senders_waiting.store(false, Ordering::SeqCst);
         let waiting = std::mem::take(&mut shared.waiting);
@@ -452,6 +522,15 @@ impl<U, S> Mailbox<U, S> {
     #[cfg(loom)]
     pub(crate) fn is_closed(&self) -> bool {
         self.shared.lock().closed
+    }
+}
+
+/// The key function of a priority mailbox.
+struct Priority<U>(Box<dyn Fn(&U) -> i64 + Send + Sync>);
+
+impl<U> std::fmt::Debug for Priority<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Priority")
     }
 }
 
