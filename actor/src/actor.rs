@@ -6,6 +6,8 @@ use crate::context::Context;
 use crate::actor_ref::ActorHandle;
 use crate::bounded::MailboxOverflow;
 use crate::supervision::{Failure, SupervisorStrategy};
+use crate::actor_ref::Envelope;
+use crate::mailbox::BalanceQueue;
 use crate::sync::Arc;
 
 /// A typed actor: state plus a handler for one message type.
@@ -176,6 +178,8 @@ pub struct Props<A: Actor> {
     pub(crate) mailbox: Option<(usize, MailboxOverflow)>,
     /// The key of a priority mailbox.
     pub(crate) priority: Option<PriorityFn<A::Msg>>,
+    /// The shared queue of a balancing pool this actor is a routee of.
+    pub(crate) balance: Option<Arc<BalanceQueue<Envelope<A::Msg>>>>,
     pub(crate) stash_capacity: usize,
 }
 
@@ -191,6 +195,7 @@ impl<A: Actor> Props<A> {
             dispatcher: DispatcherKind::Shared,
             mailbox: None,
             priority: None,
+            balance: None,
             stash_capacity: crate::stash::DEFAULT_STASH_CAPACITY,
         }
     }
@@ -344,6 +349,7 @@ impl<A: Actor> Clone for Props<A> {
             dispatcher: self.dispatcher,
             mailbox: self.mailbox,
             priority: self.priority.clone(),
+            balance: self.balance.clone(),
             stash_capacity: self.stash_capacity,
         }
     }

@@ -83,6 +83,12 @@ pub(crate) trait AnyActor: Send + Sync + 'static {
     fn load_hint(&self) -> usize {
         0
     }
+
+    /// A routee of a balancing pool: start the actor if it is idle, so it
+    /// takes from the pool's shared queue; whether this started it.
+    fn nudge(self: Arc<Self>) -> bool {
+        false
+    }
 }
 
 /// A user-queue signal that is not a typed message. It travels in the user

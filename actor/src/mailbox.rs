@@ -75,11 +75,30 @@
 //! with a lower key still goes first, the consumer takes one message at a
 //! time under the lock, as an evicting mailbox does, and never batches.
 //! Bounds work as above (`batched` stays 0).
+//!
+//! # Balancing
+//!
+//! The routees of a balancing pool share one [`BalanceQueue`] besides their
+//! own queues (made with [`with_balance`](Mailbox::with_balance)). A routee
+//! takes one message at a time: its own first (signals, and messages sent
+//! to it directly), then the shared queue's. A sender pushes to the shared
+//! queue, then [`nudge`](Mailbox::nudge)s routees until one claims its run
+//! token (rule 1, with the push into another queue). Rule 6, no lost
+//! wake-up: a routee releasing its token (rule 3) also looks at the shared
+//! queue, after its store of `scheduled = false`; the sender's push and
+//! this look take the shared queue's lock, so either the look sees the
+//! message or the push came first in the lock's order, and then the
+//! sender's claim, after it, sees `false`. So a message waits only while
+//! every routee is scheduled or running, and each of those looks at the
+//! shared queue before it goes idle.
 
 use std::collections::VecDeque;
 use std::task::Waker;
 
-use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fence};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fence};
+
+mod balance;
+pub(crate) use balance::BalanceQueue;
 
 /// What a successful enqueue asks of the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,7 +151,9 @@ pub(crate) struct Mailbox<U, S> {
     evicting: bool,
     /// The key of a priority mailbox (module docs).
     priority: Option<Priority<U>>,
-    /// Bounded or priority: the consumer goes the out-of-line way.
+    /// The queue shared by the routees of a balancing pool (module docs).
+    balance: Option<Arc<BalanceQueue<U>>>,
+    /// Bounded, priority or balancing: the consumer goes the out-of-line way.
     slow: bool,
     /// Bounded: messages in the consumer's batch (module docs).
     batched: AtomicUsize,
@@ -161,6 +182,7 @@ impl<U, S> Mailbox<U, S> {
             capacity,
             evicting,
             priority: None,
+            balance: None,
             slow: capacity != usize::MAX,
             batched: AtomicUsize::new(0),
             senders_waiting: AtomicBool::new(false),
@@ -184,6 +206,20 @@ impl<U, S> Mailbox<U, S> {
         self.priority = Some(Priority(key));
         self.slow = true;
         self
+    }
+
+    /// Make this the mailbox of a balancing pool's routee (module docs).
+    pub(crate) fn with_balance(mut self, balance: Arc<BalanceQueue<U>>) -> Self {
+        self.balance = Some(balance);
+        self.slow = true;
+        self
+    }
+
+    /// A message was pushed to the shared queue of a balancing pool: claim
+    /// the run token if the actor is idle (rule 6). A closed mailbox never
+    /// releases its token, so it is never claimed again.
+    pub(crate) fn nudge(&self) -> Enqueued {
+        self.claim()
     }
 
     /// The key of `msg` in a priority mailbox.
@@ -427,6 +463,16 @@ impl<U, S> Mailbox<U, S> {
             return Some(msg);
         }
         let mut shared = self.shared.lock();
+        if let Some(balance) = &self.balance {
+            // One at a time: its own queue first, then the pool's.
+            let own = self.pop(&mut shared);
+            let waker = self.pop_waiting(&mut shared);
+            drop(shared);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return own.or_else(|| balance.pop());
+        }
         if self.evicting || self.priority.is_some() {
             // One at a time, so producers can evict the oldest (or put a
             // more urgent message first).
@@ -475,7 +521,11 @@ impl<U, S> Mailbox<U, S> {
         let has_work = {
             let shared = self.shared.lock();
             (with_user && !shared.user.is_empty()) || !shared.system.is_empty()
-        };
+        } || (with_user
+            && self
+                .balance
+                .as_ref()
+                .is_some_and(|balance| !balance.is_empty()));
         has_work && self.claim() == Enqueued::MustSchedule
     }
 

@@ -205,8 +205,12 @@ fn new_cell<A: Actor>(
                 }
                 None => Mailbox::new_claimed(),
             };
-            match props.priority.clone() {
+            let mailbox = match props.priority.clone() {
                 Some(priority) => mailbox.with_priority(priority_key(priority)),
+                None => mailbox,
+            };
+            match props.balance.clone() {
+                Some(balance) => mailbox.with_balance(balance),
                 None => mailbox,
             }
         },
@@ -342,6 +346,14 @@ impl<A: Actor> AnyActor for Cell<A> {
 
     fn load_hint(&self) -> usize {
         self.mailbox.load_hint()
+    }
+
+    fn nudge(self: Arc<Self>) -> bool {
+        let claimed = self.mailbox.nudge() == Enqueued::MustSchedule;
+        if claimed {
+            self.schedule();
+        }
+        claimed
     }
 }
 

@@ -182,6 +182,54 @@ fn priority_two_senders_exactly_once_stable() {
     });
 }
 
+/// (a'') Rule 6: routees of a balancing pool share a queue; each sender
+/// pushes a message and starts the first idle routee, racing the routees'
+/// runs and releases. Every message is processed exactly once (none waits
+/// in the shared queue while every routee is idle), never by two threads
+/// inside one routee. One routee is the sharp case: a sender that finds it
+/// running relies on its release to look at the shared queue.
+fn balancing_model(routees: usize, sender_count: usize) {
+    loom::model(move || {
+        let queue = std::sync::Arc::new(super::BalanceQueue::default());
+        let routees: Vec<Arc<Actor>> = (0..routees)
+            .map(|_| Actor::with_mailbox(1, Mailbox::new_claimed().with_balance(queue.clone())))
+            .collect();
+        let senders: Vec<_> = (0..sender_count)
+            .map(|s| {
+                let (queue, routees) = (queue.clone(), routees.clone());
+                thread::spawn(move || {
+                    queue.push((s, 0));
+                    for routee in &routees {
+                        if routee.mailbox.nudge() == Enqueued::MustSchedule {
+                            routee.run();
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for sender in senders {
+            sender.join().unwrap();
+        }
+        let processed: usize = routees.iter().map(|r| r.processed.lock().len()).sum();
+        assert_eq!(
+            processed, sender_count,
+            "a message was lost or handled twice"
+        );
+        assert!(queue.is_empty());
+    });
+}
+
+#[test]
+fn balancing_one_routee_no_lost_wake_up() {
+    balancing_model(1, 2);
+}
+
+#[test]
+fn balancing_two_routees_no_lost_wake_up() {
+    balancing_model(2, 2);
+}
+
 /// (b) A message sent while a run is ending is not left unprocessed: the
 /// consumer releases while the producer enqueues, and after both finish the
 /// message has been processed (no lost wake-up).

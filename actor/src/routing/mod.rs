@@ -20,11 +20,12 @@
 //! The routee table is an immutable snapshot behind a read-write lock,
 //! replaced whole by the router actor on every change; a send reads it once.
 //!
-//! There is no balancing pool (routees sharing one mailbox): a mailbox here
-//! has exactly one consumer at a time, the holder of its run token, and
-//! routees that pull from a shared queue would need a second, shared queue
-//! inside the cell. [`Routing::smallest_mailbox`] gives most of the effect
-//! for uneven work.
+//! A balancing pool ([`Pool::balancing`]) gives its routees one shared
+//! queue besides their own mailboxes: a send puts the message there and
+//! starts an idle routee, and a routee takes shared messages whenever its
+//! own mailbox is empty, so whichever routee is free first takes the next
+//! message (the mailbox module's rule 6, loom-checked, says why none is
+//! left waiting while a routee is idle).
 //!
 //! # Examples
 //!
