@@ -6,7 +6,7 @@ use std::hash::{BuildHasher, Hash};
 use crate::actor_ref::{ActorRef, Delivery, Envelope};
 use crate::instrument::Stamp;
 use crate::mailbox::BalanceQueue;
-use crate::sync::Arc;
+use crate::sync::{Arc, AtomicUsize, Ordering};
 
 /// Virtual nodes per routee on a consistent-hashing ring (Akka's
 /// `virtual-nodes-factor` default).
@@ -196,20 +196,20 @@ impl<M: Send + 'static> Routees<M> {
     /// Send `msg` to the routee(s) `routing` picks; `next` is the
     /// round-robin counter. `None` gives the message back: no routee.
     #[inline]
-    pub(crate) fn route(&self, routing: &Routing<M>, next: &std::sync::atomic::AtomicUsize, msg: M) -> Result<bool, M> {
+    pub(crate) fn route(&self, routing: &Routing<M>, next: &AtomicUsize, msg: M) -> Result<bool, M> {
         let len = self.refs.len();
         if len == 0 {
             return Err(msg);
         }
         let target = match &routing.kind {
-            Kind::RoundRobin => &self.refs[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % len],
+            Kind::RoundRobin => &self.refs[next.fetch_add(1, Ordering::Relaxed) % len],
             Kind::Random => &self.refs[crate::random::below(len)],
             Kind::SmallestMailbox => self.least_busy(),
             Kind::ConsistentHashing { key, .. } => self.on_ring(key(&msg)),
             Kind::Broadcast(copy) => return Ok(self.broadcast(msg, *copy)),
             Kind::Balancing(queue) => {
                 queue.push(Envelope::Msg(msg, Stamp::default()));
-                self.nudge_one(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+                self.nudge_one(next.fetch_add(1, Ordering::Relaxed));
                 return Ok(true);
             }
         };
