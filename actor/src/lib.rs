@@ -71,6 +71,7 @@
 
 mod mailbox;
 mod sync;
+mod task_state;
 
 macro_rules! runtime_modules {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
