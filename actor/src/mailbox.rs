@@ -202,7 +202,7 @@ impl<U, S> Mailbox<U, S> {
     /// Make this a priority mailbox (module docs): `key` orders user
     /// messages, lower first. It is called once per message, by the sender,
     /// outside the lock.
-    pub(crate) fn with_priority(mut self, key: Box<dyn Fn(&U) -> i64 + Send + Sync>) -> Self {
+    pub(crate) fn with_priority(mut self, key: PriorityKey<U>) -> Self {
         self.priority = Some(Priority(key));
         self.slow = true;
         self
@@ -575,8 +575,11 @@ impl<U, S> Mailbox<U, S> {
     }
 }
 
-/// The key function of a priority mailbox.
-struct Priority<U>(Box<dyn Fn(&U) -> i64 + Send + Sync>);
+/// The key function of a priority mailbox: lower first.
+pub(crate) type PriorityKey<U> = Box<dyn Fn(&U) -> i64 + Send + Sync>;
+
+/// A [`PriorityKey`], `Debug`.
+struct Priority<U>(PriorityKey<U>);
 
 impl<U> std::fmt::Debug for Priority<U> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -144,7 +144,7 @@ unsafe impl<A: Actor> Sync for Cell<A> {}
 /// a message (the last rank when it panics), the last rank for signals.
 fn priority_key<M: Send + 'static>(
     priority: crate::actor::PriorityFn<M>,
-) -> Box<dyn Fn(&Envelope<M>) -> i64 + Send + Sync> {
+) -> crate::mailbox::PriorityKey<Envelope<M>> {
     Box::new(move |envelope| match envelope {
         Envelope::Msg(msg, _) => {
             std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| priority(msg))).unwrap_or(i64::MAX)
