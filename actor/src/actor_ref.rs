@@ -11,7 +11,7 @@ use crate::instrument::Stamp;
 use crate::path::ActorPath;
 use crate::system::ActorSystem;
 use crate::supervision::Failure;
-use crate::sync::Arc;
+use crate::sync::{Arc, Weak};
 
 /// What a recipient did with a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,6 +82,12 @@ pub(crate) trait AnyActor: Send + Sync + 'static {
     /// without a mailbox.
     fn load_hint(&self) -> usize {
         0
+    }
+
+    /// A routee of a balancing pool: start the actor if it is idle, so it
+    /// takes from the pool's shared queue; whether this started it.
+    fn nudge(self: Arc<Self>) -> bool {
+        false
     }
 }
 
@@ -444,6 +450,32 @@ impl ActorHandle {
         self.inner.is_terminated()
     }
 
+    /// A handle that does not keep the actor's cell in memory (for
+    /// registries of actors that may go at any time).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// struct Idle;
+    /// impl Actor for Idle {
+    ///     type Msg = ();
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("weak").unwrap();
+    /// let actor = system.spawn(Props::new(|| Idle), "idle").unwrap();
+    /// let weak = actor.handle().downgrade();
+    /// assert_eq!(weak.upgrade(), Some(actor.handle()));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn downgrade(&self) -> WeakActorHandle {
+        WeakActorHandle {
+            inner: Arc::downgrade(&self.inner),
+        }
+    }
+
     pub(crate) fn send_system(&self, msg: SystemMsg) -> Delivery {
         schedule_if_claimed(&self.inner, self.inner.enqueue_system(msg))
     }
@@ -455,6 +487,30 @@ impl ActorHandle {
     /// Identity of the incarnation, for maps keyed by actor.
     pub(crate) fn key(&self) -> usize {
         addr(&self.inner)
+    }
+}
+
+/// An [`ActorHandle`] that does not keep the actor's cell in memory, from
+/// [`ActorHandle::downgrade`].
+#[derive(Clone)]
+pub struct WeakActorHandle {
+    inner: Weak<dyn AnyActor>,
+}
+
+impl WeakActorHandle {
+    /// The handle, while the actor's cell is still in memory (it may have
+    /// stopped: see [`ActorHandle::is_terminated`]).
+    pub fn upgrade(&self) -> Option<ActorHandle> {
+        self.inner.upgrade().map(|inner| ActorHandle { inner })
+    }
+}
+
+impl fmt::Debug for WeakActorHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.upgrade() {
+            Some(handle) => f.debug_tuple("WeakActorHandle").field(handle.path()).finish(),
+            None => f.write_str("WeakActorHandle(<gone>)"),
+        }
     }
 }
 

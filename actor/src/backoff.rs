@@ -13,6 +13,10 @@
 //! first, in order. When the child stops without failing, or fails once
 //! more after [`Backoff::with_max_restarts`] restarts, the supervisor stops.
 //!
+//! [`Backoff::on_stop`] switches to Akka's `BackoffOpts.onStop`: a child
+//! that stops without failing is restarted with the same delays too (for a
+//! child that stops itself when its connection drops, say).
+//!
 //! All delays run on the system's scheduler, so a
 //! [`TestClock`](crate::testkit) drives them in tests.
 //!
@@ -74,6 +78,7 @@ pub struct Backoff {
     random_factor: f64,
     reset_after: Option<Duration>,
     max_restarts: Option<u32>,
+    on_stop: bool,
 }
 
 impl Backoff {
@@ -87,6 +92,7 @@ impl Backoff {
             random_factor: 0.2,
             reset_after: Some(min),
             max_restarts: None,
+            on_stop: false,
         }
     }
 
@@ -115,6 +121,25 @@ impl Backoff {
     /// that stops the supervisor.
     pub fn with_max_restarts(mut self, n: u32) -> Self {
         self.max_restarts = Some(n);
+        self
+    }
+
+    /// Restart the child also when it stops without failing (Akka's
+    /// `BackoffOpts.onStop`), after the same delays and within the same
+    /// limit; the supervisor then ends only at the limit or when it is
+    /// stopped itself. By default a child that stops ends the supervisor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_actor::backoff::Backoff;
+    ///
+    /// let backoff = Backoff::new(Duration::from_millis(200), Duration::from_secs(5)).on_stop();
+    /// # let _ = backoff;
+    /// ```
+    pub fn on_stop(mut self) -> Self {
+        self.on_stop = true;
         self
     }
 
@@ -263,14 +288,22 @@ impl<A: Actor> BackoffSupervisor<A> {
 
     fn failed(&mut self, ctx: &mut Context<Self>) {
         self.stopping = self.child.take();
+        if !self.arm_restart(ctx) {
+            self.giving_up = true;
+        }
+    }
+
+    /// Start the timer of the next restart; `false` when the limit is
+    /// reached.
+    fn arm_restart(&mut self, ctx: &mut Context<Self>) -> bool {
         ctx.timers().cancel(&TimerKind::Reset);
         if self.backoff.max_restarts.is_some_and(|max| self.restarts >= max) {
-            self.giving_up = true;
-            return;
+            return false;
         }
         let delay = self.backoff.delay(self.restarts);
         self.restarts += 1;
         ctx.timers().start_single_timer(TimerKind::Start, BackoffMsg(Op::Start), delay);
+        true
     }
 }
 
@@ -321,9 +354,12 @@ impl<A: Actor> Actor for BackoffSupervisor<A> {
                 self.start_child(ctx);
             }
         } else if self.child.as_ref().is_some_and(|c| c.handle() == *gone) {
-            // Stopped without failing: the supervisor's work is done.
+            // Stopped without failing: restarted later in on-stop mode,
+            // else the supervisor's work is done.
             self.child = None;
-            ctx.stop_self();
+            if !(self.backoff.on_stop && self.arm_restart(ctx)) {
+                ctx.stop_self();
+            }
         }
     }
 

@@ -71,6 +71,7 @@
 
 mod mailbox;
 mod sync;
+mod task_state;
 
 macro_rules! runtime_modules {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
@@ -91,6 +92,7 @@ runtime_modules! {
     mod context;
     mod error;
     mod events;
+    mod extension;
     mod function_ref;
     pub mod instrument;
     mod name;
@@ -111,7 +113,7 @@ runtime_modules! {
     mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};
-    pub use actor_ref::{ActorHandle, ActorRef};
+    pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
     pub use bounded::{MailboxOverflow, SendFuture};
     pub use context::Context;

@@ -64,11 +64,41 @@
 //! in `dispatcher::idle`; loom models `SeqCst` accesses alone as `AcqRel`
 //! and found the lost wake-up without the fences). Close wakes every waiter. The
 //! unbounded path pays one predictable branch per message for all this.
+//!
+//! # Priority mailboxes
+//!
+//! A mailbox made with [`with_priority`](Mailbox::with_priority) keeps its
+//! shared user queue sorted by a key (lower first), stable for equal keys:
+//! a producer computes the key before it takes the lock, then inserts
+//! after every queued message whose key is lower or equal (a binary search
+//! over `keys`, which runs beside `user`). So that a message arriving later
+//! with a lower key still goes first, the consumer takes one message at a
+//! time under the lock, as an evicting mailbox does, and never batches.
+//! Bounds work as above (`batched` stays 0).
+//!
+//! # Balancing
+//!
+//! The routees of a balancing pool share one [`BalanceQueue`] besides their
+//! own queues (made with [`with_balance`](Mailbox::with_balance)). A routee
+//! takes one message at a time: its own first (signals, and messages sent
+//! to it directly), then the shared queue's. A sender pushes to the shared
+//! queue, then [`nudge`](Mailbox::nudge)s routees until one claims its run
+//! token (rule 1, with the push into another queue). Rule 6, no lost
+//! wake-up: a routee releasing its token (rule 3) also looks at the shared
+//! queue, after its store of `scheduled = false`; the sender's push and
+//! this look take the shared queue's lock, so either the look sees the
+//! message or the push came first in the lock's order, and then the
+//! sender's claim, after it, sees `false`. So a message waits only while
+//! every routee is scheduled or running, and each of those looks at the
+//! shared queue before it goes idle.
 
 use std::collections::VecDeque;
 use std::task::Waker;
 
-use crate::sync::{AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fence};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fence};
+
+mod balance;
+pub(crate) use balance::BalanceQueue;
 
 /// What a successful enqueue asks of the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -96,6 +126,8 @@ pub(crate) enum Offered<U> {
 #[derive(Debug)]
 struct Shared<U, S> {
     user: VecDeque<U>,
+    /// Priority mailboxes only: the key of each message of `user`, in step.
+    keys: VecDeque<i64>,
     system: VecDeque<S>,
     closed: bool,
     /// Async senders waiting for room (bounded mailboxes only).
@@ -117,6 +149,12 @@ pub(crate) struct Mailbox<U, S> {
     capacity: usize,
     /// Bounded with drop-head: no batch, one message at a time.
     evicting: bool,
+    /// The key of a priority mailbox (module docs).
+    priority: Option<Priority<U>>,
+    /// The queue shared by the routees of a balancing pool (module docs).
+    balance: Option<Arc<BalanceQueue<U>>>,
+    /// Bounded, priority or balancing: the consumer goes the out-of-line way.
+    slow: bool,
     /// Bounded: messages in the consumer's batch (module docs).
     batched: AtomicUsize,
     /// Bounded: `waiting` is not empty (rule 5).
@@ -143,12 +181,16 @@ impl<U, S> Mailbox<U, S> {
         Self {
             capacity,
             evicting,
+            priority: None,
+            balance: None,
+            slow: capacity != usize::MAX,
             batched: AtomicUsize::new(0),
             senders_waiting: AtomicBool::new(false),
             scheduled: AtomicBool::new(true),
             system_pending: AtomicBool::new(false),
             shared: Mutex::new(Shared {
                 user: VecDeque::new(),
+                keys: VecDeque::new(),
                 system: VecDeque::new(),
                 closed: false,
                 waiting: VecDeque::new(),
@@ -157,15 +199,64 @@ impl<U, S> Mailbox<U, S> {
         }
     }
 
+    /// Make this a priority mailbox (module docs): `key` orders user
+    /// messages, lower first. It is called once per message, by the sender,
+    /// outside the lock.
+    pub(crate) fn with_priority(mut self, key: PriorityKey<U>) -> Self {
+        self.priority = Some(Priority(key));
+        self.slow = true;
+        self
+    }
+
+    /// Make this the mailbox of a balancing pool's routee (module docs).
+    pub(crate) fn with_balance(mut self, balance: Arc<BalanceQueue<U>>) -> Self {
+        self.balance = Some(balance);
+        self.slow = true;
+        self
+    }
+
+    /// A message was pushed to the shared queue of a balancing pool: claim
+    /// the run token if the actor is idle (rule 6). A closed mailbox never
+    /// releases its token, so it is never claimed again.
+    pub(crate) fn nudge(&self) -> Enqueued {
+        self.claim()
+    }
+
+    /// The key of `msg` in a priority mailbox.
+    fn key(&self, msg: &U) -> Option<i64> {
+        self.priority.as_ref().map(|priority| (priority.0)(msg))
+    }
+
+    /// Queue `msg` (under the lock), in key order when it has a key.
+    fn push(shared: &mut Shared<U, S>, msg: U, key: Option<i64>) {
+        match key {
+            None => shared.user.push_back(msg),
+            Some(key) => {
+                let at = shared.keys.partition_point(|&k| k <= key);
+                shared.keys.insert(at, key);
+                shared.user.insert(at, msg);
+            }
+        }
+    }
+
+    /// Take the first queued message (under the lock).
+    fn pop(&self, shared: &mut Shared<U, S>) -> Option<U> {
+        if self.priority.is_some() {
+            shared.keys.pop_front();
+        }
+        shared.user.pop_front()
+    }
+
     /// Rule 1 for a user message. `Err` gives the message back when closed.
     #[inline]
     pub(crate) fn enqueue_user(&self, msg: U) -> Result<Enqueued, U> {
+        let key = self.key(&msg);
         {
             let mut shared = self.shared.lock();
             if shared.closed {
                 return Err(msg);
             }
-            shared.user.push_back(msg);
+            Self::push(&mut shared, msg, key);
         }
         Ok(self.claim())
     }
@@ -181,6 +272,7 @@ impl<U, S> Mailbox<U, S> {
         waker: Option<&Waker>,
     ) -> Offered<U> {
         let mut evicted = None;
+        let key = self.key(&msg);
         {
             let mut shared = self.shared.lock();
             if shared.closed {
@@ -191,7 +283,19 @@ impl<U, S> Mailbox<U, S> {
                     evictable.is_none() || self.evicting,
                     "eviction needs an evicting mailbox"
                 );
-                let oldest = evictable.and_then(|evictable| shared.user.iter().position(evictable));
+                // The oldest evictable message; in a priority mailbox the
+                // least urgent one, if it is less urgent than `msg`.
+                let oldest = match (evictable, key) {
+                    (Some(evictable), None) => shared.user.iter().position(evictable),
+                    (Some(evictable), Some(key)) => {
+                        let last = shared.user.iter().rposition(evictable);
+                        last.filter(|&i| shared.keys[i] > key)
+                    }
+                    (None, _) => None,
+                };
+                if let (Some(i), Some(_)) = (oldest, key) {
+                    shared.keys.remove(i);
+                }
                 match oldest.and_then(|i| shared.user.remove(i)) {
                     Some(old) => evicted = Some(old),
                     None => {
@@ -210,7 +314,7 @@ impl<U, S> Mailbox<U, S> {
                     }
                 }
             }
-            shared.user.push_back(msg);
+            Self::push(&mut shared, msg, key);
         }
         match evicted {
             Some(old) => Offered::QueuedEvicting(self.claim(), old),
@@ -336,7 +440,7 @@ impl<U, S> Mailbox<U, S> {
             // `local` until the token is released (module docs, rule 2).
             let local = unsafe { &mut *local };
             // One branch for the unbounded path; the rest is out of line.
-            if self.capacity != usize::MAX {
+            if self.slow {
                 return self.next_user_bounded(local);
             }
             if let Some(msg) = local.pop_front() {
@@ -350,7 +454,7 @@ impl<U, S> Mailbox<U, S> {
         })
     }
 
-    /// `next_user` for a bounded mailbox (module docs, rule 5).
+    /// `next_user` for a bounded or priority mailbox (module docs, rule 5).
     #[cold]
     #[inline(never)]
     fn next_user_bounded(&self, local: &mut VecDeque<U>) -> Option<U> {
@@ -359,9 +463,20 @@ impl<U, S> Mailbox<U, S> {
             return Some(msg);
         }
         let mut shared = self.shared.lock();
-        if self.evicting {
-            // One at a time, so producers can evict the oldest.
-            let msg = shared.user.pop_front();
+        if let Some(balance) = &self.balance {
+            // One at a time: its own queue first, then the pool's.
+            let own = self.pop(&mut shared);
+            let waker = self.pop_waiting(&mut shared);
+            drop(shared);
+            if let Some(waker) = waker {
+                waker.wake();
+            }
+            return own.or_else(|| balance.pop());
+        }
+        if self.evicting || self.priority.is_some() {
+            // One at a time, so producers can evict the oldest (or put a
+            // more urgent message first).
+            let msg = self.pop(&mut shared);
             let waker = self.pop_waiting(&mut shared);
             drop(shared);
             if let Some(waker) = waker {
@@ -406,7 +521,11 @@ impl<U, S> Mailbox<U, S> {
         let has_work = {
             let shared = self.shared.lock();
             (with_user && !shared.user.is_empty()) || !shared.system.is_empty()
-        };
+        } || (with_user
+            && self
+                .balance
+                .as_ref()
+                .is_some_and(|balance| !balance.is_empty()));
         has_work && self.claim() == Enqueued::MustSchedule
     }
 
@@ -424,6 +543,7 @@ impl<U, S> Mailbox<U, S> {
             std::mem::take(unsafe { &mut *local })
         });
         user.append(&mut shared.user);
+        shared.keys.clear();
         self.batched.store(0, Ordering::SeqCst);
         self.senders_waiting.store(false, Ordering::SeqCst);
         let waiting = std::mem::take(&mut shared.waiting);
@@ -452,6 +572,18 @@ impl<U, S> Mailbox<U, S> {
     #[cfg(loom)]
     pub(crate) fn is_closed(&self) -> bool {
         self.shared.lock().closed
+    }
+}
+
+/// The key function of a priority mailbox: lower first.
+pub(crate) type PriorityKey<U> = Box<dyn Fn(&U) -> i64 + Send + Sync>;
+
+/// A [`PriorityKey`], `Debug`.
+struct Priority<U>(PriorityKey<U>);
+
+impl<U> std::fmt::Debug for Priority<U> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Priority")
     }
 }
 

@@ -16,7 +16,8 @@
 //! again), `DONE`. A wake-up moves `IDLE` to `SCHEDULED` and submits the
 //! task, or `RUNNING` to `NOTIFIED`; any other wake-up has nothing to do. So
 //! the task is queued at most once and polled by one thread at a time, and
-//! a wake-up during a poll is never lost.
+//! a wake-up during a poll is never lost. The state machine lives in
+//! `task_state`, with its rules and a loom model.
 
 use std::fmt;
 use std::future::Future;
@@ -28,19 +29,14 @@ use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::dispatcher::{Dispatcher, Runnable};
-use crate::sync::{Arc, AtomicU8, Mutex, Ordering};
-
-const IDLE: u8 = 0;
-const SCHEDULED: u8 = 1;
-const RUNNING: u8 = 2;
-const NOTIFIED: u8 = 3;
-const DONE: u8 = 4;
+use crate::sync::{Arc, Mutex};
+use crate::task_state::TaskState;
 
 type BoxFuture<M> = Pin<Box<dyn Future<Output = M> + Send>>;
 
 /// A piped future and where its output goes.
 struct PipeTask<M: Send + 'static> {
-    state: AtomicU8,
+    state: TaskState,
     /// `None` once it completed or panicked. Only the `RUNNING` thread locks
     /// it, so the lock is never contended.
     future: Mutex<Option<BoxFuture<M>>>,
@@ -59,20 +55,20 @@ impl<M: Send + 'static> PipeTask<M> {
 
 impl<M: Send + 'static> Runnable for PipeTask<M> {
     fn run(self: Arc<Self>) {
-        self.state.store(RUNNING, Ordering::Release);
+        self.state.start();
         let waker = Waker::from(self.clone());
         let mut cx = TaskContext::from_waker(&waker);
         loop {
             let mut slot = self.future.lock();
             let Some(future) = slot.as_mut() else {
-                self.state.store(DONE, Ordering::Release);
+                self.state.done();
                 return;
             };
             match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
                 Ok(Poll::Ready(msg)) => {
                     *slot = None;
                     drop(slot);
-                    self.state.store(DONE, Ordering::Release);
+                    self.state.done();
                     if let Some(target) = &self.target {
                         target.tell(msg);
                     }
@@ -82,15 +78,14 @@ impl<M: Send + 'static> Runnable for PipeTask<M> {
                 Err(_) => {
                     // A panicking future is dropped: nothing to deliver.
                     *slot = None;
-                    self.state.store(DONE, Ordering::Release);
+                    self.state.done();
                     return;
                 }
             }
             drop(slot);
-            match self.state.compare_exchange(RUNNING, IDLE, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return,
-                // Woken while polling: poll again.
-                Err(_) => self.state.store(RUNNING, Ordering::Release),
+            // Woken while polling: poll again.
+            if !self.state.pending() {
+                return;
             }
         }
     }
@@ -102,18 +97,8 @@ impl<M: Send + 'static> Wake for PipeTask<M> {
     }
 
     fn wake_by_ref(self: &std::sync::Arc<Self>) {
-        let mut state = self.state.load(Ordering::Acquire);
-        loop {
-            let next = match state {
-                IDLE => SCHEDULED,
-                RUNNING => NOTIFIED,
-                _ => return,
-            };
-            match self.state.compare_exchange(state, next, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) if next == SCHEDULED => return self.clone().schedule(),
-                Ok(_) => return,
-                Err(actual) => state = actual,
-            }
+        if self.state.wake() {
+            self.clone().schedule();
         }
     }
 }
@@ -153,7 +138,7 @@ impl<M: Send + 'static> ActorRef<M> {
     {
         let system = self.inner.system();
         let task = Arc::new(PipeTask {
-            state: AtomicU8::new(SCHEDULED),
+            state: TaskState::scheduled(),
             future: Mutex::new(Some(Box::pin(future))),
             target: Some(self.clone()),
             dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
@@ -170,7 +155,7 @@ where
     F: Future<Output = ()> + Send + 'static,
 {
     let task = Arc::new(PipeTask {
-        state: AtomicU8::new(SCHEDULED),
+        state: TaskState::scheduled(),
         future: Mutex::new(Some(Box::pin(future))),
         target: None,
         dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
@@ -234,7 +219,7 @@ impl<A: Actor> Context<A> {
 impl<M: Send + 'static> fmt::Debug for PipeTask<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PipeTask")
-            .field("state", &self.state.load(Ordering::Relaxed))
+            .field("state", &self.state.get())
             .field("target", &self.target.as_ref().map(ActorRef::path))
             .finish()
     }

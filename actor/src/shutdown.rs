@@ -71,6 +71,10 @@ impl Phase {
     }
 }
 
+/// The reason in the report of a shutdown that
+/// [`ActorSystem::terminate`] started (Akka's `ActorSystemTerminateReason`).
+pub const TERMINATE_REASON: &str = "actor-system-terminate";
+
 /// How long a phase may take when none is set (Akka's default, 5 s).
 pub const DEFAULT_PHASE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -174,7 +178,7 @@ impl Shared {
             let Some(&phase) = Phase::ALL.get(run.phase) else {
                 drop(state);
                 let _ = self.done.complete(());
-                drop(system.terminate()); // terminating goes on without a waiter
+                system.stop_actors();
                 return;
             };
             let mine: Vec<(String, BoxTask)> = extract(tasks, |(p, _, _)| *p == phase)
@@ -284,8 +288,9 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
 /// behind; a task that panics is reported as [`TaskOutcome::Panicked`].
 /// Neither stops the shutdown.
 ///
-/// `ActorSystem::terminate` stops the actors without running these tasks;
-/// call `run` to shut down in phases.
+/// [`ActorSystem::terminate`] (and dropping the last owning handle of the
+/// system) runs it too, with the reason [`TERMINATE_REASON`]; `run` lets
+/// you give your own reason and wait for the report.
 ///
 /// # Examples
 ///
@@ -355,6 +360,10 @@ impl<'a> CoordinatedShutdown<'a> {
     /// Run the phases in order, then terminate the system; `reason` goes
     /// into the report. Runs once: a later call (or one racing it) returns
     /// a handle on the same run and its reason is ignored.
+    ///
+    /// On a system that is already terminating without it (an escalated
+    /// failure stopped the root guardian), no task runs: the actors they
+    /// were meant for are going or gone.
     pub fn run(&self, reason: impl Into<String>) -> ShutdownHandle {
         let handle = ShutdownHandle {
             shared: self.shared().clone(),
@@ -362,8 +371,10 @@ impl<'a> CoordinatedShutdown<'a> {
         };
         let mut state = self.shared().state.lock();
         if state.run.is_none() {
+            // Skipping to the end completes the run (and its waiters).
+            let phase = if self.system.is_terminating() { Phase::ALL.len() } else { 0 };
             state.run = Some(Run {
-                phase: 0,
+                phase,
                 generation: 0,
                 pending: Vec::new(),
                 timer: None,

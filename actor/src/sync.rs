@@ -28,6 +28,11 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, MutexGuard};
 
+/// A read-write lock (std's, poisoning and all): the router's routee
+/// table, read on every send. Not built under loom (the routers are not).
+#[cfg(not(loom))]
+pub(crate) use std::sync::RwLock;
+
 /// Set-once cells and weak references: std's in both builds (loom has
 /// neither; what they guard is set up before the protocols loom checks).
 pub(crate) use std::sync::{OnceLock, Weak};

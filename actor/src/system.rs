@@ -209,6 +209,7 @@ impl ActorSystemBuilder {
                 termination,
                 temp: Mutex::new(HashMap::default()),
                 shutdown: Arc::default(),
+                extensions: Default::default(),
             }));
         let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
@@ -234,8 +235,9 @@ impl ActorSystemBuilder {
 /// scheduler and the event stream. Cheap to clone; every clone is the same
 /// system.
 ///
-/// Call [`terminate`](Self::terminate) when done: it stops every actor
-/// top-down and then every thread the system started. Dropping the last
+/// Call [`terminate`](Self::terminate) when done: it runs the coordinated
+/// shutdown's tasks, then stops every actor top-down and every thread the
+/// system started. Dropping the last
 /// handle does the same (as tokio's `Runtime` does on drop): see
 /// [Dropping the system](#dropping-the-system).
 ///
@@ -262,8 +264,9 @@ impl ActorSystemBuilder {
 ///
 /// The handles [`build`](ActorSystemBuilder::build) returns, and their
 /// clones, own the system: when the last of them is dropped without
-/// `terminate`, the system terminates and the drop blocks until every actor
-/// has stopped and every thread has been joined. Handles that do not own it:
+/// `terminate`, the system terminates (coordinated shutdown included) and
+/// the drop blocks until every actor has stopped and every thread has been
+/// joined. Handles that do not own it:
 /// [`Context::system`] inside an actor (and its clones), and the ones refs,
 /// selections and function refs keep. An owning handle stored in an actor
 /// keeps the system alive until it is terminated.
@@ -318,6 +321,7 @@ pub(crate) struct SystemInner {
     terminating: AtomicBool,
     pub(crate) termination: Arc<Promise<()>>,
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
+    pub(crate) extensions: crate::extension::Extensions,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
     temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
@@ -341,6 +345,26 @@ impl ActorSystem {
             inner: self.inner.clone(),
             owner: None,
         }
+    }
+
+    /// A handle on the same system that does not own it: it does not keep
+    /// the system from terminating when the last owning handle is dropped
+    /// (see [Dropping the system](#dropping-the-system)), and after that it
+    /// sees a terminated system (spawning fails, tells are dead letters).
+    /// What [`Context::system`] gives inside an actor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::ActorSystem;
+    ///
+    /// let system = ActorSystem::new("non-owning").unwrap();
+    /// let handle = system.non_owning();
+    /// drop(system); // the last owner: terminates
+    /// assert!(handle.when_terminated().is_completed());
+    /// ```
+    pub fn non_owning(&self) -> Self {
+        self.internal()
     }
 
     /// A system with default settings and the given name.
@@ -497,17 +521,36 @@ impl ActorSystem {
         &self.inner.events
     }
 
-    /// Stop every actor, top-down (user actors first, then system actors),
-    /// then every thread. Returns at once; the returned [`Termination`] is a
-    /// future and has a blocking [`wait`](Termination::wait). Calling it again
-    /// is harmless.
+    /// Terminate the system: run its [coordinated
+    /// shutdown](crate::shutdown::CoordinatedShutdown) (as Akka's
+    /// `ActorSystem.terminate` does), whose last phase stops every actor,
+    /// top-down (user actors first, then system actors), then every thread.
+    /// Returns at once; the returned [`Termination`] is a future and has a
+    /// blocking [`wait`](Termination::wait). Calling it again is harmless,
+    /// also from inside an actor or from a shutdown task (it joins the run
+    /// already going on, whose report gives the reason
+    /// [`TERMINATE_REASON`](crate::shutdown::TERMINATE_REASON) when
+    /// `terminate` started it).
+    ///
+    /// With no shutdown task added, the actors start stopping before
+    /// `terminate` returns. Tasks run on the system's pool; each phase is
+    /// bounded by its time-out, so a task that never finishes delays
+    /// termination by that time-out, no more.
     pub fn terminate(&self) -> Termination {
+        if !self.is_terminating() {
+            drop(self.coordinated_shutdown().run(crate::shutdown::TERMINATE_REASON));
+        }
+        self.when_terminated()
+    }
+
+    /// Stop every actor, top-down, then every thread, without the
+    /// coordinated shutdown: its last phase ends with this.
+    pub(crate) fn stop_actors(&self) {
         if !self.inner.terminating.swap(true, Ordering::AcqRel)
             && let Some(user) = self.inner.guardians.lock().as_ref().map(|g| g.user.clone())
         {
             user.stop();
         }
-        self.when_terminated()
     }
 
     /// Completes when the system has terminated, without starting it.

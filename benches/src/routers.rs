@@ -6,7 +6,8 @@
 //! requests in flight (one more per answer) and the run ends with the last
 //! answer. The same workload runs on Weir's [`Pool`] (routing on the
 //! client's thread, and once more through the router actor for
-//! comparison), on ractor's factory (round-robin routing, default queue)
+//! comparison, and with four clients routing through one router at once),
+//! on ractor's factory (round-robin routing, default queue)
 //! and on kameo's `ActorPool` (kameo_actors; it routes to the least busy
 //! worker, it has no round-robin), interleaved in one process; the report
 //! gives the median of each and Weir's ratio to it.
@@ -60,6 +61,8 @@ enum Via {
 
 struct Client {
     via: Via,
+    /// Requests in flight.
+    window: u64,
     total: u64,
     sent: u64,
     received: u64,
@@ -87,7 +90,7 @@ impl Actor for Client {
         let me = ctx.myself();
         match msg {
             ClientMsg::Start => {
-                while self.sent < WINDOW.min(self.total) {
+                while self.sent < self.window.min(self.total) {
                     self.send(&me);
                 }
             }
@@ -114,6 +117,13 @@ pub fn checksum(requests: u64) -> u64 {
 /// Run the workload on Weir: through the router handle (`via_actor ==
 /// false`) or through the router actor.
 pub fn weir(requests: u64, via_actor: bool) -> Duration {
+    weir_clients(requests, via_actor, 1)
+}
+
+/// The workload with `clients` clients routing through one router at once
+/// (each with its share of the requests and of the window): the routee
+/// table is read by every client's thread.
+pub fn weir_clients(requests: u64, via_actor: bool, clients: u64) -> Duration {
     let system = ActorSystem::new("routers").expect("system");
     let router = Pool::new(ROUTEES, Props::new(|| Routee))
         .with_routing(Routing::round_robin())
@@ -124,25 +134,45 @@ pub fn weir(requests: u64, via_actor: bool) -> Duration {
     } else {
         Via::Sender(router.clone())
     };
-    let (done, finished) = sync_channel(1);
-    let client = system
-        .spawn(
-            Props::new(move || Client {
+    let (done, finished) = sync_channel(clients as usize);
+    let share = requests / clients;
+    // The last client takes the remainder.
+    let total_of = |i: u64| {
+        if i + 1 == clients {
+            requests - share * i
+        } else {
+            share
+        }
+    };
+    let spawned: Vec<ActorRef<ClientMsg>> = (0..clients)
+        .map(|i| {
+            let (via, done, total) = (via.clone(), done.clone(), total_of(i));
+            let props = Props::new(move || Client {
                 via: via.clone(),
-                total: requests,
+                window: (WINDOW / clients).max(1),
+                total,
                 sent: 0,
                 received: 0,
                 checksum: 0,
                 done: done.clone(),
-            }),
-            "client",
-        )
-        .expect("client");
+            });
+            system.spawn(props, &format!("client-{i}")).expect("client")
+        })
+        .collect();
     let start = Instant::now();
-    client.tell(ClientMsg::Start);
-    let sum = finished.recv().expect("the client finishes");
+    for client in &spawned {
+        client.tell(ClientMsg::Start);
+    }
+    let sum: u64 = (0..clients)
+        .map(|_| finished.recv().expect("every client finishes"))
+        .fold(0, u64::wrapping_add);
     let elapsed = start.elapsed();
-    assert_eq!(sum, checksum(requests), "every request answered once");
+    // Client `i` numbers its requests from 0 too: the sum of its answers
+    // is `checksum(total)`.
+    let expected = (0..clients)
+        .map(|i| checksum(total_of(i)))
+        .fold(0, u64::wrapping_add);
+    assert_eq!(sum, expected, "every request answered once");
     system.terminate().wait().expect("terminate");
     elapsed
 }
@@ -159,6 +189,10 @@ fn runners() -> Vec<(&'static str, Runner)> {
         (
             "weir Pool, through the router actor",
             Box::new(|n| weir(n, true)),
+        ),
+        (
+            "weir Pool, routed by 4 senders at once",
+            Box::new(|n| weir_clients(n, false, 4)),
         ),
     ];
     #[cfg(feature = "peers")]

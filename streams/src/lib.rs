@@ -123,6 +123,7 @@ runtime_modules! {
     mod plan;
     mod pull;
     mod queue;
+    mod running;
     pub mod stage;
     #[cfg(feature = "testkit")]
     pub mod testkit;

@@ -1,12 +1,27 @@
 //! [`Materializer`]: runs blueprints on an actor system.
 
+use crate::running::{Registration, Running};
 use crate::sync::{Arc, AtomicU64, Ordering, StaticAtomicU64};
 
-use weir_actor::ActorSystem;
+use weir_actor::{ActorHandle, ActorSystem};
 
 /// Runs blueprints: each island of a materialized graph becomes an actor
 /// of this system (under `/system`, named `stream-<n>-<island>-<stage>`).
 /// Cheap to clone; making one starts nothing.
+///
+/// A materializer does not own its system: dropping the system's last
+/// owning handle terminates it even while materializers live (streams run
+/// afterwards fail to start, with `MaterializeError`).
+///
+/// # Shutdown
+///
+/// The streams of a system stop in the `ServiceStop` phase of its
+/// [coordinated shutdown](weir_actor::shutdown) (which
+/// [`ActorSystem::terminate`] runs): every running stream is aborted, its
+/// sinks' completions fail with `ErrorKind::AbruptTermination`, and the
+/// phase waits until they have all stopped (at most the phase's time-out).
+/// [`shutdown`](Self::shutdown) does the same for the streams of one
+/// materializer.
 ///
 /// # Examples
 ///
@@ -21,8 +36,11 @@ use weir_actor::ActorSystem;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Materializer {
+    /// Non-owning: a materializer must not keep its system running.
     system: ActorSystem,
     streams: Arc<AtomicU64>,
+    /// The system's running streams.
+    running: Arc<Running>,
     fusion: bool,
 }
 
@@ -75,8 +93,9 @@ impl Materializer {
         // materializers of one system never pick the same actor name.
         let base = MATERIALIZERS.fetch_add(1, Ordering::Relaxed) << 40;
         Self {
-            system: system.clone(),
+            system: system.non_owning(),
             streams: Arc::new(AtomicU64::new(base)),
+            running: Running::of(system),
             fusion: true,
         }
     }
@@ -84,7 +103,7 @@ impl Materializer {
     /// A materializer for `system` with settings (see [`MaterializerBuilder`]).
     pub fn builder(system: &ActorSystem) -> MaterializerBuilder {
         MaterializerBuilder {
-            system: system.clone(),
+            system: system.non_owning(),
             fusion: true,
         }
     }
@@ -97,6 +116,43 @@ impl Materializer {
     /// The actor system streams run in.
     pub fn system(&self) -> &ActorSystem {
         &self.system
+    }
+
+    /// Stop every stream this materializer (or a clone of it) runs: they
+    /// are aborted as in the system's shutdown (see [Shutdown](#shutdown)).
+    /// The materializer can run new streams afterwards.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::ErrorKind;
+    ///
+    /// let system = weir_actor::ActorSystem::new("mat-shutdown").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let never_ends = Source::repeat(1u32).async_boundary().run_with(Sink::ignore(), &materializer);
+    /// materializer.shutdown();
+    /// assert!(matches!(never_ends.wait().unwrap_err().kind(), ErrorKind::AbruptTermination));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn shutdown(&self) {
+        drop(Arc::clone(&self.running).stop(Some(self.id())));
+    }
+
+    /// How many islands of this materializer's streams are running.
+    #[doc(hidden)]
+    pub fn running_islands(&self) -> usize {
+        self.running.count(Some(self.id()))
+    }
+
+    /// Unique per materializer (and its clones): the high bits of its
+    /// stream numbers.
+    fn id(&self) -> u64 {
+        self.streams.load(Ordering::Relaxed) >> 40
+    }
+
+    pub(crate) fn register(&self, island: &ActorHandle) -> Registration {
+        self.running.register(self.id(), island)
     }
 
     pub(crate) fn next_stream_id(&self) -> u64 {

@@ -1,6 +1,6 @@
 //! Backoff supervision on the test clock: growing delays, jitter bounds,
 //! reset after a stable period, the restart limit, messages kept while the
-//! child is down.
+//! child is down, and the on-stop mode.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -247,5 +247,44 @@ fn a_child_that_stops_without_failing_ends_the_supervisor() {
         f.starts.try_recv().is_err(),
         "a normal stop is not restarted"
     );
+    f.end();
+}
+
+#[test]
+fn on_stop_a_child_that_stops_is_restarted_with_backoff() {
+    let f = fixture(
+        Backoff::new(MIN, MIN * 4)
+            .with_random_factor(0.0)
+            .without_reset()
+            .with_max_restarts(2)
+            .on_stop(),
+    );
+    for (n, delay) in [(1, MIN), (2, MIN * 2)] {
+        f.sup.tell_into(Msg::Quit);
+        wait_until("the stop to be handled", || {
+            f.restarts() == n && f.child().is_none()
+        });
+        f.expect_restart_after(delay);
+    }
+    // The third stop is past the limit: the supervisor stops.
+    f.sup.tell_into(Msg::Quit);
+    wait_until("the supervisor's stop", || f.sup.is_terminated());
+    f.clock.advance(MIN * 100);
+    assert!(f.starts.try_recv().is_err(), "no restart past the limit");
+    f.end();
+}
+
+#[test]
+fn on_stop_messages_wait_for_the_restarted_child() {
+    let f = fixture(Backoff::new(MIN, MIN).with_random_factor(0.0).on_stop());
+    f.sup.tell_into(Msg::Quit);
+    wait_until("the stop to be handled", || {
+        f.restarts() == 1 && f.child().is_none()
+    });
+    f.sup.tell_into(Msg::Echo(7));
+    f.expect_restart_after(MIN);
+    assert_eq!(f.echoes.recv_timeout(LONG), Ok(7));
+    f.fail(2);
+    f.expect_restart_after(MIN);
     f.end();
 }

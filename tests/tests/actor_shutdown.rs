@@ -8,9 +8,11 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
-use weir_actor::shutdown::{DEFAULT_PHASE_TIMEOUT, Phase, ShutdownError, TaskOutcome};
+use weir_actor::shutdown::{
+    DEFAULT_PHASE_TIMEOUT, Phase, ShutdownError, TERMINATE_REASON, TaskOutcome,
+};
 use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, WaitError, ask};
-use weir_tests::{PATIENCE, Probe, clocked_system, eventually};
+use weir_tests::{PATIENCE, Probe, QUIET, clocked_system, eventually};
 
 /// A future that never completes.
 struct Never;
@@ -245,4 +247,115 @@ fn waiting_from_inside_an_actor_is_refused_while_the_shutdown_goes_on() {
     actor.tell(());
     assert_eq!(probe.expect(), Err(WaitError::OnDispatcherThread));
     assert!(system.when_terminated().wait_timeout(PATIENCE).is_ok());
+}
+
+#[test]
+fn terminate_runs_the_coordinated_shutdown_first() {
+    let system = ActorSystem::new("terminate-runs").unwrap();
+    let counter = system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    counter.tell(Service::Request);
+    let probe = Probe::new();
+    let tx = probe.sender();
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::ServiceStop, "drain", move || async move {
+            // The actors are still running in this phase.
+            tx.send(ask(&counter, Service::Drain, PATIENCE).await)
+                .unwrap();
+        })
+        .unwrap();
+    system.terminate().wait().unwrap();
+    assert_eq!(probe.expect(), Ok(1));
+    // The run `terminate` started, with its reason.
+    let report = system.coordinated_shutdown().run("ignored").report();
+    assert_eq!(report.reason, TERMINATE_REASON);
+    assert_eq!(
+        report.tasks,
+        [(Phase::ServiceStop, "drain".to_owned(), TaskOutcome::Done)]
+    );
+}
+
+#[test]
+fn terminate_waits_for_a_hanging_task_only_until_its_phases_time_out() {
+    let (system, clock) = clocked_system("terminate-hanging");
+    let shutdown = system.coordinated_shutdown();
+    shutdown.set_phase_timeout(Phase::ServiceUnbind, Duration::from_secs(3));
+    shutdown
+        .add_task(Phase::ServiceUnbind, "hangs", || Never)
+        .unwrap();
+    let termination = system.terminate();
+    clock.advance(Duration::from_millis(2999));
+    assert_eq!(
+        termination.wait_timeout(QUIET),
+        Err(WaitError::TimedOut),
+        "the actors wait for the phase"
+    );
+    clock.advance(Duration::from_millis(1));
+    termination.wait().unwrap();
+}
+
+/// Calls `terminate` from inside `receive`, then keeps answering.
+struct TerminatesItself(u32);
+impl Actor for TerminatesItself {
+    type Msg = Service;
+    fn receive(&mut self, ctx: &mut Context<Self>, msg: Service) {
+        match msg {
+            Service::Request => drop(ctx.system().terminate()),
+            Service::Drain(reply) => {
+                self.0 += 1;
+                reply.tell(self.0)
+            }
+        }
+    }
+}
+
+#[test]
+fn terminate_from_inside_an_actor_runs_the_shutdown_without_deadlock() {
+    let system = ActorSystem::new("terminate-inside").unwrap();
+    let actor = system
+        .spawn(Props::new(|| TerminatesItself(0)), "a")
+        .unwrap();
+    let probe = Probe::new();
+    let tx = probe.sender();
+    let asked = actor.clone();
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::ServiceRequestsDone, "ask", move || async move {
+            tx.send(ask(&asked, Service::Drain, PATIENCE).await)
+                .unwrap();
+        })
+        .unwrap();
+    actor.tell(Service::Request);
+    // The task's ask is answered by the actor that called `terminate`.
+    assert_eq!(probe.expect(), Ok(1));
+    system.when_terminated().wait_timeout(PATIENCE).unwrap();
+}
+
+#[test]
+fn terminate_from_a_shutdown_task_joins_the_run() {
+    // On a test clock: no phase here needs a time-out to end.
+    let (system, _clock) = clocked_system("terminate-task");
+    let counter = system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    let shutdown = system.coordinated_shutdown();
+    let inner = system.clone();
+    shutdown
+        .add_task(Phase::ServiceUnbind, "terminates", move || {
+            let termination = inner.terminate();
+            assert!(!termination.is_completed());
+            std::future::ready(())
+        })
+        .unwrap();
+    let probe = Probe::new();
+    let tx = probe.sender();
+    shutdown
+        .add_task(Phase::ServiceStop, "after", move || async move {
+            // `terminate` in the earlier phase did not stop the actors.
+            tx.send(ask(&counter, Service::Drain, PATIENCE).await)
+                .unwrap();
+        })
+        .unwrap();
+    let report = shutdown.run("outer").wait().unwrap();
+    assert_eq!(probe.expect(), Ok(0));
+    assert_eq!(report.reason, "outer");
+    assert!(report.all_done(), "{report:?}");
 }

@@ -140,6 +140,19 @@ pub(crate) struct Cell<A: Actor> {
 // `Send`, so moving the state between threads with the token is sound.
 unsafe impl<A: Actor> Sync for Cell<A> {}
 
+/// The key of a priority mailbox for an envelope: the user's priority of
+/// a message (the last rank when it panics), the last rank for signals.
+fn priority_key<M: Send + 'static>(
+    priority: crate::actor::PriorityFn<M>,
+) -> crate::mailbox::PriorityKey<Envelope<M>> {
+    Box::new(move |envelope| match envelope {
+        Envelope::Msg(msg, _) => {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| priority(msg))).unwrap_or(i64::MAX)
+        }
+        Envelope::Control(_) => i64::MAX,
+    })
+}
+
 /// Make a child of `parent` (or the root when `parent` is `None`) and return
 /// its cell, whose run token the caller holds: it must submit the cell.
 fn new_cell<A: Actor>(
@@ -185,11 +198,21 @@ fn new_cell<A: Actor>(
             terminated: AtomicBool::new(false),
             hooks: system.inner.hooks.clone(),
         },
-        mailbox: match props.mailbox {
-            Some((capacity, overflow)) => {
-                Mailbox::new_claimed_bounded(capacity, overflow == MailboxOverflow::DropHead)
+        mailbox: {
+            let mailbox = match props.mailbox {
+                Some((capacity, overflow)) => {
+                    Mailbox::new_claimed_bounded(capacity, overflow == MailboxOverflow::DropHead)
+                }
+                None => Mailbox::new_claimed(),
+            };
+            let mailbox = match props.priority.clone() {
+                Some(priority) => mailbox.with_priority(priority_key(priority)),
+                None => mailbox,
+            };
+            match props.balance.clone() {
+                Some(balance) => mailbox.with_balance(balance),
+                None => mailbox,
             }
-            None => Mailbox::new_claimed(),
         },
         throughput,
         overflow: props.mailbox.map(|(_, overflow)| overflow),
@@ -323,6 +346,14 @@ impl<A: Actor> AnyActor for Cell<A> {
 
     fn load_hint(&self) -> usize {
         self.mailbox.load_hint()
+    }
+
+    fn nudge(self: Arc<Self>) -> bool {
+        let claimed = self.mailbox.nudge() == Enqueued::MustSchedule;
+        if claimed {
+            self.schedule();
+        }
+        claimed
     }
 }
 

@@ -28,8 +28,18 @@ impl Actor {
     }
 
     fn bounded(throughput: usize, capacity: usize) -> Arc<Self> {
+        Self::with_mailbox(throughput, Mailbox::new_claimed_bounded(capacity, false))
+    }
+
+    /// A priority mailbox whose key is the sender: sender 0 goes first.
+    fn priority(throughput: usize) -> Arc<Self> {
+        let key = Box::new(|m: &Msg| i64::try_from(m.0).unwrap());
+        Self::with_mailbox(throughput, Mailbox::new_claimed().with_priority(key))
+    }
+
+    fn with_mailbox(throughput: usize, mailbox: Mailbox<Msg, usize>) -> Arc<Self> {
         let actor = Arc::new(Self {
-            mailbox: Mailbox::new_claimed_bounded(capacity, false),
+            mailbox,
             processed: Mutex::new(Vec::new()),
             system_seen: Mutex::new(Vec::new()),
             inside: AtomicUsize::new(0),
@@ -142,6 +152,82 @@ fn two_senders_exactly_once_in_order() {
         }
         assert_per_sender_order(&actor.processed.lock(), 2, 2);
     });
+}
+
+/// (a') As (a) on a priority mailbox, where the consumer takes one
+/// message at a time and a sender inserts by key: every message processed
+/// exactly once (no lost wake-up), equal keys (one sender's) in send order.
+#[test]
+fn priority_two_senders_exactly_once_stable() {
+    loom::model(|| {
+        let actor = Actor::priority(1);
+        let handles: Vec<_> = (0..2)
+            .map(|s| {
+                let actor = actor.clone();
+                thread::spawn(move || {
+                    actor.send((s, 0));
+                    actor.send((s, 1));
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        assert_per_sender_order(&actor.processed.lock(), 2, 2);
+        let shared = actor.mailbox.shared.lock();
+        assert!(
+            shared.user.is_empty() && shared.keys.is_empty(),
+            "keys out of step"
+        );
+    });
+}
+
+/// (a'') Rule 6: routees of a balancing pool share a queue; each sender
+/// pushes a message and starts the first idle routee, racing the routees'
+/// runs and releases. Every message is processed exactly once (none waits
+/// in the shared queue while every routee is idle), never by two threads
+/// inside one routee. One routee is the sharp case: a sender that finds it
+/// running relies on its release to look at the shared queue.
+fn balancing_model(routees: usize, sender_count: usize) {
+    loom::model(move || {
+        let queue = std::sync::Arc::new(super::BalanceQueue::default());
+        let routees: Vec<Arc<Actor>> = (0..routees)
+            .map(|_| Actor::with_mailbox(1, Mailbox::new_claimed().with_balance(queue.clone())))
+            .collect();
+        let senders: Vec<_> = (0..sender_count)
+            .map(|s| {
+                let (queue, routees) = (queue.clone(), routees.clone());
+                thread::spawn(move || {
+                    queue.push((s, 0));
+                    for routee in &routees {
+                        if routee.mailbox.nudge() == Enqueued::MustSchedule {
+                            routee.run();
+                            break;
+                        }
+                    }
+                })
+            })
+            .collect();
+        for sender in senders {
+            sender.join().unwrap();
+        }
+        let processed: usize = routees.iter().map(|r| r.processed.lock().len()).sum();
+        assert_eq!(
+            processed, sender_count,
+            "a message was lost or handled twice"
+        );
+        assert!(queue.is_empty());
+    });
+}
+
+#[test]
+fn balancing_one_routee_no_lost_wake_up() {
+    balancing_model(1, 2);
+}
+
+#[test]
+fn balancing_two_routees_no_lost_wake_up() {
+    balancing_model(2, 2);
 }
 
 /// (b) A message sent while a run is ending is not left unprocessed: the

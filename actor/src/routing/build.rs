@@ -3,7 +3,9 @@
 
 use std::fmt;
 
+use super::logic::Kind;
 use super::manager::{Manager, PoolSpec};
+use crate::mailbox::BalanceQueue;
 use super::{Op, Router, RouterMsg, Routing, Shared};
 use crate::actor::{Actor, Props};
 use crate::actor_ref::ActorRef;
@@ -66,8 +68,59 @@ impl<A: Actor> Pool<A> {
         }
     }
 
+    /// A balancing pool of `size` routees made from `props` (Akka's
+    /// `BalancingPool`): the routees share one queue, and whichever is free
+    /// first takes the next message, so a slow message holds up only the
+    /// routee handling it.
+    ///
+    /// [`Router::tell`](super::Router::tell) puts the message in the shared
+    /// queue and starts an idle routee, if any. A routee takes the messages
+    /// sent to it directly (signals, a poison pill) before the shared ones,
+    /// and takes one message at a time, so this costs more per message than
+    /// [`Routing::round_robin`]. Instrumentation sees no queue time for the
+    /// shared messages. Resizing works as for any pool; when the pool stops,
+    /// the messages still shared go to dead letters
+    /// ([`NoRoutee`](crate::DeadLetterReason::NoRoutee)).
+    /// [`with_routing`](Self::with_routing) makes it an ordinary pool.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_actor::routing::Pool;
+    /// use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props};
+    ///
+    /// struct Work;
+    /// impl Actor for Work {
+    ///     type Msg = (u64, ActorRef<u64>);
+    ///     fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): (u64, ActorRef<u64>)) {
+    ///         reply_to.tell(n + 1);
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("balancing").unwrap();
+    /// let pool = Pool::balancing(3, Props::new(|| Work)).spawn(&system, "work").unwrap();
+    /// assert_eq!(pool.ask(|reply_to| (41, reply_to), Duration::from_secs(5)).wait(), Ok(42));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn balancing(size: usize, mut props: Props<A>) -> Self {
+        let queue = Arc::new(BalanceQueue::default());
+        props.balance = Some(queue.clone());
+        Self {
+            size,
+            props,
+            routing: Routing {
+                kind: Kind::Balancing(queue),
+            },
+            strategy: SupervisorStrategy::default(),
+        }
+    }
+
     /// How messages are spread over the routees.
     pub fn with_routing(mut self, routing: Routing<A::Msg>) -> Self {
+        if matches!(self.routing.kind, Kind::Balancing(_)) {
+            self.props.balance = None;
+        }
         self.routing = routing;
         self
     }

@@ -3,8 +3,10 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
-use crate::actor_ref::{ActorRef, Delivery};
-use crate::sync::Arc;
+use crate::actor_ref::{ActorRef, Delivery, Envelope};
+use crate::instrument::Stamp;
+use crate::mailbox::BalanceQueue;
+use crate::sync::{Arc, AtomicUsize, Ordering};
 
 /// Virtual nodes per routee on a consistent-hashing ring (Akka's
 /// `virtual-nodes-factor` default).
@@ -43,6 +45,8 @@ pub(crate) enum Kind<M> {
     SmallestMailbox,
     ConsistentHashing { key: KeyFn<M>, virtual_nodes: usize },
     Broadcast(fn(&M) -> M),
+    /// A balancing pool: the queue its routees share.
+    Balancing(Arc<BalanceQueue<Envelope<M>>>),
 }
 
 impl<M> Clone for Routing<M> {
@@ -56,6 +60,7 @@ impl<M> Clone for Routing<M> {
                 virtual_nodes: *virtual_nodes,
             },
             Kind::Broadcast(copy) => Kind::Broadcast(*copy),
+            Kind::Balancing(queue) => Kind::Balancing(queue.clone()),
         };
         Self { kind }
     }
@@ -69,6 +74,7 @@ impl<M> fmt::Debug for Routing<M> {
             Kind::SmallestMailbox => "SmallestMailbox",
             Kind::ConsistentHashing { .. } => "ConsistentHashing",
             Kind::Broadcast(_) => "Broadcast",
+            Kind::Balancing(_) => "Balancing",
         })
     }
 }
@@ -190,19 +196,36 @@ impl<M: Send + 'static> Routees<M> {
     /// Send `msg` to the routee(s) `routing` picks; `next` is the
     /// round-robin counter. `None` gives the message back: no routee.
     #[inline]
-    pub(crate) fn route(&self, routing: &Routing<M>, next: &std::sync::atomic::AtomicUsize, msg: M) -> Result<bool, M> {
+    pub(crate) fn route(&self, routing: &Routing<M>, next: &AtomicUsize, msg: M) -> Result<bool, M> {
         let len = self.refs.len();
         if len == 0 {
             return Err(msg);
         }
         let target = match &routing.kind {
-            Kind::RoundRobin => &self.refs[next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % len],
+            Kind::RoundRobin => &self.refs[next.fetch_add(1, Ordering::Relaxed) % len],
             Kind::Random => &self.refs[crate::random::below(len)],
             Kind::SmallestMailbox => self.least_busy(),
             Kind::ConsistentHashing { key, .. } => self.on_ring(key(&msg)),
             Kind::Broadcast(copy) => return Ok(self.broadcast(msg, *copy)),
+            Kind::Balancing(queue) => {
+                queue.push(Envelope::Msg(msg, Stamp::default()));
+                self.nudge_one(next.fetch_add(1, Ordering::Relaxed));
+                return Ok(true);
+            }
         };
         Ok(target.deliver(msg) != Delivery::DeadLetter)
+    }
+
+    /// Start one idle routee of a balancing pool, trying them from `start`
+    /// on (mailbox rule 6): if none is idle, each is scheduled or running
+    /// and takes from the shared queue before it goes idle.
+    fn nudge_one(&self, start: usize) {
+        let len = self.refs.len();
+        for i in 0..len {
+            if self.refs[(start + i) % len].inner.clone().nudge() {
+                return;
+            }
+        }
     }
 
     /// A copy to every routee; whether any took it.

@@ -4,7 +4,8 @@
 
 use super::{Op, RouterMsg, Shared};
 use crate::actor::{Actor, Props, Terminated};
-use crate::actor_ref::ActorRef;
+use crate::actor_ref::{ActorRef, Envelope};
+use super::logic::Kind;
 use crate::context::Context;
 use crate::events::DeadLetterReason;
 use crate::supervision::{Failure, SupervisorStrategy};
@@ -112,9 +113,19 @@ impl<M: Send + 'static> Actor for Manager<M> {
     /// Keep the routees across a restart of the router itself.
     fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
 
-    fn post_stop(&mut self, _: &mut Context<Self>) {
+    fn post_stop(&mut self, ctx: &mut Context<Self>) {
         // Senders see an empty router from now on: dead letters.
         self.shared.publish(Vec::new());
+        // A balancing pool's routees are gone: what they shared is undelivered.
+        if let Kind::Balancing(queue) = &self.shared.routing.kind {
+            for envelope in queue.drain() {
+                if let Envelope::Msg(msg, _) = envelope {
+                    ctx.system()
+                        .event_stream()
+                        .publish_dead_letter(ctx.path(), msg, DeadLetterReason::NoRoutee);
+                }
+            }
+        }
     }
 
     fn supervisor_strategy(&self) -> SupervisorStrategy {

@@ -20,6 +20,9 @@ pub(crate) struct Island {
     pub(crate) active: usize,
     /// The next stage whose `pre_start` has to run.
     pub(crate) starting: usize,
+    /// Its entry in the system's registry of running streams (top-level
+    /// islands only), removed when the island is dropped.
+    pub(crate) registration: Option<crate::running::Registration>,
 }
 
 impl Island {

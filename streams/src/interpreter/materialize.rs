@@ -233,7 +233,8 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
             island.abort(&error);
         }
     } else {
-        for (island, host) in built.into_iter().zip(&hosts) {
+        for (mut island, host) in built.into_iter().zip(&hosts) {
+            island.registration = Some(materializer.register(&host.island.handle()));
             host.island.tell(IslandMsg::Start(Box::new(island)));
         }
     }
@@ -344,6 +345,7 @@ pub(crate) fn build_island(
         logics,
         active: 0,
         starting: 0,
+        registration: None,
         core: Core {
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
             chased: None,

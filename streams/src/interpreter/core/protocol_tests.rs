@@ -115,6 +115,7 @@ fn island(log: &Log) -> Island {
         logics: vec![Box::new(Up(Arc::clone(log))), Box::new(Down(Arc::clone(log)))],
         active: 0,
         starting: 2,
+        registration: None,
         core: Core {
             conns: vec![Conn::new(0, 0, 1, 0, SlotKind::of::<u32>())],
             events: VecDeque::new(),
