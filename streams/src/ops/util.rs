@@ -50,3 +50,12 @@ where
 pub(crate) const fn ports<I, O>() -> FlowShape<I, O> {
     FlowShape::new()
 }
+
+/// `ArgumentError::Zero` for a zero `n`.
+pub(crate) fn at_least_one(n: usize, argument: &'static str) -> Result<(), crate::ArgumentError> {
+    if n == 0 {
+        Err(crate::ArgumentError::Zero { argument })
+    } else {
+        Ok(())
+    }
+}

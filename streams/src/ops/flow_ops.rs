@@ -1,0 +1,403 @@
+//! [`FlowOps`]: the element-wise operators every `Source` and `Flow`
+//! has, and the one method (`via_flow`) the other operator traits
+//! ([`SubstreamOps`](super::SubstreamOps), [`TimeOps`](super::TimeOps),
+//! [`RateOps`](super::RateOps)) are built on.
+
+use std::collections::VecDeque;
+use std::future::Future;
+
+#[cfg(feature = "tracing")]
+use super::log::{self, LogLevels};
+use super::util::{at_least_one, logic_flow, ports};
+use super::{buffer, errors, grouped, intersperse, map_async, map_concat, recover, scan, simple};
+use crate::overflow::upfront_capacity;
+use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError};
+
+/// The operators every `Source` and `Flow` has. Each returns a new
+/// blueprint; nothing runs until the graph is materialized.
+///
+/// Closures are cloned once per materialization, so each run has its own
+/// state (`FnMut` state lives as long as one run).
+///
+/// The operators that nest streams are on [`SubstreamOps`](super::SubstreamOps),
+/// the time-based ones on [`TimeOps`](super::TimeOps), the rate-decoupling
+/// ones on [`RateOps`](super::RateOps); every type with `FlowOps` has them
+/// all, and `use weir_streams::prelude::*` brings every one into scope.
+pub trait FlowOps: Sized {
+    /// The element type this blueprint emits.
+    type Out: Send + 'static;
+    /// The same kind of blueprint, emitting `U`.
+    type Repr<U: Send + 'static>;
+
+    /// Append `flow` (keeping this blueprint's materialized value).
+    fn via_flow<U: Send + 'static, M: 'static>(self, flow: Flow<Self::Out, U, M>) -> Self::Repr<U>;
+
+    /// Transform every element with `f`.
+    fn map<U, F>(self, f: F) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        F: FnMut(Self::Out) -> U + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::map(f))
+    }
+
+    /// Keep the elements for which `p` is true.
+    fn filter<F>(self, p: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::filter(p))
+    }
+
+    /// Transform with `f`, keeping the `Some`s.
+    fn filter_map<U, F>(self, f: F) -> Self::Repr<U>
+    where
+        U: Send + 'static,
+        F: FnMut(Self::Out) -> Option<U> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::filter_map(f))
+    }
+
+    /// Call `f` with a reference to every element, passing it on.
+    fn inspect<F>(self, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&Self::Out) + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::inspect(f))
+    }
+
+    /// The first `n` elements, then complete (and cancel upstream).
+    fn take(self, n: u64) -> Self::Repr<Self::Out> {
+        if n == 0 {
+            return self.via_flow(logic_flow("take", || errors::TakeNone::<Self::Out> {
+                shape: ports(),
+            }));
+        }
+        self.via_flow(simple::take(n))
+    }
+
+    /// Elements while `p` holds; complete at the first that fails it.
+    fn take_while<F>(self, p: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::take_while(p))
+    }
+
+    /// Drop the first `n` elements.
+    fn skip(self, n: u64) -> Self::Repr<Self::Out> {
+        self.via_flow(simple::skip(n))
+    }
+
+    /// Drop elements while `p` holds, then pass everything on.
+    fn skip_while<F>(self, p: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(simple::skip_while(p))
+    }
+
+    /// Emit `zero`, then the accumulation of each element with `f`.
+    fn scan<A, F>(self, zero: A, f: F) -> Self::Repr<A>
+    where
+        A: Clone + Send + Sync + 'static,
+        F: FnMut(A, Self::Out) -> A + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("scan", move || scan::Scan {
+            shape: ports(),
+            acc: zero.clone(),
+            f: f.clone(),
+            zero_sent: false,
+        }))
+    }
+
+    /// Fold every element into `zero` with `f`; emit the result when upstream completes.
+    fn fold<A, F>(self, zero: A, f: F) -> Self::Repr<A>
+    where
+        A: Clone + Send + Sync + 'static,
+        F: FnMut(A, Self::Out) -> A + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("fold", move || {
+            let mut f = f.clone();
+            scan::fold_logic(Some(zero.clone()), move |acc: Option<A>, x| {
+                f(acc.expect("fold starts with zero"), x)
+            })
+        }))
+    }
+
+    /// Combine the elements with `f`, the first being the start; emit the
+    /// result when upstream completes; fail with `ErrorKind::EmptyStream` if there is none.
+    fn reduce<F>(self, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(Self::Out, Self::Out) -> Self::Out + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("reduce", move || {
+            let mut f = f.clone();
+            scan::fold_logic(None, move |acc: Option<Self::Out>, x| match acc {
+                Some(acc) => f(acc, x),
+                None => x,
+            })
+        }))
+    }
+
+    /// Vectors of `size` elements; the last may be shorter. Each group
+    /// grows as elements arrive, so a huge `size` costs only what arrives.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `size` is 0.
+    fn grouped(self, size: usize) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
+        at_least_one(size, "size")?;
+        Ok(self.via_flow(logic_flow(
+            "grouped",
+            move || grouped::Grouped::<Self::Out> {
+                shape: ports(),
+                size,
+                buf: Vec::with_capacity(upfront_capacity(size)),
+            },
+        )))
+    }
+
+    /// Windows of `size` elements, each starting `step` after the previous
+    /// (a huge `size` costs only what arrives).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `size` or `step` is 0.
+    fn sliding(self, size: usize, step: usize) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError>
+    where
+        Self::Out: Clone,
+    {
+        at_least_one(size, "size")?;
+        at_least_one(step, "step")?;
+        Ok(self.via_flow(logic_flow(
+            "sliding",
+            move || grouped::Sliding::<Self::Out> {
+                shape: ports(),
+                size,
+                step,
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
+                to_skip: 0,
+                fresh: false,
+            },
+        )))
+    }
+
+    /// `inject` between every two elements.
+    fn intersperse(self, inject: Self::Out) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone + Sync,
+    {
+        self.intersperse_with(None, inject, None)
+    }
+
+    /// `start` first (even for an empty stream), `inject` between
+    /// elements, `end` last.
+    fn intersperse_with(
+        self,
+        start: Option<Self::Out>,
+        inject: Self::Out,
+        end: Option<Self::Out>,
+    ) -> Self::Repr<Self::Out>
+    where
+        Self::Out: Clone + Sync,
+    {
+        self.via_flow(logic_flow("intersperse", move || {
+            intersperse::Intersperse::<Self::Out> {
+                shape: ports(),
+                start: start.clone(),
+                inject: inject.clone(),
+                end: end.clone(),
+                seen_first: false,
+            }
+        }))
+    }
+
+    /// Each element becomes the elements of `f(element)`, emitted on demand.
+    fn map_concat<I, F>(self, f: F) -> Self::Repr<I::Item>
+    where
+        I: IntoIterator + 'static,
+        I::Item: Send + 'static,
+        I::IntoIter: Send,
+        F: FnMut(Self::Out) -> I + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("map_concat", move || map_concat::MapConcat::<
+            Self::Out,
+            I,
+            F,
+        > {
+            shape: ports(),
+            f: f.clone(),
+            current: None,
+            upstream_done: false,
+        }))
+    }
+
+    /// Replace an upstream failure with `f(error)`.
+    fn map_error<F>(self, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(StreamError) -> StreamError + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("map_error", move || errors::MapError::<
+            Self::Out,
+            F,
+        > {
+            shape: ports(),
+            f: f.clone(),
+        }))
+    }
+
+    /// On an upstream failure, emit `f(&error)` and complete if it is
+    /// `Some`; else fail with the error.
+    fn recover<F>(self, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&StreamError) -> Option<Self::Out> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(logic_flow("recover", move || errors::Recover::<
+            Self::Out,
+            F,
+        > {
+            shape: ports(),
+            f: f.clone(),
+        }))
+    }
+
+    /// Hold up to `size` elements when downstream is slower, applying
+    /// `strategy` when full. What the strategy drops is gone (it is the
+    /// strategy's purpose); `size` is a bound, reserved as elements arrive.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `size` is 0.
+    fn buffer(
+        self,
+        size: usize,
+        strategy: OverflowStrategy,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        at_least_one(size, "size")?;
+        Ok(
+            self.via_flow(logic_flow("buffer", move || buffer::Buffer::<Self::Out> {
+                shape: ports(),
+                buf: VecDeque::with_capacity(upfront_capacity(size)),
+                capacity: size,
+                strategy,
+                upstream_done: false,
+            })),
+        )
+    }
+
+    /// Run `f` on each element, at most `parallelism` futures at a time,
+    /// emitting results in input order. An `Err` fails the stream.
+    ///
+    /// `parallelism` is a bound, not an allocation: `usize::MAX` means
+    /// "no bound" and costs no more than the futures actually in flight.
+    ///
+    /// # Where the futures run
+    ///
+    /// The futures are polled inside the stage, on its island's thread,
+    /// woken by their wakers: no async runtime is entered. A future that
+    /// needs a tokio reactor (`tokio::time::sleep`, tokio sockets, ...)
+    /// panics there ("there is no reactor running"), and the stream fails
+    /// with `ErrorKind::Panicked` naming this stage. Spawn such work on
+    /// tokio and return its `JoinHandle`, which any executor can poll;
+    /// take the `tokio::runtime::Handle` where the runtime is (Weir has no
+    /// tokio dependency, so it cannot hand you one):
+    ///
+    /// ```text
+    /// let tokio = tokio::runtime::Handle::current(); // on the runtime
+    /// source.map_async(8, move |id| {
+    ///     let job = tokio.spawn(fetch(id)); // runs on tokio, with its reactor
+    ///     async move { job.await.map_err(|e| StreamError::msg(e.to_string())) }
+    /// })
+    /// ```
+    ///
+    /// A future that only waits on wakers (channels, `std` futures, the
+    /// `futures` crate's combinators) needs nothing of the kind.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `parallelism` is 0.
+    fn map_async<U, F, Fut>(self, parallelism: usize, f: F) -> Result<Self::Repr<U>, ArgumentError>
+    where
+        U: Send + 'static,
+        F: FnMut(Self::Out) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
+    {
+        at_least_one(parallelism, "parallelism")?;
+        Ok(self.via_flow(logic_flow("map_async", move || {
+            map_async::MapAsync::new(parallelism, f.clone(), true)
+        })))
+    }
+
+    /// [`map_async`](Self::map_async), emitting results as they finish
+    /// (the same bound and the same rule for futures that need a
+    /// runtime's reactor).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `parallelism` is 0.
+    fn map_async_unordered<U, F, Fut>(
+        self,
+        parallelism: usize,
+        f: F,
+    ) -> Result<Self::Repr<U>, ArgumentError>
+    where
+        U: Send + 'static,
+        F: FnMut(Self::Out) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
+    {
+        at_least_one(parallelism, "parallelism")?;
+        Ok(self.via_flow(logic_flow("map_async_unordered", move || {
+            map_async::MapAsync::new(parallelism, f.clone(), false)
+        })))
+    }
+
+    /// On an upstream failure, continue with `f(&error)` (when it gives a
+    /// source), again when that fails, up to `attempts` times in all
+    /// (`u64::MAX`: no limit); otherwise fail as upstream did.
+    fn recover_with_retries<F>(self, attempts: u64, f: F) -> Self::Repr<Self::Out>
+    where
+        F: FnMut(&StreamError) -> Option<Source<Self::Out>> + Clone + Send + Sync + 'static,
+    {
+        self.via_flow(recover::recover_with_retries(attempts, f))
+    }
+
+    /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)
+    /// per element, at completion or cancel, and at failure, at the
+    /// default [`LogLevels`] (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log(self, name: &'static str) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.log_with_levels(name, LogLevels::default())
+    }
+
+    /// [`log`](Self::log) at the given levels (feature `tracing`).
+    #[cfg(feature = "tracing")]
+    fn log_with_levels(self, name: &'static str, levels: LogLevels) -> Self::Repr<Self::Out>
+    where
+        Self::Out: std::fmt::Debug,
+    {
+        self.via_flow(log::log(name, levels))
+    }
+}
+
+
+impl<Out: Send + 'static, Mat: 'static> FlowOps for Source<Out, Mat> {
+    type Out = Out;
+    type Repr<U: Send + 'static> = Source<U, Mat>;
+
+    fn via_flow<U: Send + 'static, M: 'static>(self, flow: Flow<Out, U, M>) -> Source<U, Mat> {
+        self.via(flow)
+    }
+}
+
+impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> FlowOps for Flow<In, Out, Mat> {
+    type Out = Out;
+    type Repr<U: Send + 'static> = Flow<In, U, Mat>;
+
+    fn via_flow<U: Send + 'static, M: 'static>(self, flow: Flow<Out, U, M>) -> Flow<In, U, Mat> {
+        self.via(flow)
+    }
+}
