@@ -134,15 +134,13 @@ runtime_modules! {
     pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
-    #[cfg(feature = "tracing")]
-    pub use ops::LogLevels;
     pub use ops::{
         DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
-    pub use stage::Attributes;
+    pub use stage::{Attributes, Directive, LogLevels, SupervisionStrategy};
 }
 
 /// The names a stream program needs: `use weir_streams::prelude::*;`.

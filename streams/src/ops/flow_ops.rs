@@ -7,7 +7,9 @@ use std::collections::VecDeque;
 use std::future::Future;
 
 #[cfg(feature = "tracing")]
-use super::log::{self, LogLevels};
+use super::log;
+#[cfg(feature = "tracing")]
+use crate::LogLevels;
 use super::util::{at_least_one, logic_flow, ports};
 use super::{buffer, errors, grouped, intersperse, map_async, map_concat, recover, scan, simple};
 use crate::overflow::upfront_capacity;
@@ -363,23 +365,55 @@ pub trait FlowOps: Sized {
     }
 
     /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)
-    /// per element, at completion or cancel, and at failure, at the
-    /// default [`LogLevels`] (feature `tracing`).
+    /// per element, at completion or cancel, and at failure, at the levels
+    /// of the stage's [`LogLevels`] attribute (Akka's `Attributes.logLevels`;
+    /// the default: elements and completion at debug, failure at error).
+    /// Feature `tracing`.
+    ///
+    /// ```
+    /// use weir_actor::LogLevel;
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{Attributes, LogLevels};
+    ///
+    /// let system = weir_actor::ActorSystem::new("log").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // Elements at info, completion silenced, failure at error.
+    /// let levels = LogLevels { element: Some(LogLevel::Info), finish: None, ..LogLevels::default() };
+    /// let out = Source::range(1u32..=3)
+    ///     .log("numbers")
+    ///     .with_attributes(Attributes::new().with_log_levels(levels))
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![1, 2, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
     #[cfg(feature = "tracing")]
     fn log(self, name: &'static str) -> Self::Repr<Self::Out>
     where
         Self::Out: std::fmt::Debug,
     {
-        self.log_with_levels(name, LogLevels::default())
+        self.via_flow(log::log(name, None))
     }
 
-    /// [`log`](Self::log) at the given levels (feature `tracing`).
+    /// [`log`](Self::log) with `levels` as its [`LogLevels`] attribute (a
+    /// later `with_attributes` setting log levels overrides them). Feature
+    /// `tracing`.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::LogLevels;
+    ///
+    /// let system = weir_actor::ActorSystem::new("log-with-levels").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let out = Source::single(7u8).log_with_levels("quiet", LogLevels::off()).run_with(Sink::head(), &mat);
+    /// assert_eq!(out.wait(), Ok(7));
+    /// system.terminate().wait().unwrap();
+    /// ```
     #[cfg(feature = "tracing")]
     fn log_with_levels(self, name: &'static str, levels: LogLevels) -> Self::Repr<Self::Out>
     where
         Self::Out: std::fmt::Debug,
     {
-        self.via_flow(log::log(name, levels))
+        self.via_flow(log::log(name, Some(levels)))
     }
 }
 

@@ -41,8 +41,6 @@ mod time_ops;
 
 pub use delay::DelayOverflowStrategy;
 pub use flow_ops::FlowOps;
-#[cfg(feature = "tracing")]
-pub use log::LogLevels;
 pub use rate_ops::RateOps;
 pub use restart::{RestartSettings, RestartSource, Restarts};
 pub use restart_flow::RestartFlow;
