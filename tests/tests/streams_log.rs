@@ -146,7 +146,10 @@ fn log_levels_come_from_the_stage_attributes() {
     assert!(failed.wait().is_err());
     let seen = events.of("attributed-flow");
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].starts_with("INFO") && seen[0].contains("bang"), "{seen:?}");
+    assert!(
+        seen[0].starts_with("INFO") && seen[0].contains("bang"),
+        "{seen:?}"
+    );
 
     // An attribute set after `log_with_levels` overrides its levels.
     let done = Source::single(5u32)
@@ -159,6 +162,9 @@ fn log_levels_come_from_the_stage_attributes() {
     assert!(done.wait().is_ok());
     let seen = events.of("overridden");
     assert_eq!(seen.len(), 1, "{seen:?}");
-    assert!(seen[0].starts_with("ERROR") && seen[0].contains("element=5"), "{seen:?}");
+    assert!(
+        seen[0].starts_with("ERROR") && seen[0].contains("element=5"),
+        "{seen:?}"
+    );
     shutdown(&system);
 }

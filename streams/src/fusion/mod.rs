@@ -20,6 +20,7 @@
 mod consumer;
 mod iter;
 mod step;
+mod supervised;
 
 mod nodes;
 
@@ -31,4 +32,5 @@ pub(crate) use nodes::{
     ConsumerNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
     StepNode,
 };
-pub(crate) use step::{Step, StepFactory};
+pub(crate) use step::{Step, StepFactory, StepFn};
+pub(crate) use supervised::supervise;

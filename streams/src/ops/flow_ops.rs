@@ -10,10 +10,10 @@ use std::future::Future;
 use super::log;
 #[cfg(feature = "tracing")]
 use crate::LogLevels;
-use super::util::{at_least_one, logic_flow, ports};
+use super::util::{at_least_one, logic_flow, logic_flow_with, ports};
 use super::{buffer, errors, grouped, intersperse, map_async, map_concat, recover, scan, simple};
 use crate::overflow::upfront_capacity;
-use crate::{ArgumentError, Flow, OverflowStrategy, Source, StreamError};
+use crate::{ArgumentError, Attributes, Flow, OverflowStrategy, Source, StreamError};
 
 /// The operators every `Source` and `Flow` has. Each returns a new
 /// blueprint; nothing runs until the graph is materialized.
@@ -105,12 +105,7 @@ pub trait FlowOps: Sized {
         A: Clone + Send + Sync + 'static,
         F: FnMut(A, Self::Out) -> A + Clone + Send + Sync + 'static,
     {
-        self.via_flow(logic_flow("scan", move || scan::Scan {
-            shape: ports(),
-            acc: zero.clone(),
-            f: f.clone(),
-            zero_sent: false,
-        }))
+        self.via_flow(scan::scan(zero, f))
     }
 
     /// Fold every element into `zero` with `f`; emit the result when upstream completes.
@@ -119,12 +114,7 @@ pub trait FlowOps: Sized {
         A: Clone + Send + Sync + 'static,
         F: FnMut(A, Self::Out) -> A + Clone + Send + Sync + 'static,
     {
-        self.via_flow(logic_flow("fold", move || {
-            let mut f = f.clone();
-            scan::fold_logic(Some(zero.clone()), move |acc: Option<A>, x| {
-                f(acc.expect("fold starts with zero"), x)
-            })
-        }))
+        self.via_flow(scan::fold(zero, f))
     }
 
     /// Combine the elements with `f`, the first being the start; emit the
@@ -133,13 +123,7 @@ pub trait FlowOps: Sized {
     where
         F: FnMut(Self::Out, Self::Out) -> Self::Out + Clone + Send + Sync + 'static,
     {
-        self.via_flow(logic_flow("reduce", move || {
-            let mut f = f.clone();
-            scan::fold_logic(None, move |acc: Option<Self::Out>, x| match acc {
-                Some(acc) => f(acc, x),
-                None => x,
-            })
-        }))
+        self.via_flow(scan::reduce(f))
     }
 
     /// Vectors of `size` elements; the last may be shorter. Each group
@@ -223,16 +207,7 @@ pub trait FlowOps: Sized {
         I::IntoIter: Send,
         F: FnMut(Self::Out) -> I + Clone + Send + Sync + 'static,
     {
-        self.via_flow(logic_flow("map_concat", move || map_concat::MapConcat::<
-            Self::Out,
-            I,
-            F,
-        > {
-            shape: ports(),
-            f: f.clone(),
-            current: None,
-            upstream_done: false,
-        }))
+        self.via_flow(map_concat::map_concat(f))
     }
 
     /// Replace an upstream failure with `f(error)`.
@@ -326,8 +301,8 @@ pub trait FlowOps: Sized {
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
         at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow("map_async", move || {
-            map_async::MapAsync::new(parallelism, f.clone(), true)
+        Ok(self.via_flow(logic_flow_with("map_async", move |attributes: &Attributes| {
+            map_async::MapAsync::new(parallelism, &f, true, attributes.supervision_strategy())
         })))
     }
 
@@ -349,8 +324,8 @@ pub trait FlowOps: Sized {
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
         at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow("map_async_unordered", move || {
-            map_async::MapAsync::new(parallelism, f.clone(), false)
+        Ok(self.via_flow(logic_flow_with("map_async_unordered", move |attributes: &Attributes| {
+            map_async::MapAsync::new(parallelism, &f, false, attributes.supervision_strategy())
         })))
     }
 

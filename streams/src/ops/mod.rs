@@ -39,6 +39,8 @@ mod rate_ops;
 mod substream_ops;
 mod time_ops;
 
+pub(crate) use simple::step_adapter;
+
 pub use delay::DelayOverflowStrategy;
 pub use flow_ops::FlowOps;
 pub use rate_ops::RateOps;

@@ -103,6 +103,9 @@ pub(crate) enum Unit {
 
 /// Plan a closed graph (every port connected).
 pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
+    // Supervised simple operators catch per element; only they do.
+    let supervised = crate::fusion::supervise(nodes);
+    let nodes: &[Node] = &supervised;
     let n = nodes.len();
     // Each node's successor and predecessor along a 1-to-1 link.
     let mut next: Vec<Option<usize>> = vec![None; n];
