@@ -6,8 +6,8 @@
 //!   into a [`RunnableGraph`], and [`Keep`] picks the materialized value.
 //!   Nothing runs until a blueprint is run with a [`Materializer`], and a
 //!   blueprint can be run any number of times.
-//! - The operators live on [`FlowOps`], [`SubstreamOps`], [`TimeOps`] and
-//!   [`RateOps`] (bring them in with the [`prelude`]).
+//! - The operators live on [`FlowOps`], [`SubstreamOps`], [`TimeOps`],
+//!   [`RateOps`] and [`ErrorOps`] (bring them in with the [`prelude`]).
 //! - A run is a graph of stages. Stages between async boundaries are
 //!   fused into one island run by one actor; an interpreter moves
 //!   elements through typed per-connection slots, with no allocation per
@@ -135,7 +135,7 @@ runtime_modules! {
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{
-        DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
+        DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use pull::{Pull, Pulled};
@@ -148,7 +148,7 @@ runtime_modules! {
 pub mod prelude {
     pub use crate::graph::JunctionOps;
     pub use crate::{
-        Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RateOps, RunnableGraph,
-        Sink, Source, StreamError, SubstreamOps, TimeOps,
+        Completion, ErrorOps, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RateOps,
+        RunnableGraph, Sink, Source, StreamError, SubstreamOps, TimeOps,
     };
 }

@@ -11,9 +11,9 @@ use super::log;
 #[cfg(feature = "tracing")]
 use crate::LogLevels;
 use super::util::{at_least_one, logic_flow, logic_flow_with, ports};
-use super::{buffer, errors, grouped, intersperse, map_async, map_concat, recover, scan, simple};
+use super::{errors, grouped, intersperse, map_async, map_concat, scan, simple};
 use crate::overflow::upfront_capacity;
-use crate::{ArgumentError, Attributes, Flow, OverflowStrategy, Source, StreamError};
+use crate::{ArgumentError, Attributes, Flow, Source, StreamError};
 
 /// The operators every `Source` and `Flow` has. Each returns a new
 /// blueprint; nothing runs until the graph is materialized.
@@ -23,18 +23,45 @@ use crate::{ArgumentError, Attributes, Flow, OverflowStrategy, Source, StreamErr
 ///
 /// The operators that nest streams are on [`SubstreamOps`](super::SubstreamOps),
 /// the time-based ones on [`TimeOps`](super::TimeOps), the rate-decoupling
-/// ones on [`RateOps`](super::RateOps); every type with `FlowOps` has them
-/// all, and `use weir_streams::prelude::*` brings every one into scope.
+/// ones on [`RateOps`](super::RateOps), failure handling on
+/// [`ErrorOps`](super::ErrorOps); every type with `FlowOps` has them all,
+/// and `use weir_streams::prelude::*` brings every one into scope.
+///
+/// Operators whose documentation has no "Supervision" note fail the
+/// stream on a panic in user code, whatever
+/// [`SupervisionStrategy`](crate::SupervisionStrategy) they carry.
 pub trait FlowOps: Sized {
     /// The element type this blueprint emits.
     type Out: Send + 'static;
     /// The same kind of blueprint, emitting `U`.
     type Repr<U: Send + 'static>;
 
-    /// Append `flow` (keeping this blueprint's materialized value).
+    /// Append `flow` (keeping this blueprint's materialized value): the
+    /// one method an implementor writes; every operator is built on it.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let doubled = Flow::<u32>::new().map(|x| x * 2);
+    /// let out = Source::range(1u32..=2).via_flow(doubled).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![2, 4]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn via_flow<U: Send + 'static, M: 'static>(self, flow: Flow<Self::Out, U, M>) -> Self::Repr<U>;
 
     /// Transform every element with `f`.
+    ///
+    /// Supervision: a panic in `f` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `f` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=3).map(|x| x * 10).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![10, 20, 30]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn map<U, F>(self, f: F) -> Self::Repr<U>
     where
         U: Send + 'static,
@@ -44,6 +71,17 @@ pub trait FlowOps: Sized {
     }
 
     /// Keep the elements for which `p` is true.
+    ///
+    /// Supervision: a panic in `p` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `p` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let evens = Source::range(1u32..=6).filter(|x| x % 2 == 0).run_with(Sink::collect(), &mat);
+    /// assert_eq!(evens.wait(), Ok(vec![2, 4, 6]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn filter<F>(self, p: F) -> Self::Repr<Self::Out>
     where
         F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
@@ -52,6 +90,19 @@ pub trait FlowOps: Sized {
     }
 
     /// Transform with `f`, keeping the `Some`s.
+    ///
+    /// Supervision: a panic in `f` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `f` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let numbers = Source::from_iter(vec!["1", "x", "3"])
+    ///     .filter_map(|s| s.parse::<u32>().ok())
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(numbers.wait(), Ok(vec![1, 3]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn filter_map<U, F>(self, f: F) -> Self::Repr<U>
     where
         U: Send + 'static,
@@ -61,6 +112,27 @@ pub trait FlowOps: Sized {
     }
 
     /// Call `f` with a reference to every element, passing it on.
+    ///
+    /// Supervision: a panic in `f` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `f` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    ///
+    /// let seen = Arc::new(AtomicU32::new(0));
+    /// let counter = Arc::clone(&seen);
+    /// let out = Source::range(1u32..=3)
+    ///     .inspect(move |_| {
+    ///         counter.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![1, 2, 3]));
+    /// assert_eq!(seen.load(Ordering::Relaxed), 3);
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn inspect<F>(self, f: F) -> Self::Repr<Self::Out>
     where
         F: FnMut(&Self::Out) + Clone + Send + Sync + 'static,
@@ -69,6 +141,15 @@ pub trait FlowOps: Sized {
     }
 
     /// The first `n` elements, then complete (and cancel upstream).
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::repeat(7u8).take(3).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![7, 7, 7]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn take(self, n: u64) -> Self::Repr<Self::Out> {
         if n == 0 {
             return self.via_flow(logic_flow("take", || errors::TakeNone::<Self::Out> {
@@ -79,6 +160,17 @@ pub trait FlowOps: Sized {
     }
 
     /// Elements while `p` holds; complete at the first that fails it.
+    ///
+    /// Supervision: a panic in `p` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `p` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..10).take_while(|x| *x < 4).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![1, 2, 3]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn take_while<F>(self, p: F) -> Self::Repr<Self::Out>
     where
         F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
@@ -87,11 +179,31 @@ pub trait FlowOps: Sized {
     }
 
     /// Drop the first `n` elements.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=5).skip(3).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![4, 5]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn skip(self, n: u64) -> Self::Repr<Self::Out> {
         self.via_flow(simple::skip(n))
     }
 
     /// Drop elements while `p` holds, then pass everything on.
+    ///
+    /// Supervision: a panic in `p` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `p` (and of the operator's state), stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::from_iter(vec![1u32, 2, 5, 1]).skip_while(|x| *x < 3).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![5, 1]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn skip_while<F>(self, p: F) -> Self::Repr<Self::Out>
     where
         F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
@@ -100,6 +212,26 @@ pub trait FlowOps: Sized {
     }
 
     /// Emit `zero`, then the accumulation of each element with `f`.
+    ///
+    /// Supervision: a panic in `f` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element and keeps the accumulator, restart drops it and starts again from `zero` (not emitted again) with a fresh clone of `f`, stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{Attributes, SupervisionStrategy};
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let sums = Source::range(1u32..=4).scan(0, |acc, x| acc + x).run_with(Sink::collect(), &mat);
+    /// assert_eq!(sums.wait(), Ok(vec![0, 1, 3, 6, 10]));
+    ///
+    /// // Supervised: the panicking element is dropped; a restart goes back to `zero`.
+    /// let restart = Attributes::new().with_supervision_strategy(SupervisionStrategy::restarting());
+    /// let sums = Source::range(1u32..=4)
+    ///     .scan(0, |acc, x| if x == 2 { panic!("two") } else { acc + x })
+    ///     .with_attributes(restart)
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(sums.wait(), Ok(vec![0, 1, 3, 7]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn scan<A, F>(self, zero: A, f: F) -> Self::Repr<A>
     where
         A: Clone + Send + Sync + 'static,
@@ -109,6 +241,17 @@ pub trait FlowOps: Sized {
     }
 
     /// Fold every element into `zero` with `f`; emit the result when upstream completes.
+    ///
+    /// Supervision: as [`scan`](Self::scan): resume keeps the accumulator, restart starts again from `zero`.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let sum = Source::range(1u32..=4).fold(0, |acc, x| acc + x).run_with(Sink::head(), &mat);
+    /// assert_eq!(sum.wait(), Ok(10));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn fold<A, F>(self, zero: A, f: F) -> Self::Repr<A>
     where
         A: Clone + Send + Sync + 'static,
@@ -119,6 +262,19 @@ pub trait FlowOps: Sized {
 
     /// Combine the elements with `f`, the first being the start; emit the
     /// result when upstream completes; fail with `ErrorKind::EmptyStream` if there is none.
+    ///
+    /// Supervision: not honoured (the accumulator moves into `f`, so a failed call leaves nothing to resume with): a panic in `f` fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let max = Source::from_iter(vec![3u32, 9, 4]).reduce(|a, b| a.max(b)).run_with(Sink::head(), &mat);
+    /// assert_eq!(max.wait(), Ok(9));
+    /// let none = Source::<u32>::empty().reduce(|a, b| a + b).run_with(Sink::head(), &mat);
+    /// assert!(none.wait().is_err());
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn reduce<F>(self, f: F) -> Self::Repr<Self::Out>
     where
         F: FnMut(Self::Out, Self::Out) -> Self::Out + Clone + Send + Sync + 'static,
@@ -132,6 +288,15 @@ pub trait FlowOps: Sized {
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `size` is 0.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let groups = Source::range(1u32..=5).grouped(2).unwrap().run_with(Sink::collect(), &mat);
+    /// assert_eq!(groups.wait(), Ok(vec![vec![1, 2], vec![3, 4], vec![5]]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn grouped(self, size: usize) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
         at_least_one(size, "size")?;
         Ok(self.via_flow(logic_flow(
@@ -150,6 +315,15 @@ pub trait FlowOps: Sized {
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `size` or `step` is 0.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let windows = Source::range(1u32..=4).sliding(2, 1).unwrap().run_with(Sink::collect(), &mat);
+    /// assert_eq!(windows.wait(), Ok(vec![vec![1, 2], vec![2, 3], vec![3, 4]]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn sliding(self, size: usize, step: usize) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError>
     where
         Self::Out: Clone,
@@ -170,6 +344,15 @@ pub trait FlowOps: Sized {
     }
 
     /// `inject` between every two elements.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::from_iter(vec!["a", "b", "c"]).intersperse(",").run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec!["a", ",", "b", ",", "c"]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn intersperse(self, inject: Self::Out) -> Self::Repr<Self::Out>
     where
         Self::Out: Clone + Sync,
@@ -179,6 +362,17 @@ pub trait FlowOps: Sized {
 
     /// `start` first (even for an empty stream), `inject` between
     /// elements, `end` last.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::from_iter(vec!["a", "b"])
+    ///     .intersperse_with(Some("["), ",", Some("]"))
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec!["[", "a", ",", "b", "]"]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn intersperse_with(
         self,
         start: Option<Self::Out>,
@@ -200,6 +394,17 @@ pub trait FlowOps: Sized {
     }
 
     /// Each element becomes the elements of `f(element)`, emitted on demand.
+    ///
+    /// Supervision: a panic in `f`, or in the iterator it gave, drops the rest of that element's outputs when the strategy resumes or restarts (a restart also takes a fresh clone of `f`); stop fails the stream.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=3).map_concat(|n| vec![n; n as usize]).run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![1, 2, 2, 3, 3, 3]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn map_concat<I, F>(self, f: F) -> Self::Repr<I::Item>
     where
         I: IntoIterator + 'static,
@@ -208,59 +413,6 @@ pub trait FlowOps: Sized {
         F: FnMut(Self::Out) -> I + Clone + Send + Sync + 'static,
     {
         self.via_flow(map_concat::map_concat(f))
-    }
-
-    /// Replace an upstream failure with `f(error)`.
-    fn map_error<F>(self, f: F) -> Self::Repr<Self::Out>
-    where
-        F: FnMut(StreamError) -> StreamError + Clone + Send + Sync + 'static,
-    {
-        self.via_flow(logic_flow("map_error", move || errors::MapError::<
-            Self::Out,
-            F,
-        > {
-            shape: ports(),
-            f: f.clone(),
-        }))
-    }
-
-    /// On an upstream failure, emit `f(&error)` and complete if it is
-    /// `Some`; else fail with the error.
-    fn recover<F>(self, f: F) -> Self::Repr<Self::Out>
-    where
-        F: FnMut(&StreamError) -> Option<Self::Out> + Clone + Send + Sync + 'static,
-    {
-        self.via_flow(logic_flow("recover", move || errors::Recover::<
-            Self::Out,
-            F,
-        > {
-            shape: ports(),
-            f: f.clone(),
-        }))
-    }
-
-    /// Hold up to `size` elements when downstream is slower, applying
-    /// `strategy` when full. What the strategy drops is gone (it is the
-    /// strategy's purpose); `size` is a bound, reserved as elements arrive.
-    ///
-    /// # Errors
-    ///
-    /// `ArgumentError::Zero` when `size` is 0.
-    fn buffer(
-        self,
-        size: usize,
-        strategy: OverflowStrategy,
-    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
-        at_least_one(size, "size")?;
-        Ok(
-            self.via_flow(logic_flow("buffer", move || buffer::Buffer::<Self::Out> {
-                shape: ports(),
-                buf: VecDeque::with_capacity(upfront_capacity(size)),
-                capacity: size,
-                strategy,
-                upstream_done: false,
-            })),
-        )
     }
 
     /// Run `f` on each element, at most `parallelism` futures at a time,
@@ -294,6 +446,8 @@ pub trait FlowOps: Sized {
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `parallelism` is 0.
+    ///
+    /// Supervision: a panic in `f`, a panic while polling a future and a future's `Err` go to the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume and restart drop that element (its slot is freed; restart also takes a fresh clone of `f`), stop fails the stream.
     fn map_async<U, F, Fut>(self, parallelism: usize, f: F) -> Result<Self::Repr<U>, ArgumentError>
     where
         U: Send + 'static,
@@ -313,6 +467,22 @@ pub trait FlowOps: Sized {
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `parallelism` is 0.
+    ///
+    /// Supervision: as [`map_async`](Self::map_async).
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=3)
+    ///     .map_async_unordered(2, |x| async move { Ok::<_, StreamError>(x * 2) })
+    ///     .unwrap()
+    ///     .run_with(Sink::collect(), &mat);
+    /// let mut all = out.wait().unwrap();
+    /// all.sort_unstable();
+    /// assert_eq!(all, vec![2, 4, 6]);
+    /// # system.terminate().wait().unwrap();
+    /// ```
     fn map_async_unordered<U, F, Fut>(
         self,
         parallelism: usize,
@@ -327,16 +497,6 @@ pub trait FlowOps: Sized {
         Ok(self.via_flow(logic_flow_with("map_async_unordered", move |attributes: &Attributes| {
             map_async::MapAsync::new(parallelism, &f, false, attributes.supervision_strategy())
         })))
-    }
-
-    /// On an upstream failure, continue with `f(&error)` (when it gives a
-    /// source), again when that fails, up to `attempts` times in all
-    /// (`u64::MAX`: no limit); otherwise fail as upstream did.
-    fn recover_with_retries<F>(self, attempts: u64, f: F) -> Self::Repr<Self::Out>
-    where
-        F: FnMut(&StreamError) -> Option<Source<Self::Out>> + Clone + Send + Sync + 'static,
-    {
-        self.via_flow(recover::recover_with_retries(attempts, f))
     }
 
     /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)

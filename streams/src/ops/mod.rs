@@ -1,5 +1,6 @@
 //! Operators: [`FlowOps`] (element-wise), [`SubstreamOps`] (nesting),
-//! [`TimeOps`] (time-based) and [`RateOps`] (rate decoupling), which every
+//! [`TimeOps`] (time-based), [`RateOps`] (rate decoupling) and
+//! [`ErrorOps`] (failure handling), which every
 //! `Source` and `Flow` has; and the sources and sinks.
 //!
 //! One operator (or one tight family) per file; the trait files hold the
@@ -34,6 +35,7 @@ mod tick;
 mod timeout;
 mod util;
 mod watch;
+mod error_ops;
 mod flow_ops;
 mod rate_ops;
 mod substream_ops;
@@ -42,6 +44,7 @@ mod time_ops;
 pub(crate) use simple::step_adapter;
 
 pub use delay::DelayOverflowStrategy;
+pub use error_ops::ErrorOps;
 pub use flow_ops::FlowOps;
 pub use rate_ops::RateOps;
 pub use restart::{RestartSettings, RestartSource, Restarts};
