@@ -6,7 +6,8 @@
 //!   into a [`RunnableGraph`], and [`Keep`] picks the materialized value.
 //!   Nothing runs until a blueprint is run with a [`Materializer`], and a
 //!   blueprint can be run any number of times.
-//! - The operators live on [`FlowOps`] (bring it in with the [`prelude`]).
+//! - The operators live on [`FlowOps`], [`SubstreamOps`], [`TimeOps`],
+//!   [`RateOps`] and [`ErrorOps`] (bring them in with the [`prelude`]).
 //! - A run is a graph of stages. Stages between async boundaries are
 //!   fused into one island run by one actor; an interpreter moves
 //!   elements through typed per-connection slots, with no allocation per
@@ -134,12 +135,13 @@ runtime_modules! {
     pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
-    #[cfg(feature = "tracing")]
-    pub use ops::LogLevels;
-    pub use ops::{DelayOverflowStrategy, FlowMonitor, FlowOps, MonitorState, RestartFlow, RestartSettings, RestartSink, RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, ThrottleMode, TickHandle};
+    pub use ops::{
+        DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
+        RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
+    };
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
-    pub use stage::Attributes;
+    pub use stage::{Attributes, Directive, LogLevels, SupervisionStrategy};
 }
 
 /// The names a stream program needs: `use weir_streams::prelude::*;`.
@@ -147,7 +149,7 @@ runtime_modules! {
 pub mod prelude {
     pub use crate::graph::JunctionOps;
     pub use crate::{
-        Completion, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RunnableGraph, Sink,
-        Source, StreamError,
+        Completion, ErrorOps, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RateOps,
+        RunnableGraph, Sink, Source, StreamError, SubstreamOps, TimeOps,
     };
 }

@@ -192,3 +192,49 @@ fn a_huge_input_buffer_is_a_bound_not_an_allocation() {
     down.expect_complete();
     shutdown(&system);
 }
+
+/// A stage that completes when it finds its inlet closed must not lose
+/// an element pushed together with upstream's completion: the inlet is
+/// closed only once the completion reaches the stage (as Akka's
+/// `isClosed(in)`). These lost the last element when the inlet read as
+/// closed as soon as upstream completed.
+#[test]
+fn the_last_element_reaches_a_stage_that_checks_its_inlet_for_completion() {
+    let (system, mat) = stream_system("eager-last-element");
+    // `expand` completes on a pull with its inlet closed.
+    let expanded = Source::single(1u32)
+        .expand(std::iter::repeat)
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    assert!(
+        !expanded.is_empty() && expanded.iter().all(|x| *x == 1),
+        "{expanded:?}"
+    );
+    // `conflate` / `batch` complete on a pull once their inlet is closed
+    // and nothing is held, followed by a stage on the same island.
+    let sums = Source::range(1u64..=4)
+        .conflate(|a, x| a + x)
+        .scan(0, |a, x| a + x)
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    assert_eq!(sums.last(), Some(&10), "{sums:?}");
+    let batches = Source::range(1u32..=4)
+        .batch(
+            10,
+            |x| vec![x],
+            |mut v, x| {
+                v.push(x);
+                v
+            },
+        )
+        .unwrap()
+        .grouped(10)
+        .unwrap()
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    assert_eq!(batches.concat().concat(), vec![1, 2, 3, 4]);
+    shutdown(&system);
+}

@@ -21,6 +21,7 @@ mod consumer;
 mod fan_in;
 mod iter;
 mod step;
+mod supervised;
 
 mod nodes;
 
@@ -34,4 +35,5 @@ pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
     StepNode,
 };
-pub(crate) use step::{Step, StepFactory};
+pub(crate) use step::{Step, StepFactory, StepFn};
+pub(crate) use supervised::supervise;

@@ -20,7 +20,7 @@ use crate::interpreter::{ErasedStage, MatContext};
 use crate::pull::{Pull, PullFactory};
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,
-    StageResult,
+    StageResult, SupervisionStrategy,
 };
 use crate::StreamError;
 
@@ -160,6 +160,8 @@ pub(crate) trait StepNode: Send + Sync {
     /// The last operator of a run: the stage that runs `head` and pushes
     /// this operator's output.
     fn run_stage(&self, head: HeadFactory) -> Arc<dyn ErasedStage>;
+    /// This operator run under `strategy` (see `super::supervised`).
+    fn supervised(&self, strategy: &SupervisionStrategy) -> Arc<dyn StepNode>;
 }
 
 /// The [`StepNode`] of an operator from `I` to `O`: its step, and the same
@@ -252,6 +254,10 @@ impl<I: Send + 'static, O: Send + 'static> StepNode for SimpleOp<I, O> {
             head,
             _out: std::marker::PhantomData,
         })
+    }
+
+    fn supervised(&self, strategy: &SupervisionStrategy) -> Arc<dyn StepNode> {
+        self.supervised_op(strategy)
     }
 }
 

@@ -1,43 +1,25 @@
 //! `log(name)` (feature `tracing`): a pass-through stage that emits a
 //! `tracing` event, target `weir.stream`, for every element, for
 //! completion and cancellation, and for failure, each at its level of
-//! [`LogLevels`] (Akka's `log`: elements and completion at debug, failure
-//! at error, unless set otherwise).
+//! [`LogLevels`] read from the stage's attributes when it starts (Akka's
+//! `log` with `Attributes.logLevels`: elements and completion at debug,
+//! failure at error, unless set otherwise).
 
 use tracing::Level;
+use weir_actor::LogLevel;
 
-use super::util::{logic_flow, ports};
+use super::util::{logic_flow_with, ports};
 use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
-use crate::{Flow, StreamError};
+use crate::{Attributes, Flow, LogLevels, StreamError};
 
-/// The levels `log` emits at; `None` silences that kind of event.
-///
-/// # Examples
-///
-/// ```
-/// use weir_streams::LogLevels;
-///
-/// let quiet_elements = LogLevels { element: None, ..LogLevels::default() };
-/// assert_eq!(quiet_elements.failure, Some(tracing::Level::ERROR));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LogLevels {
-    /// Each element (default debug).
-    pub element: Option<Level>,
-    /// Completion or cancellation (default debug).
-    pub finish: Option<Level>,
-    /// Failure (default error).
-    pub failure: Option<Level>,
-}
-
-impl Default for LogLevels {
-    fn default() -> Self {
-        Self {
-            element: Some(Level::DEBUG),
-            finish: Some(Level::DEBUG),
-            failure: Some(Level::ERROR),
-        }
-    }
+/// The `tracing` level of a Weir log level.
+fn level(level: Option<LogLevel>) -> Option<Level> {
+    level.map(|level| match level {
+        LogLevel::Debug => Level::DEBUG,
+        LogLevel::Info => Level::INFO,
+        LogLevel::Warning => Level::WARN,
+        LogLevel::Error => Level::ERROR,
+    })
 }
 
 /// `tracing::event!` needs its level as a constant: one arm per level.
@@ -57,13 +39,15 @@ macro_rules! event_at {
 struct Log<T> {
     shape: FlowShape<T, T>,
     name: &'static str,
-    levels: LogLevels,
+    element: Option<Level>,
+    finish: Option<Level>,
+    failure: Option<Level>,
 }
 
 impl<T: std::fmt::Debug + Send + 'static> GraphStageLogic for Log<T> {
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        event_at!(self.levels.element, stream = self.name, element = ?element, "element");
+        event_at!(self.element, stream = self.name, element = ?element, "element");
         ctx.push(self.shape.out, element)
     }
 
@@ -72,27 +56,37 @@ impl<T: std::fmt::Debug + Send + 'static> GraphStageLogic for Log<T> {
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        event_at!(self.levels.finish, stream = self.name, "upstream finished");
+        event_at!(self.finish, stream = self.name, "upstream finished");
         ctx.complete_stage();
         Ok(())
     }
 
     fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
-        event_at!(self.levels.failure, stream = self.name, error = %error, "upstream failed");
+        event_at!(self.failure, stream = self.name, error = %error, "upstream failed");
         Err(error)
     }
 
     fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        event_at!(self.levels.finish, stream = self.name, "downstream cancelled");
+        event_at!(self.finish, stream = self.name, "downstream cancelled");
         ctx.complete_stage();
         Ok(())
     }
 }
 
-pub(crate) fn log<T: std::fmt::Debug + Send + 'static>(name: &'static str, levels: LogLevels) -> Flow<T, T> {
-    logic_flow("log", move || Log::<T> {
-        shape: ports(),
-        name,
-        levels,
-    })
+/// The `log` stage; `levels`, when given, are its attributes' default.
+pub(crate) fn log<T: std::fmt::Debug + Send + 'static>(name: &'static str, levels: Option<LogLevels>) -> Flow<T, T> {
+    let flow = logic_flow_with("log", move |attributes: &Attributes| {
+        let levels = attributes.log_levels();
+        Log::<T> {
+            shape: ports(),
+            name,
+            element: level(levels.element),
+            finish: level(levels.finish),
+            failure: level(levels.failure),
+        }
+    });
+    match levels {
+        Some(levels) => flow.with_attributes(Attributes::new().with_log_levels(levels)),
+        None => flow,
+    }
 }

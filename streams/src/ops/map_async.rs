@@ -11,6 +11,11 @@
 //!
 //! A future that needs a tokio reactor (tokio timers, sockets) must run
 //! where one is: see `FlowOps::map_async`.
+//!
+//! Under a supervision strategy, a panic in `f`, a panic while polling a
+//! future and a future's `Err` go to the decider; unless it says `Stop`
+//! the element is dropped (its slot freed) and the others go on;
+//! `Restart` also takes a fresh clone of `f`.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -19,7 +24,10 @@ use std::task::{Context, Poll, Waker};
 
 use crate::StreamError;
 use crate::overflow::upfront_capacity;
-use crate::stage::{AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, supervised,
+};
 
 enum Slot<Fut, U> {
     Free,
@@ -45,13 +53,16 @@ pub(crate) struct MapAsync<T, U, F, Fut> {
     queue: VecDeque<usize>,
     in_flight: usize,
     upstream_done: bool,
+    /// The strategy, and `f` as the blueprint holds it (for a restart).
+    restart: Option<(SupervisionStrategy, F)>,
 }
 
-impl<T, U, F, Fut> MapAsync<T, U, F, Fut> {
-    pub(crate) fn new(parallelism: usize, f: F, ordered: bool) -> Self {
+impl<T, U, F: Clone, Fut> MapAsync<T, U, F, Fut> {
+    pub(crate) fn new(parallelism: usize, f: &F, ordered: bool, strategy: Option<&SupervisionStrategy>) -> Self {
         Self {
             shape: FlowShape::new(),
-            f,
+            f: f.clone(),
+            restart: strategy.map(|s| (s.clone(), f.clone())),
             ordered,
             parallelism,
             slots: Vec::with_capacity(upfront_capacity(parallelism)),
@@ -69,9 +80,31 @@ impl<T, U, F, Fut> MapAsync<T, U, F, Fut>
 where
     T: Send + 'static,
     U: Send + 'static,
-    F: FnMut(T) -> Fut + Send + 'static,
+    F: FnMut(T) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
 {
+    fn strategy(&self) -> Option<&SupervisionStrategy> {
+        self.restart.as_ref().map(|r| &r.0)
+    }
+
+    /// An element the strategy dropped: a restart takes a fresh `f`.
+    fn dropped(&mut self, directive: Directive) {
+        if let (Directive::Restart, Some((_, f))) = (directive, &self.restart) {
+            self.f = f.clone();
+        }
+    }
+
+    /// Free `slot`, whose element was dropped.
+    fn free_dropped(&mut self, slot: usize, directive: Directive) {
+        self.slots[slot] = Slot::Free;
+        self.free.push(slot);
+        self.in_flight -= 1;
+        if self.ordered {
+            self.queue.retain(|&s| s != slot);
+        }
+        self.dropped(directive);
+    }
+
     /// A free slot: a reused one, or a new one (with its waker). Called
     /// only with fewer than `parallelism` futures in flight.
     fn free_slot(&mut self) -> usize {
@@ -92,11 +125,26 @@ where
             return Ok(());
         };
         let mut cx = Context::from_waker(&self.wakers[slot]);
-        if let Poll::Ready(result) = future.as_mut().poll(&mut cx) {
-            self.slots[slot] = Slot::Done(result?);
-            if !self.ordered {
-                self.queue.push_back(slot);
+        let strategy = self.restart.as_ref().map(|r| &r.0);
+        let polled = match supervised(strategy, || future.as_mut().poll(&mut cx)) {
+            Ok(polled) => polled,
+            Err(directive) => {
+                self.free_dropped(slot, directive);
+                return Ok(());
             }
+        };
+        match polled {
+            Poll::Pending => {}
+            Poll::Ready(Ok(output)) => {
+                self.slots[slot] = Slot::Done(output);
+                if !self.ordered {
+                    self.queue.push_back(slot);
+                }
+            }
+            Poll::Ready(Err(error)) => match self.strategy().map(|s| s.decide(&error)) {
+                None | Some(Directive::Stop) => return Err(error),
+                Some(directive) => self.free_dropped(slot, directive),
+            },
         }
         Ok(())
     }
@@ -131,7 +179,7 @@ impl<T, U, F, Fut> GraphStageLogic for MapAsync<T, U, F, Fut>
 where
     T: Send + 'static,
     U: Send + 'static,
-    F: FnMut(T) -> Fut + Send + 'static,
+    F: FnMut(T) -> Fut + Clone + Send + 'static,
     Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
 {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -145,8 +193,16 @@ where
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
+        let f = &mut self.f;
+        let future = match supervised(self.restart.as_ref().map(|r| &r.0), || f(element)) {
+            Ok(future) => future,
+            Err(directive) => {
+                self.dropped(directive);
+                return self.drain(ctx);
+            }
+        };
         let slot = self.free_slot();
-        self.slots[slot] = Slot::Running(Box::pin((self.f)(element)));
+        self.slots[slot] = Slot::Running(Box::pin(future));
         self.in_flight += 1;
         if self.ordered {
             self.queue.push_back(slot);

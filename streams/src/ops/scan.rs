@@ -1,19 +1,46 @@
 //! `scan`, `fold`, `reduce`: operators that carry an accumulator.
+//!
+//! `scan` and `fold` honour a supervision strategy: a panic in `f` drops
+//! the element; `Resume` keeps the accumulator, `Restart` sets it back to
+//! the seed (without emitting it again) and takes a fresh clone of `f`.
 
-use super::util::ports;
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
-use crate::{ErrorKind, StreamError};
+use super::util::{logic_flow, logic_flow_with, ports};
+use crate::stage::{
+    Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, supervised,
+};
+use crate::{ErrorKind, Flow, StreamError};
 
-/// Emits `zero`, then the running accumulation.
-pub(crate) struct Scan<T, A, F> {
-    pub(crate) shape: FlowShape<T, A>,
-    pub(crate) acc: A,
-    pub(crate) f: F,
-    pub(crate) zero_sent: bool,
+/// The strategy and what a restart goes back to: the seed and a clone of
+/// the closure as the blueprint holds it. `None` without a strategy.
+struct Restart<A, F> {
+    strategy: SupervisionStrategy,
+    zero: A,
+    f: F,
 }
 
-impl<T: Send + 'static, A: Clone + Send + 'static, F: FnMut(A, T) -> A + Send + 'static>
-    GraphStageLogic for Scan<T, A, F>
+fn restart_point<A: Clone, F: Clone>(attributes: &Attributes, zero: &A, f: &F) -> Option<Restart<A, F>> {
+    attributes.supervision_strategy().map(|strategy| Restart {
+        strategy: strategy.clone(),
+        zero: zero.clone(),
+        f: f.clone(),
+    })
+}
+
+/// Emits `zero`, then the running accumulation.
+struct Scan<T, A, F> {
+    shape: FlowShape<T, A>,
+    acc: A,
+    f: F,
+    zero_sent: bool,
+    restart: Option<Restart<A, F>>,
+}
+
+impl<T, A, F> GraphStageLogic for Scan<T, A, F>
+where
+    T: Send + 'static,
+    A: Clone + Send + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + 'static,
 {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         if self.zero_sent {
@@ -27,8 +54,20 @@ impl<T: Send + 'static, A: Clone + Send + 'static, F: FnMut(A, T) -> A + Send + 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let acc = self.acc.clone();
-        self.acc = (self.f)(acc, element);
-        ctx.push(self.shape.out, self.acc.clone())
+        let f = &mut self.f;
+        match supervised(self.restart.as_ref().map(|r| &r.strategy), || f(acc, element)) {
+            Ok(acc) => {
+                self.acc = acc;
+                ctx.push(self.shape.out, self.acc.clone())
+            }
+            Err(directive) => {
+                if let (Directive::Restart, Some(restart)) = (directive, &self.restart) {
+                    self.acc = restart.zero.clone();
+                    self.f = restart.f.clone();
+                }
+                ctx.pull(self.shape.inlet)
+            }
+        }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -41,16 +80,20 @@ impl<T: Send + 'static, A: Clone + Send + 'static, F: FnMut(A, T) -> A + Send + 
     }
 }
 
-/// Folds everything; emits the result when upstream completes.
-/// `acc` is `None` until the first element for `reduce`.
-pub(crate) struct Fold<T, A, F> {
-    pub(crate) shape: FlowShape<T, A>,
-    pub(crate) acc: Option<A>,
-    pub(crate) f: F,
+/// Folds everything into `acc`; emits it when upstream completes.
+struct Fold<T, A, F> {
+    shape: FlowShape<T, A>,
+    /// Always `Some` between handlers (taken only to move it through `f`).
+    acc: Option<A>,
+    f: F,
+    restart: Option<Restart<A, F>>,
 }
 
-impl<T: Send + 'static, A: Send + 'static, F: FnMut(Option<A>, T) -> A + Send + 'static>
-    GraphStageLogic for Fold<T, A, F>
+impl<T, A, F> GraphStageLogic for Fold<T, A, F>
+where
+    T: Send + 'static,
+    A: Clone + Send + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + 'static,
 {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         ctx.pull(self.shape.inlet)
@@ -58,7 +101,53 @@ impl<T: Send + 'static, A: Send + 'static, F: FnMut(Option<A>, T) -> A + Send + 
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        self.acc = Some((self.f)(self.acc.take(), element));
+        let Some(restart) = &self.restart else {
+            // Unsupervised: the accumulator moves through `f`, no clone
+            // (a panic fails the stage, so nothing reads it after one).
+            let acc = self.acc.take().expect("fold holds its accumulator");
+            self.acc = Some((self.f)(acc, element));
+            return ctx.pull(self.shape.inlet);
+        };
+        // Supervised: `f` gets a clone, so a resumed fold keeps its value.
+        let (acc, f) = (self.acc.clone().expect("fold holds its accumulator"), &mut self.f);
+        match restart.strategy.catching(|| f(acc, element)) {
+            Ok(acc) => self.acc = Some(acc),
+            Err(Directive::Restart) => {
+                self.acc = Some(restart.zero.clone());
+                self.f = restart.f.clone();
+            }
+            Err(_) => {}
+        }
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let acc = self.acc.take().expect("fold holds its accumulator");
+        ctx.emit(self.shape.out, acc)?;
+        ctx.complete_stage();
+        Ok(())
+    }
+}
+
+/// Combines elements, the first being the start; emits the result when
+/// upstream completes (`EmptyStream` when there was none).
+struct Reduce<T, F> {
+    shape: FlowShape<T, T>,
+    acc: Option<T>,
+    f: F,
+}
+
+impl<T: Send + 'static, F: FnMut(T, T) -> T + Send + 'static> GraphStageLogic for Reduce<T, F> {
+    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.shape.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let element = ctx.grab(self.shape.inlet)?;
+        self.acc = Some(match self.acc.take() {
+            Some(acc) => (self.f)(acc, element),
+            None => element,
+        });
         ctx.pull(self.shape.inlet)
     }
 
@@ -73,10 +162,43 @@ impl<T: Send + 'static, A: Send + 'static, F: FnMut(Option<A>, T) -> A + Send + 
     }
 }
 
-pub(crate) fn fold_logic<T, A, F>(acc: Option<A>, f: F) -> Fold<T, A, F> {
-    Fold {
+pub(crate) fn scan<T, A, F>(zero: A, f: F) -> Flow<T, A>
+where
+    T: Send + 'static,
+    A: Clone + Send + Sync + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
+{
+    logic_flow_with("scan", move |attributes: &Attributes| Scan {
         shape: ports(),
-        acc,
-        f,
-    }
+        acc: zero.clone(),
+        f: f.clone(),
+        zero_sent: false,
+        restart: restart_point(attributes, &zero, &f),
+    })
+}
+
+pub(crate) fn fold<T, A, F>(zero: A, f: F) -> Flow<T, A>
+where
+    T: Send + 'static,
+    A: Clone + Send + Sync + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
+{
+    logic_flow_with("fold", move |attributes: &Attributes| Fold {
+        shape: ports(),
+        acc: Some(zero.clone()),
+        f: f.clone(),
+        restart: restart_point(attributes, &zero, &f),
+    })
+}
+
+pub(crate) fn reduce<T, F>(f: F) -> Flow<T, T>
+where
+    T: Send + 'static,
+    F: FnMut(T, T) -> T + Clone + Send + Sync + 'static,
+{
+    logic_flow("reduce", move || Reduce {
+        shape: ports(),
+        acc: None,
+        f: f.clone(),
+    })
 }

@@ -2,11 +2,12 @@
 //! step (run as a stage) and a batch adapter (fused into an iterator source).
 
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
+use std::sync::Arc;
 use std::task::Context;
 
 use crate::Flow;
 use crate::blueprint::simple_flow;
-use crate::fusion::{Adapted, BoxChunks, Chunks, Fill, Step};
+use crate::fusion::{Adapted, BoxChunks, Chunks, Fill, IterAdapter, Step, StepFactory, StepFn};
 
 /// How one operator turns an upstream batch into its output batch.
 /// `Adapted<I, S>` is a `Chunks<O>` for every `S: BatchOp<I, O>`.
@@ -323,4 +324,41 @@ where
         },
         move |it| adapt(it, SkipWhileOp(q.clone(), true)),
     )
+}
+
+/// One step applied element by element, pulling one upstream element at
+/// a time (a step may complete after any element, and nothing upstream
+/// may run past it): the adapter of an operator whose step was wrapped
+/// after construction (a supervised one, `crate::fusion::supervised`).
+struct StepOp<I, O> {
+    step: StepFn<I, O>,
+    done: bool,
+}
+
+impl<I: Send, O> BatchOp<I, O> for StepOp<I, O> {
+    fn upstream(&mut self, _: usize) -> Option<usize> {
+        (!self.done).then_some(1)
+    }
+    fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {
+        for x in batch.drain(..) {
+            if self.done {
+                continue;
+            }
+            match (self.step)(x) {
+                Step::Emit(o) => out.push(o),
+                Step::Skip => {}
+                Step::Last(o) => {
+                    out.push(o);
+                    self.done = true;
+                }
+                Step::Done => self.done = true,
+            }
+        }
+        self.done
+    }
+}
+
+/// The iterator adapter that runs `step` (a fresh one per run) per element.
+pub(crate) fn step_adapter<I: Send + 'static, O: Send + 'static>(step: StepFactory<I, O>) -> IterAdapter<I, O> {
+    Arc::new(move |it| adapt(it, StepOp { step: step(), done: false }))
 }

@@ -2,10 +2,11 @@
 
 use std::marker::PhantomData;
 
+use crate::stage::{Attributes, FlowShape, GraphStage, GraphStageLogic, MatContext};
 use crate::Flow;
-use crate::stage::{FlowShape, GraphStage, GraphStageLogic, MatContext};
 
-/// A flow stage whose logic `make` builds afresh for each run.
+/// A flow stage whose logic `make` builds afresh for each run, from the
+/// stage's attributes.
 pub(crate) struct LogicFlow<I, O, M> {
     name: &'static str,
     make: M,
@@ -17,7 +18,7 @@ where
     I: Send + 'static,
     O: Send + 'static,
     L: GraphStageLogic,
-    M: Fn() -> L + Send + Sync + 'static,
+    M: Fn(&Attributes) -> L + Send + Sync + 'static,
 {
     type Shape = FlowShape<I, O>;
     type Mat = ();
@@ -26,8 +27,8 @@ where
         self.name
     }
 
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        (Box::new((self.make)()), ())
+    fn create_logic(&self, ctx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        (Box::new((self.make)(ctx.attributes())), ())
     }
 }
 
@@ -39,6 +40,18 @@ where
     L: GraphStageLogic,
     M: Fn() -> L + Send + Sync + 'static,
 {
+    logic_flow_with(name, move |_: &Attributes| make())
+}
+
+/// A flow of one stage with logic `make(attributes)`: for operators that
+/// read an attribute (a supervision strategy, log levels) when they start.
+pub(crate) fn logic_flow_with<I, O, L, M>(name: &'static str, make: M) -> Flow<I, O>
+where
+    I: Send + 'static,
+    O: Send + 'static,
+    L: GraphStageLogic,
+    M: Fn(&Attributes) -> L + Send + Sync + 'static,
+{
     Flow::from_graph(LogicFlow {
         name,
         make,
@@ -49,4 +62,13 @@ where
 /// The ports of every one-in, one-out operator.
 pub(crate) const fn ports<I, O>() -> FlowShape<I, O> {
     FlowShape::new()
+}
+
+/// `ArgumentError::Zero` for a zero `n`.
+pub(crate) fn at_least_one(n: usize, argument: &'static str) -> Result<(), crate::ArgumentError> {
+    if n == 0 {
+        Err(crate::ArgumentError::Zero { argument })
+    } else {
+        Ok(())
+    }
 }

@@ -131,10 +131,12 @@ pub(crate) enum Unit {
 
 /// Plan a closed graph (every port connected).
 pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
-    let rewritten = if fusion { fan_in::rewrite(nodes, edges) } else { None };
+    // Supervised simple operators catch per element; only they do.
+    let supervised = crate::fusion::supervise(nodes);
+    let rewritten = if fusion { fan_in::rewrite(&supervised, edges) } else { None };
     let (nodes, edges, absorbed) = match &rewritten {
         Some(graph) => (&graph.nodes[..], &graph.edges[..], Some(&graph.absorbed[..])),
-        None => (nodes, edges, None),
+        None => (&supervised[..], edges, None),
     };
     let n = nodes.len();
     // Each node's successor and predecessor along a 1-to-1 link.

@@ -4,6 +4,7 @@ use std::borrow::Cow;
 
 use weir_actor::{DispatcherKind, LogLevel};
 
+use super::SupervisionStrategy;
 use crate::ArgumentError;
 
 /// The default size of the input buffer between islands.
@@ -48,6 +49,54 @@ pub struct Attributes {
     input_buffer: Option<usize>,
     drop_log_level: Option<LogLevel>,
     dispatcher: Option<DispatcherKind>,
+    supervision: Option<SupervisionStrategy>,
+    log_levels: Option<LogLevels>,
+}
+
+/// The levels `log(name)` emits its events at (Akka's
+/// `Attributes.logLevels`); `None` silences that kind of event. Set with
+/// [`Attributes::with_log_levels`].
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::LogLevel;
+/// use weir_streams::LogLevels;
+///
+/// let quiet_elements = LogLevels { element: None, ..LogLevels::default() };
+/// assert_eq!(quiet_elements.failure, Some(LogLevel::Error));
+/// assert_eq!(LogLevels::off().finish, None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogLevels {
+    /// Each element (default debug).
+    pub element: Option<LogLevel>,
+    /// Completion or cancellation (default debug).
+    pub finish: Option<LogLevel>,
+    /// Failure (default error).
+    pub failure: Option<LogLevel>,
+}
+
+impl LogLevels {
+    /// No events at all.
+    pub const fn off() -> Self {
+        Self {
+            element: None,
+            finish: None,
+            failure: None,
+        }
+    }
+}
+
+impl Default for LogLevels {
+    /// Elements and completion at debug, failure at error (as Akka).
+    fn default() -> Self {
+        Self {
+            element: Some(LogLevel::Debug),
+            finish: Some(LogLevel::Debug),
+            failure: Some(LogLevel::Error),
+        }
+    }
 }
 
 impl Attributes {
@@ -159,6 +208,48 @@ impl Attributes {
         Self::new().with_dispatcher(DispatcherKind::Pinned)
     }
 
+    /// What a failure in user code inside this operator does (Akka's
+    /// `ActorAttributes.supervisionStrategy`); see [`SupervisionStrategy`]
+    /// and each operator's "Supervision" note. Set on a `Source` or `Flow`
+    /// with `.with_attributes(..)`, it applies to the last operator.
+    ///
+    /// ```
+    /// use weir_streams::{Attributes, SupervisionStrategy};
+    ///
+    /// assert!(Attributes::new().supervision_strategy().is_none());
+    /// let resume = Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+    /// assert!(resume.supervision_strategy().is_some());
+    /// ```
+    pub fn with_supervision_strategy(mut self, strategy: SupervisionStrategy) -> Self {
+        self.supervision = Some(strategy);
+        self
+    }
+
+    /// The supervision strategy, if one was set (none: failures stop the stream).
+    pub fn supervision_strategy(&self) -> Option<&SupervisionStrategy> {
+        self.supervision.as_ref()
+    }
+
+    /// The levels `log(name)` emits at (Akka's `Attributes.logLevels`).
+    ///
+    /// ```
+    /// use weir_actor::LogLevel;
+    /// use weir_streams::{Attributes, LogLevels};
+    ///
+    /// assert_eq!(Attributes::new().log_levels(), LogLevels::default());
+    /// let loud = LogLevels { element: Some(LogLevel::Info), ..LogLevels::default() };
+    /// assert_eq!(Attributes::new().with_log_levels(loud).log_levels(), loud);
+    /// ```
+    pub fn with_log_levels(mut self, levels: LogLevels) -> Self {
+        self.log_levels = Some(levels);
+        self
+    }
+
+    /// The levels for `log(name)` ([`LogLevels::default`] unless set).
+    pub fn log_levels(&self) -> LogLevels {
+        self.log_levels.unwrap_or_default()
+    }
+
     /// The dispatcher set for this stage's island, if one was set (the
     /// shared pool otherwise).
     pub fn dispatcher(&self) -> Option<DispatcherKind> {
@@ -194,6 +285,12 @@ impl Attributes {
         }
         if other.dispatcher.is_some() {
             self.dispatcher = other.dispatcher;
+        }
+        if other.supervision.is_some() {
+            self.supervision = other.supervision.clone();
+        }
+        if other.log_levels.is_some() {
+            self.log_levels = other.log_levels;
         }
         self
     }

@@ -266,15 +266,20 @@ impl StageContext<'_> {
         s & (DEMANDED | PUSHED) != 0 && s & IN_DONE == 0
     }
 
-    /// For an inlet: upstream completed or failed, or the stage cancelled
-    /// it. For an outlet: the stage completed it, or downstream cancelled.
+    /// For an inlet: upstream's completion or failure has reached this
+    /// stage (`on_upstream_finish` / `on_upstream_failure` ran), or the
+    /// stage cancelled it. An element pushed before the completion is
+    /// still on its way until then: the inlet is not closed yet (as
+    /// Akka's `isClosed(in)`), so a stage that completes when it finds
+    /// its inlet closed cannot drop it. For an outlet: the stage
+    /// completed it, or downstream cancelled.
     pub fn is_closed(&self, port: impl Port) -> bool {
         let Some((c, inlet)) = self.locate(&port) else {
             return true;
         };
         let s = self.core.conns[c as usize].state;
         if inlet {
-            s & (IN_DONE | UP_CLOSED) != 0
+            s & IN_DONE != 0 || s & (UP_CLOSED | PUSHED) == UP_CLOSED
         } else {
             s & (OUT_DONE | DOWN_CLOSED) != 0
         }

@@ -11,14 +11,17 @@ mod logic;
 mod ports;
 mod slot;
 mod stage_actor;
+mod supervision;
 
 pub use crate::interpreter::MatContext;
-pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, upfront_capacity};
+pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, LogLevels, upfront_capacity};
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub(crate) use slot::Slot;
 pub use stage_actor::{StageActor, StageActorMessage};
+pub(crate) use supervision::supervised;
+pub use supervision::{Directive, SupervisionStrategy};
 pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
 pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,

@@ -29,8 +29,8 @@ pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + 
 
 /// A stream split into substreams: operators apply to each substream
 /// (it is a [`FlowOps`]), until one of the closing methods joins them.
-/// Made by [`FlowOps::group_by`], [`FlowOps::split_when`] and
-/// [`FlowOps::split_after`].
+/// Made by [`SubstreamOps::group_by`](super::SubstreamOps::group_by), [`SubstreamOps::split_when`](super::SubstreamOps::split_when) and
+/// [`SubstreamOps::split_after`](super::SubstreamOps::split_after).
 ///
 /// Every substream runs inside the splitting stage, on its island; a
 /// substream's flow or sink must not contain an async boundary (the
@@ -157,7 +157,7 @@ where
     /// system.terminate().wait().unwrap();
     /// ```
     pub fn merge_substreams_with_parallelism(self, parallelism: usize) -> Result<B::Repr<U>, ArgumentError> {
-        super::at_least_one(parallelism, "parallelism")?;
+        super::util::at_least_one(parallelism, "parallelism")?;
         Ok(self.close(Tail::Out, parallelism, "merge_substreams"))
     }
 
