@@ -153,6 +153,8 @@ pub mod idle_streams;
 pub mod actor_ref_source;
 pub mod interop;
 pub mod io;
+/// Many small graphs materialized (`weir-bench materialize`).
+pub mod materialize;
 #[cfg(feature = "nats")]
 pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).

@@ -7,7 +7,7 @@ use std::task::{Context, Waker};
 use super::{FUSED_BUDGET, Up};
 use crate::fusion::{BoxChunks, Fill};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
-use crate::{ErrorKind, StreamError};
+use crate::StreamError;
 
 pub(super) enum Upstream<T> {
     /// Elements arrive on inlet 0.
@@ -173,6 +173,6 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryOut<T> {
     fn post_stop(&mut self) {
         // Torn down without a finish (the island aborted): tell downstream
         // (a no-op after a finish or a cancellation).
-        self.producer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        self.producer.finish_abruptly();
     }
 }
