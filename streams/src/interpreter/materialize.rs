@@ -366,16 +366,67 @@ pub(crate) fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Att
         .and(set)
 }
 
+/// The longest island actor name: `stream-`, two numbers of at most 20
+/// digits, two `-` and 40 characters of the stage name.
+const ACTOR_NAME_MAX: usize = 7 + 20 + 1 + 20 + 1 + 40;
+
+/// An island actor's name, made on the stack: the actor system copies it
+/// once, into the name the actor's path and its parent share.
+struct ActorName {
+    bytes: [u8; ACTOR_NAME_MAX],
+    len: usize,
+}
+
+impl std::ops::Deref for ActorName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("actor names are ASCII")
+    }
+}
+
 /// `stream-<n>-<island>-<first stage>`, with the stage name reduced to
 /// characters actor names accept.
-fn actor_name(stream: u64, island: usize, first: Option<&str>) -> String {
-    use std::fmt::Write;
-    // One allocation, sized for the common case (no `format!` growth).
-    let mut name = String::with_capacity(48 + first.map_or(0, |f| f.len().min(40)));
-    let _ = write!(name, "stream-{stream}-{island}");
+fn actor_name(stream: u64, island: usize, first: Option<&str>) -> ActorName {
+    use std::io::Write;
+    let mut bytes = [0u8; ACTOR_NAME_MAX];
+    let mut out = &mut bytes[..];
+    // The buffer holds the longest name, so no write runs out of room.
+    let _ = write!(out, "stream-{stream}-{island}");
     if let Some(first) = first {
-        name.push('-');
-        name.extend(crate::stage::name_chars(first).take(40));
+        let _ = out.write_all(b"-");
+        for c in crate::stage::name_chars(first).take(40) {
+            debug_assert!(c.is_ascii(), "`name_chars` maps to ASCII");
+            let _ = out.write_all(&[c as u8]);
+        }
     }
-    name
+    let len = ACTOR_NAME_MAX - out.len();
+    ActorName { bytes, len }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::actor_name;
+
+    proptest! {
+        /// Whatever the stream, island and stage, the name fits its
+        /// buffer whole and is a valid actor name.
+        #[test]
+        fn every_island_actor_name_is_whole_and_valid(
+            stream in any::<u64>(),
+            island in any::<usize>(),
+            label in proptest::option::of(any::<String>()),
+        ) {
+            let name = actor_name(stream, island, label.as_deref());
+            let mut expected = format!("stream-{stream}-{island}");
+            if let Some(label) = &label {
+                expected.push('-');
+                expected.extend(crate::stage::name_chars(label).take(40));
+            }
+            prop_assert_eq!(&*name, expected.as_str());
+            prop_assert_eq!(weir_actor::validate_name(&name), Ok(()));
+        }
+    }
 }
