@@ -29,8 +29,8 @@ fn a_small_graph_run_again_allocates_little() {
         .build()
         .unwrap();
     let mat = Materializer::new(&system);
-    // Before the plan was kept and teardown stopped building errors, these
-    // were about 47 and 71 (the plan alone about 14 and 20).
+    // Before the plan was kept, names were made on the stack and teardown
+    // stopped building errors, these were 70 and 98; now 28 and 44.
     let one = per_run(&weir_graph(1, 1), &mat);
     assert!(one <= 30.0, "one island: {one} allocations per run");
     let two = per_run(&weir_graph(1, 2), &mat);
