@@ -388,20 +388,45 @@ impl std::ops::Deref for ActorName {
 /// `stream-<n>-<island>-<first stage>`, with the stage name reduced to
 /// characters actor names accept.
 fn actor_name(stream: u64, island: usize, first: Option<&str>) -> ActorName {
-    use std::io::Write;
-    let mut bytes = [0u8; ACTOR_NAME_MAX];
-    let mut out = &mut bytes[..];
-    // The buffer holds the longest name, so no write runs out of room.
-    let _ = write!(out, "stream-{stream}-{island}");
+    let mut name = ActorName {
+        bytes: [0u8; ACTOR_NAME_MAX],
+        len: 0,
+    };
+    name.push(b"stream-");
+    name.push_decimal(stream);
+    name.push(b"-");
+    name.push_decimal(island as u64);
     if let Some(first) = first {
-        let _ = out.write_all(b"-");
+        name.push(b"-");
         for c in crate::stage::name_chars(first).take(40) {
             debug_assert!(c.is_ascii(), "`name_chars` maps to ASCII");
-            let _ = out.write_all(&[c as u8]);
+            name.push(&[c as u8]);
         }
     }
-    let len = ACTOR_NAME_MAX - out.len();
-    ActorName { bytes, len }
+    name
+}
+
+impl ActorName {
+    /// Append `bytes` (ASCII); [`ACTOR_NAME_MAX`] leaves room for the longest name.
+    fn push(&mut self, bytes: &[u8]) {
+        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    /// Append `n` in decimal (no `fmt` machinery: this is on every run).
+    fn push_decimal(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[at..]);
+    }
 }
 
 #[cfg(test)]
