@@ -77,7 +77,7 @@ pub(crate) fn ask_with<R: Send + 'static>(
     let system = system.internal();
     let path = ActorPath::root(system.inner.name.clone(), 0)
         .child("temp", 0)
-        .child(&system.next_temp_name(), system.next_uid());
+        .child(system.next_temp_name(), system.next_uid());
     let cell = Arc::new(AskCell {
         path,
         system: system.clone(),

@@ -45,6 +45,11 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     if name == "." || name == ".." {
         return Err(NameError::Reserved);
     }
+    // Fast path: a valid name is ASCII, checked a byte at a time; the
+    // character scan below only runs to report what is wrong.
+    if name.bytes().all(|b| NAME_CHARS.get(usize::from(b)).copied().unwrap_or(false)) {
+        return Ok(());
+    }
     match name.chars().enumerate().find(|&(_, ch)| !is_name_char(ch)) {
         Some((position, ch)) => Err(NameError::InvalidChar { ch, position }),
         None => Ok(()),
@@ -64,8 +69,27 @@ pub(crate) fn validate_element(element: &str) -> Result<(), NameError> {
 }
 
 pub(crate) fn is_name_char(ch: char) -> bool {
-    ch.is_ascii_alphanumeric() || NAME_PUNCTUATION.contains(ch)
+    // One table look-up per character: names are checked on every spawn
+    // (a stream's island actors among them), so this is on that path.
+    NAME_CHARS.get(ch as usize).copied().unwrap_or(false)
 }
+
+/// Which ASCII characters a name may hold (see [`is_name_char`]).
+const NAME_CHARS: [bool; 128] = {
+    let mut table = [false; 128];
+    let mut c = 0;
+    while c < 128 {
+        table[c] = (c as u8).is_ascii_alphanumeric();
+        c += 1;
+    }
+    let punctuation = NAME_PUNCTUATION.as_bytes();
+    let mut i = 0;
+    while i < punctuation.len() {
+        table[punctuation[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 /// The generated name of the `n`-th anonymous child: `$` followed by a
 /// base-36 counter (`$a`, `$b`, ..., `$ba`), as in Akka.

@@ -44,8 +44,10 @@ pub struct ActorPath {
 
 struct PathInner {
     system: Arc<str>,
-    /// Names from the root's first child down to this actor (the root has none).
-    elements: Vec<Box<str>>,
+    /// Names from the root's first child down to this actor (the root has
+    /// none). Shared: a child's path clones its parent's names (no copy)
+    /// and its own name is the one its parent's children table holds.
+    elements: Vec<Arc<str>>,
     uid: u64,
 }
 
@@ -93,7 +95,7 @@ impl ActorPath {
                 .enumerate()
                 .map(|(index, e)| {
                     validate_element(e)
-                        .map(|()| Box::<str>::from(e))
+                        .map(|()| Arc::<str>::from(e))
                         .map_err(|error| PathError::InvalidElement { index, error })
                 })
                 .collect::<Result<_, _>>()?
@@ -113,13 +115,13 @@ impl ActorPath {
         Self {
             inner: Arc::new(PathInner {
                 system: system.into(),
-                elements: local.split('/').filter(|e| !e.is_empty()).map(Box::from).collect(),
+                elements: local.split('/').filter(|e| !e.is_empty()).map(Arc::from).collect(),
                 uid: 0,
             }),
         }
     }
 
-    pub(crate) fn child(&self, name: &str, uid: u64) -> Self {
+    pub(crate) fn child(&self, name: impl Into<Arc<str>>, uid: u64) -> Self {
         let mut elements = Vec::with_capacity(self.inner.elements.len() + 1);
         elements.extend(self.inner.elements.iter().cloned());
         elements.push(name.into());

@@ -83,6 +83,7 @@ const TOKIO_CT_4: &str = "tokio ct, 5 tasks mpsc(16)";
 /// Rows that compute [`expected`] with `boundaries` boundaries (the
 /// caller checks their checksums against it).
 pub fn variants<'a>(n: u64, mat: &'a Materializer) -> Vec<(u64, Variant<'a>)> {
+    #[cfg_attr(not(feature = "peers"), allow(unused_mut))] // the peers push theirs
     let mut rows: Vec<(u64, Variant<'a>)> = vec![
         (2, (WEIR_2, Box::new(move || weir(n, 2, mat)))),
         (4, (WEIR_4, Box::new(move || weir(n, 4, mat)))),

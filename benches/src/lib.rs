@@ -154,6 +154,8 @@ pub mod actor_ref_source;
 pub mod interop;
 pub mod io;
 pub mod islands;
+/// Many small graphs materialized (`weir-bench materialize`).
+pub mod materialize;
 #[cfg(feature = "nats")]
 pub mod nats_server;
 /// Peer frameworks side by side (`weir-bench peers`, with the `peers` feature).

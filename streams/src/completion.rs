@@ -116,7 +116,11 @@ impl<T> Completer<T> {
 
 impl<T> Drop for Completer<T> {
     fn drop(&mut self) {
-        self.complete(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        // Make the error only when it will be reported: a completer that
+        // already completed (the common case) drops without allocating.
+        if self.promise.is_some() {
+            self.complete(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        }
     }
 }
 

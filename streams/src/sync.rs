@@ -5,6 +5,9 @@
 #![allow(unused_imports)] // each build uses a different subset
 
 pub(crate) use std::sync::Arc;
+/// `std`'s in both builds: it only memoizes a value made once (a
+/// graph's plan); no model runs across it.
+pub(crate) use std::sync::OnceLock;
 pub(crate) use std::sync::atomic::Ordering;
 
 #[cfg(not(loom))]

@@ -49,7 +49,8 @@ pub(crate) struct CellCore {
 /// SipHash on short names, which is most of a child lookup, while still not
 /// letting chosen names degrade a map built from untrusted ids.
 pub(crate) struct Children {
-    pub(crate) by_name: HashMap<Box<str>, ChildEntry, foldhash::fast::RandomState>,
+    /// Keyed by the child's name, shared with its path.
+    pub(crate) by_name: HashMap<Arc<str>, ChildEntry, foldhash::fast::RandomState>,
     next_anonymous: u64,
     /// `false` once the actor is stopping: no new children.
     accepting: bool,
@@ -254,7 +255,7 @@ pub(crate) fn spawn_child<C: Actor>(
         if !children.accepting {
             return Err(SpawnError::ParentStopped);
         }
-        let name: Box<str> = match name {
+        let name: Arc<str> = match name {
             Some(name) if children.by_name.contains_key(name) => {
                 return Err(SpawnError::DuplicateName(name.to_owned()));
             }
@@ -263,12 +264,12 @@ pub(crate) fn spawn_child<C: Actor>(
                 let candidate = generated_name(children.next_anonymous);
                 children.next_anonymous += 1;
                 if !children.by_name.contains_key(candidate.as_str()) {
-                    break candidate.into_boxed_str();
+                    break candidate.into();
                 }
             },
         };
         let system = &core.system;
-        let path = core.path.child(&name, system.next_uid());
+        let path = core.path.child(Arc::clone(&name), system.next_uid());
         let cell = new_cell(system, Some(parent.clone()), path, props)?;
         children.by_name.insert(
             name,

@@ -6,6 +6,7 @@
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue]
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
+//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]
 //! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N]
 //! ```
 //!
@@ -820,6 +821,9 @@ fn main() {
             args.get("--buffer").unwrap_or(256) as usize,
             &|| ALLOC.allocations(),
         ),
+        Some("materialize") => {
+            weir_benches::materialize::run(&args.0[1..], &|| ALLOC.allocations())
+        }
         Some("substreams") => substreams(&args),
         Some("actor-ref") => actor_ref(&args),
         Some("interop") => interop(&args),
@@ -836,7 +840,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }

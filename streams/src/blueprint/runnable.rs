@@ -2,6 +2,8 @@
 
 use super::graph::Graph;
 use crate::interpreter::materialize;
+use crate::plan::Plan;
+use crate::sync::{Arc, OnceLock};
 use crate::{MaterializeError, Materializer};
 
 /// A source connected to a sink: run it to start the stream and get the
@@ -22,19 +24,28 @@ use crate::{MaterializeError, Materializer};
 #[must_use = "a RunnableGraph does nothing until it is run"]
 pub struct RunnableGraph<Mat> {
     pub(crate) graph: Graph<Mat>,
+    /// The plan for each fusion setting (`[off, on]`), made by the first
+    /// run that needs it. A plan holds factories only (each run makes
+    /// fresh logics from it), so every later run of this graph, and of
+    /// its clones, skips planning.
+    plans: [OnceLock<Arc<Plan>>; 2],
 }
 
 impl<Mat> Clone for RunnableGraph<Mat> {
     fn clone(&self) -> Self {
         Self {
             graph: self.graph.clone(),
+            plans: self.plans.clone(),
         }
     }
 }
 
 impl<Mat: 'static> RunnableGraph<Mat> {
     pub(crate) fn from_graph(graph: Graph<Mat>) -> Self {
-        Self { graph }
+        Self {
+            graph,
+            plans: Default::default(),
+        }
     }
 
     /// Start the stream; returns at once with the materialized value
@@ -86,10 +97,13 @@ impl<Mat: 'static> RunnableGraph<Mat> {
         }
     }
 
-    /// Plan the graph (see `crate::plan`) and run the plan.
+    /// Plan the graph (see `crate::plan`; once per fusion setting) and
+    /// run the plan.
     fn materialize(&self, materializer: &Materializer) -> crate::interpreter::Materialized {
-        let plan = crate::plan::plan(&self.graph.nodes, &self.graph.edges, materializer.fusion());
-        materialize(&plan, self.graph.nodes.len(), materializer)
+        let fusion = materializer.fusion();
+        let plan = self.plans[usize::from(fusion)]
+            .get_or_init(|| Arc::new(crate::plan::plan(&self.graph.nodes, &self.graph.edges, fusion)));
+        materialize(plan, self.graph.nodes.len(), materializer)
     }
 
     fn assemble(&self, mut values: Vec<Option<Box<dyn std::any::Any + Send>>>) -> Mat {
@@ -102,7 +116,11 @@ impl<Mat: 'static> RunnableGraph<Mat> {
         self,
         f: impl Fn(Mat) -> M2 + Send + Sync + 'static,
     ) -> RunnableGraph<M2> {
-        RunnableGraph::from_graph(self.graph.map_mat(f))
+        // Same nodes and edges: the plans made so far still apply.
+        RunnableGraph {
+            graph: self.graph.map_mat(f),
+            plans: self.plans,
+        }
     }
 }
 

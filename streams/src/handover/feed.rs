@@ -2,10 +2,10 @@
 //! running island feeds a hand-over (a `MergeHub` producer, interop's
 //! `as_stream` island form).
 
+use crate::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };
-use crate::{ErrorKind, StreamError};
 
 use super::{Notify, Producer};
 
@@ -132,8 +132,7 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for FeedLogic<T, C>
     fn post_stop(&mut self) {
         // Torn down (the system stopped): the consumer must not wait for
         // ever. A no-op when the stream already ended.
-        self.producer
-            .finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        self.producer.finish_abruptly();
     }
 }
 

@@ -398,6 +398,17 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
     /// first end wins: returns `false` (and does nothing) when the channel
     /// already ended or the consumer cancelled.
     pub fn finish(&mut self, outcome: Result<(), StreamError>) -> bool {
+        self.finish_with(|| outcome)
+    }
+
+    /// [`finish`](Self::finish) with `AbruptTermination`, the error made
+    /// only when it will be handed over: a producer torn down after the
+    /// stream ended (the common case) allocates nothing.
+    pub(crate) fn finish_abruptly(&mut self) -> bool {
+        self.finish_with(|| Err(StreamError::from_kind(ErrorKind::AbruptTermination)))
+    }
+
+    fn finish_with(&mut self, outcome: impl FnOnce() -> Result<(), StreamError>) -> bool {
         let notify = {
             let mut state = self.shared.lock();
             if state.finished || state.cancelled {
@@ -410,7 +421,7 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
                 state.handed += self.local.len();
             }
             state.queue.append(&mut self.local);
-            state.end = Some(outcome);
+            state.end = Some(outcome());
             state.finished = true;
             state.producer_waiting = false;
             state.consumer_waiting = false;
@@ -425,7 +436,7 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
 
 impl<T, P: Notify, C: Notify> Drop for Producer<T, P, C> {
     fn drop(&mut self) {
-        self.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        self.finish_abruptly();
     }
 }
 

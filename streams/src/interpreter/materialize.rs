@@ -197,43 +197,39 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
     let stream = materializer.next_stream_id();
     let system = materializer.system();
     let mut failure: Option<MaterializeError> = None;
-    let hosts: Vec<Host> = plan
-        .islands
-        .iter()
-        .enumerate()
-        .map(|(i, island)| {
-            let first = island.stages.iter().find_map(|p| match &p.made {
-                Made::Stage(stage) => Some(p.attributes.name().unwrap_or(stage.name()).to_owned()),
-                Made::Up(_) | Made::Down(_) => None,
-            });
-            let name = actor_name(stream, i, first.as_deref());
-            let island = match system.spawn_system_actor(Props::new(IslandActor::default).with_dispatcher(island_dispatcher(island)), &name)
-            {
-                Ok(island) => island,
-                Err(error) => {
-                    failure.get_or_insert(error.into());
-                    stopped_ref(system, &name)
-                }
-            };
-            Host {
-                island,
-                system: system.clone(),
+    // Each island's actor, then the island built on it: one vector, and
+    // one buffer for the stages' materialized values, for the whole graph.
+    let mut built: Vec<(Island, Host)> = Vec::with_capacity(plan.islands.len());
+    let mut mats = Vec::new();
+    for (i, island) in plan.islands.iter().enumerate() {
+        let first = island.stages.iter().find_map(|p| match &p.made {
+            Made::Stage(stage) => Some(p.attributes.name().unwrap_or(stage.name())),
+            Made::Up(_) | Made::Down(_) => None,
+        });
+        let name = actor_name(stream, i, first);
+        let props = Props::new(IslandActor::default).with_dispatcher(island_dispatcher(island));
+        let actor = match system.spawn_system_actor(props, &name) {
+            Ok(actor) => actor,
+            Err(error) => {
+                failure.get_or_insert(error.into());
+                stopped_ref(system, &name)
             }
-        })
-        .collect();
-
-    let mut built = Vec::with_capacity(plan.islands.len());
-    for (island, host) in plan.islands.iter().zip(&hosts) {
-        built.push(build_island(island, &mut halves, host, &mut values));
+        };
+        let host = Host {
+            island: actor,
+            system: system.clone(),
+        };
+        let island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        built.push((island, host));
     }
     if failure.is_some() {
         let error = StreamError::from_kind(ErrorKind::AbruptTermination);
-        for (mut island, host) in built.into_iter().zip(&hosts) {
+        for (mut island, host) in built {
             host.island.stop();
             island.abort(&error);
         }
     } else {
-        for (mut island, host) in built.into_iter().zip(&hosts) {
+        for (mut island, host) in built {
             island.registration = Some(materializer.register(&host.island.handle()));
             host.island.tell(IslandMsg::Start(Box::new(island)));
         }
@@ -265,14 +261,16 @@ pub(crate) fn build_island(
     halves: &mut [(Option<Half>, Option<Half>)],
     host: &Host,
     values: &mut [Option<Box<dyn Any + Send>>],
+    mats: &mut Vec<Box<dyn Any + Send>>,
 ) -> Island {
     let count = plan.stages.len();
     let mut logics = Vec::with_capacity(count);
     let mut stages = Vec::with_capacity(count);
     let mut ports = Vec::with_capacity(count);
     let mut links = Vec::new();
-    let mut slots: Vec<Vec<Option<SlotKind>>> = Vec::with_capacity(count);
-    let mut mats = Vec::new();
+    // Each outlet's slot kind, at its place in `links` (inlets hold `None`).
+    let mut slots: Vec<Option<SlotKind>> = Vec::new();
+    mats.clear();
     for (index, planned) in plan.stages.iter().enumerate() {
         let index32 = u32::try_from(index).expect("fewer than 2^32 stages");
         let mut handlers = Vec::new();
@@ -286,10 +284,10 @@ pub(crate) fn build_island(
                     handlers: &mut handlers,
                     on_finish: &mut on_finish,
                 };
-                let logic = stage.create(&mut cx, &mut mats);
+                let logic = stage.create(&mut cx, mats);
                 let name: Arc<str> = planned.attributes.name().unwrap_or(stage.name()).into();
                 let ports = stage.ports();
-                let outlet_slots = (0..ports.1).map(|p| Some(stage.outlet_slot(p))).collect();
+                let outlet_slots = Outlets::Stage(&**stage);
                 (logic, name, planned.attributes.clone(), ports, outlet_slots)
             }
             Made::Up(b) | Made::Down(b) => {
@@ -299,7 +297,7 @@ pub(crate) fn build_island(
                 };
                 let half = half.expect("each half is placed once");
                 mats.extend(half.mats);
-                let outlet_slots = (0..half.ports.1).map(|_| half.slot).collect();
+                let outlet_slots = Outlets::Half(half.slot);
                 (half.logic, half.name, Attributes::new(), half.ports, outlet_slots)
             }
         };
@@ -308,13 +306,17 @@ pub(crate) fn build_island(
             values[*slot] = Some(value);
         }
         mats.clear();
-        slots.push(outlet_slots);
         ports.push(Ports {
             base: u32::try_from(links.len()).expect("fewer than 2^32 ports"),
             ins,
             outs,
         });
         links.extend(std::iter::repeat_n(u32::MAX, usize::from(ins) + usize::from(outs)));
+        slots.extend(std::iter::repeat_n(None, usize::from(ins)));
+        slots.extend((0..outs).map(|p| match outlet_slots {
+            Outlets::Stage(stage) => Some(stage.outlet_slot(p)),
+            Outlets::Half(slot) => slot,
+        }));
         stages.push(StageMeta {
             name,
             attributes,
@@ -331,10 +333,11 @@ pub(crate) fn build_island(
     let mut conns = Vec::with_capacity(plan.conns.len());
     for &((up, up_port), (down, down_port)) in &plan.conns {
         let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
-        let kind = slots[up as usize][usize::from(up_port)].expect("an outlet has a slot");
-        conns.push(Conn::new(up, up_port, down, down_port, kind));
         let (u, d) = (ports[up as usize], ports[down as usize]);
-        links[u.base as usize + usize::from(u.ins) + usize::from(up_port)] = c;
+        let outlet = u.base as usize + usize::from(u.ins) + usize::from(up_port);
+        let kind = slots[outlet].expect("an outlet has a slot");
+        conns.push(Conn::new(up, up_port, down, down_port, kind));
+        links[outlet] = c;
         links[d.base as usize + usize::from(down_port)] = c;
     }
     debug_assert!(
@@ -362,6 +365,14 @@ pub(crate) fn build_island(
     }
 }
 
+/// Where a planned stage's outlet slot kinds come from.
+#[derive(Clone, Copy)]
+enum Outlets<'a> {
+    Stage(&'a dyn ErasedStage),
+    /// A boundary half: one kind for all its outlets.
+    Half(Option<SlotKind>),
+}
+
 /// The first dispatcher a stage of the island asks for (the shared pool if none does).
 fn island_dispatcher(island: &IslandPlan) -> weir_actor::DispatcherKind {
     island
@@ -378,13 +389,92 @@ pub(crate) fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Att
         .and(set)
 }
 
+/// The longest island actor name: `stream-`, two numbers of at most 20
+/// digits, two `-` and 40 characters of the stage name.
+const ACTOR_NAME_MAX: usize = 7 + 20 + 1 + 20 + 1 + 40;
+
+/// An island actor's name, made on the stack: the actor system copies it
+/// once, into the name the actor's path and its parent share.
+struct ActorName {
+    bytes: [u8; ACTOR_NAME_MAX],
+    len: usize,
+}
+
+impl std::ops::Deref for ActorName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        std::str::from_utf8(&self.bytes[..self.len]).expect("actor names are ASCII")
+    }
+}
+
 /// `stream-<n>-<island>-<first stage>`, with the stage name reduced to
 /// characters actor names accept.
-fn actor_name(stream: u64, island: usize, first: Option<&str>) -> String {
-    let mut name = format!("stream-{stream}-{island}");
+fn actor_name(stream: u64, island: usize, first: Option<&str>) -> ActorName {
+    let mut name = ActorName {
+        bytes: [0u8; ACTOR_NAME_MAX],
+        len: 0,
+    };
+    name.push(b"stream-");
+    name.push_decimal(stream);
+    name.push(b"-");
+    name.push_decimal(island as u64);
     if let Some(first) = first {
-        name.push('-');
-        name.extend(crate::stage::name_chars(first).take(40));
+        name.push(b"-");
+        for c in crate::stage::name_chars(first).take(40) {
+            debug_assert!(c.is_ascii(), "`name_chars` maps to ASCII");
+            name.push(&[c as u8]);
+        }
     }
     name
+}
+
+impl ActorName {
+    /// Append `bytes` (ASCII); [`ACTOR_NAME_MAX`] leaves room for the longest name.
+    fn push(&mut self, bytes: &[u8]) {
+        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
+        self.len += bytes.len();
+    }
+
+    /// Append `n` in decimal (no `fmt` machinery: this is on every run).
+    fn push_decimal(&mut self, mut n: u64) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        self.push(&digits[at..]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::actor_name;
+
+    proptest! {
+        /// Whatever the stream, island and stage, the name fits its
+        /// buffer whole and is a valid actor name.
+        #[test]
+        fn every_island_actor_name_is_whole_and_valid(
+            stream in any::<u64>(),
+            island in any::<usize>(),
+            label in proptest::option::of(any::<String>()),
+        ) {
+            let name = actor_name(stream, island, label.as_deref());
+            let mut expected = format!("stream-{stream}-{island}");
+            if let Some(label) = &label {
+                expected.push('-');
+                expected.extend(crate::stage::name_chars(label).take(40));
+            }
+            prop_assert_eq!(&*name, expected.as_str());
+            prop_assert_eq!(weir_actor::validate_name(&name), Ok(()));
+        }
+    }
 }

@@ -8,7 +8,7 @@ use super::FUSED_BUDGET;
 use crate::fusion::{BoxChunks, Fill};
 use crate::handover::{Notify, Producer};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
-use crate::{ErrorKind, StreamError};
+use crate::StreamError;
 
 pub(super) enum Upstream<T> {
     /// Elements arrive on inlet 0.
@@ -181,7 +181,7 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for BoundaryOut<T, 
     fn post_stop(&mut self) {
         // Torn down without a finish (the island aborted): tell downstream
         // (a no-op after a finish or a cancellation).
-        self.producer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+        self.producer.finish_abruptly();
         // Let go of the source now, not when the island is dropped: a
         // relayed boundary's consumer cancels its upstream island.
         self.upstream = Upstream::Stopped;

@@ -164,7 +164,7 @@ impl<T: Send + 'static> SubSource<T> {
             };
             let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> = (0..graph.nodes.len()).map(|_| None).collect();
             let planned = &plan.islands[0];
-            let mut island = Box::new(crate::interpreter::materialize::build_island(planned, &mut [], &hosted, &mut values));
+            let mut island = Box::new(crate::interpreter::materialize::build_island(planned, &mut [], &hosted, &mut values, &mut Vec::new()));
             let stage = planned
                 .stages
                 .iter()

@@ -91,7 +91,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         };
         let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> = (0..graph.nodes.len()).map(|_| None).collect();
         let planned = &plan.islands[0];
-        let island = crate::interpreter::materialize::build_island(planned, &mut [], &host, &mut values);
+        let island = crate::interpreter::materialize::build_island(planned, &mut [], &host, &mut values, &mut Vec::new());
         let stage_of = |node: usize| {
             planned
                 .stages

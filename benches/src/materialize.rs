@@ -1,0 +1,215 @@
+//! Materialization benchmark (`weir-bench materialize`): many small graphs,
+//! `Source::single -> map -> Sink::head`, each run to its result: one
+//! blueprint run many times (materialization alone, as Akka's
+//! benchmark measures it) and, in one row, a blueprint built for every
+//! graph (`single(i)`, construction and planning included); one at a time (run, then wait) and in batches (run a batch, then
+//! wait for all of it); a one-island graph and a two-island one (an async
+//! boundary after the map). Beside them (feature `peers`), the Rust user's
+//! alternative: a tokio task per graph (`futures::stream::once -> map ->
+//! next` inside the task) on a multi-thread runtime with a worker per core,
+//! one at a time (spawn, then block on the join handle) and in batches.
+//!
+//! Every variant returns the sum of its graphs' results, so none can skip
+//! one; the report gives graphs per second (median of the runs), the ratio
+//! against tokio in the same run, and heap allocations per graph (counted
+//! by the bench's global allocator, blueprint construction included).
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use weir_streams::prelude::*;
+
+#[inline]
+fn step(x: u64) -> u64 {
+    black_box(x).wrapping_mul(3)
+}
+
+/// The sum a variant with graphs built each time must return for graphs `0..n`.
+pub fn expected(n: u64) -> u64 {
+    (0..n).map(|x| x.wrapping_mul(3)).fold(0, u64::wrapping_add)
+}
+
+/// The graph on Weir: one island, or two with an async boundary after
+/// the map.
+pub fn weir_graph(i: u64, islands: usize) -> RunnableGraph<Completion<u64>> {
+    let source = Source::single(i).map(step);
+    if islands > 1 {
+        source.async_boundary().to_mat(Sink::head(), Keep::right)
+    } else {
+        source.to_mat(Sink::head(), Keep::right)
+    }
+}
+
+/// How a variant gets its graphs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Shape {
+    /// One blueprint, built once, run for every graph (what Akka's
+    /// materialization benchmark measures): graph `i` returns `3`.
+    Prebuilt,
+    /// A blueprint built for every graph (`single(i)`): graph `i`
+    /// returns `3 * i`.
+    Built,
+}
+
+/// `n` graphs on Weir, `batch` materialized before waiting for them.
+pub fn weir(n: u64, batch: u64, islands: usize, shape: Shape, mat: &Materializer) -> u64 {
+    let prebuilt = weir_graph(1, islands);
+    let mut sum = 0u64;
+    let mut pending = Vec::with_capacity(batch as usize);
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch).min(n);
+        pending.extend((i..end).map(|i| match shape {
+            Shape::Prebuilt => prebuilt.run(mat),
+            Shape::Built => weir_graph(i, islands).run(mat),
+        }));
+        for done in pending.drain(..) {
+            sum = sum.wrapping_add(done.wait().expect("the stream completes"));
+        }
+        i = end;
+    }
+    sum
+}
+
+/// `n` graphs as tokio tasks, `batch` spawned before waiting for them.
+#[cfg(feature = "peers")]
+pub fn tokio_tasks(n: u64, batch: u64, shape: Shape, runtime: &tokio::runtime::Runtime) -> u64 {
+    use futures_util::stream::{self, StreamExt};
+    let mut sum = 0u64;
+    let mut pending = Vec::with_capacity(batch as usize);
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch).min(n);
+        pending.extend((i..end).map(|i| {
+            let i = if shape == Shape::Prebuilt { 1 } else { i };
+            runtime.spawn(async move { stream::iter(std::iter::once(i)).map(step).next().await })
+        }));
+        for task in pending.drain(..) {
+            let head = runtime.block_on(task).expect("the task completes");
+            sum = sum.wrapping_add(head.expect("one element"));
+        }
+        i = end;
+    }
+    sum
+}
+
+/// `weir-bench materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]`;
+/// `allocations` reads the bench's allocation counter.
+pub fn run(args: &[String], allocations: &dyn Fn() -> u64) {
+    let flag = |name: &str| {
+        let i = args.iter().position(|a| a == name)?;
+        args.get(i + 1).map(String::as_str)
+    };
+    let number = |name: &str, default: u64| {
+        flag(name).map_or(default, |v| v.replace('_', "").parse().expect("a number"))
+    };
+    report(
+        number("--graphs", 100_000),
+        number("--runs", 5) as usize,
+        number("--batch", 1_000).max(1),
+        flag("--only").unwrap_or(""),
+        allocations,
+    );
+}
+
+/// Run the report: `graphs` graphs per run, median of `runs`, batches of
+/// `batch`, only the variants whose name contains `only` (all when empty);
+/// `allocations` reads the bench's allocation counter.
+pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dyn Fn() -> u64) {
+    let runs = runs.max(1);
+    let system = weir_actor::ActorSystem::new("bench-materialize").expect("valid name");
+    let mat = Materializer::new(&system);
+    #[cfg(feature = "peers")]
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(std::thread::available_parallelism().map_or(2, usize::from))
+        .build()
+        .expect("a runtime");
+    type Variant<'a> = (String, bool, u64, Shape, Box<dyn Fn() -> u64 + 'a>);
+    let mut variants: Vec<Variant<'_>> = Vec::new();
+    for (label, b) in [("one at a time", 1), ("batches", batch)] {
+        let label = if b == 1 {
+            label.to_owned()
+        } else {
+            format!("{label} of {b}")
+        };
+        #[cfg(feature = "peers")]
+        {
+            let runtime = &runtime;
+            variants.push((
+                format!("tokio task per graph, {label}"),
+                true,
+                b,
+                Shape::Prebuilt,
+                Box::new(move || tokio_tasks(graphs, b, Shape::Prebuilt, runtime)),
+            ));
+        }
+        for (islands, shape) in [
+            (1, Shape::Prebuilt),
+            (2, Shape::Prebuilt),
+            (1, Shape::Built),
+        ] {
+            let mat = &mat;
+            let built = if shape == Shape::Built {
+                ", built each"
+            } else {
+                ""
+            };
+            variants.push((
+                format!(
+                    "weir {islands} island{}{built}, {label}",
+                    if islands > 1 { "s" } else { "" }
+                ),
+                false,
+                b,
+                shape,
+                Box::new(move || weir(graphs, b, islands, shape, mat)),
+            ));
+        }
+    }
+    println!(
+        "{graphs} graphs `single -> map -> head`, median of {runs} runs, {} threads",
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    println!(
+        "{:<40} {:>12} {:>12} {:>14}",
+        "variant", "graphs/s", "vs tokio", "allocs/graph"
+    );
+    let mut peer: Option<(u64, f64)> = None;
+    for (name, is_peer, b, shape, run) in variants.iter().filter(|v| v.0.contains(only)) {
+        let want = match shape {
+            Shape::Prebuilt => 3u64.wrapping_mul(graphs),
+            Shape::Built => expected(graphs),
+        };
+        assert_eq!(run(), want, "{name}: warm-up checksum"); // warm-up
+        let mut rates = Vec::with_capacity(runs);
+        let mut allocs = 0.0;
+        for _ in 0..runs {
+            let before = allocations();
+            let start = Instant::now();
+            let sum = run();
+            let elapsed = start.elapsed();
+            allocs = (allocations() - before) as f64 / graphs as f64;
+            assert_eq!(sum, want, "{name}: checksum");
+            rates.push(graphs as f64 / elapsed.as_secs_f64());
+        }
+        rates.sort_by(f64::total_cmp);
+        let rate = rates[runs / 2];
+        if *is_peer {
+            peer = Some((*b, rate));
+        }
+        let ratio = match peer {
+            Some((pb, p)) if !is_peer && pb == *b => format!("{:.2}x", rate / p),
+            _ => String::new(),
+        };
+        println!(
+            "{name:<40} {:>10.0} K {ratio:>12} {allocs:>14.1}",
+            rate / 1e3
+        );
+    }
+    #[cfg(not(feature = "peers"))]
+    println!("(the tokio rows need --features peers)");
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
+}
