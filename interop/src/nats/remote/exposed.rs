@@ -84,8 +84,10 @@ impl<M: Send + 'static> Drop for Told<M> {
 }
 
 /// Send each tell into the actor's mailbox (waiting for room), then count
-/// its credit: returned every `credit.every` tells per sender, and
-/// whatever is owed as soon as no tell is waiting.
+/// its credit, returned every `credit.every` tells per sender. What is
+/// owed below that never holds a window shut: every sender (a `RemoteRef`
+/// and its clones) has its own credit subject and one destination, so
+/// only this task owes it credit, less than a quarter of its window.
 async fn deliver_tells<M: Send + 'static>(
     actor: ActorRef<M>,
     client: async_nats::Client,
@@ -100,11 +102,6 @@ async fn deliver_tells<M: Send + 'static>(
             if *count >= every.max(1) {
                 let n = *count;
                 owed.remove(&to);
-                return_credit(&client, to, n).await;
-            }
-        }
-        if queue.is_empty() {
-            for (to, n) in owed.drain() {
                 return_credit(&client, to, n).await;
             }
         }
