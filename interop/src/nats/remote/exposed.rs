@@ -3,6 +3,8 @@
 
 use std::any::type_name;
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use async_nats::Subject;
@@ -26,8 +28,9 @@ pub(super) struct Credit {
 
 /// An exposed actor, as the serving task delivers to it.
 pub(super) trait Exposed: Send + Sync {
-    /// Hand the message over; a tell takes its `credit` and returns it
-    /// once the actor's mailbox took the message.
+    /// Hand the message over. A tell the actor's mailbox takes at once
+    /// leaves its `credit` to the serving task; one that has to wait for
+    /// room takes it, and returns it once the mailbox took the message.
     fn deliver(
         &self,
         envelope: &Envelope<'_>,
@@ -53,25 +56,35 @@ fn decode<T: DeserializeOwned>(body: &[u8]) -> Result<T, RemoteFailure> {
     postcard::from_bytes(body).map_err(|error| RemoteFailure::Undecodable(error.to_string()))
 }
 
-/// An actor exposed for tells. Its tells go through a task of their own
-/// that `send`s each into the actor's mailbox, waiting while a bounded
-/// mailbox is full, and only then returns the tell's credit: so an actor
-/// with a bounded mailbox that falls behind holds its senders' windows
-/// shut (and nothing is dropped), without stalling the other exposed
-/// actors of the system.
+/// An actor exposed for tells. A tell its mailbox takes at once (it is
+/// unbounded, or has room, and no earlier tell waits) is told there and
+/// then; otherwise it goes to a task of the actor's own that `send`s it
+/// into the mailbox, waiting for room, and only then returns its credit.
+/// So an actor with a bounded mailbox that falls behind holds its
+/// senders' windows shut (and nothing is dropped), without stalling the
+/// other exposed actors of the system.
 pub(super) struct Told<M: Send + 'static> {
+    actor: ActorRef<M>,
     deliveries: mpsc::UnboundedSender<(M, Option<Credit>)>,
+    /// Tells handed to the task and not yet in the mailbox.
+    waiting: Arc<AtomicUsize>,
     task: AbortHandle,
 }
 
 impl<M: Send + 'static> Told<M> {
     pub(super) fn new(actor: &ActorRef<M>, nats: &Nats) -> Self {
         let (deliveries, queue) = mpsc::unbounded_channel();
-        let task = nats
-            .handle()
-            .spawn(deliver_tells(actor.clone(), nats.client().clone(), queue));
+        let waiting = Arc::new(AtomicUsize::new(0));
+        let task = nats.handle().spawn(deliver_tells(
+            actor.clone(),
+            nats.client().clone(),
+            queue,
+            waiting.clone(),
+        ));
         Self {
+            actor: actor.clone(),
             deliveries,
+            waiting,
             task: task.abort_handle(),
         }
     }
@@ -87,15 +100,18 @@ impl<M: Send + 'static> Drop for Told<M> {
 /// its credit, returned every `credit.every` tells per sender. What is
 /// owed below that never holds a window shut: every sender (a `RemoteRef`
 /// and its clones) has its own credit subject and one destination, so
-/// only this task owes it credit, less than a quarter of its window.
+/// only this task and the serving task owe it credit, each less than a
+/// quarter of its window.
 async fn deliver_tells<M: Send + 'static>(
     actor: ActorRef<M>,
     client: async_nats::Client,
     mut queue: mpsc::UnboundedReceiver<(M, Option<Credit>)>,
+    waiting: Arc<AtomicUsize>,
 ) {
     let mut owed: HashMap<String, u32> = HashMap::new();
     while let Some((msg, credit)) = queue.recv().await {
         actor.send(msg).await;
+        waiting.fetch_sub(1, Ordering::AcqRel);
         if let Some(Credit { to, every }) = credit {
             let count = owed.entry(to.clone()).or_default();
             *count += 1;
@@ -128,7 +144,16 @@ impl<M: DeserializeOwned + Send + 'static> Exposed for Told<M> {
                 type_name::<M>()
             )));
         }
-        let msg = decode::<M>(envelope.body)?;
+        let mut msg = decode::<M>(envelope.body)?;
+        // Only the serving task adds to `waiting`: at 0 no earlier tell
+        // waits, and telling now keeps the order.
+        if self.waiting.load(Ordering::Acquire) == 0 {
+            match self.actor.try_tell(msg) {
+                Ok(()) => return Ok(()),
+                Err(full) => msg = full.into_inner(),
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::AcqRel);
         // Gone only with the entry, which holds this sender.
         let _ = self.deliveries.send((msg, credit.take()));
         Ok(())

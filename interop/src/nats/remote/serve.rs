@@ -2,6 +2,7 @@
 //! system (what cannot be delivered becomes a dead letter with a reason),
 //! and one answering watchers' probes.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -18,6 +19,7 @@ use super::{RemoteFailure, RemoteLetter, Shared, next};
 /// cannot be delivered.
 pub(super) async fn serve(shared: Arc<Shared>, mut subscriber: Subscriber) {
     let prefix = format!("weir.{}.user.", shared.name);
+    let mut owed: HashMap<String, u32> = HashMap::new();
     while let Some(message) = next(&mut subscriber).await {
         let path = message
             .subject
@@ -50,9 +52,16 @@ pub(super) async fn serve(shared: Arc<Shared>, mut subscriber: Subscriber) {
         if let Err((failure, actor_type)) = outcome {
             undeliverable(&shared, &message, &path, failure, actor_type).await;
         }
-        // A tell that was not delivered is credited at once.
-        if let Some(Credit { to, .. }) = credit {
-            return_credit(shared.nats.client(), to, 1).await;
+        // Credit for a tell the mailbox took at once, or that was not
+        // delivered, in batches.
+        if let Some(Credit { to, every }) = credit {
+            let count = owed.entry(to.clone()).or_default();
+            *count += 1;
+            if *count >= every.max(1) {
+                let n = *count;
+                owed.remove(&to);
+                return_credit(shared.nats.client(), to, n).await;
+            }
         }
     }
 }
