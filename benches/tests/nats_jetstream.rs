@@ -334,13 +334,19 @@ fn a_server_restart_mid_stream_loses_no_acked_message() {
         let info = s.consumer_info("survivor");
         info.num_ack_pending == 0 && info.ack_floor.stream_sequence == 300
     }));
-    // Duplicates only for what was in flight across the restart.
+    // Duplicates only for what was in flight across the restart: two
+    // pulls of 20, and in the ack sink one batch of 8 gathering and one
+    // being confirmed, and one element between the stages.
     let seen = seen.lock().unwrap().clone();
     eprintln!(
         "{before} before the restart, {} deliveries in all",
         seen.len()
     );
-    assert!(seen.len() < 300 + 2 * 20 + 8, "{} deliveries", seen.len());
+    assert!(
+        seen.len() <= 300 + 2 * 20 + 2 * 8 + 1,
+        "{} deliveries",
+        seen.len()
+    );
     assert!(
         !acked.is_completed(),
         "the source keeps going after the restart"
