@@ -5,19 +5,28 @@
 //! - RemotePingPong: `pairs` client/echo pairs; the echo actors live in a
 //!   second process (this binary re-run as `remote-echo`), the clients
 //!   here. Each client keeps [`WINDOW`] pings in flight until its share of
-//!   the round trips is done; msgs/s counts both directions. The peer is
-//!   async-nats request/reply with the same window per pair, answered by a
-//!   raw subscriber in the same echo process.
+//!   the round trips is done; msgs/s counts both directions. Two peers in
+//!   the same run, both answered by raw subscribers in the same echo
+//!   process with the same window per pair: async-nats request/reply (what
+//!   the issue names; each request pays for its own reply routing, so it
+//!   flatters Weir, whose tells are one-way publishes), and a raw one-way
+//!   publish ping-pong (pings to `raw.ping.<i>`, pongs published back to
+//!   `raw.pong.<i>`): the same messages Weir sends without actors, serde,
+//!   credit or envelopes, the fair limit.
 //! - JetStream: `--js-messages` (default 200,000) messages in a file
 //!   stream, read by `NatsSource::jetstream` into `NatsSink::ack` against
-//!   a raw `consumer.batch()` pull-and-ack loop with the same batch size.
+//!   a raw `consumer.batch()` pull-and-ack loop with the same batch size
+//!   (plain acks, one flush at the end so that its end also means the
+//!   server has them; `NatsSink::ack` confirms each batch of acks, which
+//!   costs it a round trip per batch).
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use async_nats::jetstream::{consumer::pull, stream};
+use async_nats::jetstream::consumer::{AckPolicy, pull};
+use async_nats::jetstream::stream;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde::{Deserialize, Serialize};
@@ -150,6 +159,16 @@ pub fn echo_main(args: &[String]) {
                 }
             }
         });
+        let client = nats.client().clone();
+        let mut pings = rt
+            .block_on(client.subscribe(format!("raw.ping.{i}")))
+            .expect("subscribed");
+        rt.spawn(async move {
+            let pong = format!("raw.pong.{i}");
+            while let Some(ping) = pings.next().await {
+                let _ = client.publish(pong.clone(), ping.payload).await;
+            }
+        });
     }
     rt.block_on(nats.client().flush()).expect("flushed");
     println!("ready");
@@ -225,8 +244,8 @@ pub fn run(args: &[String]) {
         nats.client().server_info().version
     );
     println!(
-        "{:>5} {:>16} {:>16} {:>7}",
-        "pairs", "weir msgs/s", "raw req/rep", "ratio"
+        "{:>5} {:>14} {:>14} {:>9} {:>14} {:>9}",
+        "pairs", "weir msgs/s", "raw req/rep", "ratio", "raw pub/sub", "ratio"
     );
     for pairs in [1usize, 5, 10] {
         let per_pair = (round_trips / pairs as u64).max(1);
@@ -293,14 +312,60 @@ pub fn run(args: &[String]) {
             });
             messages / start.elapsed().as_secs_f64()
         };
+        let pubsub_run = || {
+            let client = nats.client().clone();
+            let start = Instant::now();
+            rt.block_on(async {
+                let tasks: Vec<_> = (0..pairs)
+                    .map(|i| {
+                        let client = client.clone();
+                        tokio::spawn(async move {
+                            let mut pongs = client
+                                .subscribe(format!("raw.pong.{i}"))
+                                .await
+                                .expect("subscribed");
+                            client.flush().await.expect("flushed");
+                            let ping = format!("raw.ping.{i}");
+                            let mut sent = 0;
+                            let mut received = 0;
+                            while sent < per_pair.min(WINDOW) {
+                                sent += 1;
+                                let payload = bytes::Bytes::copy_from_slice(&sent.to_le_bytes());
+                                client.publish(ping.clone(), payload).await.expect("sent");
+                            }
+                            while received < per_pair {
+                                pongs.next().await.expect("a pong");
+                                received += 1;
+                                if sent < per_pair {
+                                    sent += 1;
+                                    let payload =
+                                        bytes::Bytes::copy_from_slice(&sent.to_le_bytes());
+                                    client.publish(ping.clone(), payload).await.expect("sent");
+                                }
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.expect("the pair finishes");
+                }
+            });
+            messages / start.elapsed().as_secs_f64()
+        };
         let mut weir = Vec::new();
         let mut raw = Vec::new();
+        let mut pubsub = Vec::new();
         for _ in 0..runs {
             raw.push(raw_run());
+            pubsub.push(pubsub_run());
             weir.push(weir_run());
         }
-        let (weir, raw) = (median(weir), median(raw));
-        println!("{pairs:>5} {weir:>16.0} {raw:>16.0} {:>6.2}x", weir / raw);
+        let (weir, raw, pubsub) = (median(weir), median(raw), median(pubsub));
+        println!(
+            "{pairs:>5} {weir:>14.0} {raw:>14.0} {:>8.2}x {pubsub:>14.0} {:>8.2}x",
+            weir / raw,
+            weir / pubsub
+        );
     }
     drop(echo.stdin.take());
     let _ = echo.wait();
@@ -336,70 +401,85 @@ fn jetstream(
         .wait()
         .expect("published");
     assert_eq!(published, n);
-    let config = |name: String| pull::Config {
-        durable_name: Some(name),
-        ack_wait: Duration::from_secs(60),
-        ..Default::default()
-    };
-    let mut round = 0;
-    let mut weir_run = || {
-        round += 1;
-        let settings = JetStreamSettings::new(nats, "BENCH").batch(batch);
-        let start = Instant::now();
-        let acked = NatsSource::jetstream(&config(format!("weir-{round}")), &settings)
-            .take(n)
-            .run_with(NatsSink::ack(256).expect("a valid window"), &mat)
-            .wait()
-            .expect("consumed");
-        assert_eq!(acked, n);
-        n as f64 / start.elapsed().as_secs_f64()
-    };
-    let mut raw_round = 0;
-    let mut raw_run = || {
-        raw_round += 1;
-        let start = Instant::now();
-        let name = format!("raw-{raw_round}");
-        rt.block_on(async {
-            let consumer = js
-                .create_consumer_on_stream(config(name), "BENCH")
-                .await
-                .expect("a consumer");
-            let mut got = 0;
-            while got < n {
-                let want = batch.min((n - got) as usize);
-                let mut messages = consumer
-                    .batch()
-                    .max_messages(want)
-                    .expires(Duration::from_secs(1))
-                    .messages()
-                    .await
-                    .expect("a batch");
-                while let Some(message) = messages.next().await {
-                    message.expect("a message").ack().await.expect("acked");
-                    got += 1;
-                }
-            }
-        });
-        n as f64 / start.elapsed().as_secs_f64()
-    };
-    let mut weir = Vec::new();
-    let mut raw = Vec::new();
-    for _ in 0..runs {
-        raw.push(raw_run());
-        weir.push(weir_run());
-    }
-    let (weir, raw) = (median(weir), median(raw));
     println!(
         "JetStream pull + ack: {n} messages of 8 B, file stream, batch {batch}, median of {runs} runs"
     );
-    println!("{:<44} {:>12} {:>7}", "variant", "msgs/s", "ratio");
-    println!(
-        "{:<44} {raw:>12.0} {:>6.2}x",
-        "raw async-nats batch() + ack loop", 1.0
-    );
-    println!(
-        "{:<44} {weir:>12.0} {:>6.2}x",
-        "weir NatsSource::jetstream -> NatsSink::ack",
-        weir / raw
-    );
+    println!("{:<52} {:>12} {:>7}", "variant", "msgs/s", "ratio");
+    let mut round = 0;
+    for policy in [AckPolicy::Explicit, AckPolicy::All] {
+        let config = |name: String| pull::Config {
+            durable_name: Some(name),
+            ack_wait: Duration::from_secs(60),
+            ack_policy: policy,
+            ..Default::default()
+        };
+        let mut weir_run = || {
+            round += 1;
+            let settings = JetStreamSettings::new(nats, "BENCH").batch(batch);
+            let start = Instant::now();
+            let acked = NatsSource::jetstream(&config(format!("weir-{round}")), &settings)
+                .take(n)
+                .run_with(NatsSink::ack(256).expect("a valid window"), &mat)
+                .wait()
+                .expect("consumed");
+            assert_eq!(acked, n);
+            n as f64 / start.elapsed().as_secs_f64()
+        };
+        let mut raw_round = 0;
+        let mut raw_run = || {
+            raw_round += 1;
+            let start = Instant::now();
+            let name = format!("raw-{policy:?}-{raw_round}");
+            rt.block_on(async {
+                let consumer = js
+                    .create_consumer_on_stream(config(name), "BENCH")
+                    .await
+                    .expect("a consumer");
+                let mut got = 0;
+                while got < n {
+                    let want = batch.min((n - got) as usize);
+                    let mut messages = consumer
+                        .batch()
+                        .max_messages(want)
+                        .expires(Duration::from_secs(1))
+                        .messages()
+                        .await
+                        .expect("a batch");
+                    let mut last = None;
+                    while let Some(message) = messages.next().await {
+                        let message = message.expect("a message");
+                        got += 1;
+                        if policy == AckPolicy::All {
+                            // One ack per batch: the last covers the rest.
+                            last = Some(message);
+                        } else {
+                            message.ack().await.expect("acked");
+                        }
+                    }
+                    if let Some(message) = last {
+                        message.ack().await.expect("acked");
+                    }
+                }
+                js.client().flush().await.expect("flushed");
+            });
+            n as f64 / start.elapsed().as_secs_f64()
+        };
+        let mut weir = Vec::new();
+        let mut raw = Vec::new();
+        for _ in 0..runs {
+            raw.push(raw_run());
+            weir.push(weir_run());
+        }
+        let (weir, raw) = (median(weir), median(raw));
+        println!(
+            "{:<52} {raw:>12.0} {:>6.2}x",
+            format!("raw batch() + ack loop, AckPolicy::{policy:?}"),
+            1.0
+        );
+        println!(
+            "{:<52} {weir:>12.0} {:>6.2}x",
+            format!("weir jetstream -> NatsSink::ack(256), AckPolicy::{policy:?}"),
+            weir / raw
+        );
+    }
 }

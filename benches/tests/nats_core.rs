@@ -28,8 +28,8 @@ fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
 }
 
 struct Setup {
-    _server: NatsServer,
-    _runtime: tokio::runtime::Runtime,
+    server: NatsServer,
+    runtime: tokio::runtime::Runtime,
     nats: Nats,
     system: weir_actor::ActorSystem,
     materializer: Materializer,
@@ -47,8 +47,8 @@ impl Setup {
         let system = weir_actor::ActorSystem::new(name).expect("a valid name");
         let materializer = Materializer::new(&system);
         Self {
-            _server: server,
-            _runtime: runtime,
+            server,
+            runtime,
             nats,
             system,
             materializer,
@@ -155,6 +155,50 @@ fn a_slow_downstream_drops_are_counted_not_silent() {
         received.load(Ordering::Relaxed),
         dropped.get()
     );
+}
+
+#[test]
+fn the_clients_own_slow_consumer_drops_are_counted() {
+    let s = Setup::new("core-client-slow");
+    // A client whose subscription channel holds 4 messages: a burst read
+    // in one go overflows it before the source's task can drain it.
+    let options = async_nats::ConnectOptions::new().subscription_capacity(4);
+    let small = Nats::connect_with(s.runtime.handle(), &s.server.url(), options).expect("connects");
+    let received = Arc::new(AtomicU64::new(0));
+    let count = received.clone();
+    // The source's own buffer holds everything: any drop is the client's.
+    let (subscription, _done) = NatsSource::subscribe(&small, "flood", 100_000)
+        .map(move |_m: async_nats::Message| {
+            count.fetch_add(1, Ordering::Relaxed);
+        })
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&s.materializer);
+    let Subscription {
+        dropped,
+        subscribed,
+        ..
+    } = subscription;
+    subscribed
+        .wait_timeout(PATIENCE)
+        .expect("in time")
+        .expect("subscribed");
+    let published = Source::from_iter(0..20_000u32)
+        .map(|n| n.to_string())
+        .run_with(
+            NatsSink::publish(&s.nats, |_: &String| "flood".into()),
+            &s.materializer,
+        );
+    assert_eq!(
+        published.wait_timeout(PATIENCE).expect("in time"),
+        Ok(20_000)
+    );
+    assert!(
+        eventually(PATIENCE, || dropped.get() > 0),
+        "the client dropped nothing? received {}",
+        received.load(Ordering::Relaxed)
+    );
+    // Each message is counted at most once, received or dropped.
+    assert!(received.load(Ordering::Relaxed) + dropped.get() <= 20_000);
 }
 
 #[test]

@@ -4,15 +4,18 @@
 //! receiving side, the bounded outbox, and remote death watch. Runs with
 //! `--features nats` (CI: its own step).
 //!
-//! Heartbeats run on tokio's real clock (the watch test uses 100 ms beats
-//! and a 1.5 s time-out and waits for the notice).
+//! Heartbeats and watch time-outs run on the actor systems' clock: the
+//! watch test builds both systems on one `TestClock` and advances it.
 
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, DeadLetterReason, Event, Props};
+use weir_actor::testkit::TestClock;
+use weir_actor::{
+    Actor, ActorRef, ActorSystem, Context, DeadLetterReason, Event, MailboxOverflow, Props,
+};
 use weir_benches::nats_server::NatsServer;
 use weir_interop::{
     Nats, RemoteActorSystem, RemoteAskError, RemoteFailure, RemoteLetter, RemoteSettings,
@@ -105,7 +108,10 @@ impl Setup {
     }
 
     fn node(&self, name: &str, settings: RemoteSettings) -> Node {
-        let system = ActorSystem::new(name).expect("a valid name");
+        self.node_on(ActorSystem::new(name).expect("a valid name"), settings)
+    }
+
+    fn node_on(&self, system: ActorSystem, settings: RemoteSettings) -> Node {
         let nats = Nats::connect(self.runtime.handle(), &self.url).expect("connects");
         let remote = RemoteActorSystem::start(&system, &nats, settings).expect("serves");
         Node {
@@ -359,10 +365,19 @@ fn tells_beyond_window_and_outbox_are_counted_dead_letters() {
 #[test]
 fn watch_tells_when_the_remote_actor_stops_or_its_system_goes_silent() {
     let s = Setup::new();
-    let fast = RemoteSettings::default()
-        .heartbeat(Duration::from_millis(100), Duration::from_millis(1500));
-    let mut server = s.node("watched", fast.clone());
-    let client = s.node("watcher", fast);
+    let clock = TestClock::new();
+    let on_clock = |name: &str| {
+        ActorSystem::builder()
+            .name(name)
+            .clock(clock.clone())
+            .build()
+            .expect("a valid name")
+    };
+    let interval = Duration::from_millis(100);
+    let timeout = Duration::from_millis(500);
+    let settings = RemoteSettings::default().heartbeat(interval, timeout);
+    let mut server = s.node_on(on_clock("watched"), settings.clone());
+    let client = s.node_on(on_clock("watcher"), settings);
     let (a, _) = probe::<u32>(&server.system, "a");
     let (b, _) = probe::<u32>(&server.system, "b");
     let uri_a = server.remote().expose(&a, "a").expect("exposed");
@@ -372,9 +387,25 @@ fn watch_tells_when_the_remote_actor_stops_or_its_system_goes_silent() {
     let remote_b = client.remote().resolve::<u32>(&uri_b).expect("resolves");
     remote_a.watch(&watcher);
     remote_b.watch(&watcher);
-    // Heartbeats keep the watch quiet well past the time-out.
-    assert!(notices.recv_timeout(Duration::from_millis(2500)).is_err());
+    // The first heartbeats go out one interval after the start.
+    clock.advance(interval);
+    assert!(eventually(PATIENCE, || {
+        client.remote().heartbeats_from("watched") >= 1
+    }));
 
+    // Three time-outs of clock time, one heartbeat interval at a time:
+    // every beat is heard before the clock moves on, so no watch fires.
+    for step in 1..=15 {
+        clock.advance(interval);
+        assert!(
+            eventually(PATIENCE, || client.remote().heartbeats_from("watched")
+                > step),
+            "beat {step} not heard"
+        );
+    }
+
+    // The first notice is a's stop (a premature `Unreachable` would come
+    // first).
     a.stop();
     let notice = notices.recv_timeout(PATIENCE).expect("a notice");
     assert_eq!(
@@ -385,8 +416,16 @@ fn watch_tells_when_the_remote_actor_stops_or_its_system_goes_silent() {
         }
     );
 
-    // The whole remote system goes away: b is unreachable.
+    // The whole remote system goes away: its heartbeats stop, and b is
+    // unreachable once the clock has passed the time-out.
     server.remote = None;
+    let heard = client.remote().heartbeats_from("watched");
+    clock.advance(timeout - interval);
+    assert!(
+        notices.try_recv().is_err(),
+        "unreachable before the time-out"
+    );
+    clock.advance(interval);
     let notice = notices.recv_timeout(PATIENCE).expect("a notice");
     assert_eq!(
         notice,
@@ -395,4 +434,139 @@ fn watch_tells_when_the_remote_actor_stops_or_its_system_goes_silent() {
             reason: TerminationReason::Unreachable
         }
     );
+    assert_eq!(client.remote().heartbeats_from("watched"), heard);
+}
+
+#[test]
+fn watching_what_is_already_gone_tells_at_once() {
+    let s = Setup::new();
+    // Time-outs far beyond the test: any notice comes from the probe.
+    let settings =
+        RemoteSettings::default().heartbeat(Duration::from_secs(60), Duration::from_secs(600));
+    let server = s.node("gone-host", settings.clone());
+    let client = s.node("gone-watcher", settings);
+    let (a, _) = probe::<u32>(&server.system, "a");
+    let uri_a = server.remote().expose(&a, "a").expect("exposed");
+    let (watcher, notices) = probe::<RemoteTerminated>(&client.system, "watcher");
+
+    // Stopped (and withdrawn) before anyone watched it.
+    a.stop();
+    let remote_a = client.remote().resolve::<u32>(&uri_a).expect("resolves");
+    assert!(eventually(PATIENCE, || {
+        futures_executor::block_on(remote_a.ask::<u64>(1, PATIENCE))
+            .is_err_and(|e| matches!(e, RemoteAskError::Remote(RemoteFailure::UnknownPath(_))))
+    }));
+    remote_a.watch(&watcher);
+    assert_eq!(
+        notices.recv_timeout(PATIENCE).expect("a notice"),
+        RemoteTerminated {
+            uri: uri_a,
+            reason: TerminationReason::Stopped
+        }
+    );
+
+    // Never exposed.
+    let never = "weir+nats://gone-host/user/never";
+    client
+        .remote()
+        .resolve::<u32>(never)
+        .expect("resolves")
+        .watch(&watcher);
+    assert_eq!(
+        notices.recv_timeout(PATIENCE).expect("a notice").reason,
+        TerminationReason::Stopped
+    );
+
+    // No such system running.
+    let absent = "weir+nats://absent/user/x";
+    client
+        .remote()
+        .resolve::<u32>(absent)
+        .expect("resolves")
+        .watch(&watcher);
+    assert_eq!(
+        notices.recv_timeout(PATIENCE).expect("a notice"),
+        RemoteTerminated {
+            uri: absent.into(),
+            reason: TerminationReason::Unreachable
+        }
+    );
+}
+
+type Gate = Arc<(Mutex<bool>, std::sync::Condvar)>;
+
+/// Holds every message until the gate opens, then forwards it.
+struct Gated {
+    gate: Gate,
+    out: mpsc::Sender<u32>,
+}
+
+/// Opens the gate when dropped (also when the test fails, so that the
+/// actor does not hold up the system's termination).
+struct Opener(Gate);
+
+impl Drop for Opener {
+    fn drop(&mut self) {
+        let (open, changed) = &*self.0;
+        *open.lock().unwrap() = true;
+        changed.notify_all();
+    }
+}
+
+impl Actor for Gated {
+    type Msg = u32;
+    fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+        let (open, changed) = &*self.gate;
+        let mut open = open.lock().unwrap();
+        while !*open {
+            open = changed.wait(open).unwrap();
+        }
+        let _ = self.out.send(n);
+    }
+}
+
+#[test]
+fn a_slow_actor_with_a_bounded_mailbox_holds_the_senders_window_shut() {
+    let s = Setup::new();
+    let server = s.node("slow-host", RemoteSettings::default());
+    let client = s.node(
+        "fast-sender",
+        RemoteSettings::default().window(8).outbox(1_000),
+    );
+    let server_letters = dead_letters(&server.system);
+    let gate: Gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+    let opener = Opener(gate.clone());
+    let (tx, received) = mpsc::channel();
+    let (g, out) = (gate.clone(), Mutex::new(tx));
+    let slow = server
+        .system
+        .spawn(
+            Props::new(move || Gated {
+                gate: g.clone(),
+                out: out.lock().unwrap().clone(),
+            })
+            .with_bounded_mailbox(4, MailboxOverflow::DropNew),
+            "slow",
+        )
+        .expect("spawned");
+    let uri = server.remote().expose(&slow, "slow").expect("exposed");
+    let remote = client.remote().resolve::<u32>(&uri).expect("resolves");
+    for n in 0..200 {
+        remote.tell(n).expect("encodes");
+    }
+    // The window (8) goes out. The actor is stuck on the first tell, its
+    // mailbox takes 4 more and the sixth waits for room: the credit for
+    // those 5 comes back in batches of window / 4 = 2, so 4 more tells go
+    // out, and then nothing until the actor moves: 200 - 12 stay queued.
+    assert!(
+        eventually(PATIENCE, || remote.queued() == 188),
+        "queued {}",
+        remote.queued()
+    );
+    drop(opener);
+    for n in 0..200 {
+        assert_eq!(received.recv_timeout(PATIENCE).expect("arrives"), n);
+    }
+    assert_eq!(remote.dropped(), 0);
+    assert!(server_letters.lock().unwrap().is_empty());
 }

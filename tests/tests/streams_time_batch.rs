@@ -197,3 +197,36 @@ fn monitor_reports_the_last_element_then_the_end() {
     assert_eq!(monitor.state(), MonitorState::Finished);
     shutdown(&system);
 }
+
+#[test]
+fn batch_keeps_the_last_element_when_it_arrives_with_completion() {
+    // from_iter pushes its last element and completes in one go; batch
+    // read the inlet as closed before that element's on_push and
+    // completed without it (found by NatsSink::ack, which counts batches).
+    let (system, mat) = stream_system("batch-last");
+    let batches = Source::from_iter(0..40u32)
+        .batch(
+            16,
+            |x: u32| vec![x],
+            |mut a: Vec<u32>, x| {
+                a.push(x);
+                a
+            },
+        )
+        .unwrap()
+        .map_async(1, |batch: Vec<u32>| async move { Ok(batch) })
+        .unwrap()
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    assert_eq!(batches.concat(), (0..40).collect::<Vec<_>>());
+    let last = Source::from_iter(0..40u32)
+        .conflate(|a: u32, b| a.max(b))
+        .buffer(1, OverflowStrategy::Backpressure)
+        .unwrap()
+        .run_with(Sink::collect(), &mat)
+        .wait()
+        .unwrap();
+    assert_eq!(last.last(), Some(&39));
+    shutdown(&system);
+}

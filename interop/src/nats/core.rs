@@ -1,7 +1,8 @@
 //! Core NATS: subscribe (at-most-once, drops counted) and publish.
 
-use std::sync::Arc;
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 
 use async_nats::Message;
@@ -28,16 +29,77 @@ pub struct Subscription {
     pub subscribed: Completion<()>,
 }
 
-/// Messages a [`NatsSource::subscribe`] source dropped because its buffer
-/// was full (downstream slower than the publishers).
+/// Messages a [`NatsSource::subscribe`] source dropped: because its
+/// buffer was full (downstream slower than the publishers), or because the
+/// client's own subscription channel was (the client reported a slow
+/// consumer; seen on a [`Nats`] made by [`Nats::connect`] or
+/// [`Nats::connect_with`]).
 #[derive(Debug, Clone, Default)]
 pub struct DroppedCount(Arc<AtomicU64>);
 
 impl DroppedCount {
-    /// The count so far.
+    /// The count so far. The client's drops are counted from its
+    /// slow-consumer events, one per message; async-nats loses events when
+    /// its own event queue (128) is full, so under a long burst this is a
+    /// lower bound.
     pub fn get(&self) -> u64 {
         self.0.load(Ordering::Relaxed)
     }
+
+    fn add(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// The subscriptions of one client by id, to count the client's
+/// slow-consumer events (they name the subscription id) as drops.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SlowConsumers(Arc<Mutex<HashMap<u64, DroppedCount>>>);
+
+impl SlowConsumers {
+    pub(super) fn dropped(&self, sid: u64) {
+        if let Some(count) = self.0.lock().expect("not poisoned").get(&sid) {
+            count.add();
+        }
+    }
+
+    fn register(&self, sid: u64, count: &DroppedCount) -> Registered {
+        self.0
+            .lock()
+            .expect("not poisoned")
+            .insert(sid, count.clone());
+        Registered {
+            registry: self.clone(),
+            sid,
+        }
+    }
+}
+
+/// Removes a subscription from [`SlowConsumers`] when dropped.
+struct Registered {
+    registry: SlowConsumers,
+    sid: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.registry
+            .0
+            .lock()
+            .expect("not poisoned")
+            .remove(&self.sid);
+    }
+}
+
+/// The id async-nats gave `subscriber`: its events name subscriptions by
+/// it, and it is only shown by the `Debug` output (`Subscriber { sid: 4, .. }`).
+fn subscription_id(subscriber: &async_nats::Subscriber) -> Option<u64> {
+    let shown = format!("{subscriber:?}");
+    let rest = shown.split_once("sid: ")?.1;
+    let digits = rest
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(rest.len());
+    rest[..digits].parse().ok()
 }
 
 impl NatsSource {
@@ -49,8 +111,10 @@ impl NatsSource {
     /// is full, new messages are dropped and counted in
     /// [`Subscription::dropped`], never silently. A task on the client's
     /// runtime drains the client's subscription channel into that buffer
-    /// as messages arrive, so the client's own slow-consumer limit is not
-    /// what drops them. Cancelling the stream unsubscribes.
+    /// as messages arrive; when even that task falls behind (the runtime is
+    /// busy) and the client's channel (`subscription_capacity`) fills, the
+    /// client drops messages too, and those are counted as well (see
+    /// [`DroppedCount`]). Cancelling the stream unsubscribes.
     ///
     /// # Examples
     ///
@@ -170,6 +234,7 @@ impl GraphStageLogic for SubscribeLogic {
         let sender = self.sender.take().expect("started once");
         let (client, subject) = (self.nats.client().clone(), self.subject.clone());
         let dropped = self.dropped.clone();
+        let slow_consumers = self.nats.slow_consumers.clone();
         self.nats.handle().spawn(async move {
             let mut subscriber = match client.subscribe(subject.clone()).await {
                 Ok(subscriber) => subscriber,
@@ -183,6 +248,9 @@ impl GraphStageLogic for SubscribeLogic {
                     return;
                 }
             };
+            // Drops the client reports for this subscription count here.
+            let _registered = subscription_id(&subscriber)
+                .map(|sid| slow_consumers.register(sid, &dropped));
             // The server has the subscription once a flush round-trips.
             let _ = client.flush().await;
             ready.invoke(Ok(()));
@@ -193,9 +261,7 @@ impl GraphStageLogic for SubscribeLogic {
                         let Some(message) = next else { break };
                         match sender.try_send(Ok(message)) {
                             Ok(()) => {}
-                            Err(mpsc::error::TrySendError::Full(_)) => {
-                                dropped.0.fetch_add(1, Ordering::Relaxed);
-                            }
+                            Err(mpsc::error::TrySendError::Full(_)) => dropped.add(),
                             Err(mpsc::error::TrySendError::Closed(_)) => break,
                         }
                     }

@@ -7,11 +7,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use async_nats::Message;
 use async_nats::jetstream::AckKind;
-use async_nats::jetstream::consumer::PullConsumer;
 use async_nats::jetstream::consumer::pull::{Batch, Config as PullConfig};
-use async_nats::jetstream::message::Acker;
+use async_nats::jetstream::consumer::{AckPolicy, PullConsumer};
+use async_nats::{Message, Subject};
 use bytes::Bytes;
 use futures_core::Stream;
 use weir_streams::prelude::*;
@@ -83,17 +82,27 @@ impl JetStreamSettings {
 /// redelivered after the consumer's AckWait.
 pub struct Committable<T> {
     value: T,
-    acker: Acker,
+    ack: AckHandle,
+}
+
+/// What acking a message takes: the connection, the message's ack subject,
+/// and what the consumer's AckPolicy allows.
+struct AckHandle {
+    nats: Nats,
+    reply: Option<Subject>,
     stream_sequence: u64,
+    consumer_sequence: u64,
     delivered: i64,
+    /// AckPolicy::All: acking a message acks every earlier one.
+    ack_all: bool,
 }
 
 impl<T: fmt::Debug> fmt::Debug for Committable<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Committable")
             .field("value", &self.value)
-            .field("stream_sequence", &self.stream_sequence)
-            .field("delivered", &self.delivered)
+            .field("stream_sequence", &self.ack.stream_sequence)
+            .field("delivered", &self.ack.delivered)
             .finish_non_exhaustive()
     }
 }
@@ -113,33 +122,33 @@ impl<T> Committable<T> {
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> Committable<U> {
         Committable {
             value: f(self.value),
-            acker: self.acker,
-            stream_sequence: self.stream_sequence,
-            delivered: self.delivered,
+            ack: self.ack,
         }
     }
 
     /// The message's sequence number in its stream.
     pub fn stream_sequence(&self) -> u64 {
-        self.stream_sequence
+        self.ack.stream_sequence
+    }
+
+    /// The message's sequence number in its consumer's deliveries.
+    pub fn consumer_sequence(&self) -> u64 {
+        self.ack.consumer_sequence
     }
 
     /// How many times the message has been delivered (1 the first time).
     pub fn delivered(&self) -> i64 {
-        self.delivered
+        self.ack.delivered
     }
 
     /// Ack the message. The ack is handed to the client's connection
-    /// (it is not confirmed by the server).
+    /// (it is not confirmed by the server; [`NatsSink::ack`] confirms).
     ///
     /// # Errors
     ///
     /// [`NatsError::Ack`] when the client is closed.
     pub async fn ack(&self) -> Result<(), NatsError> {
-        self.acker
-            .ack()
-            .await
-            .map_err(|source| NatsError::Ack { source })
+        self.ack.send(AckKind::Ack).await
     }
 
     /// Negative-ack the message: the server redelivers it now (or after
@@ -149,10 +158,28 @@ impl<T> Committable<T> {
     ///
     /// [`NatsError::Ack`] when the client is closed.
     pub async fn nak(&self, delay: Option<Duration>) -> Result<(), NatsError> {
-        self.acker
-            .ack_with(AckKind::Nak(delay))
+        self.ack.send(AckKind::Nak(delay)).await
+    }
+}
+
+impl AckHandle {
+    async fn send(&self, kind: AckKind) -> Result<(), NatsError> {
+        let Some(reply) = self.reply.clone() else {
+            return Err(not_jetstream());
+        };
+        self.nats
+            .client()
+            .publish(reply, kind.into())
             .await
-            .map_err(|source| NatsError::Ack { source })
+            .map_err(|error| NatsError::Ack {
+                source: Box::new(error),
+            })
+    }
+}
+
+fn not_jetstream() -> NatsError {
+    NatsError::Ack {
+        source: "not a JetStream message: no ack subject".into(),
     }
 }
 
@@ -171,6 +198,7 @@ enum Pull {
 
 struct PullState {
     settings: JetStreamSettings,
+    ack_all: bool,
     pull: Pull,
 }
 
@@ -178,6 +206,7 @@ impl PullState {
     fn new(config: &PullConfig, settings: &JetStreamSettings) -> Self {
         let context = settings.nats.jetstream();
         let stream = settings.stream.clone();
+        let ack_all = config.ack_policy == AckPolicy::All;
         let config = config.clone();
         let start = InRuntime::new(settings.nats.handle(), async move {
             context
@@ -190,6 +219,7 @@ impl PullState {
         });
         Self {
             settings: settings.clone(),
+            ack_all,
             pull: Pull::Start(start),
         }
     }
@@ -251,15 +281,21 @@ impl PullState {
                 Pull::Read(consumer, mut batch) => match Pin::new(&mut *batch).poll_next(cx) {
                     Poll::Ready(Some(Ok(message))) => {
                         self.pull = Pull::Read(consumer, batch);
-                        let (stream_sequence, delivered) = message
-                            .info()
-                            .map_or((0, 0), |info| (info.stream_sequence, info.delivered));
-                        let (value, acker) = message.split();
+                        let (stream_sequence, consumer_sequence, delivered) =
+                            message.info().map_or((0, 0, 0), |info| {
+                                (info.stream_sequence, info.consumer_sequence, info.delivered)
+                            });
+                        let mut value = message.message;
                         return Poll::Ready(Some(Ok(Committable {
+                            ack: AckHandle {
+                                nats: self.settings.nats.clone(),
+                                reply: value.reply.take(),
+                                stream_sequence,
+                                consumer_sequence,
+                                delivered,
+                                ack_all: self.ack_all,
+                            },
                             value,
-                            acker,
-                            stream_sequence,
-                            delivered,
                         })));
                     }
                     Poll::Ready(Some(Err(error))) => {
@@ -368,23 +404,23 @@ impl NatsSource {
             let mut state = PullState::new(&config, &settings);
             // The message being acked before it is emitted: acked inside
             // the source, so nothing is acked that downstream did not ask for.
-            let mut acking: Option<(BoxFuture<Result<(), async_nats::Error>>, Message)> = None;
+            let mut acking: Option<(BoxFuture<Result<(), NatsError>>, Message)> = None;
             move |cx: &mut Context<'_>| loop {
                 if let Some((ack, _)) = acking.as_mut() {
                     return match ack.as_mut().poll(cx) {
                         Poll::Pending => Poll::Pending,
-                        Poll::Ready(Err(source)) => {
+                        Poll::Ready(Err(error)) => {
                             acking = None;
-                            Poll::Ready(Some(Err(StreamError::custom(NatsError::Ack { source }))))
+                            Poll::Ready(Some(Err(StreamError::custom(error))))
                         }
                         Poll::Ready(Ok(())) => Poll::Ready(acking.take().map(|(_, m)| Ok(m))),
                     };
                 }
                 match state.poll(cx) {
                     Poll::Ready(Some(Ok(committable))) => {
-                        let acker = committable.acker;
+                        let ack = committable.ack;
                         acking = Some((
-                            Box::pin(async move { acker.ack().await }),
+                            Box::pin(async move { ack.send(AckKind::Ack).await }),
                             committable.value,
                         ));
                     }
@@ -399,11 +435,22 @@ impl NatsSource {
 }
 
 impl NatsSink {
-    /// A sink that acks every [`Committable`] it receives, with at most
-    /// `max_in_flight` acks being handed to the client at once (more wait
-    /// upstream), and materializes the number acked when upstream
-    /// completes. An ack that cannot be sent fails the stream with
-    /// [`NatsError::Ack`].
+    /// A sink that acks every [`Committable`] it receives and materializes
+    /// the number acked; its completion means the server has processed
+    /// every one of those acks.
+    ///
+    /// Acks go out in batches of at most `max_in_flight` messages: while a
+    /// batch is on its way the next one gathers (upstream waits when it is
+    /// full). The last ack of each batch is a confirmed ack (AckAck: the
+    /// server answers once it has processed it, and it processes a
+    /// connection's acks in order), so at most `max_in_flight` acks are
+    /// ever unconfirmed and the materialized count is only complete once
+    /// all of them are confirmed. Under the consumer's `AckPolicy::All`
+    /// (an ack covers every earlier message) only the highest message of
+    /// each run of consecutive consumer sequence numbers is acked. An ack
+    /// that cannot be sent or confirmed (the client closed, no answer after
+    /// retries) fails the stream with [`NatsError::Ack`]; what was not
+    /// acked is redelivered after AckWait.
     ///
     /// # Errors
     ///
@@ -421,16 +468,21 @@ impl NatsSink {
         max_in_flight: usize,
     ) -> Result<Sink<Committable<T>, Completion<u64>>, ArgumentError> {
         Ok(Flow::<Committable<T>>::new()
-            .map_async_unordered(max_in_flight, |committable: Committable<T>| {
-                let acker = committable.acker;
-                async move {
-                    acker
-                        .ack()
-                        .await
-                        .map_err(|source| StreamError::custom(NatsError::Ack { source }))
-                }
+            .batch(
+                max_in_flight as u64,
+                |committable: Committable<T>| AckBatch::new(committable.ack),
+                |mut batch: AckBatch, committable: Committable<T>| {
+                    batch.add(committable.ack);
+                    batch
+                },
+            )?
+            .map_async(1, |batch: AckBatch| {
+                let handle = batch.acks[0].nats.handle().clone();
+                InRuntime::new(&handle, async move {
+                    batch.send().await.map_err(StreamError::custom)
+                })
             })?
-            .to_mat(Sink::fold(0u64, |count, ()| count + 1), Keep::right))
+            .to_mat(Sink::fold(0u64, |count, acked| count + acked), Keep::right))
     }
 
     /// A sink that publishes every element to JetStream on the subject
@@ -489,5 +541,79 @@ impl NatsSink {
                 })
             })?
             .to_mat(Sink::fold(0u64, |count, ()| count + 1), Keep::right))
+    }
+}
+
+/// The acks of one batch for [`NatsSink::ack`].
+struct AckBatch {
+    /// The messages to ack, the last confirmed: under AckPolicy::All only
+    /// the highest of each run of consecutive consumer sequences.
+    acks: Vec<AckHandle>,
+    /// Messages the batch covers.
+    count: u64,
+}
+
+/// How often a confirmed ack is retried when its answer does not come
+/// (the server restarting: acks are idempotent).
+const CONFIRM_ATTEMPTS: u32 = 3;
+
+impl AckBatch {
+    fn new(ack: AckHandle) -> Self {
+        Self {
+            acks: vec![ack],
+            count: 1,
+        }
+    }
+
+    fn add(&mut self, ack: AckHandle) {
+        self.count += 1;
+        match self.acks.last_mut() {
+            Some(last)
+                if ack.ack_all
+                    && last.ack_all
+                    && ack.consumer_sequence == last.consumer_sequence + 1 =>
+            {
+                *last = ack;
+            }
+            _ => self.acks.push(ack),
+        }
+    }
+
+    /// Send every ack, the last one confirmed; the number of messages acked.
+    async fn send(mut self) -> Result<u64, NatsError> {
+        let Some(last) = self.acks.pop() else {
+            return Ok(0);
+        };
+        for ack in &self.acks {
+            ack.send(AckKind::Ack).await?;
+        }
+        let Some(reply) = last.reply else {
+            return Err(not_jetstream());
+        };
+        let mut attempt = 1;
+        loop {
+            let payload = bytes::Bytes::from(AckKind::Ack);
+            match last.nats.client().request(reply.clone(), payload).await {
+                Ok(_) => return Ok(self.count),
+                Err(error)
+                    if attempt < CONFIRM_ATTEMPTS
+                        && matches!(
+                            error.kind(),
+                            async_nats::RequestErrorKind::TimedOut
+                                | async_nats::RequestErrorKind::NoResponders
+                        ) =>
+                {
+                    attempt += 1;
+                    // No responders: JetStream is not back yet after a
+                    // restart; give it a moment.
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(error) => {
+                    return Err(NatsError::Ack {
+                        source: Box::new(error),
+                    });
+                }
+            }
+        }
     }
 }

@@ -28,6 +28,7 @@ use std::task::{Context, Poll};
 
 use tokio::runtime::Handle;
 
+use self::core::SlowConsumers;
 pub use self::core::{DroppedCount, Subscription};
 pub use self::jetstream::{Committable, JetStreamSettings};
 pub use self::remote::{
@@ -41,6 +42,14 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 /// A NATS connection as the connectors use it: an `async_nats::Client`
 /// and the tokio runtime that drives it.
 ///
+/// Connected with [`connect`](Self::connect) or
+/// [`connect_with`](Self::connect_with), it also listens to the client's
+/// slow-consumer events, so that messages the client itself drops for a
+/// [`NatsSource::subscribe`] source are counted in that source's
+/// [`DroppedCount`]. A client wrapped with [`new`](Self::new) does not
+/// report them (async-nats gives its events only to the callback set
+/// when connecting).
+///
 /// # Examples
 ///
 /// ```no_run
@@ -52,14 +61,17 @@ pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
 pub struct Nats {
     handle: Handle,
     client: async_nats::Client,
+    slow_consumers: SlowConsumers,
 }
 
 impl Nats {
-    /// Wrap a client connected on `handle`'s runtime.
+    /// Wrap a client connected on `handle`'s runtime. Slow-consumer drops
+    /// of the client are not seen (see the type's docs).
     pub fn new(handle: &Handle, client: async_nats::Client) -> Self {
         Self {
             handle: handle.clone(),
             client,
+            slow_consumers: SlowConsumers::default(),
         }
     }
 
@@ -70,16 +82,51 @@ impl Nats {
     ///
     /// [`NatsError::Connect`] when the server cannot be reached.
     pub fn connect(handle: &Handle, url: &str) -> Result<Self, NatsError> {
-        let client =
-            handle
-                .block_on(async_nats::connect(url))
-                .map_err(|error| NatsError::Connect {
-                    url: url.to_owned(),
-                    source: Box::new(error),
-                })?;
-        Ok(Self::new(handle, client))
+        Self::connect_with(handle, url, async_nats::ConnectOptions::new())
     }
 
+    /// [`connect`](Self::connect) with `options`. The options' event
+    /// callback is replaced by one that counts slow-consumer drops (and
+    /// ignores the other events).
+    ///
+    /// # Errors
+    ///
+    /// [`NatsError::Connect`] when the server cannot be reached.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let options = async_nats::ConnectOptions::new().subscription_capacity(1024);
+    /// let nats = weir_interop::Nats::connect_with(runtime.handle(), "nats://127.0.0.1:4222", options)
+    ///     .unwrap();
+    /// # drop(nats);
+    /// ```
+    pub fn connect_with(
+        handle: &Handle,
+        url: &str,
+        options: async_nats::ConnectOptions,
+    ) -> Result<Self, NatsError> {
+        let slow_consumers = SlowConsumers::default();
+        let events = slow_consumers.clone();
+        let options = options.event_callback(move |event| {
+            if let async_nats::Event::SlowConsumer(sid) = event {
+                events.dropped(sid);
+            }
+            std::future::ready(())
+        });
+        let client = handle
+            .block_on(options.connect(url))
+            .map_err(|error| NatsError::Connect {
+                url: url.to_owned(),
+                source: Box::new(error),
+            })?;
+        Ok(Self {
+            handle: handle.clone(),
+            client,
+            slow_consumers,
+        })
+    }
     /// The client.
     pub fn client(&self) -> &async_nats::Client {
         &self.client

@@ -47,6 +47,15 @@ where
         Ok(())
     }
 
+    /// Upstream has finished and nothing of it is left to arrive. An inlet
+    /// reads as closed as soon as upstream completes, even while its last
+    /// element is still on its way (pushed and completed in one go): that
+    /// element comes with `on_push` first, and completing on `is_closed`
+    /// alone lost it.
+    fn upstream_done(&self, ctx: &StageContext<'_>) -> bool {
+        ctx.is_closed(self.shape.inlet) && !ctx.has_been_pulled(self.shape.inlet)
+    }
+
     fn pull_unless_pending(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
         if self.pending.is_none() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
@@ -91,13 +100,13 @@ where
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         if self.agg.is_none() {
-            if ctx.is_closed(self.shape.inlet) {
+            if self.upstream_done(ctx) {
                 ctx.complete_stage();
             }
             return Ok(());
         }
         self.flush(ctx)?;
-        if ctx.is_closed(self.shape.inlet) {
+        if self.upstream_done(ctx) {
             if self.agg.is_none() {
                 ctx.complete_stage();
             }

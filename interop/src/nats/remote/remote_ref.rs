@@ -1,5 +1,5 @@
 //! [`RemoteRef`]: tells through a credit window and a bounded outbox, asks
-//! by NATS request/reply, and death watch by heartbeats.
+//! by NATS request/reply, and death watch (in [`watch`](super::watch)).
 
 use std::any::type_name;
 use std::fmt;
@@ -10,15 +10,14 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
-use futures_core::Stream;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::mpsc;
 use weir_actor::{ActorPath, ActorRef, DeadLetterReason};
 
 use super::wire::{self, Envelope, Reply};
-use super::{RemoteError, RemoteFailure, Shared};
-use crate::nats::{BoxError, InRuntime};
+use super::{RemoteAskError, RemoteError, RemoteTerminated, Shared, next, watch};
+use crate::nats::InRuntime;
 
 /// A reference to an actor of another system, taking `M` (see
 /// [`RemoteActorSystem::resolve`](super::RemoteActorSystem::resolve)).
@@ -57,58 +56,6 @@ struct Target {
     outbox: mpsc::UnboundedSender<Bytes>,
     dropped: AtomicU64,
     dead_letter_path: Option<ActorPath>,
-}
-
-/// Why a remote ask failed.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum RemoteAskError {
-    /// No answer within the time-out.
-    Timeout(Duration),
-    /// No system serves that actor's subject (it is not running).
-    NoResponders,
-    /// The receiving system refused the question.
-    Remote(RemoteFailure),
-    /// The question did not encode.
-    Encode(String),
-    /// The answer did not decode into the expected type.
-    Decode(String),
-    /// NATS failed.
-    Nats(BoxError),
-}
-
-impl fmt::Display for RemoteAskError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Timeout(after) => write!(f, "remote ask timed out after {after:?}"),
-            Self::NoResponders => write!(f, "no system serves that actor"),
-            Self::Remote(failure) => write!(f, "remote ask refused: {failure}"),
-            Self::Encode(error) => write!(f, "the question did not encode: {error}"),
-            Self::Decode(error) => write!(f, "the answer did not decode: {error}"),
-            Self::Nats(error) => write!(f, "nats: {error}"),
-        }
-    }
-}
-
-impl std::error::Error for RemoteAskError {}
-
-/// The notice that a watched remote actor is gone.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteTerminated {
-    /// The actor's URI.
-    pub uri: String,
-    /// How it was found gone.
-    pub reason: TerminationReason,
-}
-
-/// How a watched remote actor was found gone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TerminationReason {
-    /// Its system said it stopped.
-    Stopped,
-    /// Its system sent no heartbeat for the configured time-out.
-    Unreachable,
 }
 
 impl Target {
@@ -265,69 +212,21 @@ impl<M: Serialize + Send + 'static> RemoteRef<M> {
         })
     }
 
-    /// Tell `watcher` a [`RemoteTerminated`] once, when the actor stops
-    /// (its system says so) or when its system sends no heartbeat for the
-    /// configured time-out (from now on).
+    /// Tell `watcher` a [`RemoteTerminated`] once: when the actor stops
+    /// (its system says so); at once when it is already gone (nothing is
+    /// exposed at its path) or its system is not running; or when its
+    /// system sends no heartbeat for the configured time-out, measured on
+    /// this actor system's clock (so a `TestClock` drives it).
     pub fn watch(&self, watcher: &ActorRef<RemoteTerminated>) {
         let target = &*self.target;
-        let shared = &target.shared;
-        let client = shared.nats.client().clone();
-        let (system, path, uri) = (
-            target.system.clone(),
-            target.path.clone(),
-            target.uri.clone(),
+        watch::watch(
+            &target.shared,
+            &target.system,
+            &target.path,
+            &target.uri,
+            watcher,
         );
-        let timeout = shared.settings.heartbeat_timeout;
-        let watcher = watcher.clone();
-        let task = shared.nats.handle().spawn(async move {
-            let tell = |reason| {
-                watcher.tell(RemoteTerminated {
-                    uri: uri.clone(),
-                    reason,
-                });
-            };
-            let subscribed = async {
-                let down = client.subscribe(wire::down_subject(&system)).await?;
-                let beats = client.subscribe(wire::heartbeat_subject(&system)).await?;
-                Ok::<_, BoxError>((down, beats))
-            };
-            let Ok((mut down, mut beats)) = subscribed.await else {
-                tell(TerminationReason::Unreachable);
-                return;
-            };
-            let deadline = tokio::time::sleep(timeout);
-            tokio::pin!(deadline);
-            loop {
-                tokio::select! {
-                    () = &mut deadline => {
-                        tell(TerminationReason::Unreachable);
-                        return;
-                    }
-                    notice = next(&mut down) => match notice {
-                        Some(notice) if notice.payload == path.as_bytes() => {
-                            tell(TerminationReason::Stopped);
-                            return;
-                        }
-                        Some(_) => {}
-                        None => return,
-                    },
-                    beat = next(&mut beats) => match beat {
-                        Some(_) => deadline.as_mut().reset(tokio::time::Instant::now() + timeout),
-                        None => return,
-                    },
-                }
-            }
-        });
-        shared
-            .tasks
-            .lock()
-            .expect("not poisoned")
-            .push(task.abort_handle());
     }
-}
-
-async fn next(subscriber: &mut async_nats::Subscriber) -> Option<async_nats::Message> {
-    std::future::poll_fn(|cx| std::pin::Pin::new(&mut *subscriber).poll_next(cx)).await
 }
 
 /// Publish queued tells while the window has room; credit returned by the

@@ -41,10 +41,30 @@ pub(crate) fn heartbeat_subject(system: &str) -> String {
     format!("weir.{system}.heartbeat")
 }
 
+/// Every system's heartbeats.
+pub(crate) const ALL_HEARTBEATS: &str = "weir.*.heartbeat";
+
+/// The system a heartbeat subject is of.
+pub(crate) fn heartbeat_system(subject: &str) -> Option<&str> {
+    subject.strip_prefix("weir.")?.strip_suffix(".heartbeat")
+}
+
 /// Notices that an exposed actor of `system` stopped (payload: its path).
 pub(crate) fn down_subject(system: &str) -> String {
     format!("weir.{system}.down")
 }
+
+/// Where a watcher asks whether an actor of `system` is exposed (payload:
+/// its path; answer: [`THERE`] or [`GONE`]).
+pub(crate) fn probe_subject(system: &str) -> String {
+    format!("weir.{system}.probe")
+}
+
+/// The answer to a probe for an exposed actor.
+pub(crate) const THERE: &[u8] = b"there";
+
+/// The answer to a probe for a path nothing is exposed at.
+pub(crate) const GONE: &[u8] = b"gone";
 
 /// Split `weir+nats://<system>/user/<path>` into the system and the path
 /// under `/user` (segments of letters, digits, `-` and `_`).
