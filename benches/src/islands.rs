@@ -19,7 +19,7 @@ fn stage(x: u64, k: u64) -> u64 {
 /// boundaries.
 pub fn expected(n: u64, boundaries: u64) -> u64 {
     (0..n)
-        .map(|x| (0..=boundaries).fold(x, |x, k| stage(x, k)))
+        .map(|x| (0..=boundaries).fold(x, stage))
         .fold(0u64, u64::wrapping_add)
 }
 
