@@ -132,7 +132,7 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
 #[cfg(test)]
 mod tests {
     use crate::graph::{GraphBuilder, JunctionOps, Merge};
-    use crate::{FlowOps, Keep, RunnableGraph, Sink, Source};
+    use crate::{FlowOps, Keep, RunnableGraph, Sink, Source, SubstreamOps};
 
     /// Stages planned for `graph` with fusion on and off.
     fn stages<M>(graph: &RunnableGraph<M>) -> [usize; 2] {
