@@ -292,3 +292,43 @@ fn shutting_the_materializer_down_aborts_every_island_of_a_relayed_stream() {
         assert!(weir_tests::eventually(PATIENCE, || mat.running_islands() == 0));
     });
 }
+
+#[test]
+fn one_element_buffers_on_both_sides_of_a_relay_still_carry_every_element() {
+    both_ways("relay-tiny", |mat| {
+        let one = Attributes::new().with_input_buffer(1).expect("not zero");
+        let sum = Source::range(0..3_000u64)
+            .async_boundary()
+            .map(|x| x + 1)
+            .with_attributes(one.clone())
+            .async_boundary()
+            .async_boundary()
+            .run_with(Sink::fold(0u64, |a, x| a + x).with_attributes(one), mat)
+            .wait();
+        assert_eq!(sum, Ok((1..=3_000u64).sum()));
+    });
+}
+
+#[test]
+fn a_slow_sink_holds_the_source_back_through_the_relay() {
+    both_ways("relay-backpressure", |mat| {
+        let pulled = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&pulled);
+        let mut sink = Source::from_iter((0u64..).inspect(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }))
+        .async_boundary()
+        .map(|x| x * 2)
+        .async_boundary()
+        .run_with(TestSink::probe(), mat)
+        .with_timeout(PATIENCE);
+        sink.request(1);
+        assert_eq!(sink.expect_next(), 0);
+        // Three hand-overs of the default 16 and what the stages hold: the
+        // source never runs far ahead of one requested element.
+        assert!(!weir_tests::eventually(weir_tests::QUIET, || pulled
+            .load(Ordering::Relaxed)
+            > 80));
+        sink.cancel();
+    });
+}
