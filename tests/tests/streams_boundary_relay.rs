@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{TestSink, TestSource};
-use weir_streams::{ErrorKind, StreamError};
+use weir_streams::{Attributes, ErrorKind, StreamError, SupervisionStrategy};
 use weir_tests::{PATIENCE, shutdown, stream_system};
 
 fn both_ways(name: &str, test: impl Fn(&Materializer)) {
@@ -162,5 +162,173 @@ fn cancelling_downstream_of_the_relay_cancels_upstream() {
         assert_eq!(sink.expect_next(), 2);
         sink.cancel();
         source.expect_cancellation();
+    });
+}
+
+#[test]
+fn two_relays_in_a_row_carry_a_failure_down_and_a_cancellation_up() {
+    both_ways("relay-chain", |mat| {
+        // Three boundaries: two relays (the map's island, the filter's).
+        let stream = || {
+            TestSource::probe::<u32>()
+                .async_boundary()
+                .map(|x| x + 1)
+                .async_boundary()
+                .filter(|x| x % 2 == 0)
+                .async_boundary()
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat)
+        };
+        let (source, sink) = stream();
+        let (mut source, mut sink) = (source.with_timeout(PATIENCE), sink.with_timeout(PATIENCE));
+        sink.request(2);
+        for x in 0..4 {
+            source.send_next(x);
+        }
+        assert_eq!(sink.expect_next(), 2);
+        assert_eq!(sink.expect_next(), 4);
+        sink.cancel();
+        source.expect_cancellation();
+
+        let (source, sink) = stream();
+        let (mut source, mut sink) = (source.with_timeout(PATIENCE), sink.with_timeout(PATIENCE));
+        sink.request(5);
+        source.send_next(1);
+        source.send_error(StreamError::msg("late"));
+        assert_eq!(sink.expect_next(), 2);
+        let error = sink.expect_error();
+        assert!(error.to_string().contains("late"), "{error}");
+    });
+}
+
+#[test]
+fn a_graph_run_twice_relays_each_run_through_its_own_hand_over() {
+    both_ways("relay-reuse", |mat| {
+        let graph = Source::range(0..2_000u64)
+            .async_boundary()
+            .map(|x| x * 2)
+            .async_boundary()
+            .async_boundary()
+            .to_mat(Sink::fold(0u64, |a, x| a + x), Keep::right);
+        let runs: Vec<_> = (0..3).map(|_| graph.clone().run(mat)).collect();
+        for run in runs {
+            assert_eq!(run.wait(), Ok(2 * (0..2_000u64).sum::<u64>()));
+        }
+    });
+}
+
+#[test]
+fn a_dispatcher_on_the_operators_between_boundaries_runs_their_island_there() {
+    for fusion in [true, false] {
+        let system = weir_actor::ActorSystem::builder()
+            .name("relay-dispatcher")
+            .pool("relaypool", 1)
+            .build()
+            .expect("a valid system");
+        let mat = Materializer::builder(&system).fusion(fusion).build();
+        let on_pool =
+            Attributes::new().with_dispatcher(weir_actor::DispatcherKind::Named("relaypool"));
+        let threads = Source::range(0..3u32)
+            .async_boundary()
+            .map(|_| std::thread::current().name().unwrap_or("").to_owned())
+            .with_attributes(on_pool)
+            .async_boundary()
+            .run_with(Sink::collect(), &mat)
+            .wait()
+            .expect("the stream completes");
+        assert_eq!(threads.len(), 3);
+        for thread in threads {
+            assert!(
+                thread.contains("relaypool"),
+                "fusion {fusion}: ran on {thread}"
+            );
+        }
+        shutdown(&system);
+    }
+}
+
+#[test]
+fn fused_fan_in_before_and_a_merge_after_a_relay_and_a_supervised_operator_in_it() {
+    both_ways("relay-fan-in", |mat| {
+        let resume = Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+        let mut seen = Source::range(0..100u64)
+            .merge(Source::range(100..200u64))
+            .async_boundary()
+            .map(|x| if x % 10 == 3 { panic!("skip") } else { x })
+            .with_attributes(resume)
+            .async_boundary()
+            .merge(Source::range(1_000..1_010u64))
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .expect("the stream completes");
+        seen.sort_unstable();
+        let want: Vec<u64> = (0..200u64)
+            .filter(|x| x % 10 != 3)
+            .chain(1_000..1_010)
+            .collect();
+        assert_eq!(seen, want);
+    });
+}
+
+#[test]
+fn shutting_the_materializer_down_aborts_every_island_of_a_relayed_stream() {
+    both_ways("relay-shutdown", |mat| {
+        let never_ends = Source::repeat(1u32)
+            .async_boundary()
+            .map(|x| x + 1)
+            .async_boundary()
+            .async_boundary()
+            .run_with(Sink::ignore(), mat);
+        assert!(weir_tests::eventually(PATIENCE, || mat.running_islands() == 4));
+        mat.shutdown();
+        let error = never_ends
+            .wait_timeout(PATIENCE)
+            .expect("aborted in time")
+            .unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::AbruptTermination),
+            "{error:?}"
+        );
+        assert!(weir_tests::eventually(PATIENCE, || mat.running_islands() == 0));
+    });
+}
+
+#[test]
+fn one_element_buffers_on_both_sides_of_a_relay_still_carry_every_element() {
+    both_ways("relay-tiny", |mat| {
+        let one = Attributes::new().with_input_buffer(1).expect("not zero");
+        let sum = Source::range(0..3_000u64)
+            .async_boundary()
+            .map(|x| x + 1)
+            .with_attributes(one.clone())
+            .async_boundary()
+            .async_boundary()
+            .run_with(Sink::fold(0u64, |a, x| a + x).with_attributes(one), mat)
+            .wait();
+        assert_eq!(sum, Ok((1..=3_000u64).sum()));
+    });
+}
+
+#[test]
+fn a_slow_sink_holds_the_source_back_through_the_relay() {
+    both_ways("relay-backpressure", |mat| {
+        let pulled = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&pulled);
+        let mut sink = Source::from_iter((0u64..).inspect(move |_| {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }))
+        .async_boundary()
+        .map(|x| x * 2)
+        .async_boundary()
+        .run_with(TestSink::probe(), mat)
+        .with_timeout(PATIENCE);
+        sink.request(1);
+        assert_eq!(sink.expect_next(), 0);
+        // Three hand-overs of the default 16 and what the stages hold: the
+        // source never runs far ahead of one requested element.
+        assert!(!weir_tests::eventually(weir_tests::QUIET, || pulled
+            .load(Ordering::Relaxed)
+            > 80));
+        sink.cancel();
     });
 }

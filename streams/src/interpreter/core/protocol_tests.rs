@@ -257,3 +257,62 @@ proptest! {
         }
     }
 }
+
+/// `emit`'s queue and the state bit that mirrors it (`EMITTING`): a push
+/// is refused while emits are queued, even with demand; the bit clears
+/// when the queue drains, when the outlet fails, and when a cancel is
+/// delivered; a completion waits for the queue.
+#[test]
+fn queued_emits_hold_off_a_push_until_drained_failed_or_cancelled() {
+    let signals = |log: &Log| log.lock().clone();
+
+    // Drained: two queued, the first pushed on a pull, the second still
+    // queued when the next pull arrives: a push then is refused.
+    let log: Log = Arc::default();
+    let mut isl = island(&log);
+    ctx(&mut isl, 0).emit(OUT, 1).unwrap();
+    ctx(&mut isl, 0).emit(OUT, 2).unwrap();
+    ctx(&mut isl, 1).pull(IN).unwrap();
+    isl.run(usize::MAX);
+    assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(1));
+    ctx(&mut isl, 1).pull(IN).unwrap();
+    assert!(ctx(&mut isl, 0).push(OUT, 9).is_err(), "a push overtaking a queued emit");
+    isl.run(usize::MAX);
+    assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(2));
+    ctx(&mut isl, 1).pull(IN).unwrap();
+    isl.run(usize::MAX);
+    assert_eq!(ctx(&mut isl, 0).push(OUT, 3), Ok(()), "the drained queue lets pushes through");
+    isl.run(usize::MAX);
+    assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(3));
+
+    // Cancelled: once the cancel is delivered, pushes and emits are absorbed.
+    let log: Log = Arc::default();
+    let mut isl = island(&log);
+    ctx(&mut isl, 0).emit(OUT, 1).unwrap();
+    ctx(&mut isl, 1).cancel(IN);
+    isl.run(usize::MAX);
+    assert_eq!(ctx(&mut isl, 0).push(OUT, 2), Ok(()));
+    assert_eq!(ctx(&mut isl, 0).emit(OUT, 3), Ok(()));
+    assert_eq!(signals(&log), [Sig::OnCancel]);
+
+    // Failed: the queue is dropped, the failure goes at once.
+    let log: Log = Arc::default();
+    let mut isl = island(&log);
+    ctx(&mut isl, 0).emit(OUT, 1).unwrap();
+    ctx(&mut isl, 0).fail(OUT, StreamError::msg("up failed"));
+    ctx(&mut isl, 1).pull(IN).unwrap();
+    isl.run(usize::MAX);
+    assert!(ctx(&mut isl, 0).emit(OUT, 2).is_err());
+    assert_eq!(signals(&log), [Sig::OnFailure]);
+
+    // Completed: the completion follows the last queued emit.
+    let log: Log = Arc::default();
+    let mut isl = island(&log);
+    ctx(&mut isl, 0).emit(OUT, 1).unwrap();
+    ctx(&mut isl, 0).complete(OUT);
+    isl.run(usize::MAX);
+    assert_eq!(signals(&log), []);
+    ctx(&mut isl, 1).pull(IN).unwrap();
+    isl.run(usize::MAX);
+    assert_eq!(signals(&log), [Sig::OnPush, Sig::OnComplete]);
+}
