@@ -22,7 +22,7 @@ use std::process::Command;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use weir_actor::{ActorSystem, Instrumentation, MessageInfo, Next};
+use weir_actor::{ActorSystem, Instrumentation, MessageInfo};
 use weir_benches::gated_tell::GatedTell;
 
 const BATCH: u64 = 10_000;
@@ -38,9 +38,8 @@ impl Instrumentation for NoOp {}
 #[derive(Default)]
 struct Counting(AtomicU64);
 impl Instrumentation for Counting {
-    fn around_message(&self, _: &MessageInfo<'_>, next: Next<'_>) {
+    fn before_message(&self, _: &MessageInfo<'_>) {
         self.0.fetch_add(1, Ordering::Relaxed);
-        next.run();
     }
 }
 
@@ -62,15 +61,26 @@ fn workload(hook: &str, runs: u64) {
 /// Instructions callgrind counts for one workload.
 fn instructions(binary: &str, hook: &str, runs: u64) -> u64 {
     let out = Command::new("valgrind")
-        .args(["--tool=callgrind", "--callgrind-out-file=/dev/null", binary, hook])
+        .args([
+            "--tool=callgrind",
+            "--callgrind-out-file=/dev/null",
+            binary,
+            hook,
+        ])
         .arg(runs.to_string())
         .output()
         .expect("valgrind runs (install it with apt-get install valgrind)");
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{binary} {hook} {runs} failed:\n{stderr}");
+    assert!(
+        out.status.success(),
+        "{binary} {hook} {runs} failed:\n{stderr}"
+    );
     stderr
         .lines()
-        .find_map(|l| l.split_once("Collected :").map(|(_, n)| n.trim().parse().expect("a count")))
+        .find_map(|l| {
+            l.split_once("Collected :")
+                .map(|(_, n)| n.trim().parse().expect("a count"))
+        })
         .expect("callgrind reports the instructions collected")
 }
 
@@ -86,19 +96,32 @@ fn report(args: &[String]) {
         let (name, path) = spec.split_once('=').expect("--baseline NAME=PATH");
         builds.push((name.to_owned(), path.to_owned()));
     }
-    println!("instructions per message (gated tell: send + handle), callgrind, (I({MANY} runs) - I({FEW} runs)) / ({} messages):", (MANY - FEW) * PER_RUN);
+    println!(
+        "instructions per message (gated tell: send + handle), callgrind, (I({MANY} runs) - I({FEW} runs)) / ({} messages):",
+        (MANY - FEW) * PER_RUN
+    );
     println!("  valgrind --tool=callgrind --callgrind-out-file=/dev/null <binary> <hook> <runs>");
-    println!("{:<16} {:<10} {:>12} {:>14}", "build", "hook", "instr/msg", "vs none");
+    println!(
+        "{:<16} {:<10} {:>12} {:>14}",
+        "build", "hook", "instr/msg", "vs none"
+    );
     for (name, binary) in &builds {
         let compiled_out = Command::new(binary)
             .arg("compiled-in")
             .output()
             .map(|o| String::from_utf8_lossy(&o.stdout).trim() == "no")
             .unwrap_or(false);
-        let hooks: &[&str] = if compiled_out { &["none"] } else { &["none", "noop", "counting"] };
+        let hooks: &[&str] = if compiled_out {
+            &["none"]
+        } else {
+            &["none", "noop", "counting"]
+        };
         let mut none = None;
         for hook in hooks {
-            let (few, many) = (instructions(binary, hook, FEW), instructions(binary, hook, MANY));
+            let (few, many) = (
+                instructions(binary, hook, FEW),
+                instructions(binary, hook, MANY),
+            );
             let per = many.saturating_sub(few) as f64 / ((MANY - FEW) * PER_RUN) as f64;
             let base = *none.get_or_insert(per);
             println!("{name:<16} {hook:<10} {per:>12.1} {:>+14.1}", per - base);
@@ -111,7 +134,14 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     match args.first().map(String::as_str) {
         Some("report") => report(&args[1..]),
-        Some("compiled-in") => println!("{}", if cfg!(weir_no_instrument) { "no" } else { "yes" }),
+        Some("compiled-in") => println!(
+            "{}",
+            if cfg!(weir_no_instrument) {
+                "no"
+            } else {
+                "yes"
+            }
+        ),
         hook => {
             let runs = args.get(1).map_or(200, |r| r.parse().expect("a run count"));
             workload(hook.unwrap_or("none"), runs);
