@@ -1,7 +1,7 @@
 //! The machinery behind [`Instrumentation`]: the installed hooks, the stamp
 //! a send records, and what a message tells them.
 //!
-//! The per-message path is short on purpose (a no-op hook adds about 35
+//! The per-message path is short on purpose (a no-op hook adds about 39
 //! instructions per message; `benches/examples/profile_instrument.rs`
 //! measures it): a system always has exactly one [`Slot`] (several hooks are
 //! one [`Fanout`] in it), so the message loop tests one flag and makes one
