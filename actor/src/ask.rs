@@ -13,7 +13,7 @@ use crate::cell::CellCore;
 use crate::error::AskError;
 use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
-use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf, Outcome};
+use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf};
 use crate::promise::Promise;
 use crate::scheduler::Cancellable;
 use crate::sync::Arc;
@@ -243,10 +243,7 @@ impl<R: Send + 'static> Recipient<R> for AskCell<R> {
                     meta: MetaOf::<Self, R>::ASK_REPLY,
                     stamp: hooks.stamp(&self.path).context_only(),
                 };
-                let started = hooks.before(&info);
-                let delivery = self.complete_with_reply(reply);
-                hooks.after(&info, Outcome::Handled, started);
-                delivery
+                hooks.around_handled(&info, || self.complete_with_reply(reply))
             }
             _ => self.complete_with_reply(reply),
         }

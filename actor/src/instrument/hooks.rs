@@ -1,14 +1,15 @@
 //! The machinery behind [`Instrumentation`]: the installed hooks, the stamp
 //! a send records, and what a message tells them.
 //!
-//! The per-message path is short on purpose (a no-op hook adds about 39
+//! The per-message path is short on purpose (a no-op hook adds about 34
 //! instructions per message; `benches/examples/profile_instrument.rs`
-//! measures it): a system always has exactly one [`Slot`] (several hooks are
-//! one [`Fanout`] in it), so the message loop tests one flag and makes one
-//! dynamic call before and one after a message; the hook is called through a
-//! `Box` rather than the `Arc` it was installed in; and a user message's
-//! [`MessageInfo`] is three words, the types and kind being one constant per
-//! actor type.
+//! measures it): a system always has exactly one [`Installed`] hook
+//! (several are one [`Fanout`]), so the message loop makes one dynamic call
+//! before and one after a message, with the panic guard and the disabled
+//! flag inside that call (no landing pad in the loop); the hook's own type
+//! is called statically from there; the processing start time is carried
+//! only when a hook wants timing; and a user message's [`MessageInfo`] is
+//! three words, the types and kind being one constant per actor type.
 
 use std::any::type_name;
 use std::marker::PhantomData;
@@ -31,24 +32,6 @@ pub(crate) const COMPILED_IN: bool = !cfg!(weir_no_instrument);
 pub(super) fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)
-}
-
-/// The time, for hooks that want processing times: out of the message
-/// loop's way.
-#[cold]
-#[inline(never)]
-fn now() -> Option<Instant> {
-    Some(Instant::now())
-}
-
-/// Processing that started at `started` ends now.
-#[cold]
-#[inline(never)]
-fn timing(started: Instant) -> Timing {
-    Timing {
-        started,
-        ended: Instant::now(),
-    }
 }
 
 /// What a send records for the hooks, inline in the mailbox slot: 16 bytes,
@@ -162,48 +145,21 @@ impl<A: ?Sized, M: ?Sized> MetaOf<A, M> {
     };
 }
 
-/// Calls `H` statically through the `Arc` it was installed in.
-struct Forward<H: ?Sized>(Arc<H>);
-
-impl<H: Instrumentation + ?Sized> Instrumentation for Forward<H> {
-    #[inline]
-    fn before_message(&self, info: &MessageInfo<'_>) {
-        self.0.before_message(info);
-    }
-    #[inline]
-    fn after_message(&self, info: &MessageInfo<'_>, processed: &Processed) {
-        self.0.after_message(info, processed);
-    }
-    fn capture_context(&self, target: &ActorPath) -> u64 {
-        self.0.capture_context(target)
-    }
-    fn captures_context(&self) -> bool {
-        self.0.captures_context()
-    }
-    fn wants_enqueue_time(&self) -> bool {
-        self.0.wants_enqueue_time()
-    }
-    fn wants_timing(&self) -> bool {
-        self.0.wants_timing()
-    }
-    fn on_lifecycle(&self, event: &LifecycleEvent<'_>) {
-        self.0.on_lifecycle(event);
-    }
-    fn on_dead_letter(&self, letter: &DeadLetter) {
-        self.0.on_dead_letter(letter);
-    }
-}
-
-/// A hook as the builder keeps it: behind a [`Forward`], and cloneable with
-/// the builder.
-pub(crate) trait Installed: Instrumentation {
+/// An installed hook, every call to it guarded: a panic is caught, reported
+/// once, and disables the hook. Called through one dynamic call per method,
+/// the guard inside it, so the message loop holds no landing pad for it.
+pub(crate) trait Installed: Send + Sync + 'static {
+    fn before(&self, info: &MessageInfo<'_>);
+    fn after(&self, info: &MessageInfo<'_>, processed: &Processed);
+    /// The context word for a send to `target` (0: none).
+    fn capture(&self, target: &ActorPath) -> u64;
+    fn lifecycle(&self, event: &LifecycleEvent<'_>);
+    fn dead_letter(&self, letter: &DeadLetter);
+    fn captures_context(&self) -> bool;
+    fn wants_enqueue_time(&self) -> bool;
+    fn wants_timing(&self) -> bool;
+    /// The same hook, not disabled (for a cloned builder).
     fn clone_box(&self) -> Box<dyn Installed>;
-}
-
-impl<H: Instrumentation + ?Sized> Installed for Forward<H> {
-    fn clone_box(&self) -> Box<dyn Installed> {
-        Box::new(Forward(self.0.clone()))
-    }
 }
 
 impl Clone for Box<dyn Installed> {
@@ -214,85 +170,100 @@ impl Clone for Box<dyn Installed> {
 
 /// `hook` as the builder keeps it.
 pub(crate) fn installed<H: Instrumentation + ?Sized>(hook: Arc<H>) -> Box<dyn Installed> {
-    Box::new(Forward(hook))
+    Box::new(Guarded {
+        disabled: AtomicBool::new(false),
+        hook,
+    })
 }
 
-/// One hook, and whether it panicked. Every call to it is caught here.
-struct Slot {
-    /// A `Box`, which points at the hook's data directly (an `Arc<dyn _>`
-    /// needs its data offset computed on every call).
-    hook: Box<dyn Instrumentation>,
+/// One hook and whether it panicked. `H` is called statically.
+struct Guarded<H: ?Sized> {
     disabled: AtomicBool,
+    hook: Arc<H>,
 }
 
-impl Slot {
-    fn new(hook: Box<dyn Instrumentation>) -> Self {
-        Self {
-            hook,
-            disabled: AtomicBool::new(false),
-        }
-    }
-
-    #[inline(always)]
-    fn enabled(&self) -> bool {
-        !self.disabled.load(Ordering::Relaxed)
-    }
-
+impl<H: Instrumentation + ?Sized> Guarded<H> {
     /// Call the hook unless it is disabled; disable it if it panics.
     #[inline(always)]
-    fn call<R>(&self, f: impl FnOnce(&dyn Instrumentation) -> R) -> Option<R> {
-        if !self.enabled() {
+    fn call<R>(&self, f: impl FnOnce(&H) -> R) -> Option<R> {
+        if self.disabled.load(Ordering::Relaxed) {
             return None;
         }
-        match catch_unwind(AssertUnwindSafe(|| f(&*self.hook))) {
+        match catch_unwind(AssertUnwindSafe(|| f(&self.hook))) {
             Ok(r) => Some(r),
             Err(p) => {
-                self.report_and_disable(&*p);
+                report_and_disable(&self.disabled, &*p);
                 None
             }
         }
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn report_and_disable(&self, payload: &(dyn std::any::Any + Send)) {
-        if !self.disabled.swap(true, Ordering::AcqRel) {
-            let message = crate::supervision::panic_message(payload);
-            eprintln!("weir: an instrumentation hook panicked and is now disabled: {message}");
-        }
+#[cold]
+#[inline(never)]
+fn report_and_disable(disabled: &AtomicBool, payload: &(dyn std::any::Any + Send)) {
+    if !disabled.swap(true, Ordering::AcqRel) {
+        let message = crate::supervision::panic_message(payload);
+        eprintln!("weir: an instrumentation hook panicked and is now disabled: {message}");
     }
+}
 
-    /// The context word this hook captures for a send to `target` (0: none).
+impl<H: Instrumentation + ?Sized> Installed for Guarded<H> {
+    fn before(&self, info: &MessageInfo<'_>) {
+        self.call(|h| h.before_message(info));
+    }
+    fn after(&self, info: &MessageInfo<'_>, processed: &Processed) {
+        self.call(|h| h.after_message(info, processed));
+    }
     fn capture(&self, target: &ActorPath) -> u64 {
         self.call(|h| if h.captures_context() { h.capture_context(target) } else { 0 })
             .unwrap_or(0)
     }
+    fn lifecycle(&self, event: &LifecycleEvent<'_>) {
+        self.call(|h| h.on_lifecycle(event));
+    }
+    fn dead_letter(&self, letter: &DeadLetter) {
+        self.call(|h| h.on_dead_letter(letter));
+    }
+    fn captures_context(&self) -> bool {
+        self.hook.captures_context()
+    }
+    fn wants_enqueue_time(&self) -> bool {
+        self.hook.wants_enqueue_time()
+    }
+    fn wants_timing(&self) -> bool {
+        self.hook.wants_timing()
+    }
+    fn clone_box(&self) -> Box<dyn Installed> {
+        installed(self.hook.clone())
+    }
 }
 
-/// Several hooks as one: each in its own [`Slot`], so each is disabled on
-/// its own; `before_message` in installation order, `after_message` in
-/// reverse. It never panics itself.
+/// Several hooks as one, each guarded on its own: `before` in installation
+/// order, `after` in reverse.
 struct Fanout {
-    slots: Box<[Slot]>,
+    hooks: Box<[Box<dyn Installed>]>,
     captures_context: bool,
     wants_enqueue_time: bool,
     wants_timing: bool,
 }
 
-impl Instrumentation for Fanout {
-    fn before_message(&self, info: &MessageInfo<'_>) {
-        for slot in &self.slots {
-            slot.call(|h| h.before_message(info));
-        }
+impl Installed for Fanout {
+    fn before(&self, info: &MessageInfo<'_>) {
+        self.hooks.iter().for_each(|h| h.before(info));
     }
-    fn after_message(&self, info: &MessageInfo<'_>, processed: &Processed) {
-        for slot in self.slots.iter().rev() {
-            slot.call(|h| h.after_message(info, processed));
-        }
+    fn after(&self, info: &MessageInfo<'_>, processed: &Processed) {
+        self.hooks.iter().rev().for_each(|h| h.after(info, processed));
     }
     /// The first non-zero word, in installation order.
-    fn capture_context(&self, target: &ActorPath) -> u64 {
-        self.slots.iter().map(|s| s.capture(target)).find(|&w| w != 0).unwrap_or(0)
+    fn capture(&self, target: &ActorPath) -> u64 {
+        self.hooks.iter().map(|h| h.capture(target)).find(|&w| w != 0).unwrap_or(0)
+    }
+    fn lifecycle(&self, event: &LifecycleEvent<'_>) {
+        self.hooks.iter().for_each(|h| h.lifecycle(event));
+    }
+    fn dead_letter(&self, letter: &DeadLetter) {
+        self.hooks.iter().for_each(|h| h.dead_letter(letter));
     }
     fn captures_context(&self) -> bool {
         self.captures_context
@@ -303,15 +274,11 @@ impl Instrumentation for Fanout {
     fn wants_timing(&self) -> bool {
         self.wants_timing
     }
-    fn on_lifecycle(&self, event: &LifecycleEvent<'_>) {
-        for slot in &self.slots {
-            slot.call(|h| h.on_lifecycle(event));
-        }
-    }
-    fn on_dead_letter(&self, letter: &DeadLetter) {
-        for slot in &self.slots {
-            slot.call(|h| h.on_dead_letter(letter));
-        }
+    fn clone_box(&self) -> Box<dyn Installed> {
+        Box::new(Fanout {
+            hooks: self.hooks.iter().map(|h| h.clone_box()).collect(),
+            ..*self
+        })
     }
 }
 
@@ -319,8 +286,9 @@ impl Instrumentation for Fanout {
 /// installed), copied into every cell.
 #[derive(Clone)]
 pub(crate) struct Hooks {
-    /// The one hook, or a [`Fanout`] of several.
-    slot: Arc<Slot>,
+    /// The one hook, or a [`Fanout`] of several. An `Arc<Box<_>>` rather
+    /// than an `Arc<dyn _>`, whose data offset is computed on every call.
+    hook: Arc<Box<dyn Installed>>,
     wants_timing: bool,
     wants_enqueue_time: bool,
     captures_context: bool,
@@ -330,8 +298,7 @@ pub(crate) struct Hooks {
 }
 
 impl Hooks {
-    pub(crate) fn new(hooks: Vec<Box<dyn Installed>>) -> Option<Self> {
-        let mut hooks: Vec<Box<dyn Instrumentation>> = hooks.into_iter().map(|h| h as Box<dyn Instrumentation>).collect();
+    pub(crate) fn new(mut hooks: Vec<Box<dyn Installed>>) -> Option<Self> {
         let hook = match hooks.len() {
             0 => return None,
             1 => hooks.pop().expect("one hook"),
@@ -339,7 +306,7 @@ impl Hooks {
                 captures_context: hooks.iter().any(|h| h.captures_context()),
                 wants_enqueue_time: hooks.iter().any(|h| h.wants_enqueue_time()),
                 wants_timing: hooks.iter().any(|h| h.wants_timing()),
-                slots: hooks.into_iter().map(Slot::new).collect(),
+                hooks: hooks.into(),
             }),
         };
         let (captures_context, wants_enqueue_time) = (hook.captures_context(), hook.wants_enqueue_time());
@@ -349,7 +316,7 @@ impl Hooks {
             wants_enqueue_time,
             captures_context,
             stamps: captures_context || wants_enqueue_time,
-            slot: Arc::new(Slot::new(hook)),
+            hook: Arc::new(hook),
         })
     }
 
@@ -361,7 +328,7 @@ impl Hooks {
 
     #[inline(never)]
     fn stamp_slow(&self, target: &ActorPath) -> Stamp {
-        let context = if self.captures_context { self.slot.capture(target) } else { 0 };
+        let context = if self.captures_context { self.hook.capture(target) } else { 0 };
         #[cfg(not(weir_no_instrument))]
         {
             let enqueued = if self.wants_enqueue_time {
@@ -378,32 +345,70 @@ impl Hooks {
         }
     }
 
-    /// Call the hook's `before_message`; then the processing starts (at
-    /// `started`, if timed). Inlined into the message loop: a flag test
-    /// and a dynamic call.
+    /// Whether a hook wants processing times: then call
+    /// [`before_timed`](Self::before_timed) and
+    /// [`after_timed`](Self::after_timed), else [`before`](Self::before) and
+    /// [`after`](Self::after), which carry no start time through the
+    /// processing (four instructions fewer per message).
     #[inline(always)]
-    pub(crate) fn before(&self, info: &MessageInfo<'_>) -> Option<Instant> {
-        self.slot.call(|h| h.before_message(info));
-        if self.wants_timing { now() } else { None }
+    pub(crate) fn timed(&self) -> bool {
+        self.wants_timing
     }
 
-    /// The processing [`before`](Self::before) started ended with
-    /// `outcome`: call the hook's `after_message` if it is still enabled
-    /// (so its `before_message` returned normally).
+    /// Call the hook's `before_message`. Inlined into the message loop: a
+    /// flag test and a dynamic call.
     #[inline(always)]
-    pub(crate) fn after(&self, info: &MessageInfo<'_>, outcome: Outcome, started: Option<Instant>) {
-        let mut processed = Processed { outcome, timing: None };
-        if let Some(started) = started {
-            processed.timing = Some(timing(started));
+    pub(crate) fn before(&self, info: &MessageInfo<'_>) {
+        self.hook.before(info);
+    }
+
+    /// The processing ended with `outcome`: call the hook's `after_message`
+    /// if it is still enabled (so its `before_message` returned normally).
+    #[inline(always)]
+    pub(crate) fn after(&self, info: &MessageInfo<'_>, outcome: Outcome) {
+        let processed = Processed { outcome, timing: None };
+        self.hook.after(info, &processed);
+    }
+
+    /// [`before`](Self::before), then the processing starts (now).
+    pub(crate) fn before_timed(&self, info: &MessageInfo<'_>) -> Instant {
+        self.before(info);
+        Instant::now()
+    }
+
+    /// [`after`](Self::after) for processing that started at `started`.
+    pub(crate) fn after_timed(&self, info: &MessageInfo<'_>, outcome: Outcome, started: Instant) {
+        let processed = Processed {
+            outcome,
+            timing: Some(Timing {
+                started,
+                ended: Instant::now(),
+            }),
+        };
+        self.hook.after(info, &processed);
+    }
+
+    /// Run `process`, which cannot fail (a system message, an ask reply),
+    /// between the hooks.
+    pub(crate) fn around_handled<R>(&self, info: &MessageInfo<'_>, process: impl FnOnce() -> R) -> R {
+        if self.timed() {
+            let started = self.before_timed(info);
+            let r = process();
+            self.after_timed(info, Outcome::Handled, started);
+            r
+        } else {
+            self.before(info);
+            let r = process();
+            self.after(info, Outcome::Handled);
+            r
         }
-        self.slot.call(|h| h.after_message(info, &processed));
     }
 
     pub(crate) fn lifecycle(&self, event: &LifecycleEvent<'_>) {
-        self.slot.call(|h| h.on_lifecycle(event));
+        self.hook.lifecycle(event);
     }
 
     pub(crate) fn dead_letter(&self, letter: &DeadLetter) {
-        self.slot.call(|h| h.on_dead_letter(letter));
+        self.hook.dead_letter(letter);
     }
 }
