@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::{
-    Actor, ActorRef, ActorSystem, Context, Instrumentation, MessageInfo, Next, Props, ask,
+    Actor, ActorRef, ActorSystem, Context, Instrumentation, MessageInfo, Processed, Props, ask,
 };
 
 /// Per actor type: how many messages, processing times and times in mailbox.
@@ -25,18 +25,17 @@ struct Samples {
 }
 
 impl Instrumentation for Stats {
-    fn around_message(&self, info: &MessageInfo<'_>, next: Next<'_>) {
-        let processed = next.run();
+    fn after_message(&self, info: &MessageInfo<'_>, processed: &Processed) {
         let mut by_type = self.by_type.lock().unwrap();
         let samples = by_type.entry(info.actor_type()).or_default();
-        let (Some(started), Some(ended)) = (processed.started, processed.ended) else {
+        let Some(timing) = processed.timing else {
             return;
         };
-        samples.processing.push(ended - started);
+        samples.processing.push(timing.elapsed());
         if let Some(at) = info.enqueued_at() {
             samples
                 .in_mailbox
-                .push(started.saturating_duration_since(at));
+                .push(timing.started.saturating_duration_since(at));
         }
     }
 

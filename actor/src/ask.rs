@@ -13,7 +13,7 @@ use crate::cell::CellCore;
 use crate::error::AskError;
 use crate::events::DeadLetterReason;
 use crate::path::ActorPath;
-use crate::instrument::{COMPILED_IN, MessageInfo, MessageKind, Outcome};
+use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf};
 use crate::promise::Promise;
 use crate::scheduler::Cancellable;
 use crate::sync::Arc;
@@ -240,20 +240,10 @@ impl<R: Send + 'static> Recipient<R> for AskCell<R> {
             Some(hooks) if COMPILED_IN => {
                 let info = MessageInfo {
                     path: &self.path,
-                    actor_type: std::any::type_name::<Self>(),
-                    message_type: std::any::type_name::<R>(),
-                    kind: MessageKind::AskReply,
-                    enqueued_at: None,
-                    sender_context: hooks.stamp(&self.path).context(),
+                    meta: MetaOf::<Self, R>::ASK_REPLY,
+                    stamp: hooks.stamp(&self.path).context_only(),
                 };
-                let (mut reply, mut delivery) = (Some(reply), Delivery::DeadLetter);
-                hooks.around(&info, || {
-                    if let Some(reply) = reply.take() {
-                        delivery = self.complete_with_reply(reply);
-                    }
-                    Outcome::Handled
-                });
-                delivery
+                hooks.around_handled(&info, || self.complete_with_reply(reply))
             }
             _ => self.complete_with_reply(reply),
         }

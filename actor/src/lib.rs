@@ -123,7 +123,7 @@ runtime_modules! {
     };
     pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
     pub use function_ref::FunctionRef;
-    pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Next, Outcome, Processed};
+    pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use selection::ActorSelection;
     pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};

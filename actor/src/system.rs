@@ -15,7 +15,7 @@ use crate::error::{BuildError, ResolveError, SpawnError};
 use crate::resolve::{Node, absolute, walk};
 use crate::selection::ActorSelection;
 use crate::events::EventStream;
-use crate::instrument::{Hooks, Instrumentation};
+use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
 use crate::promise::Promise;
 use crate::scheduler::Scheduler;
@@ -47,7 +47,7 @@ pub struct ActorSystemBuilder {
     threads: usize,
     pools: Vec<(&'static str, usize, Option<std::time::Duration>)>,
     throughput_deadline: Option<std::time::Duration>,
-    instrumentation: Vec<Arc<dyn Instrumentation>>,
+    instrumentation: Vec<Box<dyn Installed>>,
     clock: Option<crate::scheduler::TestClock>,
 }
 
@@ -111,11 +111,13 @@ impl ActorSystemBuilder {
         self
     }
 
-    /// Install an [`Instrumentation`]: it is called around every message of
-    /// every actor of this system. Several can be installed; the first is
-    /// outermost.
-    pub fn instrumentation(mut self, hook: Arc<dyn Instrumentation>) -> Self {
-        self.instrumentation.push(hook);
+    /// Install an [`Instrumentation`]: it is called before and after every
+    /// message of every actor of this system. Several can be installed; the
+    /// first is outermost (called first before a message, last after it).
+    /// Takes an `Arc` of the hook's own type (called without a second
+    /// indirection) or an `Arc<dyn Instrumentation>`.
+    pub fn instrumentation<H: Instrumentation + ?Sized>(mut self, hook: Arc<H>) -> Self {
+        self.instrumentation.push(crate::instrument::installed(hook));
         self
     }
 

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use weir_actor::{ActorSystem, Instrumentation, MessageInfo, Next};
+use weir_actor::{ActorSystem, Instrumentation, MessageInfo};
 use weir_benches::CountingAlloc;
 use weir_benches::gated_tell::GatedTell;
 use weir_benches::ping_pong::PingPong;
@@ -31,9 +31,8 @@ impl Instrumentation for NoOp {}
 #[derive(Default)]
 struct Counting(AtomicU64);
 impl Instrumentation for Counting {
-    fn around_message(&self, _: &MessageInfo<'_>, next: Next<'_>) {
+    fn before_message(&self, _: &MessageInfo<'_>) {
         self.0.fetch_add(1, Ordering::Relaxed);
-        next.run();
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use weir_actor::{
     Actor, ActorRef, ActorSystem, Context, DeadLetter, Instrumentation, LifecycleEvent,
-    MessageInfo, MessageKind, Next, Outcome, Props, ask,
+    MessageInfo, MessageKind, Outcome, Processed, Props, ask,
 };
 use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 
@@ -26,19 +26,27 @@ struct Recorder {
 
 thread_local! {
     static TRACE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    /// The contexts that were current before each message being processed
+    /// on this thread (processing nests: an ask reply inside a message).
+    static OUTER: std::cell::RefCell<Vec<u64>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl Instrumentation for Recorder {
-    fn around_message(&self, info: &MessageInfo<'_>, next: Next<'_>) {
+    fn before_message(&self, info: &MessageInfo<'_>) {
         // Make the sender's context current while processing, as a tracer would.
         let previous = TRACE.with(|t| t.replace(info.sender_context()));
-        let processed = next.run();
+        OUTER.with(|o| o.borrow_mut().push(previous));
+    }
+    fn after_message(&self, info: &MessageInfo<'_>, processed: &Processed) {
+        let previous = OUTER
+            .with(|o| o.borrow_mut().pop())
+            .expect("before_message ran");
         TRACE.with(|t| t.set(previous));
-        if let (Some(at), Some(started)) = (info.enqueued_at(), processed.started) {
+        if let (Some(at), Some(timing)) = (info.enqueued_at(), processed.timing) {
             self.waited
                 .lock()
                 .unwrap()
-                .push(started.saturating_duration_since(at));
+                .push(timing.started.saturating_duration_since(at));
         }
         self.messages.lock().unwrap().push((
             info.path().to_string_without_uid(),
@@ -336,7 +344,7 @@ struct Broken {
     calls: AtomicU64,
 }
 impl Instrumentation for Broken {
-    fn around_message(&self, _: &MessageInfo<'_>, _: Next<'_>) {
+    fn before_message(&self, _: &MessageInfo<'_>) {
         self.calls.fetch_add(1, Ordering::Relaxed);
         panic!("broken hook");
     }
@@ -414,5 +422,147 @@ fn the_hook_sees_the_islands_of_a_stream() {
             .collect();
         islands.len() == 2
     }));
+    shutdown(&system);
+}
+
+/// Panics in `after_message`, once the message was processed.
+#[derive(Default)]
+struct BrokenAfter {
+    before: AtomicU64,
+    after: AtomicU64,
+}
+impl Instrumentation for BrokenAfter {
+    fn before_message(&self, _: &MessageInfo<'_>) {
+        self.before.fetch_add(1, Ordering::Relaxed);
+    }
+    fn after_message(&self, _: &MessageInfo<'_>, _: &Processed) {
+        self.after.fetch_add(1, Ordering::Relaxed);
+        panic!("broken after");
+    }
+}
+
+#[test]
+fn a_hook_panicking_after_a_message_is_disabled_and_the_others_go_on() {
+    let broken = Arc::new(BrokenAfter::default());
+    let recorder = Arc::new(Recorder::default());
+    let system = ActorSystem::builder()
+        .name("broken-after")
+        .instrumentation(recorder.clone())
+        .instrumentation(broken.clone())
+        .build()
+        .unwrap();
+    let (reports, refs) = (Probe::new(), Probe::new());
+    let a = system
+        .spawn(level(1, &reports.sender(), &refs.sender()), "a")
+        .unwrap();
+    refs.expect();
+    for _ in 0..100 {
+        a.tell(Msg::Count);
+    }
+    assert_eq!(reports.expect(), "a", "every message was processed");
+    assert!(!a.is_terminated());
+    let (before, after) = (
+        broken.before.load(Ordering::Relaxed),
+        broken.after.load(Ordering::Relaxed),
+    );
+    assert!((1..=2).contains(&after), "after: {after}");
+    assert!(
+        before <= after + 1,
+        "no before_message once disabled: {before}"
+    );
+    assert!(
+        eventually(PATIENCE, || recorder
+            .user_counts()
+            .get("weir://broken-after/user/a")
+            == Some(&100)),
+        "the other hook still sees all"
+    );
+    for _ in 0..100 {
+        a.tell(Msg::Count);
+    }
+    assert_eq!(reports.expect(), "a");
+    assert_eq!(
+        broken.before.load(Ordering::Relaxed),
+        before,
+        "disabled for good"
+    );
+    assert_eq!(
+        broken.after.load(Ordering::Relaxed),
+        after,
+        "disabled for good"
+    );
+    shutdown(&system);
+}
+
+/// Logs its calls, named, for the actor named `watched` and for ask replies.
+struct Logger {
+    name: &'static str,
+    log: Arc<Mutex<Vec<String>>>,
+}
+impl Logger {
+    fn watched(info: &MessageInfo<'_>) -> bool {
+        info.path().name() == "watched" || info.kind() == MessageKind::AskReply
+    }
+}
+impl Instrumentation for Logger {
+    fn before_message(&self, info: &MessageInfo<'_>) {
+        if Self::watched(info) {
+            let line = format!("{} before {:?}", self.name, info.kind());
+            self.log.lock().unwrap().push(line);
+        }
+    }
+    fn after_message(&self, info: &MessageInfo<'_>, processed: &Processed) {
+        if Self::watched(info) {
+            let line = format!(
+                "{} after {:?} {:?}",
+                self.name,
+                info.kind(),
+                processed.outcome
+            );
+            self.log.lock().unwrap().push(line);
+        }
+    }
+}
+
+#[test]
+fn several_hooks_nest_with_the_first_installed_outermost() {
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let system = ActorSystem::builder()
+        .name("nested")
+        .instrumentation(Arc::new(Logger {
+            name: "outer",
+            log: log.clone(),
+        }))
+        .instrumentation(Arc::new(Logger {
+            name: "inner",
+            log: log.clone(),
+        }) as Arc<dyn Instrumentation>)
+        .build()
+        .unwrap();
+    let (reports, refs) = (Probe::new(), Probe::new());
+    let watched = system
+        .spawn(level(1, &reports.sender(), &refs.sender()), "watched")
+        .unwrap();
+    refs.expect();
+    log.lock().unwrap().clear();
+    // The reply is handled at the temporary actor, inside `watched`'s
+    // message on the same thread: its hooks nest inside.
+    assert_eq!(ask(&watched, Msg::Echo, PATIENCE).wait(), Ok(7));
+    let expected = [
+        "outer before User",
+        "inner before User",
+        "outer before AskReply",
+        "inner before AskReply",
+        "inner after AskReply Handled",
+        "outer after AskReply Handled",
+        "inner after User Handled",
+        "outer after User Handled",
+    ];
+    assert!(
+        eventually(PATIENCE, || log.lock().unwrap().len() == expected.len()),
+        "{:?}",
+        log.lock().unwrap()
+    );
+    assert_eq!(*log.lock().unwrap(), expected);
     shutdown(&system);
 }

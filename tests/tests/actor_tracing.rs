@@ -16,6 +16,8 @@ use weir_tests::{PATIENCE, Probe, eventually, shutdown};
 struct Spans {
     seen: Mutex<Vec<String>>,
     next: AtomicU64,
+    entered: AtomicU64,
+    exited: AtomicU64,
 }
 
 struct Fields(String);
@@ -40,8 +42,12 @@ impl Subscriber for Spans {
     fn record(&self, _: &Id, _: &Record<'_>) {}
     fn record_follows_from(&self, _: &Id, _: &Id) {}
     fn event(&self, _: &Event<'_>) {}
-    fn enter(&self, _: &Id) {}
-    fn exit(&self, _: &Id) {}
+    fn enter(&self, _: &Id) {
+        self.entered.fetch_add(1, Ordering::SeqCst);
+    }
+    fn exit(&self, _: &Id) {
+        self.exited.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 struct Greeter(std::sync::mpsc::Sender<()>);
@@ -77,6 +83,10 @@ fn each_message_is_a_span_with_path_actor_type_and_message_type() {
         "{:?}",
         spans.seen.lock().unwrap()
     );
+    // Entered before each message and exited after it.
+    assert!(spans.entered.load(Ordering::SeqCst) > 0);
+    assert!(eventually(PATIENCE, || spans.exited.load(Ordering::SeqCst)
+        == spans.entered.load(Ordering::SeqCst)));
     shutdown(&system);
 }
 

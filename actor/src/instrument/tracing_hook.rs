@@ -1,7 +1,17 @@
 //! The `tracing` feature: one span per message.
 
-use super::{Instrumentation, LifecycleEvent, MessageInfo, Next};
+use std::cell::RefCell;
+
+use tracing::span::EnteredSpan;
+
+use super::{Instrumentation, LifecycleEvent, MessageInfo, Processed};
 use crate::events::{DeadLetter, LogLevel};
+
+thread_local! {
+    /// The spans of the messages this thread is processing, innermost last
+    /// (processing nests: an `ask` reply inside another actor's message).
+    static ENTERED: RefCell<Vec<EnteredSpan>> = const { RefCell::new(Vec::new()) };
+}
 
 /// Turns each message into a `tracing` span named `weir.message` with the
 /// fields `path`, `actor_type`, `message_type` and `kind`, entered while the
@@ -27,7 +37,7 @@ use crate::events::{DeadLetter, LogLevel};
 pub struct TracingInstrumentation;
 
 impl Instrumentation for TracingInstrumentation {
-    fn around_message(&self, info: &MessageInfo<'_>, next: Next<'_>) {
+    fn before_message(&self, info: &MessageInfo<'_>) {
         let span = tracing::info_span!(
             target: "weir",
             "weir.message",
@@ -36,10 +46,17 @@ impl Instrumentation for TracingInstrumentation {
             message_type = info.message_type(),
             kind = ?info.kind(),
         );
-        let _entered = span.enter();
-        if let super::Outcome::Panicked(message) = &next.run().outcome {
+        let entered = span.entered();
+        ENTERED.with(|spans| spans.borrow_mut().push(entered));
+    }
+
+    fn after_message(&self, _: &MessageInfo<'_>, processed: &Processed) {
+        // Still inside the message's span: the event belongs to it.
+        if let super::Outcome::Panicked(message) = &processed.outcome {
             tracing::error!(target: "weir", panic = %message, "message handler panicked");
         }
+        let entered = ENTERED.with(|spans| spans.borrow_mut().pop());
+        drop(entered);
     }
 
     fn on_lifecycle(&self, event: &LifecycleEvent<'_>) {
