@@ -116,3 +116,96 @@ pub fn weir_scan_via_composed_maps(n: u64, mat: &Materializer) -> u64 {
         .wait()
         .expect("completes")
 }
+
+/// A little work per element, for the balance rows (a few dozen
+/// instructions, so the fan-out, not the work, is measured).
+fn work(x: u64) -> u64 {
+    (0..16u64).fold(x, |a, i| a.wrapping_mul(31) ^ i)
+}
+
+/// The checksum of the balance rows.
+pub fn balance_expected(n: u64) -> u64 {
+    (0..n).map(work).fold(0, add)
+}
+
+/// `0..n` balanced over four workers, each behind an async boundary doing
+/// [`work`], merged into one fold.
+pub fn weir_balance(n: u64, mat: &Materializer) -> u64 {
+    use weir_streams::graph::{Balance, Merge};
+    let mut b = GraphBuilder::new();
+    let source = b.source(Source::range(0..n));
+    let split = b.add(Balance::<u64, 4>::new());
+    let join = b.add(Merge::<u64, 4>::new());
+    let (sum, key) = b.sink_mat(Sink::fold(0u64, add));
+    b.connect(source, split.inlet()).expect("fresh ports");
+    for (out, inlet) in split.outs().into_iter().zip(join.ins()) {
+        let (worker_in, worker_out) =
+            b.flow(Flow::new().async_boundary().map(work).async_boundary());
+        b.connect(out, worker_in).expect("fresh ports");
+        b.connect(worker_out, inlet).expect("fresh ports");
+    }
+    b.connect(join.out(), sum).expect("fresh ports");
+    let graph = b
+        .build(move |m| m.take(&key))
+        .expect("every port connected");
+    graph.run(mat).wait().expect("completes")
+}
+
+/// The same as four tokio tasks fed by one shared channel (a
+/// `tokio::sync::Mutex` around an `mpsc(16)` receiver), sending their
+/// results to a folding task.
+#[cfg(feature = "peers")]
+pub fn tokio_balance(n: u64, rt: &tokio::runtime::Runtime) -> u64 {
+    use std::sync::Arc;
+    use tokio::sync::{Mutex, mpsc};
+    rt.block_on(async move {
+        let (tx, rx) = mpsc::channel::<u64>(16);
+        let rx = Arc::new(Mutex::new(rx));
+        let (done_tx, mut done_rx) = mpsc::channel::<u64>(16);
+        for _ in 0..4 {
+            let (rx, done_tx) = (Arc::clone(&rx), done_tx.clone());
+            tokio::spawn(async move {
+                loop {
+                    let next = rx.lock().await.recv().await;
+                    let Some(x) = next else { return };
+                    if done_tx.send(work(x)).await.is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+        drop(done_tx);
+        tokio::spawn(async move {
+            for x in 0..n {
+                if tx.send(x).await.is_err() {
+                    return;
+                }
+            }
+        });
+        let mut sum = 0u64;
+        while let Some(x) = done_rx.recv().await {
+            sum = add(sum, x);
+        }
+        sum
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_balance_rows_compute_the_expected_sum() {
+        let system = weir_actor::ActorSystem::new("balance").expect("valid name");
+        let mat = Materializer::new(&system);
+        assert_eq!(weir_balance(10_000, &mat), balance_expected(10_000));
+        #[cfg(feature = "peers")]
+        {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .build()
+                .expect("a runtime");
+            assert_eq!(tokio_balance(10_000, &rt), balance_expected(10_000));
+        }
+        system.terminate().wait().expect("outside the system");
+    }
+}

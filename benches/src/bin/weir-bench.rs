@@ -420,6 +420,10 @@ fn graph(args: &Args) {
     let unfused = weir_streams::Materializer::builder(&system)
         .fusion(false)
         .build();
+    #[cfg(feature = "peers")]
+    let tokio_mt = tokio::runtime::Builder::new_multi_thread()
+        .build()
+        .expect("a tokio runtime");
     type Row<'a> = (&'static str, u64, Box<dyn Fn() -> u64 + 'a>);
     let rows: Vec<Row<'_>> = vec![
         (
@@ -446,6 +450,17 @@ fn graph(args: &Args) {
             "weir broadcast to 2 folds",
             g::broadcast_expected(n),
             Box::new(|| g::weir_broadcast(n, &mat)),
+        ),
+        #[cfg(feature = "peers")]
+        (
+            "tokio 4 tasks, shared mpsc(16)",
+            g::balance_expected(n),
+            Box::new(move || g::tokio_balance(n, &tokio_mt)),
+        ),
+        (
+            "weir balance over 4 islands",
+            g::balance_expected(n),
+            Box::new(|| g::weir_balance(n, &mat)),
         ),
         (
             "weir scan + 9 maps, unfused",
@@ -492,7 +507,12 @@ fn graph(args: &Args) {
         // the last baseline above them (the broadcast row has none).
         let baseline = !name.starts_with("weir") || name.ends_with("unfused");
         let ratio = match previous {
-            Some(before) if !baseline && !name.contains("broadcast") => {
+            // Without the peers the balance row has no baseline of its own.
+            Some(before)
+                if !baseline
+                    && !name.contains("broadcast")
+                    && (cfg!(feature = "peers") || !name.contains("balance")) =>
+            {
                 format!("{:.2}x", median / before)
             }
             _ => String::new(),
