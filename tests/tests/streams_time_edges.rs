@@ -244,9 +244,9 @@ fn restart_source_pulls_each_run_only_on_outer_demand() {
             })
         };
         let source = if only_failures {
-            RestartSource::on_failures_with_backoff(settings.clone(), factory)
+            RestartSource::on_failures_with_backoff(settings, factory)
         } else {
-            RestartSource::with_backoff(settings.clone(), factory)
+            RestartSource::with_backoff(settings, factory)
         };
         let (restarts, mut down) = source.to_mat(TestSink::probe(), Keep::both).run(&mat);
         let mut run = runs.recv_timeout(PATIENCE).unwrap();
