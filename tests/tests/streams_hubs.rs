@@ -2,11 +2,14 @@
 //! detaching while running, attaching after the end, a failing producer,
 //! back-pressure, draining. Scenarios modelled on Pekko's HubSpec.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use weir_streams::prelude::*;
 use weir_streams::testkit::{TestSink, TestSource};
 use weir_streams::{
     ArgumentError, BroadcastHub, DrainingControl, ErrorKind, MergeHub, PartitionHub,
 };
+
 use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
 
 fn assert_handle<H: Send + Sync + Clone + 'static>(_: &H) {}
@@ -55,12 +58,18 @@ fn merge_hub_merges_producers_attached_while_running() {
         .take(30)
         .to_mat(Sink::collect(), Keep::both)
         .run(&mat);
-    Source::from_iter(1..=10u32).run_with(sink.clone(), &mat);
-    Source::from_iter(11..=20u32)
+    let first = Source::from_iter(1..=10u32)
+        .via_mat(Flow::watch_termination(), Keep::right)
+        .to_mat(sink.clone(), Keep::left)
+        .run(&mat);
+    let second = Source::from_iter(11..=20u32)
         .async_boundary()
-        .run_with(sink.clone(), &mat);
+        .via_mat(Flow::watch_termination(), Keep::right)
+        .to_mat(sink.clone(), Keep::left)
+        .run(&mat);
     // A producer attaching later, after the first ones completed.
-    std::thread::sleep(QUIET);
+    assert_eq!(first.wait(), Ok(()));
+    assert_eq!(second.wait(), Ok(()));
     Source::from_iter(21..=30u32).run_with(sink, &mat);
     let mut all = all.wait().unwrap();
     all.sort_unstable();
@@ -203,8 +212,11 @@ fn broadcast_hub_holds_elements_for_the_first_consumer_and_drains_on_completion(
     let (system, mat) = stream_system("broadcast-hold");
     // Upstream completes before anyone attached: the buffered elements
     // wait for the first consumer, which then gets the completion.
-    let source = Source::from_iter(1..=5u32).run_with(BroadcastHub::sink(8).unwrap(), &mat);
-    std::thread::sleep(QUIET);
+    let (done, source) = Source::from_iter(1..=5u32)
+        .via_mat(Flow::watch_termination(), Keep::right)
+        .to_mat(BroadcastHub::sink(8).unwrap(), Keep::both)
+        .run(&mat);
+    assert_eq!(done.wait(), Ok(()));
     assert_eq!(
         source.clone().run_with(Sink::collect(), &mat).wait(),
         Ok(vec![1, 2, 3, 4, 5])
@@ -246,13 +258,47 @@ fn broadcast_hub_goes_at_the_pace_of_the_slowest_consumer() {
     up.send_next(99);
     assert_eq!(fast.expect_next(), 99);
     // A consumer attaching while running sees elements from then on.
-    let mut later = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
-    later.request(10);
-    std::thread::sleep(QUIET);
-    assert!(eventually(PATIENCE, || up.take_requests() > 0));
-    up.send_next(100);
-    assert_eq!(fast.expect_next(), 100);
-    assert_eq!(later.expect_next(), 100);
+    // Nothing shows when it has attached, so send until it sees an element.
+    let seen = Arc::new(AtomicU32::new(0));
+    let seen_in = Arc::clone(&seen);
+    let mut later = source
+        .map(move |x| {
+            seen_in.fetch_add(1, Ordering::SeqCst);
+            x
+        })
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    later.request(100);
+    let mut next = 100;
+    let mut credit = 0;
+    assert!(eventually(PATIENCE, || {
+        credit += up.take_requests();
+        if seen.load(Ordering::SeqCst) > 0 {
+            return true;
+        }
+        if credit > 0 {
+            credit -= 1;
+            up.send_next(next);
+            assert_eq!(fast.expect_next(), next);
+            next += 1;
+            assert!(next < 150, "the late consumer never attached");
+        }
+        false
+    }));
+    // From its first element on, it sees what the fast consumer sees.
+    let first = later.expect_next();
+    assert!((100..next).contains(&first), "{first} was sent before");
+    assert_eq!(
+        later.expect_next_n((next - first - 1) as usize),
+        (first + 1..next).collect::<Vec<_>>()
+    );
+    assert!(eventually(PATIENCE, || {
+        credit += up.take_requests();
+        credit > 0
+    }));
+    up.send_next(200);
+    assert_eq!(fast.expect_next(), 200);
+    assert_eq!(later.expect_next(), 200);
     up.send_complete();
     fast.expect_complete();
     later.expect_complete();
@@ -366,11 +412,16 @@ fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
         "{error}"
     );
     // Consumers that leave stop being partitioned to.
+    // Markers (1000 and up) are dropped; they let the test see how many
+    // consumers the hub counts.
+    let counted = Arc::new(AtomicUsize::new(0));
+    let counted_in = Arc::clone(&counted);
+    let partitioner = move |n: usize, x: &u32| {
+        counted_in.store(n, Ordering::SeqCst);
+        (*x < 1000).then_some(*x as usize % n)
+    };
     let (mut up, source) = TestSource::probe::<u32>()
-        .to_mat(
-            PartitionHub::sink(|n, x: &u32| Some(*x as usize % n), 2, 4).unwrap(),
-            Keep::both,
-        )
+        .to_mat(PartitionHub::sink(partitioner, 2, 4).unwrap(), Keep::both)
         .run(&mat);
     let mut stays = source
         .clone()
@@ -379,9 +430,25 @@ fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
     let mut leaves = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
     stays.request(10);
     leaves.cancel();
-    assert!(eventually(PATIENCE, || up.take_requests() > 0));
-    std::thread::sleep(QUIET);
+    // Wait until the hub has seen the cancel.
+    let mut credit = 0;
+    assert!(eventually(PATIENCE, || {
+        credit += up.take_requests();
+        if counted.load(Ordering::SeqCst) == 1 {
+            return true;
+        }
+        if credit > 0 {
+            credit -= 1;
+            up.send_next(1000);
+        }
+        false
+    }));
     for i in 0..3 {
+        assert!(eventually(PATIENCE, || {
+            credit += up.take_requests();
+            credit > 0
+        }));
+        credit -= 1;
         up.send_next(i);
     }
     assert_eq!(stays.expect_next_n(3), vec![0, 1, 2]);

@@ -3,10 +3,28 @@
 //! slow) and `expand` / `extrapolate` (a slow upstream is stretched while
 //! downstream is fast). As Akka's `Batch` and `Expand`: both pull upstream
 //! eagerly, so they decouple the two sides' rates.
+//!
+//! The batch family honours a supervision strategy (as Akka's `Batch`): a
+//! panic in `cost_fn`, `seed` or `aggregate` drops the element. `Restart`
+//! also drops the batch being built (and a pending element) and takes
+//! fresh clones of the closures. `Resume` keeps the batch, except after a
+//! panic in `aggregate`, which had taken the batch by value: that batch is
+//! lost too.
 
-use super::util::{logic_flow, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use super::util::{logic_flow, logic_flow_with, ports};
+use crate::stage::{
+    Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, supervised,
+};
 use crate::{ArgumentError, Flow};
+
+/// The strategy and clones of the closures, as the blueprint holds them.
+struct Restart<C, W, A> {
+    strategy: SupervisionStrategy,
+    cost_fn: C,
+    seed: W,
+    aggregate: A,
+}
 
 struct Batch<T, S, C, W, A> {
     shape: FlowShape<T, S>,
@@ -19,20 +37,71 @@ struct Batch<T, S, C, W, A> {
     left: u64,
     /// An element that would take `agg` past `max`: it seeds the next one.
     pending: Option<T>,
+    restart: Option<Restart<C, W, A>>,
 }
 
 impl<T, S, C, W, A> Batch<T, S, C, W, A>
 where
     T: Send + 'static,
     S: Send + 'static,
-    C: FnMut(&T) -> u64 + Send + 'static,
-    W: FnMut(T) -> S + Send + 'static,
-    A: FnMut(S, T) -> S + Send + 'static,
+    C: FnMut(&T) -> u64 + Clone + Send + 'static,
+    W: FnMut(T) -> S + Clone + Send + 'static,
+    A: FnMut(S, T) -> S + Clone + Send + 'static,
 {
+    /// User code panicked under a strategy that did not stop: the element
+    /// is gone; on `Restart` so is the batch, and the closures are fresh.
+    fn failed(&mut self, directive: Directive) {
+        if let (Directive::Restart, Some(restart)) = (directive, &self.restart) {
+            self.cost_fn = restart.cost_fn.clone();
+            self.seed = restart.seed.clone();
+            self.aggregate = restart.aggregate.clone();
+            self.agg = None;
+            self.left = self.max;
+            self.pending = None;
+        }
+    }
+
     fn start(&mut self, element: T) {
-        let cost = (self.cost_fn)(&element);
-        self.agg = Some((self.seed)(element));
-        self.left = self.max.saturating_sub(cost);
+        let (cost_fn, seed) = (&mut self.cost_fn, &mut self.seed);
+        match supervised(self.restart.as_ref().map(|r| &r.strategy), || {
+            let cost = cost_fn(&element);
+            (cost, seed(element))
+        }) {
+            Ok((cost, agg)) => {
+                self.agg = Some(agg);
+                self.left = self.max.saturating_sub(cost);
+            }
+            Err(directive) => self.failed(directive),
+        }
+    }
+
+    /// Add `element` to `agg`, or keep it pending when it does not fit.
+    fn add(&mut self, agg: S, element: T) {
+        let cost_fn = &mut self.cost_fn;
+        let cost = match supervised(self.restart.as_ref().map(|r| &r.strategy), || cost_fn(&element)) {
+            Ok(cost) => cost,
+            Err(directive) => {
+                self.agg = Some(agg);
+                return self.failed(directive);
+            }
+        };
+        if cost > self.left {
+            self.agg = Some(agg);
+            self.pending = Some(element);
+            return;
+        }
+        let aggregate = &mut self.aggregate;
+        match supervised(self.restart.as_ref().map(|r| &r.strategy), || aggregate(agg, element)) {
+            Ok(agg) => {
+                self.left -= cost;
+                self.agg = Some(agg);
+            }
+            Err(directive) => {
+                // The batch went into `aggregate` with the element.
+                self.left = self.max;
+                self.failed(directive);
+            }
+        }
     }
 
     /// Push the batch and start the next from the pending element.
@@ -69,9 +138,9 @@ impl<T, S, C, W, A> GraphStageLogic for Batch<T, S, C, W, A>
 where
     T: Send + 'static,
     S: Send + 'static,
-    C: FnMut(&T) -> u64 + Send + 'static,
-    W: FnMut(T) -> S + Send + 'static,
-    A: FnMut(S, T) -> S + Send + 'static,
+    C: FnMut(&T) -> u64 + Clone + Send + 'static,
+    W: FnMut(T) -> S + Clone + Send + 'static,
+    A: FnMut(S, T) -> S + Clone + Send + 'static,
 {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         ctx.pull(self.shape.inlet)
@@ -81,16 +150,7 @@ where
         let element = ctx.grab(self.shape.inlet)?;
         match self.agg.take() {
             None => self.start(element),
-            Some(agg) => {
-                let cost = (self.cost_fn)(&element);
-                if cost > self.left {
-                    self.agg = Some(agg);
-                    self.pending = Some(element);
-                } else {
-                    self.left -= cost;
-                    self.agg = Some((self.aggregate)(agg, element));
-                }
-            }
+            Some(agg) => self.add(agg, element),
         }
         if ctx.is_available(self.shape.out) {
             self.flush(ctx)?;
@@ -135,7 +195,7 @@ where
     if max == 0 {
         return Err(ArgumentError::Zero { argument: "max" });
     }
-    Ok(logic_flow("batch", move || Batch {
+    Ok(logic_flow_with("batch", move |attributes| Batch {
         shape: ports(),
         max,
         cost_fn: cost_fn.clone(),
@@ -144,6 +204,12 @@ where
         agg: None,
         left: max,
         pending: None,
+        restart: attributes.supervision_strategy().map(|strategy| Restart {
+            strategy: strategy.clone(),
+            cost_fn: cost_fn.clone(),
+            seed: seed.clone(),
+            aggregate: aggregate.clone(),
+        }),
     }))
 }
 

@@ -222,10 +222,9 @@ struct Windowed<T> {
 
 impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        // Like Akka's DropWithin, nothing is pulled (or dropped) before
+        // downstream asks.
         ctx.schedule_once(TIMER, self.after);
-        if self.window == Window::DropWithin {
-            ctx.pull(self.shape.inlet)?;
-        }
         Ok(())
     }
 

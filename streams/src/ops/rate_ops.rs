@@ -51,6 +51,8 @@ pub trait RateOps: FlowOps {
     /// While downstream is slower, fold elements into batches: `seed` starts
     /// one, `aggregate` adds to it, up to `max` elements (then back-pressure).
     ///
+    /// Supervision: a panic in `seed` or `aggregate` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element (and, after a panic in `aggregate`, which took the batch by value, that batch too), restart drops it, the batch being built and a pending element and goes on with fresh clones of the closures, stop fails the stream.
+    ///
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `max` is 0.
@@ -80,6 +82,8 @@ pub trait RateOps: FlowOps {
     }
 
     /// [`batch`](Self::batch) where each element weighs `cost_fn(&element)`.
+    ///
+    /// Supervision: a panic in `cost_fn`, `seed` or `aggregate` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element (and, after a panic in `aggregate`, which took the batch by value, that batch too), restart drops it, the batch being built and a pending element and goes on with fresh clones of the closures, stop fails the stream.
     ///
     /// # Errors
     ///
@@ -112,6 +116,8 @@ pub trait RateOps: FlowOps {
     /// While downstream is slower, fold elements without limit (never
     /// back-pressures upstream).
     ///
+    /// Supervision: a panic in `seed` or `aggregate` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element (and, after a panic in `aggregate`, which took the batch by value, that batch too), restart drops it, the batch being built and a pending element and goes on with fresh clones of the closures, stop fails the stream.
+    ///
     /// ```
     /// use weir_streams::prelude::*;
     /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
@@ -133,6 +139,8 @@ pub trait RateOps: FlowOps {
     }
 
     /// [`conflate_with_seed`](Self::conflate_with_seed) starting from the element itself.
+    ///
+    /// Supervision: a panic in `aggregate` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element (and, after a panic in `aggregate`, which took the batch by value, that batch too), restart drops it, the batch being built and a pending element and goes on with fresh clones of the closures, stop fails the stream.
     ///
     /// ```
     /// use weir_streams::prelude::*;
@@ -223,6 +231,8 @@ pub trait RateOps: FlowOps {
 
     /// Fail with `ErrorKind::LimitExceeded` once the elements' total
     /// `cost_fn` passes `max`.
+    ///
+    /// Supervision: a panic in `cost_fn` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it, gives back the whole of `max` and goes on with a fresh clone of `cost_fn`, stop fails the stream.
     ///
     /// ```
     /// use weir_streams::prelude::*;
