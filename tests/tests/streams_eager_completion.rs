@@ -127,6 +127,33 @@ fn finite_sources_complete_with_their_last_element_on_every_path() {
     shutdown(&system);
 }
 
+/// A fused `take` ends its source with its last element: the stage that
+/// emits the fused source one element per pull completes without being
+/// pulled again (the path that asks its source for one element at a time).
+#[test]
+fn a_fused_take_completes_with_its_last_element() {
+    let (system, mat) = stream_system("eager-take");
+    let chains: Vec<(&str, Source<u32, ()>)> = vec![
+        ("take", Source::range(1u32..100).take(3)),
+        ("take then map", Source::range(1u32..100).take(3).map(|x| x)),
+        ("map then take", Source::range(1u32..100).map(|x| x).take(3)),
+        (
+            "take then unfused stage",
+            Source::range(1u32..100)
+                .take(3)
+                .via(Flow::from_graph(Plain)),
+        ),
+    ];
+    for (path, source) in chains {
+        let mut down = probe(source, &mat);
+        down.request(3);
+        assert_eq!(down.expect_next_n(3), vec![1, 2, 3], "{path}");
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| down.expect_complete()))
+            .unwrap_or_else(|_| panic!("{path}: no completion after the last element"));
+    }
+    shutdown(&system);
+}
+
 #[test]
 fn eager_completion_changes_no_result_of_a_folding_sink() {
     let (system, mat) = stream_system("eager-fold");

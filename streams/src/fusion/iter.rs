@@ -4,7 +4,9 @@
 //! A `fill(cx, out, max)` appends at most `max` elements and makes no
 //! element it does not append: elements are still produced only on
 //! demand. `take_while` pulls one element at a time from upstream, so
-//! nothing upstream runs past the first element that fails it.
+//! nothing upstream runs past the first element that fails it. A stage
+//! that emits one element per pull asks with [`Chunks::next_one`], which
+//! the leaves and the simple operators answer without a batch.
 //!
 //! A leaf is an iterator (never pending) or a poll function
 //! ([`Source::from_poll_fn`](crate::Source::from_poll_fn)), which may have
@@ -40,6 +42,17 @@ pub(crate) enum Fill {
 pub(crate) trait Chunks<T>: Send {
     /// Append at most `max` (at least 1) elements to `out`.
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill;
+
+    /// `fill(cx, .., 1)` without the batch: at most one element, then how
+    /// the fill ended (the element, if any, comes first, as for `fill`).
+    /// A stage that emits one element per pull calls this; sources and
+    /// operators that can make one element cheaply override it, the rest
+    /// fill `spare` (left empty on return) and take the element from it.
+    fn next_one(&mut self, cx: &mut Context<'_>, spare: &mut Vec<T>) -> (Option<T>, Fill) {
+        spare.clear();
+        let fill = self.fill(cx, spare, 1);
+        (spare.pop(), fill)
+    }
 
     /// Whether the source knows, without making an element, that it has
     /// none left (an iterator whose `size_hint` says so). A source stage
@@ -86,6 +99,14 @@ impl<I: Iterator + Send> Chunks<I::Item> for IterChunks<I> {
         }
     }
 
+    fn next_one(&mut self, _: &mut Context<'_>, _: &mut Vec<I::Item>) -> (Option<I::Item>, Fill) {
+        match self.0.next() {
+            Some(element) if self.is_exhausted() => (Some(element), Fill::Exhausted),
+            Some(element) => (Some(element), Fill::More),
+            None => (None, Fill::Exhausted),
+        }
+    }
+
     fn is_exhausted(&self) -> bool {
         // The upper bound is a promise: no element is made to learn it.
         self.0.size_hint().1 == Some(0)
@@ -114,6 +135,15 @@ where
             }
         }
         Fill::More
+    }
+
+    fn next_one(&mut self, cx: &mut Context<'_>, _: &mut Vec<T>) -> (Option<T>, Fill) {
+        match (self.0)(cx) {
+            Poll::Ready(Some(Ok(element))) => (Some(element), Fill::More),
+            Poll::Ready(Some(Err(error))) => (None, Fill::Failed(error)),
+            Poll::Ready(None) => (None, Fill::Exhausted),
+            Poll::Pending => (None, Fill::Pending),
+        }
     }
 }
 
@@ -151,6 +181,7 @@ pub(crate) struct IterSource<T> {
 struct IterLogic<T> {
     shape: SourceShape<T>,
     source: BoxChunks<T>,
+    /// The spare batch of a source that makes one element through `fill`.
     buf: Vec<T>,
     /// Runs a pull again: after a yield (see [`FILLS_PER_TURN`]) or when
     /// a pending source wakes. Made on the first pull.
@@ -169,7 +200,7 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
         let logic = IterLogic {
             shape: SourceShape::new(),
             source: (self.factory)(),
-            buf: Vec::with_capacity(1),
+            buf: Vec::new(),
             resume: None,
         };
         (Box::new(logic), ())
@@ -199,12 +230,15 @@ impl<T: Send + 'static> IterLogic<T> {
         });
         let mut cx = Context::from_waker(waker);
         for _ in 0..FILLS_PER_TURN {
-            let fill = self.source.fill(&mut cx, &mut self.buf, 1);
-            if let Some(element) = self.buf.pop() {
+            let (element, fill) = self.source.next_one(&mut cx, &mut self.buf);
+            let pushed = element.is_some();
+            if let Some(element) = element {
                 ctx.push(out, element)?;
             }
             match fill {
-                Fill::More if ctx.is_available(out) => continue,
+                // Nothing pushed (an operator dropped the element): the
+                // pull is still open, nothing else ran meanwhile.
+                Fill::More if !pushed => continue,
                 Fill::More | Fill::Pending => return Ok(()),
                 Fill::Exhausted => {
                     ctx.complete(out);

@@ -19,6 +19,9 @@ pub(crate) trait BatchOp<I, O>: Send {
     }
     /// Turn `batch` into outputs; `true` when this operator is done.
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool;
+    /// `apply` for a batch of one element: what comes of it (`Last` and
+    /// `Done` when this operator is done after it).
+    fn one(&mut self, element: I) -> Step<O>;
     /// Outputs sure to come from `upstream` elements sure to come (see
     /// [`Chunks::at_least`]): 0 unless the operator keeps them all.
     fn at_least(&self, upstream: usize) -> usize {
@@ -61,6 +64,31 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
         Fill::More
     }
 
+    /// `fill(cx, .., 1)` an element at a time: the same upstream requests
+    /// and the same rounds, without a batch. Upstream makes at most one
+    /// element per request, so when it panics there is nothing to pass on
+    /// ahead of the failure (as `fill` does) and the panic simply unwinds.
+    fn next_one(&mut self, cx: &mut Context<'_>, _: &mut Vec<O>) -> (Option<O>, Fill) {
+        for _ in 0..FILL_ROUNDS {
+            if self.state.upstream(1).is_none() {
+                return (None, Fill::Exhausted);
+            }
+            let (element, fill) = self.inner.next_one(cx, &mut self.scratch);
+            let (out, done) = match element.map(|x| self.state.one(x)) {
+                None | Some(Step::Skip) => (None, false),
+                Some(Step::Emit(o)) => (Some(o), false),
+                Some(Step::Last(o)) => (Some(o), true),
+                Some(Step::Done) => (None, true),
+            };
+            match fill {
+                _ if done => return (out, Fill::Exhausted),
+                Fill::More if out.is_none() => {}
+                other => return (out, other),
+            }
+        }
+        (None, Fill::More)
+    }
+
     fn at_least(&self) -> usize {
         self.state.at_least(self.inner.at_least())
     }
@@ -79,6 +107,9 @@ impl<I, O, F: FnMut(I) -> O + Send> BatchOp<I, O> for MapOp<F> {
         out.extend(batch.drain(..).map(&mut self.0));
         false
     }
+    fn one(&mut self, element: I) -> Step<O> {
+        Step::Emit((self.0)(element))
+    }
     fn at_least(&self, upstream: usize) -> usize {
         upstream
     }
@@ -93,6 +124,9 @@ impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for FilterOp<F> {
         out.append(batch);
         false
     }
+    fn one(&mut self, element: T) -> Step<T> {
+        if (self.0)(&element) { Step::Emit(element) } else { Step::Skip }
+    }
 }
 
 struct FilterMapOp<F>(F);
@@ -100,6 +134,9 @@ impl<I, O, F: FnMut(I) -> Option<O> + Send> BatchOp<I, O> for FilterMapOp<F> {
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {
         out.extend(batch.drain(..).filter_map(&mut self.0));
         false
+    }
+    fn one(&mut self, element: I) -> Step<O> {
+        (self.0)(element).map_or(Step::Skip, Step::Emit)
     }
 }
 
@@ -111,6 +148,10 @@ impl<T, F: FnMut(&T) + Send> BatchOp<T, T> for InspectOp<F> {
             out.push(x);
         }
         false
+    }
+    fn one(&mut self, element: T) -> Step<T> {
+        (self.0)(&element);
+        Step::Emit(element)
     }
     fn at_least(&self, upstream: usize) -> usize {
         upstream
@@ -126,6 +167,10 @@ impl<T: Send> BatchOp<T, T> for TakeOp {
         self.0 -= batch.len() as u64;
         out.append(batch);
         self.0 == 0
+    }
+    fn one(&mut self, element: T) -> Step<T> {
+        self.0 -= 1;
+        if self.0 == 0 { Step::Last(element) } else { Step::Emit(element) }
     }
     fn at_least(&self, upstream: usize) -> usize {
         upstream.min(usize::try_from(self.0).unwrap_or(usize::MAX))
@@ -149,6 +194,14 @@ impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for TakeWhileOp<F> {
         }
         self.1
     }
+    fn one(&mut self, element: T) -> Step<T> {
+        if !self.1 && (self.0)(&element) {
+            Step::Emit(element)
+        } else {
+            self.1 = true;
+            Step::Done
+        }
+    }
 }
 
 struct SkipOp(u64);
@@ -160,6 +213,14 @@ impl<T> BatchOp<T, T> for SkipOp {
         self.0 -= skip as u64;
         out.extend(batch.drain(skip..));
         false
+    }
+    fn one(&mut self, element: T) -> Step<T> {
+        if self.0 > 0 {
+            self.0 -= 1;
+            Step::Skip
+        } else {
+            Step::Emit(element)
+        }
     }
 }
 
@@ -174,6 +235,14 @@ impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for SkipWhileOp<F> {
             out.push(x);
         }
         false
+    }
+    fn one(&mut self, element: T) -> Step<T> {
+        if self.1 && (self.0)(&element) {
+            Step::Skip
+        } else {
+            self.1 = false;
+            Step::Emit(element)
+        }
     }
 }
 
@@ -355,6 +424,14 @@ impl<I: Send, O> BatchOp<I, O> for StepOp<I, O> {
             }
         }
         self.done
+    }
+    fn one(&mut self, element: I) -> Step<O> {
+        if self.done {
+            return Step::Done;
+        }
+        let step = (self.step)(element);
+        self.done = matches!(step, Step::Last(_) | Step::Done);
+        step
     }
 }
 

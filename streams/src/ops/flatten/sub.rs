@@ -210,16 +210,24 @@ impl<T: Send + 'static> SubSource<T> {
                 name,
                 end,
             } => {
+                let mut one = None;
                 if end.is_none() {
                     let mut cx = Context::from_waker(waker);
-                    match catch_unwind(AssertUnwindSafe(|| chunks.fill(&mut cx, buf, 1))) {
-                        Ok(Fill::More | Fill::Pending) => {}
-                        Ok(Fill::Exhausted) => *end = Some(None),
-                        Ok(Fill::Failed(error)) => *end = Some(Some(error)),
+                    match catch_unwind(AssertUnwindSafe(|| chunks.next_one(&mut cx, buf))) {
+                        Ok((element, fill)) => {
+                            one = element;
+                            match fill {
+                                Fill::More | Fill::Pending => {}
+                                Fill::Exhausted => *end = Some(None),
+                                Fill::Failed(error) => *end = Some(Some(error)),
+                            }
+                        }
                         Err(payload) => *end = Some(Some(StreamError::panicked(&*payload).in_stage(name))),
                     }
                 }
-                match buf.pop() {
+                // A source that fills its spare batch may leave an element
+                // there when it panics: it still comes ahead of the failure.
+                match one.or_else(|| buf.pop()) {
                     Some(element) => return SubPoll::Ready(element),
                     None => ended(end.take()),
                 }
