@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::actor_ref::{ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::error::AskError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf};
 use crate::promise::Promise;

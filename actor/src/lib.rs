@@ -90,6 +90,7 @@ runtime_modules! {
     mod bounded;
     mod cell;
     mod context;
+    mod dead_letters;
     mod error;
     mod events;
     mod extension;
@@ -121,7 +122,8 @@ runtime_modules! {
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
-    pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
+    pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription};
+    pub use events::EventStream;
     pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use selection::ActorSelection;

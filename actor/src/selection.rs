@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::actor_ref::ActorHandle;
 use crate::error::{PathError, ResolveError};
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::name::is_name_char;
 use crate::path::ActorPath;
 use crate::resolve::{Node, TEMP, absolute};

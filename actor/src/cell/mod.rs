@@ -21,7 +21,7 @@ use crate::context::Context;
 use crate::dispatcher::Dispatcher;
 use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::instrument::{COMPILED_IN, Hooks, Stamp};
 use crate::mailbox::{Enqueued, Mailbox, Offered};
 use crate::name::{generated_name, validate_name};

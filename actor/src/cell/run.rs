@@ -20,7 +20,7 @@ use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
 use crate::dispatcher::Runnable;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::supervision::{Directive, Failure, FailurePhase, Scope};
 use crate::sync::Arc;
 

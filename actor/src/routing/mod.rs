@@ -70,7 +70,7 @@ use logic::Routees;
 
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicUsize, RwLock};
 
