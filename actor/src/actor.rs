@@ -196,7 +196,7 @@ impl<A: Actor> Props<A> {
             mailbox: None,
             priority: None,
             balance: None,
-            stash_capacity: crate::stash::DEFAULT_STASH_CAPACITY,
+            stash_capacity: crate::cell::DEFAULT_STASH_CAPACITY,
         }
     }
 

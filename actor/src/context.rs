@@ -13,7 +13,7 @@ use crate::scheduler::Timers;
 use crate::scheduler::receive_timeout::ReceiveTimeout;
 use crate::scheduler::timers::TimerTable;
 use crate::path::ActorPath;
-use crate::stash::Stash;
+use crate::cell::Stash;
 use crate::sync::Arc;
 use crate::system::ActorSystem;
 

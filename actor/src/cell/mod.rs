@@ -7,8 +7,14 @@
 //!   holder of the mailbox's run token touches (see [`crate::mailbox`]).
 //! * [`run`] is the run loop: system messages first, then at most
 //!   `throughput` user messages; supervision, restart and stop live there.
+//! * [`stash`] holds what `Context::stash` put aside (the stash API is a
+//!   layer on top, `crate::stash`).
 
 mod run;
+mod stash;
+
+pub use stash::DEFAULT_STASH_CAPACITY;
+pub(crate) use stash::Stash;
 
 use std::any::Any;
 use std::collections::HashMap;
