@@ -58,6 +58,11 @@ impl EventStream {
         }
     }
 
+    /// The dead letters this stream publishes, for the core.
+    pub(crate) fn dead_letters(&self) -> &DeadLetters {
+        &self.letters
+    }
+
     /// Call `subscriber` for every event until the returned [`Subscription`]
     /// is dropped.
     #[must_use = "dropping the subscription unsubscribes at once"]

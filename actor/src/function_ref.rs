@@ -172,7 +172,7 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
         &self.path
     }
 
-    fn system(&self) -> &ActorSystem {
+    fn system(&self) -> &(dyn Any + Send + Sync) {
         &self.system
     }
 

@@ -103,6 +103,7 @@ runtime_modules! {
     pub use promise::Promise;
     mod random;
     mod resolve;
+    mod runtime;
     pub mod routing;
     mod selection;
     pub mod shutdown;

@@ -22,6 +22,51 @@ use crate::path::parse_uid;
 use crate::system::ActorSystem;
 
 /// Where a walk stands.
+impl ActorHandle {
+    /// Resolve a path relative to this actor: `"a"`, `"a/b/c"`, `".."` (the
+    /// parent), `"../sibling"`, `"a#42"` (only the incarnation with uid 42).
+    /// Empty segments and `.` stay where they are, so `"a//b/"` is `"a/b"`.
+    /// `None` when nothing live is there or the path is malformed. Allocates
+    /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// struct Node;
+    /// impl Actor for Node {
+    ///     type Msg = ();
+    ///     fn pre_start(&mut self, ctx: &mut Context<Self>) {
+    ///         // /user/top spawns child, which spawns child: three levels.
+    ///         if ctx.path().elements().count() < 4 {
+    ///             ctx.spawn(Props::new(|| Node), "child").unwrap();
+    ///         }
+    ///     }
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("lookup").unwrap();
+    /// let top = system.spawn(Props::new(|| Node), "top").unwrap().handle();
+    /// // Children are spawned by pre_start, on the dispatcher: wait for them.
+    /// let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    /// let grandchild = loop {
+    ///     if let Some(g) = top.child("child/child") {
+    ///         break g;
+    ///     }
+    ///     assert!(std::time::Instant::now() < deadline, "spawned within 5 s");
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// };
+    /// assert_eq!(grandchild.path().to_string_without_uid(), "weir://lookup/user/top/child/child");
+    /// assert_eq!(grandchild.child("../.."), Some(top.clone()));
+    /// assert_eq!(top.child("nobody"), None);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn child(&self, path: &str) -> Option<ActorHandle> {
+        walk(ActorSystem::of(self.inner.system()), Some(Node::At(self)), path).ok().flatten()
+    }
+}
+
 pub(crate) enum Node<'a> {
     /// The start of the walk, borrowed.
     At(&'a ActorHandle),

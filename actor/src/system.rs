@@ -24,6 +24,8 @@ use crate::supervision::{Directive, SupervisorStrategy};
 use crate::termination::{Owner, Termination};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 
+mod services;
+
 /// Default messages per run before an actor yields its thread.
 pub const DEFAULT_THROUGHPUT: usize = 32;
 
@@ -213,7 +215,9 @@ impl ActorSystemBuilder {
                 shutdown: Arc::default(),
                 extensions: Default::default(),
             }));
-        let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
+        let services = Arc::new(services::Services(system.internal()));
+        let root = new_root(services, system.inner.name.clone(), Props::new(|| RootGuardian))
+            .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
             spawn_child(&root, Props::new(|| Guardian), Some(name))
                 .expect("a fresh root takes its guardians")

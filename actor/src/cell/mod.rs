@@ -2,7 +2,8 @@
 //! state its runs work on.
 //!
 //! * [`CellCore`] is the untyped, shared part: path, parent, children, the
-//!   system and the dispatcher. Other threads read it (child lookup, spawn).
+//!   [`Runtime`] and the dispatcher. Other threads read it (child lookup,
+//!   spawn).
 //! * [`Cell<A>`] adds the typed mailbox and the run state, which only the
 //!   holder of the mailbox's run token touches (see [`crate::mailbox`]).
 //! * [`run`] is the run loop: system messages first, then at most
@@ -20,12 +21,11 @@ use std::any::Any;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::actor::{Actor, DispatcherKind, Props};
+use crate::actor::{Actor, Props};
 use crate::bounded::MailboxOverflow;
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
 use crate::context::Context;
 use crate::dispatcher::Dispatcher;
-use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
 use crate::dead_letters::DeadLetterReason;
 use crate::instrument::{COMPILED_IN, Hooks, Stamp};
@@ -33,14 +33,15 @@ use crate::mailbox::{Enqueued, Mailbox, Offered};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
 use crate::supervision::{Failure, RestartStats};
+use crate::runtime::Runtime;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell};
-use crate::system::ActorSystem;
 
 /// The untyped part of a cell, shared with other threads.
 pub(crate) struct CellCore {
     pub(crate) path: ActorPath,
     pub(crate) parent: Option<ActorHandle>,
-    pub(crate) system: ActorSystem,
+    /// The system's services (see [`Runtime`]), shared by all its cells.
+    pub(crate) runtime: Arc<dyn Runtime>,
     pub(crate) children: Mutex<Children>,
     pub(crate) dispatcher: Dispatcher,
     terminated: AtomicBool,
@@ -163,7 +164,7 @@ fn priority_key<M: Send + 'static>(
 /// Make a child of `parent` (or the root when `parent` is `None`) and return
 /// its cell, whose run token the caller holds: it must submit the cell.
 fn new_cell<A: Actor>(
-    system: &ActorSystem,
+    runtime: &Arc<dyn Runtime>,
     parent: Option<ActorHandle>,
     path: ActorPath,
     props: Props<A>,
@@ -174,28 +175,13 @@ fn new_cell<A: Actor>(
     if matches!(props.mailbox, Some((0, _))) {
         return Err(SpawnError::Zero("mailbox capacity"));
     }
-    let dispatcher = match props.dispatcher {
-        DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
-        DispatcherKind::CallingThread => Dispatcher::CallingThread,
-        DispatcherKind::Named(name) => Dispatcher::Pool(
-            system
-                .inner
-                .named_pools
-                .get(name)
-                .ok_or_else(|| SpawnError::UnknownDispatcher(name.to_owned()))?
-                .clone(),
-        ),
-        DispatcherKind::Pinned => Dispatcher::Pinned(
-            Pinned::start(format!("{}-pinned", system.name()), &system.inner.threads)
-                .map_err(|e| SpawnError::DispatcherUnavailable(e.to_string()))?,
-        ),
-    };
-    let throughput = props.throughput.unwrap_or(system.inner.default_throughput);
+    let dispatcher = runtime.dispatcher(props.dispatcher)?;
+    let throughput = props.throughput.unwrap_or(runtime.default_throughput());
     let cell = Arc::new(Cell {
         core: CellCore {
             path,
             parent,
-            system: system.internal(),
+            runtime: runtime.clone(),
             children: Mutex::new(Children {
                 by_name: HashMap::default(),
                 next_anonymous: 0,
@@ -203,7 +189,7 @@ fn new_cell<A: Actor>(
             }),
             dispatcher,
             terminated: AtomicBool::new(false),
-            hooks: system.inner.hooks.clone(),
+            hooks: runtime.hooks().cloned(),
         },
         mailbox: {
             let mailbox = match props.mailbox {
@@ -274,9 +260,8 @@ pub(crate) fn spawn_child<C: Actor>(
                 }
             },
         };
-        let system = &core.system;
-        let path = core.path.child(Arc::clone(&name), system.next_uid());
-        let cell = new_cell(system, Some(parent.clone()), path, props)?;
+        let path = core.path.child(Arc::clone(&name), core.runtime.next_uid());
+        let cell = new_cell(&core.runtime, Some(parent.clone()), path, props)?;
         children.by_name.insert(
             name,
             ChildEntry {
@@ -292,11 +277,16 @@ pub(crate) fn spawn_child<C: Actor>(
     Ok(actor_ref)
 }
 
-/// Make the root guardian. The caller holds its run token and must call
-/// `schedule` on the handle once the guardians below it exist.
-pub(crate) fn new_root<A: Actor>(system: &ActorSystem, props: Props<A>) -> Result<ActorHandle, SpawnError> {
-    let path = ActorPath::root(system.inner.name.clone(), system.next_uid());
-    let cell = new_cell(system, None, path, props)?;
+/// Make the root guardian of the system `runtime` serves, named `system`.
+/// The caller holds its run token and must call `schedule` on the handle
+/// once the guardians below it exist.
+pub(crate) fn new_root<A: Actor>(
+    runtime: Arc<dyn Runtime>,
+    system: Arc<str>,
+    props: Props<A>,
+) -> Result<ActorHandle, SpawnError> {
+    let path = ActorPath::root(system, runtime.next_uid());
+    let cell = new_cell(&runtime, None, path, props)?;
     Ok(ActorHandle { inner: cell })
 }
 
@@ -305,8 +295,8 @@ impl<A: Actor> AnyActor for Cell<A> {
         &self.core.path
     }
 
-    fn system(&self) -> &ActorSystem {
-        &self.core.system
+    fn system(&self) -> &(dyn Any + Send + Sync) {
+        self.core.runtime.system()
     }
 
     fn type_name(&self) -> &'static str {
@@ -438,7 +428,7 @@ impl<A: Actor> Cell<A> {
 
     #[cold]
     fn dead_letter(&self, msg: A::Msg, reason: DeadLetterReason) {
-        self.core.system.event_stream().publish_dead_letter(&self.core.path, msg, reason);
+        self.core.runtime.dead_letters().publish(&self.core.path, msg, reason);
     }
 }
 

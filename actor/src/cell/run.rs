@@ -120,7 +120,7 @@ impl<A: Actor> Cell<A> {
         if std::mem::take(&mut st.timeout_touched)
             && let Some(state) = st.ctx.receive_timeout.as_mut()
         {
-            let scheduler = self.core.system.scheduler();
+            let scheduler = self.core.runtime.scheduler();
             state.touched(scheduler.now(), &st.ctx.me, scheduler);
         }
         let with_user = st.phase.takes_user_messages();
@@ -283,7 +283,7 @@ impl<A: Actor> Cell<A> {
                 let Some(state) = ctx.receive_timeout.as_mut() else {
                     return Outcome::Handled;
                 };
-                let scheduler = self.core.system.scheduler();
+                let scheduler = self.core.runtime.scheduler();
                 match state.check(generation, scheduler.now(), &ctx.me, scheduler) {
                     Check::Deliver(msg) => self.deliver(st, msg),
                     Check::Nothing => Outcome::Handled,
@@ -432,7 +432,7 @@ impl<A: Actor> Cell<A> {
         // A receive timeout survives the restart, measured afresh from now
         // (one set again by post_restart replaces it anyway).
         if let Some(state) = st.ctx.receive_timeout.as_mut() {
-            let scheduler = self.core.system.scheduler();
+            let scheduler = self.core.runtime.scheduler();
             state.restart_from(scheduler.now(), &st.ctx.me, scheduler);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
@@ -499,13 +499,13 @@ impl<A: Actor> Cell<A> {
         let drained = unsafe { self.mailbox.close() };
         self.core.mark_terminated();
         let me = st.ctx.handle();
-        let events = self.core.system.event_stream();
+        let letters = self.core.runtime.dead_letters();
         for msg in st.ctx.stash.drain() {
-            events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+            letters.publish(&self.core.path, msg, DeadLetterReason::RecipientStopped);
         }
         for envelope in drained.user {
             if let Envelope::Msg(msg, _) = envelope {
-                events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+                letters.publish(&self.core.path, msg, DeadLetterReason::RecipientStopped);
             }
         }
         for msg in drained.system {
@@ -522,7 +522,7 @@ impl<A: Actor> Cell<A> {
             Some(parent) => {
                 parent.send_system(SystemMsg::ChildTerminated(me));
             }
-            None => self.core.system.root_stopped(),
+            None => self.core.runtime.root_stopped(),
         }
     }
 }
