@@ -108,6 +108,7 @@ runtime_modules! {
     mod selection;
     pub mod shutdown;
     pub mod stash;
+    mod scheduled;
     mod scheduler;
     mod supervision;
     mod system;
@@ -118,6 +119,7 @@ runtime_modules! {
     pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
     pub use bounded::{MailboxOverflow, SendFuture};
+    pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
@@ -131,7 +133,7 @@ runtime_modules! {
     pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
-    pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
+    pub use scheduler::{Cancellable, Scheduler};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
     pub use termination::Termination;

@@ -10,12 +10,20 @@
 //!   `throughput` user messages; supervision, restart and stop live there.
 //! * [`stash`] holds what `Context::stash` put aside (the stash API is a
 //!   layer on top, `crate::stash`).
+//! * [`timers`]: per-actor keyed timers (`ctx.timers()`), whose messages are
+//!   checked against a generation when they arrive, so a replaced or
+//!   cancelled timer never delivers.
+//! * [`receive_timeout`]: the per-actor idle timeout, with no allocation per
+//!   message.
 
+pub(crate) mod receive_timeout;
 mod run;
 mod stash;
+pub(crate) mod timers;
 
 pub use stash::DEFAULT_STASH_CAPACITY;
 pub(crate) use stash::Stash;
+pub use timers::{TimerKey, Timers};
 
 use std::any::Any;
 use std::collections::HashMap;

@@ -14,7 +14,7 @@ use std::any::type_name;
 
 use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
 use crate::path::ActorPath;
-use crate::scheduler::receive_timeout::Check;
+use super::receive_timeout::Check;
 
 use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
