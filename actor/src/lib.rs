@@ -113,6 +113,7 @@ runtime_modules! {
     mod supervision;
     mod system;
     mod termination;
+    mod threads;
     mod watchers;
 
     pub use actor::{Actor, DispatcherKind, Props, Terminated};

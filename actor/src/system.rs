@@ -10,7 +10,7 @@ use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
 use crate::dispatcher::pool::{Blocking, Pool};
-use crate::dispatcher::Threads;
+use crate::threads::Threads;
 use crate::error::{BuildError, ResolveError, SpawnError};
 use crate::resolve::{Node, absolute, walk};
 use crate::selection::ActorSelection;

@@ -2,7 +2,7 @@
 //!
 //! Every actor runs on the system's one shared work-stealing [`pool`] unless
 //! its props ask for a [`pinned`] thread. Both report the threads they start
-//! to a [`Threads`] registry, so termination can wait until every one of them
+//! to a [`Threads`](crate::threads::Threads) registry, so termination can wait until every one of them
 //! has ended. How idle pool workers sleep and wake is in [`idle`] (checked by
 //! loom), the pool's shared queue in [`global`].
 
@@ -17,9 +17,6 @@ runtime_modules! {
     pub(crate) mod calling_thread;
     pub(crate) mod pinned;
     pub(crate) mod pool;
-    mod threads;
-
-    pub(crate) use threads::Threads;
 
     use crate::sync::Arc;
 }
