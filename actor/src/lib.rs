@@ -116,7 +116,7 @@ runtime_modules! {
     mod threads;
     mod watchers;
 
-    pub use actor::{Actor, DispatcherKind, Props, Terminated};
+    pub use actor::{Actor, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
     pub use bounded::{MailboxOverflow, SendFuture};
@@ -134,6 +134,7 @@ runtime_modules! {
     pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
+    pub use dispatcher::DispatcherKind;
     pub use scheduler::{Cancellable, Scheduler};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};

@@ -12,9 +12,8 @@
 
 use std::any::Any;
 
-use crate::actor::DispatcherKind;
 use crate::dead_letters::DeadLetters;
-use crate::dispatcher::Dispatcher;
+use crate::dispatcher::{Dispatcher, DispatcherKind};
 use crate::error::SpawnError;
 use crate::instrument::Hooks;
 use crate::scheduler::Scheduler;

@@ -22,6 +22,25 @@ runtime_modules! {
 }
 
 runtime_modules! {
+    /// Which dispatcher runs an actor.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+    #[non_exhaustive]
+    pub enum DispatcherKind {
+        /// The system's shared work-stealing pool (the default for every actor).
+        #[default]
+        Shared,
+        /// A thread of its own, for an actor that blocks (file or socket I/O,
+        /// a blocking client). The thread ends when the actor stops.
+        Pinned,
+        /// The thread that sends to the actor runs it, before `tell` returns:
+        /// deterministic, for tests. Sends made while it runs are processed
+        /// after, on the same thread (no recursion).
+        CallingThread,
+        /// An extra pool declared on the system builder with
+        /// [`pool`](crate::ActorSystemBuilder::pool).
+        Named(&'static str),
+    }
+
     /// A unit of work: an actor cell whose run token the submitter holds.
     pub(crate) trait Runnable: Send + Sync + 'static {
         fn run(self: Arc<Self>);

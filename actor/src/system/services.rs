@@ -5,10 +5,10 @@
 
 use std::any::Any;
 
-use crate::actor::{Actor, DispatcherKind};
+use crate::actor::Actor;
 use crate::context::Context;
 use crate::dead_letters::DeadLetters;
-use crate::dispatcher::Dispatcher;
+use crate::dispatcher::{Dispatcher, DispatcherKind};
 use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
 use crate::instrument::Hooks;
