@@ -16,12 +16,52 @@
 //! always reported as malformed rather than not found.
 
 use crate::actor_ref::ActorHandle;
-use crate::error::PathError;
+use crate::error::{PathError, ResolveError};
 use crate::name::validate_element;
 use crate::path::parse_uid;
 use crate::system::ActorSystem;
 
 /// Where a walk stands.
+impl ActorSystem {
+    /// Find the live actor at an absolute path: `/user/a/b` or the full form
+    /// `weir://<system>/user/a/b`, each element optionally `name#uid` to
+    /// match one incarnation only. `..`, `.` and empty elements work as in
+    /// [`ActorHandle::child`]. Temporary `ask` actors resolve under `/temp`
+    /// while they wait. Allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a path that is not absolute or has an
+    /// invalid element; [`ResolveError::NotFound`] when no live actor of this
+    /// system is there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props, ResolveError};
+    ///
+    /// struct Leaf;
+    /// impl Actor for Leaf {
+    ///     type Msg = ();
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("resolve").unwrap();
+    /// let leaf = system.spawn(Props::new(|| Leaf), "leaf").unwrap();
+    /// assert_eq!(system.resolve("/user/leaf"), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve(&leaf.path().to_string()), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve("/user/nobody"), Err(ResolveError::NotFound));
+    /// assert!(matches!(system.resolve("user/leaf"), Err(ResolveError::Malformed(_))));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn resolve(&self, path: &str) -> Result<ActorHandle, ResolveError> {
+        let (ours, local) = absolute(self, path)?;
+        // `local` starts with '/' (or is empty): skip it, start at the top.
+        let local = local.strip_prefix('/').unwrap_or(local);
+        walk(self, ours.then_some(Node::Top), local)?.ok_or(ResolveError::NotFound)
+    }
+}
+
 impl ActorHandle {
     /// Resolve a path relative to this actor: `"a"`, `"a/b/c"`, `".."` (the
     /// parent), `"../sibling"`, `"a#42"` (only the incarnation with uid 42).

@@ -142,6 +142,19 @@ impl ActorSelection {
     }
 }
 
+impl ActorSystem {
+    /// A selection of every actor matching `pattern`, which may use `*` and
+    /// `?` in its elements (see [`ActorSelection`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a pattern that is not absolute or has
+    /// an invalid element.
+    pub fn select(&self, pattern: &str) -> Result<ActorSelection, ResolveError> {
+        ActorSelection::new(self, pattern)
+    }
+}
+
 impl fmt::Debug for ActorSelection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ActorSelection").field("pattern", &self.pattern).finish()
