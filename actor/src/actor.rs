@@ -4,7 +4,7 @@ use std::fmt;
 
 use crate::context::Context;
 use crate::actor_ref::ActorHandle;
-use crate::bounded::MailboxOverflow;
+use crate::mailbox::MailboxOverflow;
 use crate::dispatcher::DispatcherKind;
 use crate::supervision::{Failure, SupervisorStrategy};
 use crate::actor_ref::Envelope;

@@ -5,7 +5,6 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use crate::cell::CellCore;
-use crate::bounded::SendFuture;
 use crate::error::{TellError, WrongMessageType};
 use crate::instrument::Stamp;
 use crate::path::ActorPath;
@@ -213,36 +212,6 @@ impl<M: Send + 'static> ActorRef<M> {
     /// [`Props::with_bounded_mailbox`](crate::Props::with_bounded_mailbox)).
     pub fn try_tell(&self, msg: M) -> Result<(), TellError<M>> {
         self.offer(msg, None).map_err(TellError::MailboxFull)
-    }
-
-    /// Send a message, waiting while the recipient's bounded mailbox is full
-    /// (back-pressure). On an unbounded mailbox it completes at once. See
-    /// [`SendFuture`] for cancel safety.
-    ///
-    /// ```
-    /// use weir_actor::{Actor, ActorSystem, Context, MailboxOverflow, Props};
-    ///
-    /// struct Count(u32);
-    /// impl Actor for Count {
-    ///     type Msg = u32;
-    ///     fn receive(&mut self, _: &mut Context<Self>, n: u32) {
-    ///         self.0 += n;
-    ///     }
-    /// }
-    ///
-    /// let system = ActorSystem::new("send").unwrap();
-    /// let props = Props::new(|| Count(0)).with_bounded_mailbox(1, MailboxOverflow::DropNew);
-    /// let count = system.spawn(props, "count").unwrap();
-    /// futures_executor::block_on(async {
-    ///     for n in 0..100 {
-    ///         count.send(n).await; // none dropped: each waits for room
-    ///     }
-    /// });
-    /// assert_eq!(system.event_stream().dead_letter_count(), 0);
-    /// system.terminate().wait().unwrap();
-    /// ```
-    pub fn send(&self, msg: M) -> SendFuture<'_, M> {
-        SendFuture::new(self, msg)
     }
 
     pub(crate) fn offer(&self, msg: M, waker: Option<&std::task::Waker>) -> Result<(), M> {

@@ -119,7 +119,8 @@ runtime_modules! {
     pub use actor::{Actor, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
-    pub use bounded::{MailboxOverflow, SendFuture};
+    pub use bounded::SendFuture;
+    pub use mailbox::MailboxOverflow;
     pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{

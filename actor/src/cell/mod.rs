@@ -30,7 +30,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::actor::{Actor, Props};
-use crate::bounded::MailboxOverflow;
+use crate::mailbox::MailboxOverflow;
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
 use crate::context::Context;
 use crate::dispatcher::Dispatcher;
