@@ -217,13 +217,12 @@ impl Graph {
             let path = module_path(src, &file);
             let top = &path[0];
             for (supers, first) in &result.refs {
-                let named = if *supers == 0 {
-                    first.clone()
-                } else if *supers == path.len() {
-                    first.clone() // `super::` from a top-level module names the crate root
-                } else {
-                    continue; // inside the same top-level module
-                };
+                // `crate::x`, or `super::x` from a top-level module, names
+                // the crate root; a shallower `super::` stays inside.
+                if *supers != 0 && *supers != path.len() {
+                    continue;
+                }
+                let named = first.clone();
                 let target = if top_modules.contains(&named) {
                     named
                 } else if let Some(module) = reexports.get(&named) {
