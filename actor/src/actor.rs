@@ -4,7 +4,8 @@ use std::fmt;
 
 use crate::context::Context;
 use crate::actor_ref::ActorHandle;
-use crate::bounded::MailboxOverflow;
+use crate::mailbox::MailboxOverflow;
+use crate::dispatcher::DispatcherKind;
 use crate::supervision::{Failure, SupervisorStrategy};
 use crate::actor_ref::Envelope;
 use crate::mailbox::BalanceQueue;
@@ -130,25 +131,6 @@ impl Terminated {
     }
 }
 
-/// Which dispatcher runs an actor.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
-#[non_exhaustive]
-pub enum DispatcherKind {
-    /// The system's shared work-stealing pool (the default for every actor).
-    #[default]
-    Shared,
-    /// A thread of its own, for an actor that blocks (file or socket I/O,
-    /// a blocking client). The thread ends when the actor stops.
-    Pinned,
-    /// The thread that sends to the actor runs it, before `tell` returns:
-    /// deterministic, for tests. Sends made while it runs are processed
-    /// after, on the same thread (no recursion).
-    CallingThread,
-    /// An extra pool declared on the system builder with
-    /// [`pool`](crate::ActorSystemBuilder::pool).
-    Named(&'static str),
-}
-
 /// The recipe for an actor: a factory that makes fresh instances (called at
 /// start and at every restart) plus per-actor settings.
 ///
@@ -196,7 +178,7 @@ impl<A: Actor> Props<A> {
             mailbox: None,
             priority: None,
             balance: None,
-            stash_capacity: crate::stash::DEFAULT_STASH_CAPACITY,
+            stash_capacity: crate::cell::DEFAULT_STASH_CAPACITY,
         }
     }
 

@@ -5,11 +5,9 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 
 use crate::cell::CellCore;
-use crate::bounded::SendFuture;
 use crate::error::{TellError, WrongMessageType};
 use crate::instrument::Stamp;
 use crate::path::ActorPath;
-use crate::system::ActorSystem;
 use crate::supervision::Failure;
 use crate::sync::{Arc, Weak};
 
@@ -67,7 +65,10 @@ pub(crate) enum Envelope<M> {
 /// temporary actors behind `ask`.
 pub(crate) trait AnyActor: Send + Sync + 'static {
     fn path(&self) -> &ActorPath;
-    fn system(&self) -> &ActorSystem;
+    /// The system this actor belongs to, type-erased: the core does not know
+    /// the system's type (see [`crate::runtime`]); `ActorSystem::of` gives
+    /// it back to the layers above.
+    fn system(&self) -> &(dyn Any + Send + Sync);
     /// The Rust type of the actor (for diagnostics and instrumentation).
     fn type_name(&self) -> &'static str;
     fn enqueue_system(&self, msg: SystemMsg) -> Delivery;
@@ -213,36 +214,6 @@ impl<M: Send + 'static> ActorRef<M> {
         self.offer(msg, None).map_err(TellError::MailboxFull)
     }
 
-    /// Send a message, waiting while the recipient's bounded mailbox is full
-    /// (back-pressure). On an unbounded mailbox it completes at once. See
-    /// [`SendFuture`] for cancel safety.
-    ///
-    /// ```
-    /// use weir_actor::{Actor, ActorSystem, Context, MailboxOverflow, Props};
-    ///
-    /// struct Count(u32);
-    /// impl Actor for Count {
-    ///     type Msg = u32;
-    ///     fn receive(&mut self, _: &mut Context<Self>, n: u32) {
-    ///         self.0 += n;
-    ///     }
-    /// }
-    ///
-    /// let system = ActorSystem::new("send").unwrap();
-    /// let props = Props::new(|| Count(0)).with_bounded_mailbox(1, MailboxOverflow::DropNew);
-    /// let count = system.spawn(props, "count").unwrap();
-    /// futures_executor::block_on(async {
-    ///     for n in 0..100 {
-    ///         count.send(n).await; // none dropped: each waits for room
-    ///     }
-    /// });
-    /// assert_eq!(system.event_stream().dead_letter_count(), 0);
-    /// system.terminate().wait().unwrap();
-    /// ```
-    pub fn send(&self, msg: M) -> SendFuture<'_, M> {
-        SendFuture::new(self, msg)
-    }
-
     pub(crate) fn offer(&self, msg: M, waker: Option<&std::task::Waker>) -> Result<(), M> {
         self.inner.offer(msg, waker).map(|delivery| {
             schedule_if_claimed(&self.inner, delivery);
@@ -369,51 +340,6 @@ impl ActorHandle {
     /// The parent (`None` for the root and for the temporary actors of `ask`).
     pub fn parent(&self) -> Option<ActorHandle> {
         self.inner.core()?.parent.clone()
-    }
-
-    /// Resolve a path relative to this actor: `"a"`, `"a/b/c"`, `".."` (the
-    /// parent), `"../sibling"`, `"a#42"` (only the incarnation with uid 42).
-    /// Empty segments and `.` stay where they are, so `"a//b/"` is `"a/b"`.
-    /// `None` when nothing live is there or the path is malformed. Allocates
-    /// nothing.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weir_actor::{Actor, ActorSystem, Context, Props};
-    ///
-    /// struct Node;
-    /// impl Actor for Node {
-    ///     type Msg = ();
-    ///     fn pre_start(&mut self, ctx: &mut Context<Self>) {
-    ///         // /user/top spawns child, which spawns child: three levels.
-    ///         if ctx.path().elements().count() < 4 {
-    ///             ctx.spawn(Props::new(|| Node), "child").unwrap();
-    ///         }
-    ///     }
-    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
-    /// }
-    ///
-    /// let system = ActorSystem::new("lookup").unwrap();
-    /// let top = system.spawn(Props::new(|| Node), "top").unwrap().handle();
-    /// // Children are spawned by pre_start, on the dispatcher: wait for them.
-    /// let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    /// let grandchild = loop {
-    ///     if let Some(g) = top.child("child/child") {
-    ///         break g;
-    ///     }
-    ///     assert!(std::time::Instant::now() < deadline, "spawned within 5 s");
-    ///     std::thread::sleep(std::time::Duration::from_millis(1));
-    /// };
-    /// assert_eq!(grandchild.path().to_string_without_uid(), "weir://lookup/user/top/child/child");
-    /// assert_eq!(grandchild.child("../.."), Some(top.clone()));
-    /// assert_eq!(top.child("nobody"), None);
-    /// system.terminate().wait().unwrap();
-    /// ```
-    pub fn child(&self, path: &str) -> Option<ActorHandle> {
-        crate::resolve::walk(self.inner.system(), Some(crate::resolve::Node::At(self)), path)
-            .ok()
-            .flatten()
     }
 
     /// Send `msg` if this actor takes messages of type `M`.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use crate::actor_ref::{ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::error::AskError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf};
 use crate::promise::Promise;
@@ -63,7 +63,7 @@ where
     M: Send + 'static,
     R: Send + 'static,
 {
-    ask_with(target.inner.system(), |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter, timeout)
+    ask_with(ActorSystem::of(target.inner.system()), |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter, timeout)
 }
 
 /// The machinery of [`ask`] for any way of sending the question: `send`
@@ -196,7 +196,7 @@ impl<R: Send + 'static> AnyActor for AskCell<R> {
         &self.path
     }
 
-    fn system(&self) -> &ActorSystem {
+    fn system(&self) -> &(dyn Any + Send + Sync) {
         &self.system
     }
 

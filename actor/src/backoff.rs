@@ -54,7 +54,7 @@ use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::error::SpawnError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::supervision::{Directive, Failure, SupervisorStrategy};
 
 /// How long to wait before each restart: `min * 2^restarts`, capped at

@@ -8,7 +8,7 @@
 //!
 //! | sender | full mailbox |
 //! |---|---|
-//! | `tell` (never blocks, never fails) | applies the [`MailboxOverflow`]: drops the new message or the oldest queued one, as a dead letter |
+//! | `tell` (never blocks, never fails) | applies the [`MailboxOverflow`](crate::MailboxOverflow): drops the new message or the oldest queued one, as a dead letter |
 //! | `try_tell` | gives the message back: [`TellError::MailboxFull`](crate::TellError::MailboxFull) (with `DropHead`, makes room instead) |
 //! | `send().await` | waits until the actor has taken a message out (with `DropHead`, makes room instead) |
 //!
@@ -21,23 +21,36 @@ use std::task::{Context as TaskContext, Poll, Waker};
 
 use crate::actor_ref::ActorRef;
 
-/// What [`tell`](crate::ActorRef::tell) does when a bounded mailbox is full.
-/// Either way the dropped message is published as a dead letter with reason
-/// [`Dropped`](crate::DeadLetterReason::Dropped) and counted in
-/// [`dead_letter_count`](crate::EventStream::dead_letter_count).
-///
-/// To fail the sender instead, send with
-/// [`try_tell`](crate::ActorRef::try_tell); to make it wait, with
-/// [`send`](crate::ActorRef::send).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MailboxOverflow {
-    /// Drop the message being sent (Akka's `BoundedMailbox` with a zero
-    /// push time-out). `try_tell` gives it back, `send` waits.
-    DropNew,
-    /// Drop the oldest queued message to make room for the new one, for
-    /// every way of sending (the newest data wins).
-    DropHead,
+impl<M: Send + 'static> ActorRef<M> {
+    /// Send a message, waiting while the recipient's bounded mailbox is full
+    /// (back-pressure). On an unbounded mailbox it completes at once. See
+    /// [`SendFuture`] for cancel safety.
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, MailboxOverflow, Props};
+    ///
+    /// struct Count(u32);
+    /// impl Actor for Count {
+    ///     type Msg = u32;
+    ///     fn receive(&mut self, _: &mut Context<Self>, n: u32) {
+    ///         self.0 += n;
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("send").unwrap();
+    /// let props = Props::new(|| Count(0)).with_bounded_mailbox(1, MailboxOverflow::DropNew);
+    /// let count = system.spawn(props, "count").unwrap();
+    /// futures_executor::block_on(async {
+    ///     for n in 0..100 {
+    ///         count.send(n).await; // none dropped: each waits for room
+    ///     }
+    /// });
+    /// assert_eq!(system.event_stream().dead_letter_count(), 0);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn send(&self, msg: M) -> SendFuture<'_, M> {
+        SendFuture::new(self, msg)
+    }
 }
 
 /// The future of [`ActorRef::send`]: completes once the message is queued

@@ -1,5 +1,6 @@
 //! The context an actor's methods receive: its own ref, its children, watch,
-//! stop and the system.
+//! stop, timers. `system()` is added by the system layer (`crate::system`),
+//! the stash API by `crate::stash`, `pipe_to_self` by `crate::pipe`.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,13 +10,13 @@ use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorHandle, ActorRef, SystemMsg};
 use crate::cell::{Cell, spawn_child};
 use crate::error::{ScheduleError, SpawnError};
-use crate::scheduler::Timers;
-use crate::scheduler::receive_timeout::ReceiveTimeout;
-use crate::scheduler::timers::TimerTable;
+use crate::cell::Timers;
+use crate::cell::receive_timeout::ReceiveTimeout;
+use crate::cell::timers::TimerTable;
 use crate::path::ActorPath;
-use crate::stash::Stash;
+use crate::cell::Stash;
+use crate::runtime::Runtime;
 use crate::sync::Arc;
-use crate::system::ActorSystem;
 
 /// What an actor can do besides handling its message: spawn and find
 /// children, stop actors, watch them, and reach its own ref and the system.
@@ -140,7 +141,7 @@ impl<A: Actor> Context<A> {
         Timers {
             table: &mut self.timers,
             me: &self.me,
-            scheduler: self.cell.core.system.scheduler(),
+            scheduler: self.cell.core.runtime.scheduler(),
         }
     }
 
@@ -202,7 +203,7 @@ impl<A: Actor> Context<A> {
         if timeout.is_zero() {
             return Err(ScheduleError::ZeroTimeout);
         }
-        let scheduler = self.cell.core.system.scheduler();
+        let scheduler = self.cell.core.runtime.scheduler();
         let now = scheduler.now();
         match &mut self.receive_timeout {
             Some(state) => state.set(timeout, msg, now, &self.me, scheduler),
@@ -232,9 +233,9 @@ impl<A: Actor> Context<A> {
         &self.cell.core.path
     }
 
-    /// The system this actor belongs to.
-    pub fn system(&self) -> &ActorSystem {
-        &self.cell.core.system
+    /// The services of the system this actor belongs to.
+    pub(crate) fn runtime(&self) -> &dyn Runtime {
+        &*self.cell.core.runtime
     }
 
     /// The parent (`None` only for the root guardian).

@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::error::NameError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::sync::Arc;
@@ -172,7 +172,7 @@ impl<M: Send + 'static> AnyActor for FunctionCell<M> {
         &self.path
     }
 
-    fn system(&self) -> &ActorSystem {
+    fn system(&self) -> &(dyn Any + Send + Sync) {
         &self.system
     }
 

@@ -31,7 +31,7 @@
 use std::fmt;
 use std::time::Instant;
 
-use crate::events::DeadLetter;
+use crate::dead_letters::DeadLetter;
 use crate::path::ActorPath;
 
 mod hooks;

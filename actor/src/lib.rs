@@ -90,6 +90,7 @@ runtime_modules! {
     mod bounded;
     mod cell;
     mod context;
+    mod dead_letters;
     mod error;
     mod events;
     mod extension;
@@ -102,33 +103,40 @@ runtime_modules! {
     pub use promise::Promise;
     mod random;
     mod resolve;
+    mod runtime;
     pub mod routing;
     mod selection;
     pub mod shutdown;
     pub mod stash;
+    mod scheduled;
     mod scheduler;
     mod supervision;
     mod system;
     mod termination;
+    mod threads;
     mod watchers;
 
-    pub use actor::{Actor, DispatcherKind, Props, Terminated};
+    pub use actor::{Actor, Props, Terminated};
     pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
     pub use ask::{AskHandle, ask};
-    pub use bounded::{MailboxOverflow, SendFuture};
+    pub use bounded::SendFuture;
+    pub use mailbox::MailboxOverflow;
+    pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
-    pub use events::{DeadLetter, DeadLetterReason, Event, EventStream, LogLevel, Subscription};
+    pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription};
+    pub use events::EventStream;
     pub use function_ref::FunctionRef;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use selection::ActorSelection;
     pub use stash::DEFAULT_STASH_CAPACITY;
     pub use name::{NAME_PUNCTUATION, validate_name};
     pub use path::ActorPath;
-    pub use scheduler::{Cancellable, Scheduler, Timers, TimerKey};
+    pub use dispatcher::DispatcherKind;
+    pub use scheduler::{Cancellable, Scheduler};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
     pub use termination::Termination;

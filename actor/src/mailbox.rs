@@ -99,6 +99,10 @@ use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fen
 
 mod balance;
 pub(crate) use balance::BalanceQueue;
+#[cfg(not(loom))]
+mod overflow;
+#[cfg(not(loom))]
+pub use overflow::MailboxOverflow;
 
 /// What a successful enqueue asks of the caller.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -30,6 +30,7 @@ use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::dispatcher::{Dispatcher, Runnable};
 use crate::sync::{Arc, Mutex};
+use crate::system::ActorSystem;
 use crate::task_state::TaskState;
 
 type BoxFuture<M> = Pin<Box<dyn Future<Output = M> + Send>>;
@@ -136,7 +137,7 @@ impl<M: Send + 'static> ActorRef<M> {
     where
         F: Future<Output = M> + Send + 'static,
     {
-        let system = self.inner.system();
+        let system = ActorSystem::of(self.inner.system());
         let task = Arc::new(PipeTask {
             state: TaskState::scheduled(),
             future: Mutex::new(Some(Box::pin(future))),
@@ -150,7 +151,7 @@ impl<M: Send + 'static> ActorRef<M> {
 /// Run `future` on `system`'s shared pool as a task of its own: the future
 /// reports its result itself (for layers above the core, such as the
 /// coordinated shutdown). A panic in it is caught and drops it.
-pub(crate) fn spawn_detached<F>(system: &crate::system::ActorSystem, future: F)
+pub(crate) fn spawn_detached<F>(system: &ActorSystem, future: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {

@@ -16,12 +16,97 @@
 //! always reported as malformed rather than not found.
 
 use crate::actor_ref::ActorHandle;
-use crate::error::PathError;
+use crate::error::{PathError, ResolveError};
 use crate::name::validate_element;
 use crate::path::parse_uid;
 use crate::system::ActorSystem;
 
 /// Where a walk stands.
+impl ActorSystem {
+    /// Find the live actor at an absolute path: `/user/a/b` or the full form
+    /// `weir://<system>/user/a/b`, each element optionally `name#uid` to
+    /// match one incarnation only. `..`, `.` and empty elements work as in
+    /// [`ActorHandle::child`]. Temporary `ask` actors resolve under `/temp`
+    /// while they wait. Allocates nothing.
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a path that is not absolute or has an
+    /// invalid element; [`ResolveError::NotFound`] when no live actor of this
+    /// system is there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props, ResolveError};
+    ///
+    /// struct Leaf;
+    /// impl Actor for Leaf {
+    ///     type Msg = ();
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("resolve").unwrap();
+    /// let leaf = system.spawn(Props::new(|| Leaf), "leaf").unwrap();
+    /// assert_eq!(system.resolve("/user/leaf"), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve(&leaf.path().to_string()), Ok(leaf.handle()));
+    /// assert_eq!(system.resolve("/user/nobody"), Err(ResolveError::NotFound));
+    /// assert!(matches!(system.resolve("user/leaf"), Err(ResolveError::Malformed(_))));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn resolve(&self, path: &str) -> Result<ActorHandle, ResolveError> {
+        let (ours, local) = absolute(self, path)?;
+        // `local` starts with '/' (or is empty): skip it, start at the top.
+        let local = local.strip_prefix('/').unwrap_or(local);
+        walk(self, ours.then_some(Node::Top), local)?.ok_or(ResolveError::NotFound)
+    }
+}
+
+impl ActorHandle {
+    /// Resolve a path relative to this actor: `"a"`, `"a/b/c"`, `".."` (the
+    /// parent), `"../sibling"`, `"a#42"` (only the incarnation with uid 42).
+    /// Empty segments and `.` stay where they are, so `"a//b/"` is `"a/b"`.
+    /// `None` when nothing live is there or the path is malformed. Allocates
+    /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    ///
+    /// struct Node;
+    /// impl Actor for Node {
+    ///     type Msg = ();
+    ///     fn pre_start(&mut self, ctx: &mut Context<Self>) {
+    ///         // /user/top spawns child, which spawns child: three levels.
+    ///         if ctx.path().elements().count() < 4 {
+    ///             ctx.spawn(Props::new(|| Node), "child").unwrap();
+    ///         }
+    ///     }
+    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    /// }
+    ///
+    /// let system = ActorSystem::new("lookup").unwrap();
+    /// let top = system.spawn(Props::new(|| Node), "top").unwrap().handle();
+    /// // Children are spawned by pre_start, on the dispatcher: wait for them.
+    /// let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    /// let grandchild = loop {
+    ///     if let Some(g) = top.child("child/child") {
+    ///         break g;
+    ///     }
+    ///     assert!(std::time::Instant::now() < deadline, "spawned within 5 s");
+    ///     std::thread::sleep(std::time::Duration::from_millis(1));
+    /// };
+    /// assert_eq!(grandchild.path().to_string_without_uid(), "weir://lookup/user/top/child/child");
+    /// assert_eq!(grandchild.child("../.."), Some(top.clone()));
+    /// assert_eq!(top.child("nobody"), None);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn child(&self, path: &str) -> Option<ActorHandle> {
+        walk(ActorSystem::of(self.inner.system()), Some(Node::At(self)), path).ok().flatten()
+    }
+}
+
 pub(crate) enum Node<'a> {
     /// The start of the walk, borrowed.
     At(&'a ActorHandle),

@@ -5,7 +5,7 @@ use std::fmt;
 
 use crate::actor_ref::ActorHandle;
 use crate::error::{PathError, ResolveError};
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::name::is_name_char;
 use crate::path::ActorPath;
 use crate::resolve::{Node, TEMP, absolute};
@@ -139,6 +139,19 @@ impl ActorSelection {
             }
         }
         sent
+    }
+}
+
+impl ActorSystem {
+    /// A selection of every actor matching `pattern`, which may use `*` and
+    /// `?` in its elements (see [`ActorSelection`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ResolveError::Malformed`] for a pattern that is not absolute or has
+    /// an invalid element.
+    pub fn select(&self, pattern: &str) -> Result<ActorSelection, ResolveError> {
+        ActorSelection::new(self, pattern)
     }
 }
 

@@ -62,53 +62,11 @@
 //! system.terminate().wait().unwrap();
 //! ```
 
-use std::collections::VecDeque;
-
 use crate::actor::Actor;
 use crate::context::Context;
 use crate::error::StashError;
 
-/// How many messages a stash holds unless the props say otherwise.
-pub const DEFAULT_STASH_CAPACITY: usize = 1024;
-
-/// An actor's stash and the messages taken back from it that wait to be
-/// handled. Only the run-token holder touches it (it lives in the context).
-pub(crate) struct Stash<M> {
-    stashed: VecDeque<M>,
-    /// Unstashed, handled before the mailbox (see the run loop).
-    unstashed: VecDeque<M>,
-    capacity: usize,
-}
-
-impl<M> Stash<M> {
-    pub(crate) fn new(capacity: usize) -> Self {
-        Self {
-            stashed: VecDeque::new(),
-            unstashed: VecDeque::new(),
-            capacity,
-        }
-    }
-
-    /// The next unstashed message, taken before the mailbox's.
-    #[inline]
-    pub(crate) fn next_unstashed(&mut self) -> Option<M> {
-        self.unstashed.pop_front()
-    }
-
-    pub(crate) fn has_unstashed(&self) -> bool {
-        !self.unstashed.is_empty()
-    }
-
-    /// Restart: everything stashed is handled first by the new instance.
-    pub(crate) fn unstash_all(&mut self) {
-        self.unstashed.append(&mut self.stashed);
-    }
-
-    /// Stop: everything left, unstashed first, for dead letters.
-    pub(crate) fn drain(&mut self) -> impl Iterator<Item = M> + '_ {
-        self.unstashed.drain(..).chain(self.stashed.drain(..))
-    }
-}
+pub use crate::cell::DEFAULT_STASH_CAPACITY;
 
 impl<A: Actor> Context<A> {
     /// Put `msg` aside until [`unstash_all`](Self::unstash_all) or
@@ -121,11 +79,7 @@ impl<A: Actor> Context<A> {
     /// capacity already
     /// ([`Props::with_stash_capacity`](crate::Props::with_stash_capacity)).
     pub fn stash(&mut self, msg: A::Msg) -> Result<(), StashError<A::Msg>> {
-        if self.stash.stashed.len() >= self.stash.capacity {
-            return Err(StashError::Full(msg));
-        }
-        self.stash.stashed.push_back(msg);
-        Ok(())
+        self.stash.push(msg).map_err(StashError::Full)
     }
 
     /// Take every stashed message back: they are handled next, before
@@ -138,15 +92,12 @@ impl<A: Actor> Context<A> {
     /// Take back the `n` oldest stashed messages (fewer if there are fewer);
     /// returns how many. Handled as with [`unstash_all`](Self::unstash_all).
     pub fn unstash(&mut self, n: usize) -> usize {
-        let n = n.min(self.stash.stashed.len());
-        let stash = &mut self.stash;
-        stash.unstashed.extend(stash.stashed.drain(..n));
-        n
+        self.stash.unstash(n)
     }
 
     /// How many messages are stashed (not counting those taken back and not
     /// handled yet).
     pub fn stash_len(&self) -> usize {
-        self.stash.stashed.len()
+        self.stash.stashed_len()
     }
 }

@@ -10,10 +10,8 @@ use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
 use crate::dispatcher::pool::{Blocking, Pool};
-use crate::dispatcher::Threads;
-use crate::error::{BuildError, ResolveError, SpawnError};
-use crate::resolve::{Node, absolute, walk};
-use crate::selection::ActorSelection;
+use crate::threads::Threads;
+use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
@@ -23,6 +21,8 @@ use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::termination::{Owner, Termination};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
+
+mod services;
 
 /// Default messages per run before an actor yields its thread.
 pub const DEFAULT_THROUGHPUT: usize = 32;
@@ -213,7 +213,9 @@ impl ActorSystemBuilder {
                 shutdown: Arc::default(),
                 extensions: Default::default(),
             }));
-        let root = new_root(&system, Props::new(|| RootGuardian)).map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
+        let services = Arc::new(services::Services(system.internal()));
+        let root = new_root(services, system.inner.name.clone(), Props::new(|| RootGuardian))
+            .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
             spawn_child(&root, Props::new(|| Guardian), Some(name))
                 .expect("a fresh root takes its guardians")
@@ -429,55 +431,6 @@ impl ActorSystem {
     pub fn spawn_system_actor<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
         let guardian = self.inner.guardians.lock().as_ref().map(|g| g.system.clone());
         spawn_child(&guardian.ok_or(SpawnError::ParentStopped)?, props, Some(name))
-    }
-
-    /// Find the live actor at an absolute path: `/user/a/b` or the full form
-    /// `weir://<system>/user/a/b`, each element optionally `name#uid` to
-    /// match one incarnation only. `..`, `.` and empty elements work as in
-    /// [`ActorHandle::child`]. Temporary `ask` actors resolve under `/temp`
-    /// while they wait. Allocates nothing.
-    ///
-    /// # Errors
-    ///
-    /// [`ResolveError::Malformed`] for a path that is not absolute or has an
-    /// invalid element; [`ResolveError::NotFound`] when no live actor of this
-    /// system is there.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use weir_actor::{Actor, ActorSystem, Context, Props, ResolveError};
-    ///
-    /// struct Leaf;
-    /// impl Actor for Leaf {
-    ///     type Msg = ();
-    ///     fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
-    /// }
-    ///
-    /// let system = ActorSystem::new("resolve").unwrap();
-    /// let leaf = system.spawn(Props::new(|| Leaf), "leaf").unwrap();
-    /// assert_eq!(system.resolve("/user/leaf"), Ok(leaf.handle()));
-    /// assert_eq!(system.resolve(&leaf.path().to_string()), Ok(leaf.handle()));
-    /// assert_eq!(system.resolve("/user/nobody"), Err(ResolveError::NotFound));
-    /// assert!(matches!(system.resolve("user/leaf"), Err(ResolveError::Malformed(_))));
-    /// system.terminate().wait().unwrap();
-    /// ```
-    pub fn resolve(&self, path: &str) -> Result<ActorHandle, ResolveError> {
-        let (ours, local) = absolute(self, path)?;
-        // `local` starts with '/' (or is empty): skip it, start at the top.
-        let local = local.strip_prefix('/').unwrap_or(local);
-        walk(self, ours.then_some(Node::Top), local)?.ok_or(ResolveError::NotFound)
-    }
-
-    /// A selection of every actor matching `pattern`, which may use `*` and
-    /// `?` in its elements (see [`ActorSelection`]).
-    ///
-    /// # Errors
-    ///
-    /// [`ResolveError::Malformed`] for a pattern that is not absolute or has
-    /// an invalid element.
-    pub fn select(&self, pattern: &str) -> Result<ActorSelection, ResolveError> {
-        ActorSelection::new(self, pattern)
     }
 
     pub(crate) fn root(&self) -> Option<ActorHandle> {

@@ -2,39 +2,54 @@
 //! state its runs work on.
 //!
 //! * [`CellCore`] is the untyped, shared part: path, parent, children, the
-//!   system and the dispatcher. Other threads read it (child lookup, spawn).
+//!   [`Runtime`] and the dispatcher. Other threads read it (child lookup,
+//!   spawn).
 //! * [`Cell<A>`] adds the typed mailbox and the run state, which only the
 //!   holder of the mailbox's run token touches (see [`crate::mailbox`]).
 //! * [`run`] is the run loop: system messages first, then at most
 //!   `throughput` user messages; supervision, restart and stop live there.
+//! * [`stash`] holds what `Context::stash` put aside (the stash API is a
+//!   layer on top, `crate::stash`).
+//! * [`timers`]: per-actor keyed timers (`ctx.timers()`), whose messages are
+//!   checked against a generation when they arrive, so a replaced or
+//!   cancelled timer never delivers.
+//! * [`receive_timeout`]: the per-actor idle timeout, with no allocation per
+//!   message.
 
+pub(crate) mod receive_timeout;
 mod run;
+mod stash;
+pub(crate) mod timers;
+
+pub use stash::DEFAULT_STASH_CAPACITY;
+pub(crate) use stash::Stash;
+pub use timers::{TimerKey, Timers};
 
 use std::any::Any;
 use std::collections::HashMap;
 use std::time::Instant;
 
-use crate::actor::{Actor, DispatcherKind, Props};
-use crate::bounded::MailboxOverflow;
+use crate::actor::{Actor, Props};
+use crate::mailbox::MailboxOverflow;
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
 use crate::context::Context;
 use crate::dispatcher::Dispatcher;
-use crate::dispatcher::pinned::Pinned;
 use crate::error::SpawnError;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::instrument::{COMPILED_IN, Hooks, Stamp};
 use crate::mailbox::{Enqueued, Mailbox, Offered};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
 use crate::supervision::{Failure, RestartStats};
+use crate::runtime::Runtime;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell};
-use crate::system::ActorSystem;
 
 /// The untyped part of a cell, shared with other threads.
 pub(crate) struct CellCore {
     pub(crate) path: ActorPath,
     pub(crate) parent: Option<ActorHandle>,
-    pub(crate) system: ActorSystem,
+    /// The system's services (see [`Runtime`]), shared by all its cells.
+    pub(crate) runtime: Arc<dyn Runtime>,
     pub(crate) children: Mutex<Children>,
     pub(crate) dispatcher: Dispatcher,
     terminated: AtomicBool,
@@ -157,7 +172,7 @@ fn priority_key<M: Send + 'static>(
 /// Make a child of `parent` (or the root when `parent` is `None`) and return
 /// its cell, whose run token the caller holds: it must submit the cell.
 fn new_cell<A: Actor>(
-    system: &ActorSystem,
+    runtime: &Arc<dyn Runtime>,
     parent: Option<ActorHandle>,
     path: ActorPath,
     props: Props<A>,
@@ -168,28 +183,13 @@ fn new_cell<A: Actor>(
     if matches!(props.mailbox, Some((0, _))) {
         return Err(SpawnError::Zero("mailbox capacity"));
     }
-    let dispatcher = match props.dispatcher {
-        DispatcherKind::Shared => Dispatcher::Pool(system.inner.pool.clone()),
-        DispatcherKind::CallingThread => Dispatcher::CallingThread,
-        DispatcherKind::Named(name) => Dispatcher::Pool(
-            system
-                .inner
-                .named_pools
-                .get(name)
-                .ok_or_else(|| SpawnError::UnknownDispatcher(name.to_owned()))?
-                .clone(),
-        ),
-        DispatcherKind::Pinned => Dispatcher::Pinned(
-            Pinned::start(format!("{}-pinned", system.name()), &system.inner.threads)
-                .map_err(|e| SpawnError::DispatcherUnavailable(e.to_string()))?,
-        ),
-    };
-    let throughput = props.throughput.unwrap_or(system.inner.default_throughput);
+    let dispatcher = runtime.dispatcher(props.dispatcher)?;
+    let throughput = props.throughput.unwrap_or(runtime.default_throughput());
     let cell = Arc::new(Cell {
         core: CellCore {
             path,
             parent,
-            system: system.internal(),
+            runtime: runtime.clone(),
             children: Mutex::new(Children {
                 by_name: HashMap::default(),
                 next_anonymous: 0,
@@ -197,7 +197,7 @@ fn new_cell<A: Actor>(
             }),
             dispatcher,
             terminated: AtomicBool::new(false),
-            hooks: system.inner.hooks.clone(),
+            hooks: runtime.hooks().cloned(),
         },
         mailbox: {
             let mailbox = match props.mailbox {
@@ -268,9 +268,8 @@ pub(crate) fn spawn_child<C: Actor>(
                 }
             },
         };
-        let system = &core.system;
-        let path = core.path.child(Arc::clone(&name), system.next_uid());
-        let cell = new_cell(system, Some(parent.clone()), path, props)?;
+        let path = core.path.child(Arc::clone(&name), core.runtime.next_uid());
+        let cell = new_cell(&core.runtime, Some(parent.clone()), path, props)?;
         children.by_name.insert(
             name,
             ChildEntry {
@@ -286,11 +285,16 @@ pub(crate) fn spawn_child<C: Actor>(
     Ok(actor_ref)
 }
 
-/// Make the root guardian. The caller holds its run token and must call
-/// `schedule` on the handle once the guardians below it exist.
-pub(crate) fn new_root<A: Actor>(system: &ActorSystem, props: Props<A>) -> Result<ActorHandle, SpawnError> {
-    let path = ActorPath::root(system.inner.name.clone(), system.next_uid());
-    let cell = new_cell(system, None, path, props)?;
+/// Make the root guardian of the system `runtime` serves, named `system`.
+/// The caller holds its run token and must call `schedule` on the handle
+/// once the guardians below it exist.
+pub(crate) fn new_root<A: Actor>(
+    runtime: Arc<dyn Runtime>,
+    system: Arc<str>,
+    props: Props<A>,
+) -> Result<ActorHandle, SpawnError> {
+    let path = ActorPath::root(system, runtime.next_uid());
+    let cell = new_cell(&runtime, None, path, props)?;
     Ok(ActorHandle { inner: cell })
 }
 
@@ -299,8 +303,8 @@ impl<A: Actor> AnyActor for Cell<A> {
         &self.core.path
     }
 
-    fn system(&self) -> &ActorSystem {
-        &self.core.system
+    fn system(&self) -> &(dyn Any + Send + Sync) {
+        self.core.runtime.system()
     }
 
     fn type_name(&self) -> &'static str {
@@ -432,7 +436,7 @@ impl<A: Actor> Cell<A> {
 
     #[cold]
     fn dead_letter(&self, msg: A::Msg, reason: DeadLetterReason) {
-        self.core.system.event_stream().publish_dead_letter(&self.core.path, msg, reason);
+        self.core.runtime.dead_letters().publish(&self.core.path, msg, reason);
     }
 }
 

@@ -14,13 +14,13 @@ use std::any::type_name;
 
 use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
 use crate::path::ActorPath;
-use crate::scheduler::receive_timeout::Check;
+use super::receive_timeout::Check;
 
 use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
 use crate::dispatcher::Runnable;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::supervision::{Directive, Failure, FailurePhase, Scope};
 use crate::sync::Arc;
 
@@ -117,11 +117,8 @@ impl<A: Actor> Cell<A> {
                 return AfterRun::Stopped;
             }
         }
-        if std::mem::take(&mut st.timeout_touched)
-            && let Some(state) = st.ctx.receive_timeout.as_mut()
-        {
-            let scheduler = self.core.system.scheduler();
-            state.touched(scheduler.now(), &st.ctx.me, scheduler);
+        if std::mem::take(&mut st.timeout_touched) {
+            self.receive_timeout_touched(st);
         }
         let with_user = st.phase.takes_user_messages();
         // SAFETY: this thread holds the run token.
@@ -278,17 +275,7 @@ impl<A: Actor> Cell<A> {
                 Some(msg) => self.deliver(st, msg),
                 None => Outcome::Handled, // replaced or cancelled: nothing to deliver
             },
-            Envelope::Control(Control::ReceiveTimeout(generation)) => {
-                let ctx = &mut st.ctx;
-                let Some(state) = ctx.receive_timeout.as_mut() else {
-                    return Outcome::Handled;
-                };
-                let scheduler = self.core.system.scheduler();
-                match state.check(generation, scheduler.now(), &ctx.me, scheduler) {
-                    Check::Deliver(msg) => self.deliver(st, msg),
-                    Check::Nothing => Outcome::Handled,
-                }
-            }
+            Envelope::Control(Control::ReceiveTimeout(generation)) => self.receive_timeout_check(st, generation),
             Envelope::Control(Control::PoisonPill) => {
                 self.begin_stop(st);
                 Outcome::Handled
@@ -303,6 +290,35 @@ impl<A: Actor> Cell<A> {
                 let result = catch_unwind(AssertUnwindSafe(|| actor.on_terminated(&mut st.ctx, notice)));
                 self.outcome(st, result, FailurePhase::Receive)
             }
+        }
+    }
+
+    /// An influencing message was processed in this run: the receive
+    /// timeout's deadline moves. Out of line, like the check below: they
+    /// reach the scheduler through the runtime (a dynamic call), which
+    /// inlined into the run loop cost it a register (one instruction per
+    /// run in the pingpong profile).
+    #[cold]
+    #[inline(never)]
+    fn receive_timeout_touched(&self, st: &mut RunState<A>) {
+        if let Some(state) = st.ctx.receive_timeout.as_mut() {
+            let scheduler = self.core.runtime.scheduler();
+            state.touched(scheduler.now(), &st.ctx.me, scheduler);
+        }
+    }
+
+    /// A receive-timeout check armed with `generation` fired.
+    #[cold]
+    #[inline(never)]
+    fn receive_timeout_check(&self, st: &mut RunState<A>, generation: u32) -> Outcome {
+        let ctx = &mut st.ctx;
+        let Some(state) = ctx.receive_timeout.as_mut() else {
+            return Outcome::Handled;
+        };
+        let scheduler = self.core.runtime.scheduler();
+        match state.check(generation, scheduler.now(), &ctx.me, scheduler) {
+            Check::Deliver(msg) => self.deliver(st, msg),
+            Check::Nothing => Outcome::Handled,
         }
     }
 
@@ -432,7 +448,7 @@ impl<A: Actor> Cell<A> {
         // A receive timeout survives the restart, measured afresh from now
         // (one set again by post_restart replaces it anyway).
         if let Some(state) = st.ctx.receive_timeout.as_mut() {
-            let scheduler = self.core.system.scheduler();
+            let scheduler = self.core.runtime.scheduler();
             state.restart_from(scheduler.now(), &st.ctx.me, scheduler);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
@@ -499,13 +515,13 @@ impl<A: Actor> Cell<A> {
         let drained = unsafe { self.mailbox.close() };
         self.core.mark_terminated();
         let me = st.ctx.handle();
-        let events = self.core.system.event_stream();
+        let letters = self.core.runtime.dead_letters();
         for msg in st.ctx.stash.drain() {
-            events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+            letters.publish(&self.core.path, msg, DeadLetterReason::RecipientStopped);
         }
         for envelope in drained.user {
             if let Envelope::Msg(msg, _) = envelope {
-                events.publish_dead_letter(&self.core.path, msg, DeadLetterReason::RecipientStopped);
+                letters.publish(&self.core.path, msg, DeadLetterReason::RecipientStopped);
             }
         }
         for msg in drained.system {
@@ -522,7 +538,7 @@ impl<A: Actor> Cell<A> {
             Some(parent) => {
                 parent.send_system(SystemMsg::ChildTerminated(me));
             }
-            None => self.core.system.root_stopped(),
+            None => self.core.runtime.root_stopped(),
         }
     }
 }

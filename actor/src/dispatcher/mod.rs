@@ -2,7 +2,7 @@
 //!
 //! Every actor runs on the system's one shared work-stealing [`pool`] unless
 //! its props ask for a [`pinned`] thread. Both report the threads they start
-//! to a [`Threads`] registry, so termination can wait until every one of them
+//! to a [`Threads`](crate::threads::Threads) registry, so termination can wait until every one of them
 //! has ended. How idle pool workers sleep and wake is in [`idle`] (checked by
 //! loom), the pool's shared queue in [`global`].
 
@@ -17,14 +17,30 @@ runtime_modules! {
     pub(crate) mod calling_thread;
     pub(crate) mod pinned;
     pub(crate) mod pool;
-    mod threads;
-
-    pub(crate) use threads::Threads;
 
     use crate::sync::Arc;
 }
 
 runtime_modules! {
+    /// Which dispatcher runs an actor.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+    #[non_exhaustive]
+    pub enum DispatcherKind {
+        /// The system's shared work-stealing pool (the default for every actor).
+        #[default]
+        Shared,
+        /// A thread of its own, for an actor that blocks (file or socket I/O,
+        /// a blocking client). The thread ends when the actor stops.
+        Pinned,
+        /// The thread that sends to the actor runs it, before `tell` returns:
+        /// deterministic, for tests. Sends made while it runs are processed
+        /// after, on the same thread (no recursion).
+        CallingThread,
+        /// An extra pool declared on the system builder with
+        /// [`pool`](crate::ActorSystemBuilder::pool).
+        Named(&'static str),
+    }
+
     /// A unit of work: an actor cell whose run token the submitter holds.
     pub(crate) trait Runnable: Send + Sync + 'static {
         fn run(self: Arc<Self>);

@@ -1,6 +1,7 @@
 //! The pinned dispatcher: one thread for one actor.
 
-use super::{Task, Threads};
+use super::Task;
+use crate::threads::Threads;
 use crate::sync::{Arc, Condvar, Mutex};
 
 pub(crate) struct Pinned {

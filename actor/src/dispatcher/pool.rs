@@ -30,7 +30,8 @@ use crossbeam_deque::{Steal, Stealer, Worker};
 
 use super::global::GlobalQueue;
 use super::idle::{Arming, Sleepers};
-use super::{Task, Threads};
+use super::Task;
+use crate::threads::Threads;
 use crate::scheduler::{Cancellable, Scheduler};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, OnceLock, Ordering, Weak};
 

@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use super::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
-use crate::events::DeadLetter;
+use crate::dead_letters::DeadLetter;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Ordering};
 

@@ -5,7 +5,7 @@ use std::cell::RefCell;
 use tracing::span::EnteredSpan;
 
 use super::{Instrumentation, LifecycleEvent, MessageInfo, Processed};
-use crate::events::{DeadLetter, LogLevel};
+use crate::dead_letters::{DeadLetter, LogLevel};
 
 thread_local! {
     /// The spans of the messages this thread is processing, innermost last

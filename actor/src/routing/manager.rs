@@ -7,7 +7,7 @@ use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorRef, Envelope};
 use super::logic::Kind;
 use crate::context::Context;
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 

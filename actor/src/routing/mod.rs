@@ -70,9 +70,10 @@ use logic::Routees;
 
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
-use crate::events::DeadLetterReason;
+use crate::dead_letters::DeadLetterReason;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicUsize, RwLock};
+use crate::system::ActorSystem;
 
 /// The state senders route with: the routee table and the round-robin
 /// counter.
@@ -224,9 +225,7 @@ impl<M: Send + 'static> Router<M> {
 
     #[cold]
     fn no_routee(&self, msg: M) {
-        self.manager
-            .inner
-            .system()
+        ActorSystem::of(self.manager.inner.system())
             .event_stream()
             .publish_dead_letter(self.path(), msg, DeadLetterReason::NoRoutee);
     }
@@ -254,7 +253,7 @@ impl<M: Send + 'static> Router<M> {
     /// when there is no routee.
     pub fn ask<R: Send + 'static>(&self, make: impl FnOnce(ActorRef<R>) -> M, timeout: Duration) -> AskHandle<R> {
         ask_with(
-            self.manager.inner.system(),
+            ActorSystem::of(self.manager.inner.system()),
             |reply_to| self.shared.route(make(reply_to)).unwrap_or(false),
             timeout,
         )
@@ -301,7 +300,7 @@ impl<M: Send + 'static> Router<M> {
     ) -> AskHandle<R> {
         let routees = self.shared.snapshot();
         ask_with(
-            self.manager.inner.system(),
+            ActorSystem::of(self.manager.inner.system()),
             |reply_to| {
                 let mut delivered = false;
                 for routee in &routees.refs {

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use super::clock::{Clock, TestClock};
 use super::deadline;
-use crate::dispatcher::Threads;
+use crate::threads::Threads;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 
 /// Compact the heap only once at least this many cancelled entries wait in
@@ -389,7 +389,7 @@ mod tests {
 
     use super::super::Cancellable;
     use super::{Job, TimerThread};
-    use crate::dispatcher::Threads;
+    use crate::threads::Threads;
     use crate::sync::Arc;
 
     fn timer() -> (Arc<TimerThread>, Arc<Threads>) {

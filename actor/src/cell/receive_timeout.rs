@@ -26,8 +26,8 @@
 
 use std::time::{Duration, Instant};
 
-use super::api::{Cancellable, Scheduler};
-use super::deadline;
+use crate::scheduler::{Cancellable, Scheduler};
+use crate::scheduler::deadline;
 use crate::actor_ref::{ActorHandle, Control};
 use crate::sync::Arc;
 

@@ -14,7 +14,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use super::api::{Cancellable, Scheduler};
+use crate::scheduler::{Cancellable, Scheduler};
 use crate::actor::Actor;
 use crate::actor_ref::{ActorHandle, Control};
 use crate::error::ScheduleError;
