@@ -75,7 +75,11 @@ pub fn zip3_expected(n: u64) -> u64 {
 /// Three copies of `0..n` zipped by `Source::zip_with_n` into a fold, on
 /// Weir.
 pub fn weir_zip_n(n: u64, mat: &Materializer) -> u64 {
-    let sources = [Source::range(0..n), Source::range(0..n), Source::range(0..n)];
+    let sources = [
+        Source::range(0..n),
+        Source::range(0..n),
+        Source::range(0..n),
+    ];
     Source::zip_with_n(sources, |[a, b, c]| a ^ (b << 1) ^ (c << 2))
         .run_with(Sink::fold(0u64, add), mat)
         .wait()
