@@ -17,11 +17,13 @@
 
 mod bidi;
 mod builder;
+mod flow_zip;
 mod fluent;
 mod junctions;
 
 pub use bidi::BidiPorts;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
+pub use flow_zip::ZipSources;
 pub use fluent::JunctionOps;
 pub use junctions::{
     Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted,
