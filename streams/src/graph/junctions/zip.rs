@@ -117,9 +117,7 @@ where
 
     /// Both inputs fused iterators: one element of each, combined.
     fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
-        Some(crate::fusion::FusedFanIn::new(crate::fusion::ZipFanIn {
-            f: self.f.clone(),
-            _t: std::marker::PhantomData::<fn(A, B) -> O>,
-        }))
+        let mut f = self.f.clone();
+        Some(crate::fusion::ZipFanIn::<(A, B), O, _>::hint(move |(a, b)| f(a, b)))
     }
 }

@@ -53,6 +53,10 @@ impl<T: Send + 'static, const N: usize> GraphStage for ZipN<T, N> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         ZipWithN::new(same::<T, N> as fn([T; N]) -> [T; N]).create_logic(cx)
     }
+
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        ZipWithN::new(same::<T, N> as fn([T; N]) -> [T; N]).fused_fan_in()
+    }
 }
 
 /// Combines one element of each of its `N` inputs with `f` (Akka's
@@ -114,5 +118,10 @@ where
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         (ZipLogic::<[T; N], O, F>::boxed(self.f.clone()), ())
+    }
+
+    /// All inputs fused iterators: one element of each, combined.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        Some(crate::fusion::ZipFanIn::<[T; N], O, F>::hint(self.f.clone()))
     }
 }

@@ -48,6 +48,12 @@ macro_rules! zip_with {
                 let mut f = self.f.clone();
                 (ZipLogic::<($($t,)+), O, _>::boxed(move |($($x,)+)| f($($x),+)), ())
             }
+
+            /// All inputs fused iterators: one element of each, combined.
+            fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+                let mut f = self.f.clone();
+                Some(crate::fusion::ZipFanIn::<($($t,)+), O, _>::hint(move |($($x,)+)| f($($x),+)))
+            }
         }
     };
 }
