@@ -2,7 +2,8 @@
 //! alternative (`futures::stream::select` and `zip` under `block_on`), a
 //! broadcast to two folding sinks, and the planner's fusion of operators
 //! appended one by one after a non-simple stage (`scan` then nine `map`s)
-//! beside the same maps composed into one flow first.
+//! beside the same maps composed into one flow first; a three-way
+//! `zip_n` and an `or_else` beside their `futures` forms.
 //!
 //! Every variant returns a checksum of the same work, so none can skip it.
 
@@ -63,6 +64,57 @@ pub fn futures_zip(n: u64) -> u64 {
             .map(|(a, b)| a ^ (b << 1))
             .fold(0u64, |a, x| ready(add(a, x))),
     )
+}
+
+/// The checksum of a zip of three copies of `0..n`, combined by `xor`
+/// and shifts.
+pub fn zip3_expected(n: u64) -> u64 {
+    (0..n).map(|x| x ^ (x << 1) ^ (x << 2)).fold(0, add)
+}
+
+/// Three copies of `0..n` zipped by `Source::zip_with_n` into a fold, on
+/// Weir.
+pub fn weir_zip_n(n: u64, mat: &Materializer) -> u64 {
+    let sources = [
+        Source::range(0..n),
+        Source::range(0..n),
+        Source::range(0..n),
+    ];
+    Source::zip_with_n(sources, |[a, b, c]| a ^ (b << 1) ^ (c << 2))
+        .run_with(Sink::fold(0u64, add), mat)
+        .wait()
+        .expect("the stream completes")
+}
+
+/// The same with two `futures::stream::zip`s under `block_on`.
+pub fn futures_zip3(n: u64) -> u64 {
+    use futures_util::future::ready;
+    use futures_util::stream::{self, StreamExt};
+    futures_executor::block_on(
+        stream::iter(0..n)
+            .zip(stream::iter(0..n))
+            .zip(stream::iter(0..n))
+            .map(|((a, b), c)| a ^ (b << 1) ^ (c << 2))
+            .fold(0u64, |a, x| ready(add(a, x))),
+    )
+}
+
+/// `0..n` (the primary, in use) `or_else` another `0..n` into a fold, on
+/// Weir; its checksum is [`merge_expected`].
+pub fn weir_or_else(n: u64, mat: &Materializer) -> u64 {
+    Source::range(0..n)
+        .or_else(Source::range(0..n))
+        .run_with(Sink::fold(0u64, add), mat)
+        .wait()
+        .expect("the stream completes")
+}
+
+/// `0..n` folded by `futures::stream::iter` under `block_on` (the
+/// baseline of the `or_else` row: what its primary alone costs there).
+pub fn futures_iter(n: u64) -> u64 {
+    use futures_util::future::ready;
+    use futures_util::stream::{self, StreamExt};
+    futures_executor::block_on(stream::iter(0..n).fold(0u64, |a, x| ready(add(a, x))))
 }
 
 /// `0..n` broadcast to two folds (a sum and a count); their sum.
@@ -193,6 +245,17 @@ pub fn tokio_balance(n: u64, rt: &tokio::runtime::Runtime) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_zip_n_and_or_else_rows_compute_their_checksums() {
+        let system = weir_actor::ActorSystem::new("zip-n-or-else").expect("valid name");
+        let mat = Materializer::new(&system);
+        assert_eq!(weir_zip_n(1_000, &mat), zip3_expected(1_000));
+        assert_eq!(futures_zip3(1_000), zip3_expected(1_000));
+        assert_eq!(weir_or_else(1_000, &mat), merge_expected(1_000));
+        assert_eq!(futures_iter(1_000), merge_expected(1_000));
+        system.terminate().wait().expect("outside the system");
+    }
 
     #[test]
     fn the_balance_rows_compute_the_expected_sum() {

@@ -277,3 +277,86 @@ fn unzip_with_fails_both_outputs_on_an_upstream_failure_or_a_panic_in_f() {
     up.expect_cancellation();
     shutdown(&system);
 }
+
+// ---- Flow::zip_n / Flow::zip_with_n ----
+
+#[test]
+fn flow_zip_n_puts_the_flows_element_first_and_ends_with_the_shortest_input() {
+    let (system, mat) = stream_system("flow-zip-n");
+    let rows = Flow::<u32>::new()
+        .map(|x| x * 10)
+        .zip_n([Source::range(1u32..3), Source::repeat(7)]);
+    let got = Source::range(0u32..5)
+        .via(rows)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(got.wait(), Ok(vec![[0, 1, 7], [10, 2, 7]]));
+    // The flow's upstream the shortest.
+    let rows = Flow::<char>::new().zip_n([
+        Source::repeat('y'),
+        Source::repeat('z'),
+        Source::repeat('!'),
+    ]);
+    let got = Source::from_iter(['a', 'b'])
+        .via(rows)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(
+        got.wait(),
+        Ok(vec![['a', 'y', 'z', '!'], ['b', 'y', 'z', '!']])
+    );
+    shutdown(&system);
+}
+
+#[test]
+fn flow_zip_with_n_asks_the_sources_only_for_rows_downstream_asks_for() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let (system, mat) = stream_system("flow-zip-n-bp");
+    let made = Arc::new(AtomicU32::new(0));
+    let counted = {
+        let made = Arc::clone(&made);
+        Source::repeat(100u32).map(move |x| x + made.fetch_add(1, Ordering::SeqCst))
+    };
+    let sums = Flow::<u32>::new().zip_with_n([counted], |[x, y]| x + y);
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .via(sums)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    up.expect_no_signal(QUIET);
+    assert_eq!(made.load(Ordering::SeqCst), 0, "nothing made before demand");
+    down.request(2);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(down.expect_next(), 101);
+    up.expect_request();
+    up.send_next(2);
+    assert_eq!(down.expect_next(), 103);
+    up.expect_no_signal(QUIET);
+    assert_eq!(
+        made.load(Ordering::SeqCst),
+        2,
+        "one element per row asked for"
+    );
+    up.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
+fn flow_zip_n_fails_with_a_source_and_keeps_the_flows_materialized_value() {
+    let (system, mat) = stream_system("flow-zip-n-fail");
+    let rows = Flow::<u32>::new()
+        .map_materialized_value(|()| "flow value")
+        .zip_n([
+            Source::range(0u32..),
+            Source::failed(StreamError::msg("source broke")),
+        ]);
+    let ((mut up, value), mut down) = TestSource::probe::<u32>()
+        .via_mat(rows, Keep::both)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    assert_eq!(value, "flow value");
+    down.request(1);
+    assert!(down.expect_error().to_string().contains("source broke"));
+    up.expect_cancellation();
+    shutdown(&system);
+}

@@ -447,6 +447,26 @@ fn graph(args: &Args) {
             Box::new(|| g::weir_zip(n, &mat)),
         ),
         (
+            "futures::stream::zip of 3",
+            g::zip3_expected(n),
+            Box::new(|| g::futures_zip3(n)),
+        ),
+        (
+            "weir zip_n of 3",
+            g::zip3_expected(n),
+            Box::new(|| g::weir_zip_n(n, &mat)),
+        ),
+        (
+            "futures::stream::iter",
+            g::merge_expected(n),
+            Box::new(|| g::futures_iter(n)),
+        ),
+        (
+            "weir or_else (primary)",
+            g::merge_expected(n),
+            Box::new(|| g::weir_or_else(n, &mat)),
+        ),
+        (
             "weir broadcast to 2 folds",
             g::broadcast_expected(n),
             Box::new(|| g::weir_broadcast(n, &mat)),

@@ -3,6 +3,8 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+mod fan_in_ports;
+
 use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::{
     BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,

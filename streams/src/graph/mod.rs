@@ -4,7 +4,8 @@
 //!
 //! Junctions are ordinary stages with multi-port shapes
 //! ([`UniformFanInShape`](crate::stage::UniformFanInShape),
-//! [`FanInShape2`](crate::stage::FanInShape2),
+//! [`FanInShape2`](crate::stage::FanInShape2) ..
+//! [`FanInShape5`](crate::stage::FanInShape5),
 //! [`UniformFanOutShape`](crate::stage::UniformFanOutShape),
 //! [`FanOutShape2`](crate::stage::FanOutShape2)); a custom multi-port
 //! stage is written the same way and added with [`GraphBuilder::add`].
@@ -16,14 +17,16 @@
 
 mod bidi;
 mod builder;
+mod flow_zip;
 mod fluent;
 mod junctions;
 
 pub use bidi::BidiPorts;
 pub use builder::{GraphBuilder, In, MatKey, Mats, Out, StagePorts};
+pub use flow_zip::ZipSources;
 pub use fluent::JunctionOps;
 pub use junctions::{
     Balance, Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted,
     OrElse, Partition, PartitionOutOfRange, Unzip, UnzipWith, WireTap, Zip, ZipLatest,
-    ZipLatestWith, ZipN, ZipWith, ZipWithN,
+    ZipLatestWith, ZipN, ZipWith, ZipWith3, ZipWith4, ZipWith5, ZipWithN,
 };

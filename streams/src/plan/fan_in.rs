@@ -1,6 +1,7 @@
 //! **Fan-in of fused iterators.** Applies (with fusion on) to a fan-in
-//! junction that offers a fused form (`Merge`, `MergePreferred`, `Zip`,
-//! `ZipWith`, `Concat`, `Interleave`) when every one of its inputs is an
+//! junction that offers a fused form (`Merge`, `MergePreferred`, `Concat`,
+//! `Interleave`, `OrElse`, and every zip: `Zip`, `ZipWith`, `ZipN`,
+//! `ZipWithN`, `ZipWith3` .. `ZipWith5`) when every one of its inputs is an
 //! iterator (or poll-function) source followed only by simple operators:
 //! no async boundary and no other stage on the way, however the graph was
 //! built (fluent `merge`/`zip`/`concat` or a `GraphBuilder`). The junction
@@ -154,6 +155,31 @@ mod tests {
         assert_eq!(stages(&zip.to_mat(fold(), Keep::right)), [1, 5]);
         let nested = Source::range(0u64..3).concat(Source::range(0u64..3)).interleave(Source::range(0u64..3), 2).unwrap();
         assert_eq!(stages(&nested.to_mat(fold(), Keep::right)), [1, 6]);
+    }
+
+    #[test]
+    fn or_else_and_every_zip_make_one_loop_into_a_fold() {
+        let or_else = Source::range(0u64..10).or_else(Source::range(0u64..10).map(|x| x + 1));
+        assert_eq!(stages(&or_else.to_mat(fold(), Keep::right)), [1, 5]);
+        let zip_n = Source::zip_n([Source::range(0u64..10), Source::range(0u64..10), Source::range(0u64..10)]);
+        assert_eq!(stages(&zip_n.to_mat(fold(), Keep::right)), [1, 5]);
+        let flow = crate::Flow::<u64>::new().map(|x| x * 2).zip_with_n([Source::range(0u64..10)], |[a, b]| a + b);
+        let flow_zip = Source::range(0u64..10).via(flow);
+        assert_eq!(stages(&flow_zip.to_mat(fold(), Keep::right)), [1, 5]);
+        let mut b = GraphBuilder::new();
+        let zip = b.add(crate::graph::ZipWith3::new(|a: u64, b: u32, c: bool| a + u64::from(b) + u64::from(c)));
+        let (x, y, z) = (
+            b.source(Source::range(0u64..5)),
+            b.source(Source::range(0u32..5)),
+            b.source(Source::repeat(true)),
+        );
+        b.connect(x, zip.in0()).unwrap();
+        b.connect(y, zip.in1()).unwrap();
+        b.connect(z, zip.in2()).unwrap();
+        let sink = b.sink(Sink::<u64, _>::ignore());
+        b.connect(zip.out(), sink).unwrap();
+        let graph = b.build(|_| ()).unwrap();
+        assert_eq!(stages(&graph), [1, 5]);
     }
 
     #[test]

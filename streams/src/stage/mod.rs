@@ -27,4 +27,4 @@ pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,
     Shape, SinkShape, SlotKind, SourceShape, UniformFanInShape, UniformFanOutShape,
 };
-pub use ports::FanInShapeN;
+pub use ports::{FanInShape3, FanInShape4, FanInShape5, FanInShapeN};

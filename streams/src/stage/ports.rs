@@ -3,6 +3,10 @@
 use std::fmt;
 use std::marker::PhantomData;
 
+mod fan_in;
+
+pub use fan_in::{FanInShape3, FanInShape4, FanInShape5};
+
 /// Where a stage receives elements of type `T`.
 ///
 /// A stage's inlets are numbered from 0 in its shape; the logic keeps the

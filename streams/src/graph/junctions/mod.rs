@@ -14,6 +14,8 @@ mod wire_tap;
 mod zip;
 mod zip_latest;
 mod zip_n;
+mod zip_row;
+mod zip_with_tuple;
 
 pub use balance::Balance;
 pub use broadcast::Broadcast;
@@ -29,3 +31,4 @@ pub use wire_tap::WireTap;
 pub use zip::{Zip, ZipWith};
 pub use zip_latest::{ZipLatest, ZipLatestWith};
 pub use zip_n::{ZipN, ZipWithN};
+pub use zip_with_tuple::{ZipWith3, ZipWith4, ZipWith5};

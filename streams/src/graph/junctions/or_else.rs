@@ -53,6 +53,13 @@ impl<T: Send + 'static> GraphStage for OrElse<T> {
         "or_else"
     }
 
+    /// Both inputs fused iterators: the primary, or the secondary if the
+    /// primary ends empty.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        use crate::fusion::{Uniform, UniformFanIn};
+        Some(UniformFanIn::<T>::hint(Uniform::OrElse))
+    }
+
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = OrElseLogic::<T> {
             shape: UniformFanInShape::new(),

@@ -1,9 +1,7 @@
 //! [`Zip`] and [`ZipWith`]: one element of each input, combined.
 
-use crate::stage::{
-    FanInShape2, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext,
-    StageResult,
-};
+use super::zip_row::ZipLogic;
+use crate::stage::{FanInShape2, GraphStage, GraphStageLogic, MatContext};
 
 /// Pairs the elements of its two inputs: `(a, b)` for each `a` and `b`
 /// taken together; otherwise as [`ZipWith`].
@@ -113,71 +111,13 @@ where
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let logic = ZipLogic {
-            shape: FanInShape2::new(),
-            f: self.f.clone(),
-            finishing: false,
-        };
-        (Box::new(logic), ())
+        let mut f = self.f.clone();
+        (ZipLogic::<(A, B), O, _>::boxed(move |(a, b)| f(a, b)), ())
     }
 
     /// Both inputs fused iterators: one element of each, combined.
     fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
-        Some(crate::fusion::FusedFanIn::new(crate::fusion::ZipFanIn {
-            f: self.f.clone(),
-            _t: std::marker::PhantomData::<fn(A, B) -> O>,
-        }))
-    }
-}
-
-struct ZipLogic<A, B, O, F> {
-    shape: FanInShape2<A, B, O>,
-    f: F,
-    /// An input completed while its element waited: complete after it.
-    finishing: bool,
-}
-
-impl<A, B, O, F> GraphStageLogic for ZipLogic<A, B, O, F>
-where
-    A: Send + 'static,
-    B: Send + 'static,
-    O: Send + 'static,
-    F: FnMut(A, B) -> O + Send + 'static,
-{
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let (in0, in1) = (self.shape.in0, self.shape.in1);
-        if ctx.is_available(in0) && ctx.is_available(in1) {
-            let (a, b) = (ctx.grab(in0)?, ctx.grab(in1)?);
-            ctx.push(self.shape.out, (self.f)(a, b))?;
-            if self.finishing || ctx.is_closed(in0) || ctx.is_closed(in1) {
-                ctx.complete_stage();
-            }
-        }
-        Ok(())
-    }
-
-    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let (in0, in1) = (self.shape.in0, self.shape.in1);
-        if !ctx.has_been_pulled(in0) && !ctx.is_available(in0) {
-            ctx.pull(in0)?;
-        }
-        if !ctx.has_been_pulled(in1) && !ctx.is_available(in1) {
-            ctx.pull(in1)?;
-        }
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let waiting = if port == self.shape.in0.port() {
-            ctx.is_available(self.shape.in0)
-        } else {
-            ctx.is_available(self.shape.in1)
-        };
-        if waiting {
-            self.finishing = true;
-        } else {
-            ctx.complete_stage();
-        }
-        Ok(())
+        let mut f = self.f.clone();
+        Some(crate::fusion::ZipFanIn::<(A, B), O, _>::hint(move |(a, b)| f(a, b)))
     }
 }

@@ -1,9 +1,7 @@
 //! [`ZipN`] and [`ZipWithN`]: one element of each of `N` inputs, combined.
 
-use crate::stage::{
-    FanInShapeN, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext,
-    StageResult,
-};
+use super::zip_row::ZipLogic;
+use crate::stage::{FanInShapeN, GraphStage, GraphStageLogic, MatContext};
 
 /// Gathers one element of each of its `N` inputs into an array `[T; N]`
 /// (Akka's `ZipN`); otherwise as [`ZipWithN`].
@@ -55,11 +53,16 @@ impl<T: Send + 'static, const N: usize> GraphStage for ZipN<T, N> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         ZipWithN::new(same::<T, N> as fn([T; N]) -> [T; N]).create_logic(cx)
     }
+
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        ZipWithN::new(same::<T, N> as fn([T; N]) -> [T; N]).fused_fan_in()
+    }
 }
 
 /// Combines one element of each of its `N` inputs with `f` (Akka's
-/// `ZipWithN`; [`ZipWith`](super::ZipWith) is the two-input form with
-/// inputs of different types). Every input is asked when downstream asks
+/// `ZipWithN`; [`ZipWith`](super::ZipWith) and
+/// [`ZipWith3`](super::ZipWith3) .. [`ZipWith5`](super::ZipWith5) are the
+/// two- to five-input forms with inputs of their own types). Every input is asked when downstream asks
 /// (back-pressure: no input runs ahead by more than one element);
 /// completes as soon as an input completes with no element waiting (the
 /// other inputs' extra elements are dropped); fails when any input fails;
@@ -114,68 +117,11 @@ where
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let logic = ZipNLogic {
-            shape: FanInShapeN::new(),
-            f: self.f.clone(),
-            finishing: false,
-        };
-        (Box::new(logic), ())
-    }
-}
-
-struct ZipNLogic<T, O, F, const N: usize> {
-    shape: FanInShapeN<T, O, N>,
-    f: F,
-    /// An input completed while its element waited: complete after it.
-    finishing: bool,
-}
-
-impl<T, O, F, const N: usize> GraphStageLogic for ZipNLogic<T, O, F, N>
-where
-    T: Send + 'static,
-    O: Send + 'static,
-    F: FnMut([T; N]) -> O + Send + 'static,
-{
-    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        // No inputs: no row will ever be complete.
-        if N == 0 {
-            ctx.complete_stage();
-        }
-        Ok(())
+        (ZipLogic::<[T; N], O, F>::boxed(self.f.clone()), ())
     }
 
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if !self.shape.ins.iter().all(|inlet| ctx.is_available(*inlet)) {
-            return Ok(());
-        }
-        let mut items: [Option<T>; N] = std::array::from_fn(|_| None);
-        for (item, inlet) in items.iter_mut().zip(self.shape.ins) {
-            *item = Some(ctx.grab(inlet)?);
-        }
-        let items = items.map(|item| item.expect("every input had an element"));
-        ctx.push(self.shape.out, (self.f)(items))?;
-        if self.finishing || self.shape.ins.iter().any(|inlet| ctx.is_closed(*inlet)) {
-            ctx.complete_stage();
-        }
-        Ok(())
-    }
-
-    fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        for inlet in self.shape.ins {
-            if !ctx.has_been_pulled(inlet) && !ctx.is_available(inlet) {
-                ctx.pull(inlet)?;
-            }
-        }
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let inlet = self.shape.ins[usize::from(port.0)];
-        if ctx.is_available(inlet) {
-            self.finishing = true;
-        } else {
-            ctx.complete_stage();
-        }
-        Ok(())
+    /// All inputs fused iterators: one element of each, combined.
+    fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
+        Some(crate::fusion::ZipFanIn::<[T; N], O, F>::hint(self.f.clone()))
     }
 }

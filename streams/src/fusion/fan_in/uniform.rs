@@ -1,62 +1,21 @@
-//! Fan-in junctions over fused sources: when every input of a merge, zip,
-//! concat or interleave is a batch iterator ([`Chunks`]), the junction is
-//! one too (the planner's fan-in rule, `crate::plan::fan_in`). Each form
-//! keeps its junction's documented behaviour:
-//!
-//! - **merge** serves its inputs in turn, one element each (as
-//!   `futures::stream::select` does), skipping an input with nothing
-//!   ready; it ends when all inputs have (or, eager, when the first has);
-//!   a merge preferring input 0 takes from it whenever it has elements.
-//! - **zip** pairs one element of each input and ends with the shorter
-//!   input; it asks both inputs for as many elements as both are sure to
-//!   make ([`Chunks::at_least`]) and one at a time beyond that, so it
-//!   makes no more elements than the stage would.
-//! - **concat** drains its inputs one after another.
-//! - **interleave** takes `segment_size` elements of each input in turn;
-//!   once an input ends, the others go on (or all end, eager).
-//!
-//! A failure of any input fails the junction after the elements made
-//! before it; a pending input is skipped when another can go on.
+//! The fused forms of the uniform junctions: merge, concat, interleave
+//! and or-else.
 
 use std::sync::Arc;
 use std::task::Context;
 
-use super::iter::{BoxChunks, Chunks, Fill, IterFactory};
-use super::nodes::{FusedIter, IterNode};
-
-/// A junction that can run fused iterator inputs as one fused iterator.
-pub(crate) trait FanInNode: Send + Sync {
-    /// The junction over `inputs` (one per inlet, in port order).
-    fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode>;
-}
-
-/// What a junction stage offers the planner's fan-in rule (see
-/// [`GraphStage::fused_fan_in`](crate::stage::GraphStage::fused_fan_in)).
-#[doc(hidden)]
-pub struct FusedFanIn(pub(crate) Arc<dyn FanInNode>);
-
-impl FusedFanIn {
-    pub(crate) fn new(node: impl FanInNode + 'static) -> Self {
-        Self(Arc::new(node))
-    }
-}
-
-impl std::fmt::Debug for FusedFanIn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("FusedFanIn")
-    }
-}
-
-/// The typed factories of `inputs`, all of elements `T`.
-fn factories<T: Send + 'static>(inputs: &[Arc<dyn IterNode>]) -> Vec<IterFactory<T>> {
-    inputs.iter().map(|i| FusedIter::<T>::of(&**i)).collect()
-}
+use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
+use super::super::nodes::{FusedIter, IterNode};
+use super::node::{FanInNode, FusedFanIn, ROUNDS, factories};
+use super::or_else::OrElseChunks;
 
 /// A uniform junction of `T`s: which one, and its settings.
 #[derive(Clone, Copy)]
 pub(crate) enum Uniform {
     Merge { eager: bool, preferred: bool },
     Concat,
+    /// The first input, or the second if the first ends empty.
+    OrElse,
     Interleave { segment: usize, eager: bool },
 }
 
@@ -84,6 +43,7 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
             match kind {
                 Uniform::Merge { eager, preferred } => Box::new(MergeChunks::new(sources, eager, preferred)),
                 Uniform::Concat => Box::new(ConcatChunks { sources, at: 0 }),
+                Uniform::OrElse => Box::new(OrElseChunks::new(sources)),
                 Uniform::Interleave { segment, eager } => Box::new(InterleaveChunks {
                     done: vec![false; sources.len()],
                     sources,
@@ -97,11 +57,6 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
         Arc::new(FusedIter(factory))
     }
 }
-
-/// Rounds of asking its inputs one fill may take when they make fewer
-/// elements than asked (a filter inside): bounded, so that inputs that
-/// reject everything still let the fill return (and the island yield).
-const ROUNDS: usize = 8;
 
 /// Inputs served in turn, one element each per turn.
 struct MergeChunks<T> {
@@ -342,122 +297,5 @@ impl<T: Send> Chunks<T> for InterleaveChunks<T> {
         } else {
             (0..self.sources.len()).all(ended)
         }
-    }
-}
-
-/// The [`FanInNode`] of a zip of `A`s and `B`s into `O`s by `F`.
-pub(crate) struct ZipFanIn<A, B, O, F> {
-    pub(crate) f: F,
-    pub(crate) _t: std::marker::PhantomData<fn(A, B) -> O>,
-}
-
-impl<A, B, O, F> FanInNode for ZipFanIn<A, B, O, F>
-where
-    A: Send + 'static,
-    B: Send + 'static,
-    O: Send + 'static,
-    F: FnMut(A, B) -> O + Clone + Send + Sync + 'static,
-{
-    fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode> {
-        let (a, b) = (FusedIter::<A>::of(&*inputs[0]), FusedIter::<B>::of(&*inputs[1]));
-        let f = self.f.clone();
-        let factory: IterFactory<O> = Arc::new(move || {
-            Box::new(ZipChunks {
-                a: a(),
-                b: b(),
-                sa: Vec::new(),
-                sb: Vec::new(),
-                a_done: false,
-                ended: false,
-                f: f.clone(),
-            })
-        });
-        Arc::new(FusedIter(factory))
-    }
-}
-
-/// One element of each input, combined.
-struct ZipChunks<A, B, F> {
-    a: BoxChunks<A>,
-    b: BoxChunks<B>,
-    /// Elements made and not yet paired (one side waits for the other).
-    sa: Vec<A>,
-    sb: Vec<B>,
-    /// Input `a` ended: pair what it made, then end.
-    a_done: bool,
-    /// The zip ended.
-    ended: bool,
-    f: F,
-}
-
-impl<A: Send, B: Send, O, F: FnMut(A, B) -> O + Send> ZipChunks<A, B, F> {
-    /// Pair at most `limit` elements of each side into `out`.
-    fn pair(&mut self, out: &mut Vec<O>, limit: usize) {
-        let n = self.sa.len().min(self.sb.len()).min(limit);
-        out.extend(self.sa.drain(..n).zip(self.sb.drain(..n)).map(|(a, b)| (self.f)(a, b)));
-    }
-
-    fn end(&mut self) -> Fill {
-        self.ended = true;
-        self.sa.clear();
-        self.sb.clear();
-        Fill::Exhausted
-    }
-}
-
-impl<A: Send, B: Send, O, F: FnMut(A, B) -> O + Send> Chunks<O> for ZipChunks<A, B, F> {
-    fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<O>, max: usize) -> Fill {
-        let start = out.len();
-        for _ in 0..ROUNDS {
-            let want = max - (out.len() - start);
-            if self.ended || (self.a_done && self.sa.is_empty()) {
-                return self.end();
-            }
-            if want == 0 {
-                return Fill::More;
-            }
-            // As many as both inputs are sure to make, else one at a time.
-            let sure = self.a.at_least().min(self.b.at_least());
-            let k = want.min(sure.max(1));
-            // A pending `a` still lets what it made find partners.
-            let mut waiting = None;
-            if !self.a_done && self.sa.len() < k {
-                let more = k - self.sa.len();
-                match self.a.fill(cx, &mut self.sa, more) {
-                    Fill::More => {}
-                    Fill::Exhausted => self.a_done = true,
-                    Fill::Pending => waiting = Some(Fill::Pending),
-                    failed @ Fill::Failed(_) => return failed,
-                }
-            }
-            // Input `b` is asked only for partners of elements of `a`.
-            let partners = self.sa.len().min(want);
-            if self.sb.len() < partners {
-                let more = partners - self.sb.len();
-                let fill = self.b.fill(cx, &mut self.sb, more);
-                self.pair(out, want);
-                match fill {
-                    Fill::More => {}
-                    Fill::Exhausted => return self.end(),
-                    other => return other,
-                }
-            } else {
-                self.pair(out, want);
-            }
-            if let Some(waiting) = waiting {
-                return waiting;
-            }
-        }
-        Fill::More
-    }
-
-    fn is_exhausted(&self) -> bool {
-        self.ended
-            || (self.sa.is_empty() && (self.a_done || self.a.is_exhausted()))
-            || (self.sb.is_empty() && self.b.is_exhausted())
-    }
-
-    fn at_least(&self) -> usize {
-        (self.sa.len() + self.a.at_least()).min(self.sb.len() + self.b.at_least())
     }
 }
