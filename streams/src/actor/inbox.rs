@@ -34,13 +34,20 @@
 //! check is handed to `on_lost` when the inbox is dropped. Nothing
 //! vanishes.
 //!
-//! Memory: the ring is small ([`RING`] slots, a few hundred bytes), so an
-//! idle inbox costs little. The overflow is where the inbox grows with
-//! traffic: its queue keeps its storage from one drain to the next, so a
-//! sustained stream that outpaces the ring allocates nothing per element;
-//! once [`CALM_DRAINS`] drains in a row found the overflow unused, the
-//! burst is over and the stage frees that storage (under the overflow
-//! lock, only when the queue is empty), shrinking the inbox back.
+//! Memory: the ring ([`RING`] slots) is allocated by the first signal, so
+//! an inbox that never carries one costs no ring. It is large because a
+//! busy stage lets signals gather for a few microseconds before it takes
+//! them (see `actor_ref_fold`): with 8, 32 or 64 slots a fast sender spilled
+//! into the locked overflow on every such pause and ran at half the speed
+//! of a 1,024-slot ring (measured on a quiet box, `weir-bench actor-ref`,
+//! no_buffer: 13-15 M vs 25-34 M tells/s). The ring is not freed while the
+//! stream runs: replacing it under senders that may still hold it needs a
+//! reclamation scheme. The overflow grows with traffic beyond the ring: its
+//! queue keeps its storage from one drain to the next, so a sustained stream
+//! that outpaces the ring allocates nothing per element; once
+//! [`CALM_DRAINS`] drains in a row found the overflow unused, the burst is
+//! over and the stage frees that storage (under the overflow lock, only when
+//! the queue is empty), shrinking the inbox back.
 //!
 //! The loom models in `inbox/loom_models.rs` check the protocol with a
 //! ring of capacity 1 (so the overflow path is exercised), a calm count
@@ -72,7 +79,7 @@ struct Overflow<T> {
 }
 
 pub(crate) struct Inbox<T, W> {
-    ring: ArrayQueue<Signal<T>>,
+    ring: LazyRing<Signal<T>>,
     overflow: Mutex<Overflow<T>>,
     /// Mirrors "the overflow is in use", read without the lock.
     overflowing: AtomicBool,
@@ -99,7 +106,7 @@ struct Padded<T>(T);
 /// The size of the lock-free ring; beyond it, the locked overflow (which
 /// grows with traffic).
 #[cfg(not(loom))]
-pub(crate) const RING: usize = 8;
+pub(crate) const RING: usize = 1024;
 #[cfg(loom)]
 pub(crate) const RING: usize = 1;
 
@@ -109,13 +116,56 @@ pub(crate) const CALM_DRAINS: usize = 64;
 #[cfg(loom)]
 pub(crate) const CALM_DRAINS: usize = 1;
 
+/// The lock-free ring, allocated by the first push. Under loom it is
+/// allocated up front: the lazy start is `OnceLock`'s, and the models check
+/// the protocol around the ring.
+struct LazyRing<T> {
+    #[cfg(not(loom))]
+    ring: std::sync::OnceLock<ArrayQueue<T>>,
+    #[cfg(loom)]
+    ring: ArrayQueue<T>,
+}
+
+impl<T> LazyRing<T> {
+    fn new() -> Self {
+        Self {
+            #[cfg(not(loom))]
+            ring: std::sync::OnceLock::new(),
+            #[cfg(loom)]
+            ring: ArrayQueue::new(RING),
+        }
+    }
+
+    fn push(&self, value: T) -> Result<(), T> {
+        #[cfg(not(loom))]
+        let ring = self.ring.get_or_init(|| ArrayQueue::new(RING));
+        #[cfg(loom)]
+        let ring = &self.ring;
+        ring.push(value)
+    }
+
+    fn pop(&self) -> Option<T> {
+        #[cfg(not(loom))]
+        let ring = self.ring.get()?;
+        #[cfg(loom)]
+        let ring = &self.ring;
+        ring.pop()
+    }
+
+    /// Whether the ring has been allocated (for the memory tests).
+    #[cfg(all(test, not(loom)))]
+    fn is_allocated(&self) -> bool {
+        self.ring.get().is_some()
+    }
+}
+
 /// `calm` when the overflow holds no storage.
 const NO_STORAGE: usize = usize::MAX;
 
 impl<T: Send, W: Wake> Inbox<T, W> {
     pub(crate) fn new(wake: W) -> Self {
         Self {
-            ring: ArrayQueue::new(RING),
+            ring: LazyRing::new(),
             overflow: Mutex::new(Overflow {
                 queue: VecDeque::new(),
                 closed: false,
@@ -247,6 +297,12 @@ impl<T: Send, W: Wake> Inbox<T, W> {
             overflow.queue = VecDeque::new();
             self.calm.store(NO_STORAGE, Ordering::Relaxed);
         }
+    }
+
+    /// Whether the ring has been allocated (for the memory tests).
+    #[cfg(test)]
+    pub(crate) fn ring_allocated(&self) -> bool {
+        self.ring.is_allocated()
     }
 
     /// Whether the overflow holds storage (for the tests of growth and shrinking).

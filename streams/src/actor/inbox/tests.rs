@@ -115,6 +115,7 @@ fn dropping_an_inbox_without_a_reporter_frees_what_is_left() {
 fn an_idle_inbox_holds_no_overflow_storage() {
     let (inbox, _wakes) = inbox();
     assert_eq!(inbox.overflow_capacity(), 0);
+    assert!(!inbox.ring_allocated(), "no signal yet, no ring");
     for i in 0..RING {
         assert!(inbox.offer(Signal::Element(Box::new(i))).is_ok());
     }
@@ -122,6 +123,10 @@ fn an_idle_inbox_holds_no_overflow_storage() {
         inbox.overflow_capacity(),
         0,
         "the ring alone holds a small burst"
+    );
+    assert!(
+        inbox.ring_allocated(),
+        "the first signal allocated the ring"
     );
 }
 
