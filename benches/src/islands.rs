@@ -4,6 +4,10 @@
 //! multi-thread and the current-thread runtime. Rows for `weir-bench
 //! streams`; the summary under its table gives the ratio the issue sets a
 //! target for (at least 2x the faster tokio variant).
+//!
+//! The queue rows (issue 16, `weir-bench islands`): one thread feeds
+//! `Source::queue(16)` with `send` into a fold, beside one thread feeding
+//! tokio's `mpsc::channel(16)` with `blocking_send` into a task that sums.
 
 use weir_streams::Materializer;
 use weir_streams::prelude::*;
@@ -73,6 +77,68 @@ pub fn tokio_tasks(n: u64, boundaries: u64, rt: &tokio::runtime::Runtime) -> u64
     })
 }
 
+/// The sum every queue row computes for `n` elements (`0..n`).
+pub fn queue_expected(n: u64) -> u64 {
+    (0..n).fold(0u64, u64::wrapping_add)
+}
+
+/// Weir: a thread sends `0..n` into `Source::queue(16)`, waiting for room
+/// (`send`), and the stream folds them.
+pub fn weir_queue(n: u64, mat: &Materializer) -> u64 {
+    let (queue, done) = Source::queue(16)
+        .expect("a buffer of 16")
+        .to_mat(Sink::fold(0u64, u64::wrapping_add), Keep::both)
+        .run(mat);
+    let feeder = std::thread::spawn(move || {
+        for x in 0..n {
+            futures_executor::block_on(queue.send(x)).expect("the stream runs");
+        }
+        queue.complete();
+    });
+    let sum = done.wait().expect("the stream completes");
+    feeder.join().expect("the feeder returns");
+    sum
+}
+
+/// Tokio: a thread sends `0..n` into `mpsc::channel(16)` with
+/// `blocking_send`, and a task sums them.
+#[cfg(feature = "peers")]
+pub fn tokio_queue(n: u64, rt: &tokio::runtime::Runtime) -> u64 {
+    let (tx, mut rx) = tokio::sync::mpsc::channel::<u64>(16);
+    let summing = rt.spawn(async move {
+        let mut sum = 0u64;
+        while let Some(x) = rx.recv().await {
+            sum = sum.wrapping_add(x);
+        }
+        sum
+    });
+    let feeder = std::thread::spawn(move || {
+        for x in 0..n {
+            tx.blocking_send(x).expect("the task runs");
+        }
+    });
+    let sum = rt.block_on(summing).expect("the summing task completes");
+    feeder.join().expect("the feeder returns");
+    sum
+}
+
+const WEIR_QUEUE: &str = "queue: weir Source::queue(16), send";
+const TOKIO_QUEUE: &str = "queue: tokio mpsc(16), blocking_send";
+
+/// The queue rows; each computes [`queue_expected`].
+pub fn queue_variants<'a>(n: u64, mat: &'a Materializer) -> Vec<Variant<'a>> {
+    #[cfg_attr(not(feature = "peers"), allow(unused_mut))] // the peer pushes its row
+    let mut rows: Vec<Variant<'a>> = vec![(WEIR_QUEUE, Box::new(move || weir_queue(n, mat)))];
+    #[cfg(feature = "peers")]
+    {
+        let mt = tokio::runtime::Builder::new_multi_thread()
+            .build()
+            .expect("a tokio runtime");
+        rows.push((TOKIO_QUEUE, Box::new(move || tokio_queue(n, &mt))));
+    }
+    rows
+}
+
 const WEIR_2: &str = "weir, 2 boundaries (islands)";
 const WEIR_4: &str = "weir, 4 boundaries (islands)";
 const TOKIO_MT_2: &str = "tokio mt, 3 tasks mpsc(16)";
@@ -125,6 +191,13 @@ pub fn report(rows: &[(&str, f64, f64)]) {
             None => println!(),
         }
     }
+    if let Some(w) = rate(WEIR_QUEUE) {
+        print!("  {WEIR_QUEUE:<32} {:>7.1} ns per element", 1e9 / w);
+        match rate(TOKIO_QUEUE) {
+            Some(t) => println!("   {:.2}x tokio's rate", w / t),
+            None => println!(),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -137,6 +210,16 @@ mod tests {
         let mat = Materializer::new(&system);
         for (boundaries, (name, run)) in variants(1_000, &mat) {
             assert_eq!(run(), expected(1_000, boundaries), "{name}");
+        }
+        system.terminate().wait().expect("outside the system");
+    }
+
+    #[test]
+    fn every_queue_variant_computes_the_same_sum() {
+        let system = weir_actor::ActorSystem::new("islands-queue").expect("valid name");
+        let mat = Materializer::new(&system);
+        for (name, run) in queue_variants(1_000, &mat) {
+            assert_eq!(run(), queue_expected(1_000), "{name}");
         }
         system.terminate().wait().expect("outside the system");
     }

@@ -7,6 +7,7 @@
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]
+//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- islands [--elements N] [--runs N] [--only TEXT]
 //! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N]
 //! ```
 //!
@@ -407,6 +408,56 @@ fn substreams(args: &Args) {
         );
     }
     system.terminate().wait().expect("the system terminates");
+}
+
+/// The islands rows alone: async boundaries and the queue rows, beside
+/// tokio (with `--features peers`); medians of `--runs` runs. `--only
+/// queue` keeps the queue rows (e.g. under callgrind).
+fn islands(args: &Args) {
+    use weir_benches::islands as i;
+    let n = args.get("--elements").unwrap_or(1_000_000);
+    let runs = args.get("--runs").unwrap_or(5).max(1) as usize;
+    let system = ActorSystem::new("bench-islands").expect("valid name");
+    let mat = weir_streams::Materializer::new(&system);
+    let rows: Vec<(u64, weir_benches::hops::Variant<'_>)> = i::variants(n, &mat)
+        .into_iter()
+        .map(|(boundaries, variant)| (i::expected(n, boundaries), variant))
+        .chain(
+            i::queue_variants(n, &mat)
+                .into_iter()
+                .map(|variant| (i::queue_expected(n), variant)),
+        )
+        .collect();
+    let rows = only(args, rows, |row| row.1.0);
+    println!("islands over {n} elements, median of {runs} runs, 2-core box");
+    println!(
+        "{:<38} {:>14} {:>14}",
+        "variant", "elements/s", "allocs/element"
+    );
+    let mut measured = Vec::new();
+    for (expected, (name, run)) in &rows {
+        let checksum = run();
+        assert_eq!(checksum, *expected, "{name}");
+        let allocs_before = ALLOC.allocations();
+        let _ = run();
+        let allocs = (ALLOC.allocations() - allocs_before) as f64 / n as f64;
+        let mut rates: Vec<f64> = (0..runs)
+            .map(|_| {
+                let start = Instant::now();
+                std::hint::black_box(run());
+                n as f64 / start.elapsed().as_secs_f64()
+            })
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let median = rates[runs / 2];
+        println!("{name:<38} {:>12.1} M {allocs:>14.6}", median / 1e6);
+        measured.push((*name, median, allocs));
+    }
+    i::report(&measured);
+    system
+        .terminate()
+        .wait()
+        .expect("called from outside the system");
 }
 
 fn graph(args: &Args) {
@@ -855,6 +906,7 @@ fn main() {
         Some("peers") => weir_benches::peers::run(&args.0[1..]),
         Some("streams") => streams(&args),
         Some("graph") => graph(&args),
+        Some("islands") => islands(&args),
         Some("hubs") => weir_benches::hubs::report(
             args.get("--elements").unwrap_or(1_000_000),
             args.get("--runs").unwrap_or(5) as usize,
@@ -880,7 +932,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] (--features nats)"
             );
             std::process::exit(2);
         }
