@@ -2,13 +2,13 @@
 
 use std::fmt;
 
-use crate::context::Context;
 use crate::actor_ref::ActorHandle;
-use crate::mailbox::MailboxOverflow;
-use crate::dispatcher::DispatcherKind;
-use crate::supervision::{Failure, SupervisorStrategy};
 use crate::actor_ref::Envelope;
+use crate::context::Context;
+use crate::dispatcher::DispatcherKind;
 use crate::mailbox::BalanceQueue;
+use crate::mailbox::MailboxOverflow;
+use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 
 /// A typed actor: state plus a handler for one message type.
@@ -317,7 +317,10 @@ impl<A: Actor> Props<A> {
     /// assert!(first_two == [1, 2] || first_two == [2, 1]);
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn with_priority_mailbox(mut self, priority: impl Fn(&A::Msg) -> i64 + Send + Sync + 'static) -> Self {
+    pub fn with_priority_mailbox(
+        mut self,
+        priority: impl Fn(&A::Msg) -> i64 + Send + Sync + 'static,
+    ) -> Self {
         self.priority = Some(Arc::new(priority));
         self
     }

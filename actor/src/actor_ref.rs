@@ -43,7 +43,10 @@ pub(crate) enum SystemMsg {
     /// Stop: children first, then `post_stop`.
     Terminate,
     /// `watcher` wants a `Terminated` notice when `watchee` (the recipient) stops.
-    Watch { watchee: ActorHandle, watcher: ActorHandle },
+    Watch {
+        watchee: ActorHandle,
+        watcher: ActorHandle,
+    },
     Unwatch(ActorHandle),
     /// A child failed and is suspended, waiting for a directive.
     ChildFailed(ActorHandle, Failure),
@@ -244,7 +247,9 @@ impl<M: Send + 'static> ActorRef<M> {
 
     /// The untyped handle of this actor.
     pub fn handle(&self) -> ActorHandle {
-        ActorHandle { inner: self.inner.clone() }
+        ActorHandle {
+            inner: self.inner.clone(),
+        }
     }
 
     /// Whether the actor has stopped for good.
@@ -255,7 +260,9 @@ impl<M: Send + 'static> ActorRef<M> {
 
 impl<M> Clone for ActorRef<M> {
     fn clone(&self) -> Self {
-        Self { inner: self.inner.clone() }
+        Self {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -434,7 +441,10 @@ impl WeakActorHandle {
 impl fmt::Debug for WeakActorHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.upgrade() {
-            Some(handle) => f.debug_tuple("WeakActorHandle").field(handle.path()).finish(),
+            Some(handle) => f
+                .debug_tuple("WeakActorHandle")
+                .field(handle.path())
+                .finish(),
             None => f.write_str("WeakActorHandle(<gone>)"),
         }
     }

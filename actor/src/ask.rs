@@ -10,16 +10,16 @@ use std::time::Duration;
 
 use crate::actor_ref::{ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
-use crate::error::AskError;
 use crate::dead_letters::DeadLetterReason;
-use crate::path::ActorPath;
+use crate::error::AskError;
 use crate::instrument::{COMPILED_IN, MessageInfo, MetaOf};
+use crate::path::ActorPath;
 use crate::promise::Promise;
 use crate::scheduler::Cancellable;
 use crate::sync::Arc;
-use std::sync::Weak;
 use crate::system::ActorSystem;
 use crate::watchers::Watchers;
+use std::sync::Weak;
 
 /// Send `target` the message `make(reply_to)` and wait for the first reply
 /// sent to `reply_to`.
@@ -58,12 +58,20 @@ use crate::watchers::Watchers;
 /// assert_eq!(again, Ok(2));
 /// system.terminate().wait().unwrap();
 /// ```
-pub fn ask<M, R>(target: &ActorRef<M>, make: impl FnOnce(ActorRef<R>) -> M, timeout: Duration) -> AskHandle<R>
+pub fn ask<M, R>(
+    target: &ActorRef<M>,
+    make: impl FnOnce(ActorRef<R>) -> M,
+    timeout: Duration,
+) -> AskHandle<R>
 where
     M: Send + 'static,
     R: Send + 'static,
 {
-    ask_with(ActorSystem::of(target.inner.system()), |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter, timeout)
+    ask_with(
+        ActorSystem::of(target.inner.system()),
+        |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter,
+        timeout,
+    )
 }
 
 /// The machinery of [`ask`] for any way of sending the question: `send`
@@ -85,7 +93,10 @@ pub(crate) fn ask_with<R: Send + 'static>(
         watchers: Watchers::new(),
         timer: Cancellable::new(),
     });
-    system.register_temp(cell.path.name(), Arc::downgrade(&cell) as Weak<dyn AnyActor>);
+    system.register_temp(
+        cell.path.name(),
+        Arc::downgrade(&cell) as Weak<dyn AnyActor>,
+    );
     let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
     if !send(reply_to) {
         let _ = cell.finish(Err(AskError::TargetStopped));
@@ -129,7 +140,11 @@ impl<R: Send + 'static> AskHandle<R> {
         if promise.is_completed() {
             return promise.wait_take();
         }
-        let _blocking = self.cell.system.enter_blocking_wait().ok_or(AskError::WouldDeadlock)?;
+        let _blocking = self
+            .cell
+            .system
+            .enter_blocking_wait()
+            .ok_or(AskError::WouldDeadlock)?;
         promise.wait_take()
     }
 }
@@ -144,7 +159,9 @@ impl<R: Send + 'static> Future for AskHandle<R> {
 
 impl<R> fmt::Debug for AskHandle<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("AskHandle").field("reply_to", &self.cell.path).finish()
+        f.debug_struct("AskHandle")
+            .field("reply_to", &self.cell.path)
+            .finish()
     }
 }
 
@@ -256,9 +273,11 @@ impl<R: Send + 'static> AskCell<R> {
         match self.finish(Ok(reply)) {
             Ok(()) => Delivery::Queued,
             Err(Ok(reply)) => {
-                self.system
-                    .event_stream()
-                    .publish_dead_letter(&self.path, reply, DeadLetterReason::AskCompleted);
+                self.system.event_stream().publish_dead_letter(
+                    &self.path,
+                    reply,
+                    DeadLetterReason::AskCompleted,
+                );
                 Delivery::DeadLetter
             }
             Err(Err(_)) => unreachable!("complete gives back the value it was given"),
@@ -289,7 +308,10 @@ mod tests {
         }
         // The pool's watchdog may hold one entry; the asks hold none for long.
         let pending = system.scheduler().timer().pending();
-        assert!(pending < 200, "{pending} timer entries after 5000 answered asks");
+        assert!(
+            pending < 200,
+            "{pending} timer entries after 5000 answered asks"
+        );
         system.terminate().wait().unwrap();
     }
 }

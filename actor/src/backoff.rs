@@ -53,8 +53,8 @@ use std::time::Duration;
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
-use crate::error::SpawnError;
 use crate::dead_letters::DeadLetterReason;
+use crate::error::SpawnError;
 use crate::supervision::{Directive, Failure, SupervisorStrategy};
 
 /// How long to wait before each restart: `min * 2^restarts`, capped at
@@ -100,7 +100,11 @@ impl Backoff {
     /// many children failing together do not restart together. Negative or
     /// non-finite values mean 0.
     pub fn with_random_factor(mut self, factor: f64) -> Self {
-        self.random_factor = if factor.is_finite() { factor.max(0.0) } else { 0.0 };
+        self.random_factor = if factor.is_finite() {
+            factor.max(0.0)
+        } else {
+            0.0
+        };
         self
     }
 
@@ -146,7 +150,10 @@ impl Backoff {
     /// The delay before restart number `restarts + 1` (a random draw when
     /// the random factor is not 0).
     pub fn delay(&self, restarts: u32) -> Duration {
-        let base = match 1u32.checked_shl(restarts).and_then(|k| self.min.checked_mul(k)) {
+        let base = match 1u32
+            .checked_shl(restarts)
+            .and_then(|k| self.min.checked_mul(k))
+        {
             Some(d) => d.min(self.max),
             None => self.max,
         };
@@ -297,12 +304,17 @@ impl<A: Actor> BackoffSupervisor<A> {
     /// reached.
     fn arm_restart(&mut self, ctx: &mut Context<Self>) -> bool {
         ctx.timers().cancel(&TimerKind::Reset);
-        if self.backoff.max_restarts.is_some_and(|max| self.restarts >= max) {
+        if self
+            .backoff
+            .max_restarts
+            .is_some_and(|max| self.restarts >= max)
+        {
             return false;
         }
         let delay = self.backoff.delay(self.restarts);
         self.restarts += 1;
-        ctx.timers().start_single_timer(TimerKind::Start, BackoffMsg(Op::Start), delay);
+        ctx.timers()
+            .start_single_timer(TimerKind::Start, BackoffMsg(Op::Start), delay);
         true
     }
 }
@@ -323,9 +335,11 @@ impl<A: Actor> Actor for BackoffSupervisor<A> {
                     if let Err(full) = ctx.stash(BackoffMsg(Op::Msg(m)))
                         && let BackoffMsg(Op::Msg(m)) = full.into_inner()
                     {
-                        ctx.system()
-                            .event_stream()
-                            .publish_dead_letter(ctx.path(), m, DeadLetterReason::Dropped);
+                        ctx.system().event_stream().publish_dead_letter(
+                            ctx.path(),
+                            m,
+                            DeadLetterReason::Dropped,
+                        );
                     }
                 }
             },

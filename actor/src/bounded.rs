@@ -93,7 +93,11 @@ impl<M: Send + 'static> Future for SendFuture<'_, M> {
             }
             Err(msg) => {
                 self.msg = Some(msg);
-                if !self.waiting.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                if !self
+                    .waiting
+                    .as_ref()
+                    .is_some_and(|w| w.will_wake(cx.waker()))
+                {
                     // Moved to another task: the old waker must not take a
                     // wake-up meant for a sender that is still waiting.
                     if let Some(old) = self.waiting.replace(cx.waker().clone()) {

@@ -8,13 +8,13 @@ use std::time::Duration;
 
 use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorHandle, ActorRef, SystemMsg};
-use crate::cell::{Cell, spawn_child};
-use crate::error::{ScheduleError, SpawnError};
+use crate::cell::Stash;
 use crate::cell::Timers;
 use crate::cell::receive_timeout::ReceiveTimeout;
 use crate::cell::timers::TimerTable;
+use crate::cell::{Cell, spawn_child};
+use crate::error::{ScheduleError, SpawnError};
 use crate::path::ActorPath;
-use crate::cell::Stash;
 use crate::runtime::Runtime;
 use crate::sync::Arc;
 
@@ -71,7 +71,9 @@ pub struct Context<A: Actor> {
 impl<A: Actor> Context<A> {
     pub(crate) fn new(cell: Arc<Cell<A>>, stash_capacity: usize) -> Self {
         Self {
-            me: ActorHandle { inner: cell.clone() },
+            me: ActorHandle {
+                inner: cell.clone(),
+            },
             cell,
             watching: HashMap::new(),
             timers: TimerTable::default(),
@@ -196,7 +198,11 @@ impl<A: Actor> Context<A> {
     /// assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok("idle"));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn set_receive_timeout(&mut self, timeout: Duration, msg: A::Msg) -> Result<(), ScheduleError>
+    pub fn set_receive_timeout(
+        &mut self,
+        timeout: Duration,
+        msg: A::Msg,
+    ) -> Result<(), ScheduleError>
     where
         A::Msg: Clone,
     {
@@ -208,7 +214,12 @@ impl<A: Actor> Context<A> {
         match &mut self.receive_timeout {
             Some(state) => state.set(timeout, msg, now, &self.me, scheduler),
             None => {
-                let mut state = Box::new(ReceiveTimeout::new(timeout, msg, <A::Msg as Clone>::clone, now));
+                let mut state = Box::new(ReceiveTimeout::new(
+                    timeout,
+                    msg,
+                    <A::Msg as Clone>::clone,
+                    now,
+                ));
                 state.restart_from(now, &self.me, scheduler);
                 self.receive_timeout = Some(state);
             }
@@ -251,7 +262,11 @@ impl<A: Actor> Context<A> {
     /// [`validate_name`](crate::validate_name), [`SpawnError::DuplicateName`]
     /// when a live child already has it, [`SpawnError::ParentStopped`] while
     /// this actor is stopping.
-    pub fn spawn<C: Actor>(&mut self, props: Props<C>, name: &str) -> Result<ActorRef<C::Msg>, SpawnError> {
+    pub fn spawn<C: Actor>(
+        &mut self,
+        props: Props<C>,
+        name: &str,
+    ) -> Result<ActorRef<C::Msg>, SpawnError> {
         spawn_child(&self.handle(), props, Some(name))
     }
 
@@ -260,7 +275,10 @@ impl<A: Actor> Context<A> {
     /// # Errors
     ///
     /// [`SpawnError::ParentStopped`] while this actor is stopping.
-    pub fn spawn_anonymous<C: Actor>(&mut self, props: Props<C>) -> Result<ActorRef<C::Msg>, SpawnError> {
+    pub fn spawn_anonymous<C: Actor>(
+        &mut self,
+        props: Props<C>,
+    ) -> Result<ActorRef<C::Msg>, SpawnError> {
         spawn_child(&self.handle(), props, None)
     }
 
@@ -284,7 +302,13 @@ impl<A: Actor> Context<A> {
     /// actor finishes its current message, stops its children, then stops.
     pub fn stop(&mut self, target: impl Into<ActorHandle>) {
         let target = target.into();
-        if let Some(entry) = self.cell.core.children.lock().by_name.get_mut(target.path().name())
+        if let Some(entry) = self
+            .cell
+            .core
+            .children
+            .lock()
+            .by_name
+            .get_mut(target.path().name())
             && entry.handle == target
         {
             entry.stopping = true;
@@ -330,6 +354,8 @@ impl<A: Actor> Context<A> {
 
 impl<A: Actor> fmt::Debug for Context<A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Context").field("path", self.path()).finish_non_exhaustive()
+        f.debug_struct("Context")
+            .field("path", self.path())
+            .finish_non_exhaustive()
     }
 }

@@ -158,11 +158,16 @@ impl DeadLetters {
     }
 
     /// Call `subscriber` for every event until the subscription is dropped.
-    pub(crate) fn subscribe(&self, subscriber: impl Fn(&Event) + Send + Sync + 'static) -> Subscription {
+    pub(crate) fn subscribe(
+        &self,
+        subscriber: impl Fn(&Event) + Send + Sync + 'static,
+    ) -> Subscription {
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let mut subscribers = self.inner.subscribers.lock();
         subscribers.push((id, Arc::new(subscriber)));
-        self.inner.listening.store(subscribers.len() as u64, Ordering::Release);
+        self.inner
+            .listening
+            .store(subscribers.len() as u64, Ordering::Release);
         drop(subscribers);
         Subscription {
             inner: self.inner.clone(),
@@ -191,7 +196,12 @@ impl DeadLetters {
     }
 
     /// Publish `message` as a dead letter for `recipient` at [`LogLevel::Info`].
-    pub(crate) fn publish<M: Send + 'static>(&self, recipient: &ActorPath, message: M, reason: DeadLetterReason) {
+    pub(crate) fn publish<M: Send + 'static>(
+        &self,
+        recipient: &ActorPath,
+        message: M,
+        reason: DeadLetterReason,
+    ) {
         self.publish_at(recipient, message, reason, LogLevel::Info);
     }
 
@@ -212,7 +222,9 @@ impl DeadLetters {
         // (it told a stopped actor) is counted, not published: published on
         // this same stack it would reach that subscriber again, and one that
         // tells on every letter would recurse until the stack overflows.
-        let Some(_publishing) = Publishing::enter(&self.inner) else { return };
+        let Some(_publishing) = Publishing::enter(&self.inner) else {
+            return;
+        };
         let event = Event::DeadLetter(DeadLetter {
             recipient: recipient.clone(),
             message_type: std::any::type_name::<M>(),
@@ -231,7 +243,13 @@ impl DeadLetters {
     fn publish_event(&self, event: &Event) {
         // Call subscribers outside the lock, so one may subscribe or drop its
         // subscription from inside its callback.
-        let subscribers: Vec<Subscriber> = self.inner.subscribers.lock().iter().map(|(_, s)| s.clone()).collect();
+        let subscribers: Vec<Subscriber> = self
+            .inner
+            .subscribers
+            .lock()
+            .iter()
+            .map(|(_, s)| s.clone())
+            .collect();
         for subscriber in subscribers {
             // Publishing happens inside `tell`, which must never panic: a
             // panicking subscriber is reported by the panic hook and skipped.
@@ -289,12 +307,16 @@ impl Drop for Subscription {
     fn drop(&mut self) {
         let mut subscribers = self.inner.subscribers.lock();
         subscribers.retain(|(id, _)| *id != self.id);
-        self.inner.listening.store(subscribers.len() as u64, Ordering::Release);
+        self.inner
+            .listening
+            .store(subscribers.len() as u64, Ordering::Release);
     }
 }
 
 impl fmt::Debug for Subscription {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Subscription").field("id", &self.id).finish()
+        f.debug_struct("Subscription")
+            .field("id", &self.id)
+            .finish()
     }
 }

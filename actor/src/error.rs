@@ -70,11 +70,21 @@ pub enum SpawnError {
 impl fmt::Display for SpawnError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::InvalidName { name, reason } => write!(f, "invalid actor name {name:?}: {reason}"),
-            Self::DuplicateName(name) => write!(f, "actor name {name:?} is not unique among its live siblings"),
+            Self::InvalidName { name, reason } => {
+                write!(f, "invalid actor name {name:?}: {reason}")
+            }
+            Self::DuplicateName(name) => write!(
+                f,
+                "actor name {name:?} is not unique among its live siblings"
+            ),
             Self::ParentStopped => f.write_str("the parent actor is stopping or stopped"),
-            Self::DispatcherUnavailable(e) => write!(f, "could not start a pinned dispatcher thread: {e}"),
-            Self::UnknownDispatcher(name) => write!(f, "no pool named {name:?} was declared on the system builder"),
+            Self::DispatcherUnavailable(e) => {
+                write!(f, "could not start a pinned dispatcher thread: {e}")
+            }
+            Self::UnknownDispatcher(name) => write!(
+                f,
+                "no pool named {name:?} was declared on the system builder"
+            ),
             Self::Zero(setting) => write!(f, "{setting} must be at least 1"),
         }
     }
@@ -243,7 +253,9 @@ impl fmt::Display for WaitError {
             Self::OnDispatcherThread => f.write_str(
                 "cannot block on termination from inside the actor system's own dispatcher thread",
             ),
-            Self::TimedOut => f.write_str("the actor system did not terminate within the time given"),
+            Self::TimedOut => {
+                f.write_str("the actor system did not terminate within the time given")
+            }
         }
     }
 }
@@ -278,7 +290,9 @@ impl fmt::Display for PathError {
             Self::MissingScheme => f.write_str("actor path must start with 'weir://'"),
             Self::NotAbsolute => f.write_str("actor path must start with '/' or 'weir://'"),
             Self::InvalidSystemName(e) => write!(f, "invalid system name in path: {e}"),
-            Self::InvalidElement { index, error } => write!(f, "invalid path element {index}: {error}"),
+            Self::InvalidElement { index, error } => {
+                write!(f, "invalid path element {index}: {error}")
+            }
             Self::InvalidUid => f.write_str("the uid after '#' must be a decimal number"),
         }
     }

@@ -46,6 +46,8 @@ impl ActorSystem {
             .or_insert_with(|| Arc::new(init(&self.non_owning())))
             .clone();
         drop(map);
-        value.downcast().unwrap_or_else(|_| unreachable!("stored under its own type id"))
+        value
+            .downcast()
+            .unwrap_or_else(|_| unreachable!("stored under its own type id"))
     }
 }

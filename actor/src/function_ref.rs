@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
-use crate::error::NameError;
 use crate::dead_letters::DeadLetterReason;
+use crate::error::NameError;
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::sync::Arc;
@@ -120,14 +120,18 @@ impl<M: Send + 'static> FunctionRef<M> {
         let target = target.into();
         target.send_system(SystemMsg::Watch {
             watchee: target.clone(),
-            watcher: ActorHandle { inner: self.cell.clone() },
+            watcher: ActorHandle {
+                inner: self.cell.clone(),
+            },
         });
     }
 
     /// Stop watching `target`.
     pub fn unwatch(&self, target: impl Into<ActorHandle>) {
         let target = target.into();
-        target.send_system(SystemMsg::Unwatch(ActorHandle { inner: self.cell.clone() }));
+        target.send_system(SystemMsg::Unwatch(ActorHandle {
+            inner: self.cell.clone(),
+        }));
     }
 
     /// The reference to hand out.
@@ -155,15 +159,19 @@ impl<M: Send + 'static> Drop for FunctionRef<M> {
 
 impl<M: Send + 'static> fmt::Debug for FunctionRef<M> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("FunctionRef").field("path", &self.cell.path).finish()
+        f.debug_struct("FunctionRef")
+            .field("path", &self.cell.path)
+            .finish()
     }
 }
 
 impl<M: Send + 'static> FunctionCell<M> {
     fn ignore(&self, signal: &'static str) {
-        self.system
-            .event_stream()
-            .publish_dead_letter(&self.path, signal, DeadLetterReason::LifecycleIgnored);
+        self.system.event_stream().publish_dead_letter(
+            &self.path,
+            signal,
+            DeadLetterReason::LifecycleIgnored,
+        );
     }
 }
 
@@ -243,9 +251,11 @@ impl<M: Send + 'static> Recipient<M> for FunctionCell<M> {
         match result {
             Ok(()) => Delivery::Queued,
             Err(msg) => {
-                self.system
-                    .event_stream()
-                    .publish_dead_letter(&self.path, msg, DeadLetterReason::RecipientStopped);
+                self.system.event_stream().publish_dead_letter(
+                    &self.path,
+                    msg,
+                    DeadLetterReason::RecipientStopped,
+                );
                 Delivery::DeadLetter
             }
         }

@@ -35,8 +35,8 @@ use crate::dead_letters::DeadLetter;
 use crate::path::ActorPath;
 
 mod hooks;
-pub(crate) use hooks::{COMPILED_IN, Hooks, Installed, Meta, MetaOf, Stamp, installed};
 use hooks::epoch;
+pub(crate) use hooks::{COMPILED_IN, Hooks, Installed, Meta, MetaOf, Stamp, installed};
 
 /// A monitor called before and after every message of every actor. All
 /// methods have empty defaults; implement what you need.

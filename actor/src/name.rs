@@ -47,7 +47,10 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
     }
     // Fast path: a valid name is ASCII, checked a byte at a time; the
     // character scan below only runs to report what is wrong.
-    if name.bytes().all(|b| NAME_CHARS.get(usize::from(b)).copied().unwrap_or(false)) {
+    if name
+        .bytes()
+        .all(|b| NAME_CHARS.get(usize::from(b)).copied().unwrap_or(false))
+    {
         return Ok(());
     }
     match name.chars().enumerate().find(|&(_, ch)| !is_name_char(ch)) {
@@ -59,9 +62,15 @@ pub fn validate_name(name: &str) -> Result<(), NameError> {
 /// Check one element of a path: a user-given name, or a generated `$` name.
 pub(crate) fn validate_element(element: &str) -> Result<(), NameError> {
     match element.strip_prefix('$') {
-        Some("") => Err(NameError::InvalidChar { ch: '$', position: 0 }),
+        Some("") => Err(NameError::InvalidChar {
+            ch: '$',
+            position: 0,
+        }),
         Some(rest) => match rest.chars().enumerate().find(|&(_, ch)| !is_name_char(ch)) {
-            Some((position, ch)) => Err(NameError::InvalidChar { ch, position: position + 1 }),
+            Some((position, ch)) => Err(NameError::InvalidChar {
+                ch,
+                position: position + 1,
+            }),
             None => Ok(()),
         },
         None => validate_name(element),
@@ -123,6 +132,10 @@ mod tests {
         dedup.sort();
         dedup.dedup();
         assert_eq!(dedup.len(), names.len());
-        assert!(names.iter().all(|n| validate_name(n) == Err(NameError::ReservedPrefix)));
+        assert!(
+            names
+                .iter()
+                .all(|n| validate_name(n) == Err(NameError::ReservedPrefix))
+        );
     }
 }

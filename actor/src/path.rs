@@ -115,7 +115,11 @@ impl ActorPath {
         Self {
             inner: Arc::new(PathInner {
                 system: system.into(),
-                elements: local.split('/').filter(|e| !e.is_empty()).map(Arc::from).collect(),
+                elements: local
+                    .split('/')
+                    .filter(|e| !e.is_empty())
+                    .map(Arc::from)
+                    .collect(),
                 uid: 0,
             }),
         }

@@ -134,7 +134,10 @@ impl<T> Promise<T> {
             if let Some(value) = state.value.take() {
                 return value;
             }
-            assert!(!state.completed, "promise value waited for after it was taken");
+            assert!(
+                !state.completed,
+                "promise value waited for after it was taken"
+            );
             state = self.state.wait(&self.ready, state);
         }
     }
@@ -148,6 +151,8 @@ impl<T> Default for Promise<T> {
 
 impl<T> std::fmt::Debug for Promise<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Promise").field("completed", &self.is_completed()).finish()
+        f.debug_struct("Promise")
+            .field("completed", &self.is_completed())
+            .finish()
     }
 }

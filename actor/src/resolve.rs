@@ -103,7 +103,13 @@ impl ActorHandle {
     /// system.terminate().wait().unwrap();
     /// ```
     pub fn child(&self, path: &str) -> Option<ActorHandle> {
-        walk(ActorSystem::of(self.inner.system()), Some(Node::At(self)), path).ok().flatten()
+        walk(
+            ActorSystem::of(self.inner.system()),
+            Some(Node::At(self)),
+            path,
+        )
+        .ok()
+        .flatten()
     }
 }
 
@@ -203,7 +209,11 @@ fn validate_rest(rest: Option<&str>, index: usize) -> Result<(), PathError> {
 /// Walk `path` from `start`. `Ok(None)`: well formed, but no live actor there.
 /// With `start` `None` it only validates.
 #[inline]
-pub(crate) fn walk(system: &ActorSystem, start: Option<Node<'_>>, path: &str) -> Result<Option<ActorHandle>, PathError> {
+pub(crate) fn walk(
+    system: &ActorSystem,
+    start: Option<Node<'_>>,
+    path: &str,
+) -> Result<Option<ActorHandle>, PathError> {
     let Some(mut node) = start else {
         validate_rest(Some(path), 0)?;
         return Ok(None);
@@ -228,7 +238,12 @@ pub(crate) fn walk(system: &ActorSystem, start: Option<Node<'_>>, path: &str) ->
 /// the way down. Locks are only ever taken top-down, here and everywhere
 /// else, so this cannot deadlock; `..` and `/temp` return to [`walk`]
 /// (releasing every lock) to go on from an owned node.
-fn descend<'p>(system: &ActorSystem, node: &ActorHandle, path: &'p str, index: usize) -> Result<Walk<'p>, PathError> {
+fn descend<'p>(
+    system: &ActorSystem,
+    node: &ActorHandle,
+    path: &'p str,
+    index: usize,
+) -> Result<Walk<'p>, PathError> {
     let (mut rest, mut index) = (path, index);
     loop {
         let (segment, after) = split_first(rest);
@@ -313,7 +328,9 @@ fn in_temp<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk
         ".." => system.root().map(Node::Actor),
         _ => {
             let (name, uid) = split_uid(segment)?;
-            let found = system.temp_actor(name).filter(|h| uid.is_none_or(|uid| h.path().uid() == uid));
+            let found = system
+                .temp_actor(name)
+                .filter(|h| uid.is_none_or(|uid| h.path().uid() == uid));
             if found.is_none() {
                 validate(name, index)?;
             }
@@ -332,7 +349,10 @@ fn in_temp<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk
 
 /// Split an absolute path (`/...` or `weir://<system>/...`) into whether it
 /// names this system and the part after the address.
-pub(crate) fn absolute<'a>(system: &ActorSystem, path: &'a str) -> Result<(bool, &'a str), PathError> {
+pub(crate) fn absolute<'a>(
+    system: &ActorSystem,
+    path: &'a str,
+) -> Result<(bool, &'a str), PathError> {
     if let Some(rest) = path.strip_prefix("weir://") {
         let (name, local) = rest.find('/').map_or((rest, ""), |i| rest.split_at(i));
         if name != system.name() {

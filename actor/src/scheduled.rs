@@ -10,7 +10,12 @@ use crate::scheduler::{Cancellable, Scheduler};
 
 impl Scheduler {
     /// Send `msg` to `target` after `delay`.
-    pub fn schedule_once<M: Send + 'static>(&self, delay: Duration, target: &ActorRef<M>, msg: M) -> Cancellable {
+    pub fn schedule_once<M: Send + 'static>(
+        &self,
+        delay: Duration,
+        target: &ActorRef<M>,
+        msg: M,
+    ) -> Cancellable {
         let cancellable = Cancellable::new();
         let to = target.clone();
         let send = Box::new(move || to.tell(msg));

@@ -4,8 +4,8 @@
 use std::fmt;
 
 use crate::actor_ref::ActorHandle;
-use crate::error::{PathError, ResolveError};
 use crate::dead_letters::DeadLetterReason;
+use crate::error::{PathError, ResolveError};
 use crate::name::is_name_char;
 use crate::path::ActorPath;
 use crate::resolve::{Node, TEMP, absolute};
@@ -76,10 +76,14 @@ impl ActorSelection {
             frontier = match segment {
                 "" | "." => frontier,
                 ".." => frontier.iter().filter_map(|n| n.up(&self.system)).collect(),
-                pattern => frontier.iter().flat_map(|n| self.children_matching(n, pattern)).collect(),
+                pattern => frontier
+                    .iter()
+                    .flat_map(|n| self.children_matching(n, pattern))
+                    .collect(),
             };
         }
-        let mut found: Vec<ActorHandle> = frontier.into_iter().filter_map(Node::into_handle).collect();
+        let mut found: Vec<ActorHandle> =
+            frontier.into_iter().filter_map(Node::into_handle).collect();
         found.sort_by(|a, b| a.path().elements().cmp(b.path().elements()));
         found.dedup();
         found
@@ -88,7 +92,9 @@ impl ActorSelection {
     fn children_matching(&self, node: &Node<'_>, pattern: &str) -> Vec<Node<'static>> {
         match node.actor() {
             Some(actor) => {
-                let Some(core) = actor.inner.core() else { return Vec::new() };
+                let Some(core) = actor.inner.core() else {
+                    return Vec::new();
+                };
                 let mut out: Vec<Node> = core
                     .children()
                     .into_iter()
@@ -118,7 +124,8 @@ impl ActorSelection {
         let matches = self.resolve();
         let events = self.system.event_stream();
         if matches.is_empty() {
-            let recipient = ActorPath::pattern(self.system.name(), self.local.as_deref().unwrap_or(""));
+            let recipient =
+                ActorPath::pattern(self.system.name(), self.local.as_deref().unwrap_or(""));
             events.publish_dead_letter(&recipient, msg, DeadLetterReason::NoMatch);
             return 0;
         }
@@ -157,7 +164,9 @@ impl ActorSystem {
 
 impl fmt::Debug for ActorSelection {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ActorSelection").field("pattern", &self.pattern).finish()
+        f.debug_struct("ActorSelection")
+            .field("pattern", &self.pattern)
+            .finish()
     }
 }
 
@@ -165,7 +174,11 @@ fn validate_pattern_element(segment: &str, index: usize) -> Result<(), PathError
     if matches!(segment, "" | "." | "..") {
         return Ok(());
     }
-    match segment.chars().enumerate().find(|&(_, ch)| !(is_name_char(ch) || ch == '*' || ch == '?')) {
+    match segment
+        .chars()
+        .enumerate()
+        .find(|&(_, ch)| !(is_name_char(ch) || ch == '*' || ch == '?'))
+    {
         Some((position, ch)) => Err(PathError::InvalidElement {
             index,
             error: crate::error::NameError::InvalidChar { ch, position },

@@ -122,7 +122,9 @@ pub struct ShutdownReport {
 impl ShutdownReport {
     /// Whether every task finished in time without panicking.
     pub fn all_done(&self) -> bool {
-        self.tasks.iter().all(|(_, _, outcome)| *outcome == TaskOutcome::Done)
+        self.tasks
+            .iter()
+            .all(|(_, _, outcome)| *outcome == TaskOutcome::Done)
     }
 }
 
@@ -192,9 +194,10 @@ impl Shared {
             run.generation += 1;
             let generation = run.generation;
             let first = report.tasks.len();
-            report
-                .tasks
-                .extend(mine.iter().map(|(name, _)| (phase, name.clone(), TaskOutcome::TimedOut)));
+            report.tasks.extend(
+                mine.iter()
+                    .map(|(name, _)| (phase, name.clone(), TaskOutcome::TimedOut)),
+            );
             run.pending = (first..report.tasks.len()).collect();
             let timeout = timeouts[phase.index()].unwrap_or(DEFAULT_PHASE_TIMEOUT);
             let on_timeout = (self.clone(), system.internal());
@@ -207,7 +210,11 @@ impl Shared {
                 let (shared, system_for_task) = (self.clone(), system.internal());
                 crate::pipe::spawn_detached(system, async move {
                     let outcome = Guarded(catch_unwind(AssertUnwindSafe(task)).ok()).await;
-                    shared.phase_ended(&system_for_task, generation, Some((first + offset, outcome)));
+                    shared.phase_ended(
+                        &system_for_task,
+                        generation,
+                        Some((first + offset, outcome)),
+                    );
                 });
             }
             return;
@@ -216,10 +223,17 @@ impl Shared {
 
     /// A task of phase `generation` finished with `outcome`, or (`None`)
     /// its time-out fired. Starts the next phase when this ends the current one.
-    fn phase_ended(self: &Arc<Self>, system: &ActorSystem, generation: u64, finished: Option<(usize, TaskOutcome)>) {
+    fn phase_ended(
+        self: &Arc<Self>,
+        system: &ActorSystem,
+        generation: u64,
+        finished: Option<(usize, TaskOutcome)>,
+    ) {
         let mut state = self.state.lock();
         let State { run, report, .. } = &mut *state;
-        let (Some(run), Some(report)) = (run.as_mut(), report.as_mut()) else { return };
+        let (Some(run), Some(report)) = (run.as_mut(), report.as_mut()) else {
+            return;
+        };
         if run.generation != generation {
             return; // a late task or time-out of a phase that already ended
         }
@@ -259,7 +273,9 @@ impl Future for Guarded {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<TaskOutcome> {
         let Some(future) = self.0.as_mut() else {
-            return Poll::Ready(TaskOutcome::Panicked("the task panicked before it returned its future".into()));
+            return Poll::Ready(TaskOutcome::Panicked(
+                "the task panicked before it returned its future".into(),
+            ));
         };
         match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))) {
             Ok(Poll::Ready(())) => Poll::Ready(TaskOutcome::Done),
@@ -335,7 +351,12 @@ impl<'a> CoordinatedShutdown<'a> {
     ///
     /// [`ShutdownError::AlreadyStarted`] once [`run`](Self::run) was called
     /// or the system is terminating.
-    pub fn add_task<F, Fut>(&self, phase: Phase, name: impl Into<String>, task: F) -> Result<(), ShutdownError>
+    pub fn add_task<F, Fut>(
+        &self,
+        phase: Phase,
+        name: impl Into<String>,
+        task: F,
+    ) -> Result<(), ShutdownError>
     where
         F: FnOnce() -> Fut + Send + 'static,
         Fut: Future<Output = ()> + Send + 'static,
@@ -344,9 +365,11 @@ impl<'a> CoordinatedShutdown<'a> {
         if state.run.is_some() || self.system.is_terminating() {
             return Err(ShutdownError::AlreadyStarted);
         }
-        state
-            .tasks
-            .push((phase, name.into(), Box::new(move || Box::pin(task()) as BoxFuture)));
+        state.tasks.push((
+            phase,
+            name.into(),
+            Box::new(move || Box::pin(task()) as BoxFuture),
+        ));
         Ok(())
     }
 
@@ -372,7 +395,11 @@ impl<'a> CoordinatedShutdown<'a> {
         let mut state = self.shared().state.lock();
         if state.run.is_none() {
             // Skipping to the end completes the run (and its waiters).
-            let phase = if self.system.is_terminating() { Phase::ALL.len() } else { 0 };
+            let phase = if self.system.is_terminating() {
+                Phase::ALL.len()
+            } else {
+                0
+            };
             state.run = Some(Run {
                 phase,
                 generation: 0,
@@ -421,7 +448,12 @@ impl ShutdownHandle {
     /// The report so far: tasks of phases not reached yet are missing, and
     /// tasks of the running phase read `TimedOut` until they finish.
     pub fn report(&self) -> ShutdownReport {
-        self.shared.state.lock().report.clone().expect("a handle exists only once run started")
+        self.shared
+            .state
+            .lock()
+            .report
+            .clone()
+            .expect("a handle exists only once run started")
     }
 
     /// Whether every phase has run.
@@ -432,7 +464,9 @@ impl ShutdownHandle {
 
 impl fmt::Debug for ShutdownHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ShutdownHandle").field("finished", &self.is_finished()).finish()
+        f.debug_struct("ShutdownHandle")
+            .field("finished", &self.is_finished())
+            .finish()
     }
 }
 

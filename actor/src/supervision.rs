@@ -60,14 +60,21 @@ impl PartialEq for Failure {
             (Some(a), Some(b)) => Arc::ptr_eq(a, b),
             _ => false,
         };
-        self.message == other.message && self.phase == other.phase && self.origin == other.origin && same_error
+        self.message == other.message
+            && self.phase == other.phase
+            && self.origin == other.origin
+            && same_error
     }
 }
 
 impl Eq for Failure {}
 
 impl Failure {
-    pub(crate) fn from_panic(payload: &(dyn Any + Send), phase: FailurePhase, origin: ActorPath) -> Self {
+    pub(crate) fn from_panic(
+        payload: &(dyn Any + Send),
+        phase: FailurePhase,
+        origin: ActorPath,
+    ) -> Self {
         Self {
             message: panic_message(payload),
             phase,
@@ -140,7 +147,11 @@ impl Failure {
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "actor {} failed ({:?}): {}", self.origin, self.phase, self.message)
+        write!(
+            f,
+            "actor {} failed ({:?}): {}",
+            self.origin, self.phase, self.message
+        )
     }
 }
 
@@ -221,7 +232,10 @@ impl SupervisorStrategy {
     }
 
     /// Decide per failure.
-    pub fn with_decider(mut self, decider: impl Fn(&Failure) -> Directive + Send + Sync + 'static) -> Self {
+    pub fn with_decider(
+        mut self,
+        decider: impl Fn(&Failure) -> Directive + Send + Sync + 'static,
+    ) -> Self {
         self.decider = Arc::new(decider);
         self
     }
@@ -266,6 +280,9 @@ pub(crate) struct RestartStats {
 
 impl RestartStats {
     pub(crate) fn new(now: Instant) -> Self {
-        Self { count: 0, window_start: now }
+        Self {
+            count: 0,
+            window_start: now,
+        }
     }
 }

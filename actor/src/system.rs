@@ -10,7 +10,6 @@ use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
 use crate::dispatcher::pool::{Blocking, Pool};
-use crate::threads::Threads;
 use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
@@ -19,8 +18,9 @@ use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
-use crate::termination::{Owner, Termination};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
+use crate::termination::{Owner, Termination};
+use crate::threads::Threads;
 
 mod services;
 
@@ -96,7 +96,12 @@ impl ActorSystemBuilder {
 
     /// Like [`pool`](Self::pool), with its own throughput deadline (see
     /// [`throughput_deadline`](Self::throughput_deadline)).
-    pub fn pool_with_deadline(mut self, name: &'static str, threads: usize, deadline: std::time::Duration) -> Self {
+    pub fn pool_with_deadline(
+        mut self,
+        name: &'static str,
+        threads: usize,
+        deadline: std::time::Duration,
+    ) -> Self {
         self.pools.push((name, threads, Some(deadline)));
         self
     }
@@ -117,7 +122,8 @@ impl ActorSystemBuilder {
     /// Takes an `Arc` of the hook's own type (called without a second
     /// indirection) or an `Arc<dyn Instrumentation>`.
     pub fn instrumentation<H: Instrumentation + ?Sized>(mut self, hook: Arc<H>) -> Self {
-        self.instrumentation.push(crate::instrument::installed(hook));
+        self.instrumentation
+            .push(crate::instrument::installed(hook));
         self
     }
 
@@ -152,7 +158,8 @@ impl ActorSystemBuilder {
                 return Err(BuildError::DuplicatePool(name));
             }
         }
-        let deadlines = std::iter::once(self.throughput_deadline).chain(self.pools.iter().map(|p| p.2));
+        let deadlines =
+            std::iter::once(self.throughput_deadline).chain(self.pools.iter().map(|p| p.2));
         if deadlines.flatten().any(|d| d.is_zero()) {
             return Err(BuildError::Zero("throughput_deadline"));
         }
@@ -176,9 +183,15 @@ impl ActorSystemBuilder {
             let pool = start(self.threads, self.name.clone(), self.throughput_deadline)?;
             let mut named = HashMap::new();
             for &(pool_name, n, deadline) in &self.pools {
-                named.insert(pool_name, start(n, format!("{}-{pool_name}", self.name), deadline)?);
+                named.insert(
+                    pool_name,
+                    start(n, format!("{}-{pool_name}", self.name), deadline)?,
+                );
             }
-            let timer = Scheduler::new(TimerThread::start(format!("{}-scheduler", self.name), &threads)?);
+            let timer = Scheduler::new(TimerThread::start(
+                format!("{}-scheduler", self.name),
+                &threads,
+            )?);
             for p in std::iter::once(&pool).chain(named.values()) {
                 p.set_timer(timer.clone());
             }
@@ -196,26 +209,30 @@ impl ActorSystemBuilder {
         };
         let hooks = Hooks::new(self.instrumentation);
         let system = ActorSystem::owned(Arc::new(SystemInner {
-                events: EventStream::new(hooks.clone()),
-                hooks,
-                name: self.name.into(),
-                default_throughput: self.throughput,
-                pool,
-                named_pools,
-                scheduler,
-                threads,
-                next_uid: AtomicU64::new(1),
-                next_temp: AtomicU64::new(0),
-                guardians: Mutex::new(None),
-                terminating: AtomicBool::new(false),
-                termination,
-                temp: Mutex::new(HashMap::default()),
-                shutdown: Arc::default(),
-                extensions: Default::default(),
-            }));
+            events: EventStream::new(hooks.clone()),
+            hooks,
+            name: self.name.into(),
+            default_throughput: self.throughput,
+            pool,
+            named_pools,
+            scheduler,
+            threads,
+            next_uid: AtomicU64::new(1),
+            next_temp: AtomicU64::new(0),
+            guardians: Mutex::new(None),
+            terminating: AtomicBool::new(false),
+            termination,
+            temp: Mutex::new(HashMap::default()),
+            shutdown: Arc::default(),
+            extensions: Default::default(),
+        }));
         let services = Arc::new(services::Services(system.internal()));
-        let root = new_root(services, system.inner.name.clone(), Props::new(|| RootGuardian))
-            .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
+        let root = new_root(
+            services,
+            system.inner.name.clone(),
+            Props::new(|| RootGuardian),
+        )
+        .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
             spawn_child(&root, Props::new(|| Guardian), Some(name))
                 .expect("a fresh root takes its guardians")
@@ -404,7 +421,11 @@ impl ActorSystem {
     ///
     /// As [`Context::spawn`]; [`SpawnError::ParentStopped`] once the system
     /// is terminating.
-    pub fn spawn<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
+    pub fn spawn<A: Actor>(
+        &self,
+        props: Props<A>,
+        name: &str,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
         spawn_child(&self.user_guardian()?, props, Some(name))
     }
 
@@ -413,7 +434,10 @@ impl ActorSystem {
     /// # Errors
     ///
     /// [`SpawnError::ParentStopped`] once the system is terminating.
-    pub fn spawn_anonymous<A: Actor>(&self, props: Props<A>) -> Result<ActorRef<A::Msg>, SpawnError> {
+    pub fn spawn_anonymous<A: Actor>(
+        &self,
+        props: Props<A>,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
         spawn_child(&self.user_guardian()?, props, None)
     }
 
@@ -428,9 +452,22 @@ impl ActorSystem {
 
     /// Spawn an actor under the `/system` guardian (for Weir's own services).
     #[doc(hidden)]
-    pub fn spawn_system_actor<A: Actor>(&self, props: Props<A>, name: &str) -> Result<ActorRef<A::Msg>, SpawnError> {
-        let guardian = self.inner.guardians.lock().as_ref().map(|g| g.system.clone());
-        spawn_child(&guardian.ok_or(SpawnError::ParentStopped)?, props, Some(name))
+    pub fn spawn_system_actor<A: Actor>(
+        &self,
+        props: Props<A>,
+        name: &str,
+    ) -> Result<ActorRef<A::Msg>, SpawnError> {
+        let guardian = self
+            .inner
+            .guardians
+            .lock()
+            .as_ref()
+            .map(|g| g.system.clone());
+        spawn_child(
+            &guardian.ok_or(SpawnError::ParentStopped)?,
+            props,
+            Some(name),
+        )
     }
 
     pub(crate) fn root(&self) -> Option<ActorHandle> {
@@ -452,7 +489,10 @@ impl ActorSystem {
 
     pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
         let temp = self.inner.temp.lock();
-        temp.values().filter_map(Weak::upgrade).map(|inner| ActorHandle { inner }).collect()
+        temp.values()
+            .filter_map(Weak::upgrade)
+            .map(|inner| ActorHandle { inner })
+            .collect()
     }
 
     /// Before blocking on this system's work: `None` where that could
@@ -493,7 +533,10 @@ impl ActorSystem {
     /// termination by that time-out, no more.
     pub fn terminate(&self) -> Termination {
         if !self.is_terminating() {
-            drop(self.coordinated_shutdown().run(crate::shutdown::TERMINATE_REASON));
+            drop(
+                self.coordinated_shutdown()
+                    .run(crate::shutdown::TERMINATE_REASON),
+            );
         }
         self.when_terminated()
     }
@@ -541,7 +584,9 @@ impl ActorSystem {
 
 impl fmt::Debug for ActorSystem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ActorSystem").field("name", &self.inner.name).finish_non_exhaustive()
+        f.debug_struct("ActorSystem")
+            .field("name", &self.inner.name)
+            .finish_non_exhaustive()
     }
 }
 
@@ -579,8 +624,14 @@ impl Actor for RootGuardian {
     }
 
     fn on_terminated(&mut self, ctx: &mut Context<Self>, terminated: Terminated) {
-        ctx.system().inner.terminating.store(true, Ordering::Release);
-        match ctx.child_entry("system").filter(|_| terminated.actor().path().name() == "user") {
+        ctx.system()
+            .inner
+            .terminating
+            .store(true, Ordering::Release);
+        match ctx
+            .child_entry("system")
+            .filter(|_| terminated.actor().path().name() == "user")
+        {
             Some(system_guardian) => {
                 ctx.watch(&system_guardian);
                 ctx.stop(system_guardian);

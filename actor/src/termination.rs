@@ -106,7 +106,8 @@ impl Future for Termination {
 
 impl fmt::Debug for Termination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Termination").field("completed", &self.is_completed()).finish()
+        f.debug_struct("Termination")
+            .field("completed", &self.is_completed())
+            .finish()
     }
 }
-

@@ -126,7 +126,9 @@ impl<T> Drop for Completer<T> {
 
 impl<T> std::fmt::Debug for Completer<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Completer").field("completed", &self.promise.is_none()).finish()
+        f.debug_struct("Completer")
+            .field("completed", &self.promise.is_none())
+            .finish()
     }
 }
 

@@ -175,18 +175,19 @@ impl<T: Send + 'static> GraphStage for KillStage<T> {
             }
             Ok(())
         });
-        let membership = self.shared.as_ref().and_then(|shared| {
-            match shared.registry.join(callback.clone()) {
-                Joined::Member(key) => Some(Membership {
-                    registry: Arc::clone(&shared.registry),
-                    key,
-                }),
-                Joined::Fired(kill) => {
-                    callback.invoke(kill);
-                    None
-                }
-            }
-        });
+        let membership =
+            self.shared
+                .as_ref()
+                .and_then(|shared| match shared.registry.join(callback.clone()) {
+                    Joined::Member(key) => Some(Membership {
+                        registry: Arc::clone(&shared.registry),
+                        key,
+                    }),
+                    Joined::Fired(kill) => {
+                        callback.invoke(kill);
+                        None
+                    }
+                });
         (
             Box::new(KillLogic::<T> {
                 shape: FlowShape::new(),

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
+    StageResult,
 };
 use crate::sync::Arc;
 use crate::{ArgumentError, Source, StreamError};
@@ -100,7 +101,8 @@ impl<T: Send + 'static> Future for SendFuture<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.shared.poll_send(&mut this.waiting, &mut this.element, cx)
+        this.shared
+            .poll_send(&mut this.waiting, &mut this.element, cx)
     }
 }
 
@@ -112,7 +114,9 @@ impl<T: Send + 'static> Drop for SendFuture<T> {
 
 impl<T: Send + 'static> std::fmt::Debug for SendFuture<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SendFuture").field("pending", &self.element.is_some()).finish()
+        f.debug_struct("SendFuture")
+            .field("pending", &self.element.is_some())
+            .finish()
     }
 }
 
@@ -144,7 +148,9 @@ impl<T: Send + 'static> Source<T, SourceQueue<T>> {
     /// ```
     pub fn queue(buffer_size: usize) -> Result<Self, ArgumentError> {
         if buffer_size == 0 {
-            return Err(ArgumentError::Zero { argument: "buffer_size" });
+            return Err(ArgumentError::Zero {
+                argument: "buffer_size",
+            });
         }
         Ok(Source::from_graph(QueueStage::<T> {
             capacity: buffer_size,
@@ -188,7 +194,10 @@ impl<T: Send + 'static> QueueLogic<T> {
     fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
         match self.shared.take(ctx.is_available(out)) {
-            Delivery::Push { element, then_complete } => {
+            Delivery::Push {
+                element,
+                then_complete,
+            } => {
                 ctx.push(out, element)?;
                 if then_complete {
                     ctx.complete(out);

@@ -40,25 +40,32 @@ impl Running {
     /// The registry of `system`; made on first use, when it also adds the
     /// `ServiceStop` task that stops every stream of the system.
     pub(crate) fn of(system: &ActorSystem) -> Arc<Self> {
-        system.extension(|system| {
-            let running = Arc::new(Running::default());
-            let stopping = Arc::downgrade(&running);
-            // Refused once the shutdown started: then streams stop with
-            // their actors, as before.
-            let _ = system
-                .coordinated_shutdown()
-                .add_task(Phase::ServiceStop, "stop-streams", move || {
-                    let running = stopping.upgrade().unwrap_or_default();
-                    running.stop(None)
-                });
-            RunningExt(running)
-        })
-        .0
-        .clone()
+        system
+            .extension(|system| {
+                let running = Arc::new(Running::default());
+                let stopping = Arc::downgrade(&running);
+                // Refused once the shutdown started: then streams stop with
+                // their actors, as before.
+                let _ = system.coordinated_shutdown().add_task(
+                    Phase::ServiceStop,
+                    "stop-streams",
+                    move || {
+                        let running = stopping.upgrade().unwrap_or_default();
+                        running.stop(None)
+                    },
+                );
+                RunningExt(running)
+            })
+            .0
+            .clone()
     }
 
     /// Register the island run by `actor` for `materializer`.
-    pub(crate) fn register(self: &Arc<Self>, materializer: u64, actor: &ActorHandle) -> Registration {
+    pub(crate) fn register(
+        self: &Arc<Self>,
+        materializer: u64,
+        actor: &ActorHandle,
+    ) -> Registration {
         let mut state = self.state.lock();
         let key = state.next_key;
         state.next_key += 1;
@@ -75,7 +82,10 @@ impl Running {
     pub(crate) fn stop(self: Arc<Self>, materializer: Option<u64>) -> Stopped {
         let actors: Vec<WeakActorHandle> = {
             let state = self.state.lock();
-            let matching = state.islands.values().filter(|(m, _)| materializer.is_none_or(|id| *m == id));
+            let matching = state
+                .islands
+                .values()
+                .filter(|(m, _)| materializer.is_none_or(|id| *m == id));
             matching.map(|(_, actor)| actor.clone()).collect()
         };
         for actor in actors.iter().filter_map(WeakActorHandle::upgrade) {
@@ -90,13 +100,19 @@ impl Running {
     /// How many islands of `materializer` (all for `None`) are registered.
     pub(crate) fn count(&self, materializer: Option<u64>) -> usize {
         let state = self.state.lock();
-        state.islands.values().filter(|(m, _)| materializer.is_none_or(|id| *m == id)).count()
+        state
+            .islands
+            .values()
+            .filter(|(m, _)| materializer.is_none_or(|id| *m == id))
+            .count()
     }
 }
 
 impl std::fmt::Debug for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Running").field("islands", &self.count(None)).finish()
+        f.debug_struct("Running")
+            .field("islands", &self.count(None))
+            .finish()
     }
 }
 
@@ -134,7 +150,11 @@ impl Future for Stopped {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut state = self.running.state.lock();
         let id = self.materializer;
-        if state.islands.values().any(|(m, _)| id.is_none_or(|id| *m == id)) {
+        if state
+            .islands
+            .values()
+            .any(|(m, _)| id.is_none_or(|id| *m == id))
+        {
             state.waiters.push(cx.waker().clone());
             Poll::Pending
         } else {

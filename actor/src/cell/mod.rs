@@ -30,18 +30,20 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use crate::actor::{Actor, Props};
-use crate::mailbox::MailboxOverflow;
-use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg};
+use crate::actor_ref::{
+    ActorHandle, ActorRef, AnyActor, Control, Delivery, Envelope, Recipient, SystemMsg,
+};
 use crate::context::Context;
+use crate::dead_letters::DeadLetterReason;
 use crate::dispatcher::Dispatcher;
 use crate::error::SpawnError;
-use crate::dead_letters::DeadLetterReason;
 use crate::instrument::{COMPILED_IN, Hooks, Stamp};
+use crate::mailbox::MailboxOverflow;
 use crate::mailbox::{Enqueued, Mailbox, Offered};
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
-use crate::supervision::{Failure, RestartStats};
 use crate::runtime::Runtime;
+use crate::supervision::{Failure, RestartStats};
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell};
 
 /// The untyped part of a cell, shared with other threads.
@@ -98,13 +100,23 @@ impl CellCore {
     /// The child called `name`, live or stopped, as long as this actor has
     /// not processed its termination yet.
     pub(crate) fn child_entry(&self, name: &str) -> Option<ActorHandle> {
-        self.children.lock().by_name.get(name).map(|c| c.handle.clone())
+        self.children
+            .lock()
+            .by_name
+            .get(name)
+            .map(|c| c.handle.clone())
     }
 
     /// The live children.
     pub(crate) fn children(&self) -> Vec<ActorHandle> {
         let children = self.children.lock();
-        children.by_name.values().map(|c| &c.handle).filter(|h| !h.is_terminated()).cloned().collect()
+        children
+            .by_name
+            .values()
+            .map(|c| &c.handle)
+            .filter(|h| !h.is_terminated())
+            .cloned()
+            .collect()
     }
 }
 
@@ -163,7 +175,8 @@ fn priority_key<M: Send + 'static>(
 ) -> crate::mailbox::PriorityKey<Envelope<M>> {
     Box::new(move |envelope| match envelope {
         Envelope::Msg(msg, _) => {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| priority(msg))).unwrap_or(i64::MAX)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| priority(msg)))
+                .unwrap_or(i64::MAX)
         }
         Envelope::Control(_) => i64::MAX,
     })
@@ -273,7 +286,9 @@ pub(crate) fn spawn_child<C: Actor>(
         children.by_name.insert(
             name,
             ChildEntry {
-                handle: ActorHandle { inner: cell.clone() },
+                handle: ActorHandle {
+                    inner: cell.clone(),
+                },
                 stopping: false,
                 restarts: None,
             },
@@ -410,11 +425,16 @@ impl<A: Actor> Cell<A> {
     /// message back when full. A stopped actor's message is a dead letter.
     #[cold]
     #[inline(never)]
-    fn offer_bounded(&self, envelope: Envelope<A::Msg>, waker: Option<&std::task::Waker>) -> Result<Delivery, A::Msg> {
+    fn offer_bounded(
+        &self,
+        envelope: Envelope<A::Msg>,
+        waker: Option<&std::task::Waker>,
+    ) -> Result<Delivery, A::Msg> {
         fn is_message<M>(envelope: &Envelope<M>) -> bool {
             matches!(envelope, Envelope::Msg(..))
         }
-        let evictable = (self.overflow == Some(MailboxOverflow::DropHead)).then_some(is_message::<A::Msg> as fn(&_) -> bool);
+        let evictable = (self.overflow == Some(MailboxOverflow::DropHead))
+            .then_some(is_message::<A::Msg> as fn(&_) -> bool);
         match self.mailbox.offer_user(envelope, evictable, waker) {
             Offered::Queued(enqueued) => Ok(enqueued.into()),
             Offered::QueuedEvicting(enqueued, evicted) => {
@@ -436,7 +456,10 @@ impl<A: Actor> Cell<A> {
 
     #[cold]
     fn dead_letter(&self, msg: A::Msg, reason: DeadLetterReason) {
-        self.core.runtime.dead_letters().publish(&self.core.path, msg, reason);
+        self.core
+            .runtime
+            .dead_letters()
+            .publish(&self.core.path, msg, reason);
     }
 }
 

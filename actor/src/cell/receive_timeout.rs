@@ -26,9 +26,9 @@
 
 use std::time::{Duration, Instant};
 
-use crate::scheduler::{Cancellable, Scheduler};
-use crate::scheduler::deadline;
 use crate::actor_ref::{ActorHandle, Control};
+use crate::scheduler::deadline;
+use crate::scheduler::{Cancellable, Scheduler};
 use crate::sync::Arc;
 
 pub(crate) struct ReceiveTimeout<M> {
@@ -64,7 +64,14 @@ impl<M> ReceiveTimeout<M> {
     }
 
     /// A new setting: measured from now; older checks become stale.
-    pub(crate) fn set(&mut self, timeout: Duration, msg: M, now: Instant, me: &ActorHandle, scheduler: &Scheduler) {
+    pub(crate) fn set(
+        &mut self,
+        timeout: Duration,
+        msg: M,
+        now: Instant,
+        me: &ActorHandle,
+        scheduler: &Scheduler,
+    ) {
         self.timeout = timeout;
         self.msg = msg;
         self.active = true;
@@ -114,13 +121,22 @@ impl<M> ReceiveTimeout<M> {
             }
         });
         let delay = self.deadline.saturating_duration_since(scheduler.now());
-        if scheduler.run_once(delay, &Cancellable::new(), check).is_ok() {
+        if scheduler
+            .run_once(delay, &Cancellable::new(), check)
+            .is_ok()
+        {
             self.check_at = Some(self.deadline);
         }
     }
 
     /// A check of `generation` arrived at `now`.
-    pub(crate) fn check(&mut self, generation: u32, now: Instant, me: &ActorHandle, scheduler: &Scheduler) -> Check<M> {
+    pub(crate) fn check(
+        &mut self,
+        generation: u32,
+        now: Instant,
+        me: &ActorHandle,
+        scheduler: &Scheduler,
+    ) -> Check<M> {
         if !self.active || generation != self.generation {
             return Check::Nothing;
         }

@@ -12,15 +12,15 @@ use std::time::Instant;
 
 use std::any::type_name;
 
+use super::receive_timeout::Check;
 use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
 use crate::path::ActorPath;
-use super::receive_timeout::Check;
 
 use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
-use crate::dispatcher::Runnable;
 use crate::dead_letters::DeadLetterReason;
+use crate::dispatcher::Runnable;
 use crate::supervision::{Directive, Failure, FailurePhase, Scope};
 use crate::sync::Arc;
 
@@ -87,7 +87,11 @@ impl<A: Actor> Cell<A> {
             self.start(st);
         }
         let mut left = self.throughput;
-        let deadline = self.core.dispatcher.throughput_deadline().map(crate::scheduler::deadline::after);
+        let deadline = self
+            .core
+            .dispatcher
+            .throughput_deadline()
+            .map(crate::scheduler::deadline::after);
         loop {
             // SAFETY: this thread holds the run token.
             while let Some(msg) = unsafe { self.mailbox.next_system() } {
@@ -122,7 +126,8 @@ impl<A: Actor> Cell<A> {
         }
         let with_user = st.phase.takes_user_messages();
         // SAFETY: this thread holds the run token.
-        if with_user && (st.ctx.stash.has_unstashed() || !unsafe { self.mailbox.batch_is_empty() }) {
+        if with_user && (st.ctx.stash.has_unstashed() || !unsafe { self.mailbox.batch_is_empty() })
+        {
             AfterRun::Resubmit
         } else {
             AfterRun::Release {
@@ -179,7 +184,12 @@ impl<A: Actor> Cell<A> {
 
     /// Turn a caught result of user code into an outcome, failing the actor
     /// on a panic.
-    fn outcome(&self, st: &mut RunState<A>, result: std::thread::Result<()>, phase: FailurePhase) -> Outcome {
+    fn outcome(
+        &self,
+        st: &mut RunState<A>,
+        result: std::thread::Result<()>,
+        phase: FailurePhase,
+    ) -> Outcome {
         // An error handed over with `ctx.fail` counts as a failure too; a
         // panic after it wins. The common case (no failure) only reads the
         // slot: taking it on every message cost ~12 instructions.
@@ -216,8 +226,12 @@ impl<A: Actor> Cell<A> {
                     Envelope::Control(Control::Timer(_) | Control::ReceiveTimeout(_)) => {
                         (MetaOf::<A, A::Msg>::USER, Stamp::default())
                     }
-                    Envelope::Control(Control::Terminated(_)) => (MetaOf::<A, A::Msg>::TERMINATED, Stamp::default()),
-                    Envelope::Control(Control::PoisonPill) => (MetaOf::<A, A::Msg>::POISON_PILL, Stamp::default()),
+                    Envelope::Control(Control::Terminated(_)) => {
+                        (MetaOf::<A, A::Msg>::TERMINATED, Stamp::default())
+                    }
+                    Envelope::Control(Control::PoisonPill) => {
+                        (MetaOf::<A, A::Msg>::POISON_PILL, Stamp::default())
+                    }
                 };
                 let info = MessageInfo {
                     path: &self.core.path,
@@ -275,7 +289,9 @@ impl<A: Actor> Cell<A> {
                 Some(msg) => self.deliver(st, msg),
                 None => Outcome::Handled, // replaced or cancelled: nothing to deliver
             },
-            Envelope::Control(Control::ReceiveTimeout(generation)) => self.receive_timeout_check(st, generation),
+            Envelope::Control(Control::ReceiveTimeout(generation)) => {
+                self.receive_timeout_check(st, generation)
+            }
             Envelope::Control(Control::PoisonPill) => {
                 self.begin_stop(st);
                 Outcome::Handled
@@ -287,7 +303,9 @@ impl<A: Actor> Cell<A> {
                 }
                 let actor = st.actor.as_mut().expect("a running actor has an instance");
                 let notice = Terminated { actor: who };
-                let result = catch_unwind(AssertUnwindSafe(|| actor.on_terminated(&mut st.ctx, notice)));
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    actor.on_terminated(&mut st.ctx, notice)
+                }));
                 self.outcome(st, result, FailurePhase::Receive)
             }
         }
@@ -344,7 +362,11 @@ impl<A: Actor> Cell<A> {
                     } else {
                         // Failed before an instance existed: resuming means
                         // trying to make one again.
-                        let failure = Failure::from_panic(&"resumed without an instance", FailurePhase::Start, self.core.path.clone());
+                        let failure = Failure::from_panic(
+                            &"resumed without an instance",
+                            FailurePhase::Start,
+                            self.core.path.clone(),
+                        );
                         self.restart(st, failure);
                     }
                 }
@@ -378,24 +400,42 @@ impl<A: Actor> Cell<A> {
             return; // the child is being stopped with us
         }
         let strategy = match &st.actor {
-            Some(actor) => catch_unwind(AssertUnwindSafe(|| actor.supervisor_strategy())).unwrap_or_default(),
+            Some(actor) => {
+                catch_unwind(AssertUnwindSafe(|| actor.supervisor_strategy())).unwrap_or_default()
+            }
             None => Default::default(),
         };
-        let mut directive = catch_unwind(AssertUnwindSafe(|| strategy.decide(&failure))).unwrap_or(Directive::Escalate);
+        let mut directive = catch_unwind(AssertUnwindSafe(|| strategy.decide(&failure)))
+            .unwrap_or(Directive::Escalate);
         let mut children = self.core.children.lock();
-        let Some(entry) = children.by_name.get_mut(child.path().name()).filter(|e| e.handle == *child) else {
+        let Some(entry) = children
+            .by_name
+            .get_mut(child.path().name())
+            .filter(|e| e.handle == *child)
+        else {
             return; // not (or no longer) our child
         };
         let now = Instant::now();
-        if directive == Directive::Restart && !strategy.allow_restart(restart_stats(entry, now), now) {
+        if directive == Directive::Restart
+            && !strategy.allow_restart(restart_stats(entry, now), now)
+        {
             directive = Directive::Stop; // the restart budget is spent
         }
         let targets: Vec<ActorHandle> = match strategy.scope {
             Scope::OneForOne => vec![child.clone()],
-            Scope::AllForOne => children.by_name.values().filter(|e| !e.stopping).map(|e| e.handle.clone()).collect(),
+            Scope::AllForOne => children
+                .by_name
+                .values()
+                .filter(|e| !e.stopping)
+                .map(|e| e.handle.clone())
+                .collect(),
         };
         if directive == Directive::Stop {
-            for entry in children.by_name.values_mut().filter(|e| targets.contains(&e.handle)) {
+            for entry in children
+                .by_name
+                .values_mut()
+                .filter(|e| targets.contains(&e.handle))
+            {
                 entry.stopping = true;
             }
         }
@@ -427,7 +467,6 @@ impl<A: Actor> Cell<A> {
             // Best effort, as in Akka: a panic here does not stop the restart.
             let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
             st.ctx.failed = None; // best effort too: not the new instance's failure
-
         }
         // Kept across the restart: the new instance handles them first.
         st.ctx.stash.unstash_all();
@@ -436,7 +475,15 @@ impl<A: Actor> Cell<A> {
     }
 
     fn finish_restart_if_ready(&self, st: &mut RunState<A>) {
-        if !matches!(st.phase, Phase::Recreating(_)) || self.core.children.lock().by_name.values().any(|c| c.stopping) {
+        if !matches!(st.phase, Phase::Recreating(_))
+            || self
+                .core
+                .children
+                .lock()
+                .by_name
+                .values()
+                .any(|c| c.stopping)
+        {
             return;
         }
         let Phase::Recreating(failure) = std::mem::replace(&mut st.phase, Phase::Running) else {
@@ -452,7 +499,9 @@ impl<A: Actor> Cell<A> {
             state.restart_from(scheduler.now(), &st.ctx.me, scheduler);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
-        let result = catch_unwind(AssertUnwindSafe(|| actor.post_restart(&mut st.ctx, &failure)));
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            actor.post_restart(&mut st.ctx, &failure)
+        }));
         if self.outcome(st, result, FailurePhase::Restart) == Outcome::Handled {
             self.lifecycle(|path, actor_type| LifecycleEvent::Restarted { path, actor_type });
         }
@@ -462,7 +511,11 @@ impl<A: Actor> Cell<A> {
         let no_children_left = {
             let mut children = self.core.children.lock();
             let name = child.path().name();
-            if children.by_name.get(name).is_some_and(|e| e.handle == *child) {
+            if children
+                .by_name
+                .get(name)
+                .is_some_and(|e| e.handle == *child)
+            {
                 children.by_name.remove(name);
             }
             children.by_name.is_empty()

@@ -68,4 +68,3 @@ impl<M> Stash<M> {
         self.unstashed.drain(..).chain(self.stashed.drain(..))
     }
 }
-

@@ -14,10 +14,10 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::time::Duration;
 
-use crate::scheduler::{Cancellable, Scheduler};
 use crate::actor::Actor;
 use crate::actor_ref::{ActorHandle, Control};
 use crate::error::ScheduleError;
+use crate::scheduler::{Cancellable, Scheduler};
 use crate::sync::Arc;
 
 /// What can key a timer: any `Hash + Eq + Clone + Debug + Send` type
@@ -278,7 +278,8 @@ impl<A: Actor> Timers<'_, A> {
             }
             _ => false,
         });
-        self.scheduler.run_repeatedly(interval, interval, fixed_rate, &cancellable, fire)?;
+        self.scheduler
+            .run_repeatedly(interval, interval, fixed_rate, &cancellable, fire)?;
         Ok(())
     }
 
@@ -319,12 +320,16 @@ impl<A: Actor> Timers<'_, A> {
     /// Whether a timer with `key` is active (a single timer stops being
     /// active once its message has been delivered).
     pub fn is_timer_active<K: TimerKey>(&self, key: &K) -> bool {
-        self.table.by_key.contains_key(key as &(dyn DynKey + 'static))
+        self.table
+            .by_key
+            .contains_key(key as &(dyn DynKey + 'static))
     }
 }
 
 impl<A: Actor> fmt::Debug for Timers<'_, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Timers").field("active", &self.table.by_key.len()).finish()
+        f.debug_struct("Timers")
+            .field("active", &self.table.by_key.len())
+            .finish()
     }
 }

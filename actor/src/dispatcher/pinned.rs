@@ -1,8 +1,8 @@
 //! The pinned dispatcher: one thread for one actor.
 
 use super::Task;
-use crate::threads::Threads;
 use crate::sync::{Arc, Condvar, Mutex};
+use crate::threads::Threads;
 
 pub(crate) struct Pinned {
     state: Mutex<State>,
@@ -18,7 +18,10 @@ impl Pinned {
     /// Start the thread; it runs submitted tasks until [`Pinned::retire`].
     pub(crate) fn start(name: String, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
         let pinned = Arc::new(Self {
-            state: Mutex::new(State { task: None, retired: false }),
+            state: Mutex::new(State {
+                task: None,
+                retired: false,
+            }),
             wake: Condvar::new(),
         });
         let me = pinned.clone();

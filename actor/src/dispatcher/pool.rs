@@ -28,12 +28,12 @@ use std::cell::OnceCell;
 
 use crossbeam_deque::{Steal, Stealer, Worker};
 
+use super::Task;
 use super::global::GlobalQueue;
 use super::idle::{Arming, Sleepers};
-use super::Task;
-use crate::threads::Threads;
 use crate::scheduler::{Cancellable, Scheduler};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, OnceLock, Ordering, Weak};
+use crate::threads::Threads;
 
 /// A sibling's deque is stolen from only when it holds at least this many
 /// tasks: its owner runs the last one itself. Without this, two actors in
@@ -114,7 +114,9 @@ impl Pool {
         });
         for (index, worker) in workers.into_iter().enumerate() {
             let me = pool.clone();
-            if let Err(e) = registry.spawn(format!("{name}-{index}"), move || me.work(index, worker)) {
+            if let Err(e) =
+                registry.spawn(format!("{name}-{index}"), move || me.work(index, worker))
+            {
                 pool.shutdown();
                 return Err(e);
             }
@@ -199,7 +201,12 @@ impl Pool {
             self.blocked.fetch_sub(1, Ordering::AcqRel);
             return None;
         }
-        if let Some(index) = LOCAL.with(|local| local.get().filter(|l| l.pool_id == self.id).map(|l| l.index)) {
+        if let Some(index) = LOCAL.with(|local| {
+            local
+                .get()
+                .filter(|l| l.pool_id == self.id)
+                .map(|l| l.index)
+        }) {
             self.stuck[index].store(true, Ordering::Release);
             self.sleepers.notify_one();
         }
@@ -225,7 +232,13 @@ impl Pool {
         let pool = self.me.clone();
         let watch = Box::new(move || pool.upgrade().is_some_and(|pool| pool.watch()));
         if timer
-            .run_repeatedly(WATCHDOG_PERIOD, WATCHDOG_PERIOD, false, &Cancellable::new(), watch)
+            .run_repeatedly(
+                WATCHDOG_PERIOD,
+                WATCHDOG_PERIOD,
+                false,
+                &Cancellable::new(),
+                watch,
+            )
             .map_or(true, |scheduled| !scheduled)
         {
             self.watchdog.abort(); // shut down
@@ -272,7 +285,11 @@ impl Pool {
 
     fn work(&self, index: usize, worker: Worker<Task>) {
         LOCAL.with(|local| {
-            let _ = local.set(Local { pool_id: self.id, index, worker });
+            let _ = local.set(Local {
+                pool_id: self.id,
+                index,
+                worker,
+            });
         });
         let mut tick: u32 = 0;
         loop {
@@ -280,7 +297,10 @@ impl Pool {
             if let Some(task) = self.find_task(index, tick.is_multiple_of(GLOBAL_QUEUE_INTERVAL)) {
                 // Progress: only this worker writes its counter.
                 let progress = &self.progress[index];
-                progress.store(progress.load(Ordering::Relaxed).wrapping_add(1), Ordering::Relaxed);
+                progress.store(
+                    progress.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Relaxed,
+                );
                 if self.stuck[index].load(Ordering::Relaxed) {
                     self.stuck[index].store(false, Ordering::Relaxed);
                 }
@@ -307,16 +327,18 @@ impl Pool {
                 return Some(task);
             }
             let n = self.stealers.len();
-            (1..n).map(|k| (index + k) % n).find_map(|victim| loop {
-                // Leave a sibling its last queued task: it is busy now and
-                // runs that task next, on the core that has its data warm.
-                if !self.may_steal_from(victim) {
-                    break None;
-                }
-                match self.stealers[victim].steal() {
-                    Steal::Success(task) => break Some(task),
-                    Steal::Empty => break None,
-                    Steal::Retry => {}
+            (1..n).map(|k| (index + k) % n).find_map(|victim| {
+                loop {
+                    // Leave a sibling its last queued task: it is busy now and
+                    // runs that task next, on the core that has its data warm.
+                    if !self.may_steal_from(victim) {
+                        break None;
+                    }
+                    match self.stealers[victim].steal() {
+                        Steal::Success(task) => break Some(task),
+                        Steal::Empty => break None,
+                        Steal::Retry => {}
+                    }
                 }
             })
         })

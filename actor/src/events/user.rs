@@ -29,7 +29,13 @@ impl Channels {
     fn subscribers<E: Send + 'static>(&self) -> Option<Arc<[ActorRef<E>]>> {
         let channels = self.0.lock();
         let channel = channels.get(&TypeId::of::<E>())?;
-        Some(channel.downcast_ref::<Channel<E>>().expect("keyed by its type").0.clone())
+        Some(
+            channel
+                .downcast_ref::<Channel<E>>()
+                .expect("keyed by its type")
+                .0
+                .clone(),
+        )
     }
 
     /// Replace `E`'s subscribers by `edit` of them; dead refs go in any case.
@@ -38,8 +44,15 @@ impl Channels {
         let slot = channels
             .entry(TypeId::of::<E>())
             .or_insert_with(|| Box::new(Channel::<E>(Arc::from(Vec::new()))));
-        let channel = slot.downcast_mut::<Channel<E>>().expect("keyed by its type");
-        let mut refs: Vec<ActorRef<E>> = channel.0.iter().filter(|r| !r.is_terminated()).cloned().collect();
+        let channel = slot
+            .downcast_mut::<Channel<E>>()
+            .expect("keyed by its type");
+        let mut refs: Vec<ActorRef<E>> = channel
+            .0
+            .iter()
+            .filter(|r| !r.is_terminated())
+            .cloned()
+            .collect();
         edit(&mut refs);
         let count = refs.len();
         if count == 0 {
@@ -134,7 +147,9 @@ impl EventStream {
     /// subscriber and never panics; a subscriber's bounded mailbox applies
     /// its overflow strategy as for any `tell`.
     pub fn publish<E: Clone + Send + 'static>(&self, event: E) -> usize {
-        let Some(subscribers) = self.channels.subscribers::<E>() else { return 0 };
+        let Some(subscribers) = self.channels.subscribers::<E>() else {
+            return 0;
+        };
         let mut told = 0;
         let mut dead = false;
         let mut event = Some(event);

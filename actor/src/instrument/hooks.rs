@@ -17,7 +17,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 use std::time::Instant;
 
-use super::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
+use super::{
+    Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing,
+};
 use crate::dead_letters::DeadLetter;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Ordering};
@@ -62,7 +64,10 @@ impl Stamp {
     pub(crate) fn context_only(self) -> Self {
         #[cfg(not(weir_no_instrument))]
         {
-            Self { enqueued: 0, ..self }
+            Self {
+                enqueued: 0,
+                ..self
+            }
         }
         #[cfg(weir_no_instrument)]
         {
@@ -75,7 +80,9 @@ impl Stamp {
     pub(super) fn enqueued_at(&self, epoch: Instant) -> Option<Instant> {
         #[cfg(not(weir_no_instrument))]
         {
-            self.enqueued.checked_sub(1).map(|n| epoch + std::time::Duration::from_nanos(n))
+            self.enqueued
+                .checked_sub(1)
+                .map(|n| epoch + std::time::Duration::from_nanos(n))
         }
         #[cfg(weir_no_instrument)]
         {
@@ -216,8 +223,14 @@ impl<H: Instrumentation + ?Sized> Installed for Guarded<H> {
         self.call(|h| h.after_message(info, processed));
     }
     fn capture(&self, target: &ActorPath) -> u64 {
-        self.call(|h| if h.captures_context() { h.capture_context(target) } else { 0 })
-            .unwrap_or(0)
+        self.call(|h| {
+            if h.captures_context() {
+                h.capture_context(target)
+            } else {
+                0
+            }
+        })
+        .unwrap_or(0)
     }
     fn lifecycle(&self, event: &LifecycleEvent<'_>) {
         self.call(|h| h.on_lifecycle(event));
@@ -253,11 +266,18 @@ impl Installed for Fanout {
         self.hooks.iter().for_each(|h| h.before(info));
     }
     fn after(&self, info: &MessageInfo<'_>, processed: &Processed) {
-        self.hooks.iter().rev().for_each(|h| h.after(info, processed));
+        self.hooks
+            .iter()
+            .rev()
+            .for_each(|h| h.after(info, processed));
     }
     /// The first non-zero word, in installation order.
     fn capture(&self, target: &ActorPath) -> u64 {
-        self.hooks.iter().map(|h| h.capture(target)).find(|&w| w != 0).unwrap_or(0)
+        self.hooks
+            .iter()
+            .map(|h| h.capture(target))
+            .find(|&w| w != 0)
+            .unwrap_or(0)
     }
     fn lifecycle(&self, event: &LifecycleEvent<'_>) {
         self.hooks.iter().for_each(|h| h.lifecycle(event));
@@ -309,7 +329,8 @@ impl Hooks {
                 hooks: hooks.into(),
             }),
         };
-        let (captures_context, wants_enqueue_time) = (hook.captures_context(), hook.wants_enqueue_time());
+        let (captures_context, wants_enqueue_time) =
+            (hook.captures_context(), hook.wants_enqueue_time());
         let _ = epoch(); // start the clock before the first stamp
         Some(Self {
             wants_timing: hook.wants_timing(),
@@ -323,12 +344,20 @@ impl Hooks {
     /// On the sender's thread: the stamp for a user message to `target`.
     #[inline]
     pub(crate) fn stamp(&self, target: &ActorPath) -> Stamp {
-        if self.stamps { self.stamp_slow(target) } else { Stamp::default() }
+        if self.stamps {
+            self.stamp_slow(target)
+        } else {
+            Stamp::default()
+        }
     }
 
     #[inline(never)]
     fn stamp_slow(&self, target: &ActorPath) -> Stamp {
-        let context = if self.captures_context { self.hook.capture(target) } else { 0 };
+        let context = if self.captures_context {
+            self.hook.capture(target)
+        } else {
+            0
+        };
         #[cfg(not(weir_no_instrument))]
         {
             let enqueued = if self.wants_enqueue_time {
@@ -366,7 +395,10 @@ impl Hooks {
     /// if it is still enabled (so its `before_message` returned normally).
     #[inline(always)]
     pub(crate) fn after(&self, info: &MessageInfo<'_>, outcome: Outcome) {
-        let processed = Processed { outcome, timing: None };
+        let processed = Processed {
+            outcome,
+            timing: None,
+        };
         self.hook.after(info, &processed);
     }
 
@@ -390,7 +422,11 @@ impl Hooks {
 
     /// Run `process`, which cannot fail (a system message, an ask reply),
     /// between the hooks.
-    pub(crate) fn around_handled<R>(&self, info: &MessageInfo<'_>, process: impl FnOnce() -> R) -> R {
+    pub(crate) fn around_handled<R>(
+        &self,
+        info: &MessageInfo<'_>,
+        process: impl FnOnce() -> R,
+    ) -> R {
         if self.timed() {
             let started = self.before_timed(info);
             let r = process();

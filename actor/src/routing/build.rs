@@ -5,12 +5,12 @@ use std::fmt;
 
 use super::logic::Kind;
 use super::manager::{Manager, PoolSpec};
-use crate::mailbox::BalanceQueue;
 use super::{Op, Router, RouterMsg, Routing, Shared};
 use crate::actor::{Actor, Props};
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::error::{ResolveError, SpawnError};
+use crate::mailbox::BalanceQueue;
 use crate::supervision::SupervisorStrategy;
 use crate::sync::Arc;
 use crate::system::ActorSystem;
@@ -147,7 +147,11 @@ impl<A: Actor> Pool<A> {
     /// # Errors
     ///
     /// As [`Context::spawn`], for the router or any routee.
-    pub fn spawn_in<P: Actor>(self, ctx: &mut Context<P>, name: &str) -> Result<Router<A::Msg>, SpawnError> {
+    pub fn spawn_in<P: Actor>(
+        self,
+        ctx: &mut Context<P>,
+        name: &str,
+    ) -> Result<Router<A::Msg>, SpawnError> {
         self.start(|props| ctx.spawn(props, name))
     }
 
@@ -158,7 +162,9 @@ impl<A: Actor> Pool<A> {
         let shared = Shared::new(self.routing, Vec::new());
         let props = self.props.clone();
         let spec = PoolSpec {
-            spawn: Box::new(move |ctx: &mut Context<Manager<A::Msg>>| ctx.spawn_anonymous(props.clone()).ok()),
+            spawn: Box::new(move |ctx: &mut Context<Manager<A::Msg>>| {
+                ctx.spawn_anonymous(props.clone()).ok()
+            }),
             strategy: self.strategy,
         };
         let manager = spawn(Manager::props(shared.clone(), Some(Arc::new(spec))))?;
@@ -205,7 +211,10 @@ impl fmt::Display for RouteeError {
         match self {
             Self::Resolve { path, error } => write!(f, "no routee at {path}: {error}"),
             Self::WrongMessageType { path, actor_type } => {
-                write!(f, "the actor at {path} ({actor_type}) takes another message type")
+                write!(
+                    f,
+                    "the actor at {path} ({actor_type}) takes another message type"
+                )
             }
         }
     }
@@ -306,10 +315,12 @@ impl<M: Send + 'static> Group<M> {
                 path: path.to_owned(),
                 error,
             })?;
-            let routee = handle.downcast::<M>().ok_or_else(|| RouteeError::WrongMessageType {
-                path: path.to_owned(),
-                actor_type: handle.actor_type_name(),
-            })?;
+            let routee = handle
+                .downcast::<M>()
+                .ok_or_else(|| RouteeError::WrongMessageType {
+                    path: path.to_owned(),
+                    actor_type: handle.actor_type_name(),
+                })?;
             routees.push(routee);
         }
         Ok(Self::new(routees))
@@ -335,7 +346,11 @@ impl<M: Send + 'static> Group<M> {
     /// # Errors
     ///
     /// As [`Context::spawn`].
-    pub fn spawn_in<P: Actor>(self, ctx: &mut Context<P>, name: &str) -> Result<Router<M>, SpawnError> {
+    pub fn spawn_in<P: Actor>(
+        self,
+        ctx: &mut Context<P>,
+        name: &str,
+    ) -> Result<Router<M>, SpawnError> {
         self.start(|props| ctx.spawn(props, name))
     }
 

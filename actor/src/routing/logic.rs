@@ -43,7 +43,10 @@ pub(crate) enum Kind<M> {
     RoundRobin,
     Random,
     SmallestMailbox,
-    ConsistentHashing { key: KeyFn<M>, virtual_nodes: usize },
+    ConsistentHashing {
+        key: KeyFn<M>,
+        virtual_nodes: usize,
+    },
     Broadcast(fn(&M) -> M),
     /// A balancing pool: the queue its routees share.
     Balancing(Arc<BalanceQueue<Envelope<M>>>),
@@ -82,7 +85,9 @@ impl<M> fmt::Debug for Routing<M> {
 impl<M: Send + 'static> Routing<M> {
     /// Each message to the next routee in turn.
     pub fn round_robin() -> Self {
-        Self { kind: Kind::RoundRobin }
+        Self {
+            kind: Kind::RoundRobin,
+        }
     }
 
     /// Each message to a routee picked at random.
@@ -196,7 +201,12 @@ impl<M: Send + 'static> Routees<M> {
     /// Send `msg` to the routee(s) `routing` picks; `next` is the
     /// round-robin counter. `None` gives the message back: no routee.
     #[inline]
-    pub(crate) fn route(&self, routing: &Routing<M>, next: &AtomicUsize, msg: M) -> Result<bool, M> {
+    pub(crate) fn route(
+        &self,
+        routing: &Routing<M>,
+        next: &AtomicUsize,
+        msg: M,
+    ) -> Result<bool, M> {
         let len = self.refs.len();
         if len == 0 {
             return Err(msg);

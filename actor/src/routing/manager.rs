@@ -2,10 +2,10 @@
 //! or watches a group's, and handles the management messages. Routing
 //! itself happens on the senders' threads (see [`super::Shared`]).
 
+use super::logic::Kind;
 use super::{Op, RouterMsg, Shared};
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorRef, Envelope};
-use super::logic::Kind;
 use crate::context::Context;
 use crate::dead_letters::DeadLetterReason;
 use crate::supervision::{Failure, SupervisorStrategy};
@@ -42,10 +42,14 @@ impl<M: Send + 'static> Manager<M> {
     /// Grow or shrink a pool to `size` routees. Removed routees get a
     /// poison pill: they finish what they were sent first.
     fn resize(&mut self, ctx: &mut Context<Self>, size: usize) {
-        let Some(pool) = self.pool.clone() else { return };
+        let Some(pool) = self.pool.clone() else {
+            return;
+        };
         let mut refs = self.shared.snapshot().refs.clone();
         while refs.len() < size {
-            let Some(routee) = (pool.spawn)(ctx) else { break };
+            let Some(routee) = (pool.spawn)(ctx) else {
+                break;
+            };
             ctx.watch(&routee);
             refs.push(routee);
         }
@@ -69,15 +73,22 @@ impl<M: Send + 'static> Actor for Manager<M> {
         match msg.0 {
             Op::Route(msg) => {
                 if let Err(msg) = self.shared.route(msg) {
-                    ctx.system()
-                        .event_stream()
-                        .publish_dead_letter(ctx.path(), msg, DeadLetterReason::NoRoutee);
+                    ctx.system().event_stream().publish_dead_letter(
+                        ctx.path(),
+                        msg,
+                        DeadLetterReason::NoRoutee,
+                    );
                 }
             }
             Op::WatchAll => self.watch_all(ctx),
             Op::Resize(size) => self.resize(ctx, size),
             Op::Adjust(delta) => {
-                let size = self.shared.snapshot().refs.len().saturating_add_signed(delta);
+                let size = self
+                    .shared
+                    .snapshot()
+                    .refs
+                    .len()
+                    .saturating_add_signed(delta);
                 self.resize(ctx, size);
             }
             Op::Add(routee) => {
@@ -120,15 +131,20 @@ impl<M: Send + 'static> Actor for Manager<M> {
         if let Kind::Balancing(queue) = &self.shared.routing.kind {
             for envelope in queue.drain() {
                 if let Envelope::Msg(msg, _) = envelope {
-                    ctx.system()
-                        .event_stream()
-                        .publish_dead_letter(ctx.path(), msg, DeadLetterReason::NoRoutee);
+                    ctx.system().event_stream().publish_dead_letter(
+                        ctx.path(),
+                        msg,
+                        DeadLetterReason::NoRoutee,
+                    );
                 }
             }
         }
     }
 
     fn supervisor_strategy(&self) -> SupervisorStrategy {
-        self.pool.as_ref().map(|p| p.strategy.clone()).unwrap_or_default()
+        self.pool
+            .as_ref()
+            .map(|p| p.strategy.clone())
+            .unwrap_or_default()
     }
 }

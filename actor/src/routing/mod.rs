@@ -65,8 +65,8 @@ use std::fmt;
 use std::time::Duration;
 
 pub use build::{Group, Pool, RouteeError};
-pub use logic::{DEFAULT_VIRTUAL_NODES, Routing};
 use logic::Routees;
+pub use logic::{DEFAULT_VIRTUAL_NODES, Routing};
 
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
@@ -96,12 +96,18 @@ impl<M: Send + 'static> Shared<M> {
     /// sending (a routee on the calling thread may route again).
     #[inline]
     fn snapshot(&self) -> Arc<Routees<M>> {
-        self.routees.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.routees
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     fn publish(&self, refs: Vec<ActorRef<M>>) {
         let table = Arc::new(Routees::new(refs, &self.routing));
-        *self.routees.write().unwrap_or_else(std::sync::PoisonError::into_inner) = table;
+        *self
+            .routees
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = table;
     }
 
     /// Publish the table without the routees `gone` matches; whether any did.
@@ -251,7 +257,11 @@ impl<M: Send + 'static> Router<M> {
     ///
     /// As [`ask`](crate::ask); [`AskError::TargetStopped`](crate::AskError::TargetStopped)
     /// when there is no routee.
-    pub fn ask<R: Send + 'static>(&self, make: impl FnOnce(ActorRef<R>) -> M, timeout: Duration) -> AskHandle<R> {
+    pub fn ask<R: Send + 'static>(
+        &self,
+        make: impl FnOnce(ActorRef<R>) -> M,
+        timeout: Duration,
+    ) -> AskHandle<R> {
         ask_with(
             ActorSystem::of(self.manager.inner.system()),
             |reply_to| self.shared.route(make(reply_to)).unwrap_or(false),

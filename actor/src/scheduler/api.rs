@@ -46,7 +46,9 @@ impl Cancellable {
 
 impl fmt::Debug for Cancellable {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Cancellable").field("cancelled", &self.is_cancelled()).finish()
+        f.debug_struct("Cancellable")
+            .field("cancelled", &self.is_cancelled())
+            .finish()
     }
 }
 
@@ -158,7 +160,11 @@ impl Scheduler {
         cancellable: &Cancellable,
         job: Box<dyn FnOnce() + Send>,
     ) -> Result<(), Box<dyn FnOnce() + Send>> {
-        match self.timer.schedule(deadline::add(self.now(), delay), Job::Once(job), cancellable.flag()) {
+        match self.timer.schedule(
+            deadline::add(self.now(), delay),
+            Job::Once(job),
+            cancellable.flag(),
+        ) {
             Ok(()) => Ok(()),
             Err(Job::Once(job)) => Err(job),
             Err(Job::Repeat { .. }) => unreachable!("schedule gives back the job it was given"),
@@ -183,12 +189,20 @@ impl Scheduler {
         };
         Ok(self
             .timer
-            .schedule(deadline::add(self.now(), initial_delay), job, cancellable.flag())
+            .schedule(
+                deadline::add(self.now(), initial_delay),
+                job,
+                cancellable.flag(),
+            )
             .is_ok())
     }
 
     /// Run `f` on the timer thread after `delay`.
-    pub fn schedule_once_fn(&self, delay: Duration, f: impl FnOnce() + Send + 'static) -> Cancellable {
+    pub fn schedule_once_fn(
+        &self,
+        delay: Duration,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Cancellable {
         let cancellable = Cancellable::new();
         if self.run_once(delay, &cancellable, Box::new(f)).is_err() {
             cancellable.cancel();

@@ -145,7 +145,13 @@ impl TestClock {
         let _turn = self.inner.advancing.lock();
         let target = deadline::add(self.now(), by);
         loop {
-            let timers: Vec<Arc<TimerThread>> = self.inner.timers.lock().iter().filter_map(Weak::upgrade).collect();
+            let timers: Vec<Arc<TimerThread>> = self
+                .inner
+                .timers
+                .lock()
+                .iter()
+                .filter_map(Weak::upgrade)
+                .collect();
             let next = timers
                 .iter()
                 .filter_map(|t| t.next_deadline().map(|at| (at, t)))
@@ -178,6 +184,8 @@ impl TestClock {
 
 impl fmt::Debug for TestClock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TestClock").field("elapsed", &self.elapsed()).finish()
+        f.debug_struct("TestClock")
+            .field("elapsed", &self.elapsed())
+            .finish()
     }
 }

@@ -40,7 +40,10 @@ mod tests {
         let now = Instant::now();
         let never = add(now, Duration::MAX);
         assert!(never > now + Duration::from_secs(86_400 * 365));
-        assert_eq!(add(now, Duration::from_secs(1)), now + Duration::from_secs(1));
+        assert_eq!(
+            add(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
         assert!(after(Duration::MAX) >= never);
     }
 }

@@ -45,8 +45,8 @@ use std::time::{Duration, Instant};
 
 use super::clock::{Clock, TestClock};
 use super::deadline;
-use crate::threads::Threads;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
+use crate::threads::Threads;
 
 /// Compact the heap only once at least this many cancelled entries wait in
 /// it, so a small heap is never scanned for a handful of cancels.
@@ -222,7 +222,9 @@ impl TimerThread {
         self.len.store(state.heap.len(), Ordering::Relaxed);
         if entry.cancelled.is_cancelled() {
             // One fewer cancelled entry in the heap.
-            let _ = self.cancelled.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+            let _ = self
+                .cancelled
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
         entry
     }
@@ -244,7 +246,12 @@ impl TimerThread {
     /// Run `job` at `at` unless `cancelled` is set by then. Gives the job
     /// back when the timer thread has shut down. A job already cancelled is
     /// dropped at once instead of waiting in the heap.
-    pub(crate) fn schedule(&self, at: Instant, job: Job, cancelled: Arc<CancelFlag>) -> Result<(), Job> {
+    pub(crate) fn schedule(
+        &self,
+        at: Instant,
+        job: Job,
+        cancelled: Arc<CancelFlag>,
+    ) -> Result<(), Job> {
         let _ = cancelled.timer.set(self.me.clone());
         let mut state = self.state.lock();
         if state.shutdown {
@@ -260,14 +267,24 @@ impl TimerThread {
         if matches!(self.clock, Clock::Test(_)) && at <= self.clock.now() {
             // Due already on a test clock: run it now (see the module docs).
             drop(state);
-            self.run_due_now(Entry { at, seq: 0, job, cancelled });
+            self.run_due_now(Entry {
+                at,
+                seq: 0,
+                job,
+                cancelled,
+            });
             return Ok(());
         }
         let seq = state.next_seq;
         state.next_seq += 1;
         let earliest = state.heap.peek().is_none_or(|e| at < e.at);
         cancelled.in_heap.store(true, Ordering::Release);
-        state.heap.push(Entry { at, seq, job, cancelled });
+        state.heap.push(Entry {
+            at,
+            seq,
+            job,
+            cancelled,
+        });
         self.len.store(state.heap.len(), Ordering::Relaxed);
         drop(state);
         if earliest {
@@ -376,7 +393,11 @@ fn run(entry: Entry, clock: &Clock) -> Option<Entry> {
             Some(Entry {
                 at,
                 seq: 0,
-                job: Job::Repeat { run, interval, fixed_rate },
+                job: Job::Repeat {
+                    run,
+                    interval,
+                    fixed_rate,
+                },
                 cancelled: entry.cancelled,
             })
         }
@@ -389,17 +410,24 @@ mod tests {
 
     use super::super::Cancellable;
     use super::{Job, TimerThread};
-    use crate::threads::Threads;
     use crate::sync::Arc;
+    use crate::threads::Threads;
 
     fn timer() -> (Arc<TimerThread>, Arc<Threads>) {
         let threads = Arc::new(Threads::new(usize::MAX, Box::new(|| {})));
-        (TimerThread::start("wheel-test".into(), &threads).unwrap(), threads)
+        (
+            TimerThread::start("wheel-test".into(), &threads).unwrap(),
+            threads,
+        )
     }
 
     fn later(timer: &TimerThread, cancellable: &Cancellable) {
         let at = Instant::now() + Duration::from_secs(3600);
-        assert!(timer.schedule(at, Job::Once(Box::new(|| {})), cancellable.flag()).is_ok());
+        assert!(
+            timer
+                .schedule(at, Job::Once(Box::new(|| {})), cancellable.flag())
+                .is_ok()
+        );
     }
 
     #[test]
@@ -414,7 +442,10 @@ mod tests {
             c.cancel();
         }
         let pending = timer.pending();
-        assert!(pending < 2 * super::COMPACT_AT_LEAST + live.len(), "{pending} entries for 10 live timers");
+        assert!(
+            pending < 2 * super::COMPACT_AT_LEAST + live.len(),
+            "{pending} entries for 10 live timers"
+        );
         // The live ones are still there and still cancellable.
         assert!(live.iter().all(|c| !c.is_cancelled()));
         live.iter().for_each(|c| assert!(c.cancel()));
@@ -438,7 +469,10 @@ mod tests {
             rx.recv_timeout(Duration::from_secs(10)).unwrap();
         }
         ran.iter().for_each(|c| assert!(c.cancel()));
-        assert_eq!(timer.cancelled.load(std::sync::atomic::Ordering::Relaxed), 0);
+        assert_eq!(
+            timer.cancelled.load(std::sync::atomic::Ordering::Relaxed),
+            0
+        );
         timer.shutdown();
     }
 
@@ -461,7 +495,11 @@ mod tests {
             interval: Duration::MAX,
             fixed_rate: true,
         };
-        assert!(timer.schedule(Instant::now(), job, Cancellable::new().flag()).is_ok());
+        assert!(
+            timer
+                .schedule(Instant::now(), job, Cancellable::new().flag())
+                .is_ok()
+        );
         rx.recv_timeout(Duration::from_secs(10)).unwrap();
         // Re-armed for "never", not panicked: still there, and nothing more runs.
         let deadline = Instant::now() + Duration::from_secs(10);

@@ -8,8 +8,8 @@ use std::any::Any;
 use crate::actor::Actor;
 use crate::context::Context;
 use crate::dead_letters::DeadLetters;
-use crate::dispatcher::{Dispatcher, DispatcherKind};
 use crate::dispatcher::pinned::Pinned;
+use crate::dispatcher::{Dispatcher, DispatcherKind};
 use crate::error::SpawnError;
 use crate::instrument::Hooks;
 use crate::runtime::Runtime;
@@ -80,7 +80,9 @@ impl ActorSystem {
     /// temporary actors of this crate hand one out, and each gives its own
     /// system, so this does not happen.
     pub(crate) fn of(erased: &(dyn Any + Send + Sync)) -> &ActorSystem {
-        erased.downcast_ref().expect("the core's system handle is an ActorSystem")
+        erased
+            .downcast_ref()
+            .expect("the core's system handle is an ActorSystem")
     }
 }
 

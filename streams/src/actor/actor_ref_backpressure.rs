@@ -11,8 +11,8 @@ use super::ActorRefSource;
 use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal};
 use crate::stage::{
-    GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageActor, StageActorMessage,
-    StageContext, StageResult,
+    GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageActor,
+    StageActorMessage, StageContext, StageResult,
 };
 use crate::{Sink, Source, StreamError};
 
@@ -97,9 +97,17 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> GraphStage for AckSour
         "actor_ref_with_backpressure"
     }
 
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
-        let wake = cx.async_callback(|this: &mut AckSourceLogic<T, A>, (), ctx| this.on_signals(ctx));
-        let name = cx.attributes().name().unwrap_or("actor_ref_with_backpressure").to_owned();
+    fn create_logic(
+        &self,
+        cx: &mut MatContext<'_>,
+    ) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
+        let wake =
+            cx.async_callback(|this: &mut AckSourceLogic<T, A>, (), ctx| this.on_signals(ctx));
+        let name = cx
+            .attributes()
+            .name()
+            .unwrap_or("actor_ref_with_backpressure")
+            .to_owned();
         let (inbox, function, source, letters) =
             super::actor_ref_source::inbox_ref(cx, wake, &name, "actor_ref_with_backpressure");
         let logic = AckSourceLogic {
@@ -131,7 +139,9 @@ impl<T: Send + 'static, A: Clone + Send + 'static> AckSourceLogic<T, A> {
                         drops.element(element);
                     } else if self.pending.is_some() {
                         drops.element(element);
-                        result = Err(StreamError::protocol("received a new element before the ack was sent"));
+                        result = Err(StreamError::protocol(
+                            "received a new element before the ack was sent",
+                        ));
                         break;
                     } else if ctx.is_available(out) {
                         ctx.push(out, element)?;
@@ -147,7 +157,10 @@ impl<T: Send + 'static, A: Clone + Send + 'static> AckSourceLogic<T, A> {
                     }
                 }
                 Signal::Now => {
-                    self.pending.take().into_iter().for_each(|element| drops.element(element));
+                    self.pending
+                        .take()
+                        .into_iter()
+                        .for_each(|element| drops.element(element));
                     ctx.complete(out);
                 }
                 Signal::Fail(error) => {
@@ -178,7 +191,8 @@ impl<T: Send + 'static, A: Clone + Send + 'static> GraphStageLogic for AckSource
 
     fn post_stop(&mut self) {
         // Refuse what comes next; what the stage still has becomes dead letters.
-        self.letters.close(&self.inbox, &mut self.batch, self.pending.take());
+        self.letters
+            .close(&self.inbox, &mut self.batch, self.pending.take());
         self.function.stop();
     }
 }
@@ -256,14 +270,17 @@ where
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let actor = cx.stage_actor(|this: &mut AckSinkLogic<T, M, Ack, F, E>, message, ctx| match message {
-            StageActorMessage::Message(_ack) => this.on_ack(ctx),
-            StageActorMessage::Terminated(_) => {
-                // The target is gone: nobody to send to.
-                ctx.complete_stage();
-                Ok(())
-            }
-        });
+        let actor =
+            cx.stage_actor(
+                |this: &mut AckSinkLogic<T, M, Ack, F, E>, message, ctx| match message {
+                    StageActorMessage::Message(_ack) => this.on_ack(ctx),
+                    StageActorMessage::Terminated(_) => {
+                        // The target is gone: nobody to send to.
+                        ctx.complete_stage();
+                        Ok(())
+                    }
+                },
+            );
         actor.watch(self.target.handle());
         self.target.tell((self.init)(actor.actor_ref()));
         let logic = AckSinkLogic {
@@ -291,7 +308,8 @@ where
 {
     fn send(&mut self, element: T) {
         self.awaiting_ack = true;
-        self.target.tell((self.message)(element, self.actor.actor_ref()));
+        self.target
+            .tell((self.message)(element, self.actor.actor_ref()));
     }
 
     fn on_ack(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -345,7 +363,12 @@ where
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.target.tell((self.on_failure)(error));
         ctx.complete_stage();
         Ok(())

@@ -25,7 +25,9 @@ use super::inbox::Signal;
 use crate::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, HostsConsumer};
 use crate::interpreter::{ErasedStage, MatContext};
-use crate::stage::{AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult,
+};
 
 /// Signals fed per batch; the rest waits for the next turn.
 const BUDGET: usize = 4096;
@@ -42,7 +44,11 @@ const PACE: Duration = Duration::from_micros(4);
 pub(super) struct ActorRefHost;
 
 impl<T: Send + 'static> HostsConsumer<T> for ActorRefHost {
-    fn with_consumer(&self, source: &Attributes, consumer: ConsumerFactory<T>) -> Arc<dyn ErasedStage> {
+    fn with_consumer(
+        &self,
+        source: &Attributes,
+        consumer: ConsumerFactory<T>,
+    ) -> Arc<dyn ErasedStage> {
         Arc::new(ActorRefFoldStage {
             ref_name: source.name().unwrap_or("actor_ref").to_owned(),
             consumer,
@@ -69,7 +75,11 @@ impl<T: Send + 'static> ErasedStage for ActorRefFoldStage<T> {
     fn outlet_slot(&self, _: u16) -> SlotKind {
         unreachable!("a fused source-to-sink stage has no outlet")
     }
-    fn create(&self, cx: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
+    fn create(
+        &self,
+        cx: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
         let wake = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_wake(ctx));
         let pace = cx.async_callback(|this: &mut ActorRefFoldLogic<T>, (), ctx| this.on_pace(ctx));
         let (inbox, function, source, letters) = inbox_ref(cx, wake, &self.ref_name, "actor_ref");
@@ -194,7 +204,8 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
             Ok(fed) => fed,
             Err(payload) => {
                 let name: Arc<str> = ctx.stage_name().into();
-                self.consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                self.consumer
+                    .finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
                 ctx.complete_stage();
                 Fed::Ended
             }
@@ -203,7 +214,11 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
 }
 
 /// Feed up to [`BUDGET`] signals to `consumer`, in order.
-fn feed<T: Send + 'static>(arrived: &mut VecDeque<Signal<T>>, consumer: &mut dyn Consumer<T>, source: &Arc<str>) -> Fed {
+fn feed<T: Send + 'static>(
+    arrived: &mut VecDeque<Signal<T>>,
+    consumer: &mut dyn Consumer<T>,
+    source: &Arc<str>,
+) -> Fed {
     for _ in 0..BUDGET {
         let Some(signal) = arrived.pop_front() else {
             return Fed::Open;
@@ -226,7 +241,11 @@ fn feed<T: Send + 'static>(arrived: &mut VecDeque<Signal<T>>, consumer: &mut dyn
             }
         }
     }
-    if arrived.is_empty() { Fed::Open } else { Fed::Budget }
+    if arrived.is_empty() {
+        Fed::Open
+    } else {
+        Fed::Budget
+    }
 }
 
 impl<T: Send + 'static> GraphStageLogic for ActorRefFoldLogic<T> {

@@ -14,7 +14,9 @@ struct TellConsumer<T: Send + 'static, F> {
     on_failure: F,
 }
 
-impl<T: Send + 'static, F: FnMut(StreamError) -> T + Send + 'static> Consumer<T> for TellConsumer<T, F> {
+impl<T: Send + 'static, F: FnMut(StreamError) -> T + Send + 'static> Consumer<T>
+    for TellConsumer<T, F>
+{
     fn on_next(&mut self, element: T) -> ControlFlow<()> {
         if self.target.is_terminated() {
             // Nobody to tell: cancel upstream.

@@ -44,8 +44,8 @@ use super::buffered::{Arrival, ElementBuffer};
 use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal, Wake};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
-    actor_name_for,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
+    StageResult, actor_name_for,
 };
 use crate::{ArgumentError, OverflowStrategy, Source, StreamError};
 
@@ -218,7 +218,10 @@ impl<T: Send + 'static> GraphStage for ActorRefStage<T> {
         "actor_ref"
     }
 
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
+    fn create_logic(
+        &self,
+        cx: &mut MatContext<'_>,
+    ) -> (Box<dyn GraphStageLogic>, ActorRefSource<T>) {
         let wake = cx.async_callback(|this: &mut ActorRefLogic<T>, (), ctx| this.on_signals(ctx));
         let name = cx.attributes().name().unwrap_or("actor_ref").to_owned();
         let (inbox, function, source, letters) = inbox_ref(cx, wake, &name, "actor_ref");
@@ -253,12 +256,19 @@ impl<T: Send + 'static> ActorRefLogic<T> {
     /// own message, so a downstream that pulls at once gets them all.
     /// `available` and `closed` describe `out` now (a push is the only
     /// thing that changes them here).
-    fn process(&mut self, ctx: &mut StageContext<'_>, available: bool, closed: bool) -> StageResult {
+    fn process(
+        &mut self,
+        ctx: &mut StageContext<'_>,
+        available: bool,
+        closed: bool,
+    ) -> StageResult {
         let out = self.shape.out;
         let mut drops = self.letters.drops(DeadLetterReason::Dropped);
         let mut ended = false;
         let result = loop {
-            let Some(signal) = self.arrived.pop_front() else { break Ok(()) };
+            let Some(signal) = self.arrived.pop_front() else {
+                break Ok(());
+            };
             match signal {
                 Signal::Fail(error) => {
                     ctx.fail(out, error);
@@ -266,7 +276,9 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                     break Ok(());
                 }
                 Signal::Now => {
-                    self.buffer.discard().for_each(|element| drops.element(element));
+                    self.buffer
+                        .discard()
+                        .for_each(|element| drops.element(element));
                     ctx.complete(out);
                     ended = true;
                     break Ok(());
@@ -279,7 +291,10 @@ impl<T: Send + 'static> ActorRefLogic<T> {
                     }
                 }
                 Signal::Element(element) if closed => drops.element(element),
-                Signal::Element(element) => match self.buffer.on_element(element, available, |e| drops.element(e)) {
+                Signal::Element(element) => match self
+                    .buffer
+                    .on_element(element, available, |e| drops.element(e))
+                {
                     // The direct-push fast path.
                     Arrival::Push(element) => {
                         ctx.push(out, element)?;
@@ -351,7 +366,8 @@ impl<T: Send + 'static> GraphStageLogic for ActorRefLogic<T> {
 
     fn post_stop(&mut self) {
         // Refuse what comes next; what the stage still has becomes dead letters.
-        self.letters.close(&self.inbox, &mut self.arrived, self.buffer.discard());
+        self.letters
+            .close(&self.inbox, &mut self.arrived, self.buffer.discard());
         self.function.stop();
     }
 }
@@ -366,7 +382,12 @@ pub(super) fn inbox_ref<T: Send + 'static>(
     wake: AsyncCallback<()>,
     label: &str,
     fallback: &'static str,
-) -> (Arc<StageInbox<T>>, FunctionRef<T>, ActorRefSource<T>, Letters) {
+) -> (
+    Arc<StageInbox<T>>,
+    FunctionRef<T>,
+    ActorRefSource<T>,
+    Letters,
+) {
     let name = actor_name_for(label, fallback);
     let (system, level) = (cx.system().clone(), cx.attributes().drop_log_level());
     // The reference's own path, known once it exists (the inbox must
@@ -381,10 +402,12 @@ pub(super) fn inbox_ref<T: Send + 'static>(
     }));
     let target = Arc::clone(&inbox);
     let function = FunctionRef::new(&system, &name, move |element: T| {
-        target.offer(Signal::Element(element)).map_err(|signal| match signal {
-            Signal::Element(element) => element,
-            _ => unreachable!("offer gives back what it was given"),
-        })
+        target
+            .offer(Signal::Element(element))
+            .map_err(|signal| match signal {
+                Signal::Element(element) => element,
+                _ => unreachable!("offer gives back what it was given"),
+            })
     })
     .expect("actor_name_for gives valid actor names");
     let source = ActorRefSource {

@@ -21,12 +21,17 @@ pub(super) struct Letters {
 
 impl Letters {
     pub(super) fn new(system: ActorSystem, path: ActorPath, level: LogLevel) -> Self {
-        Self { system, path, level }
+        Self {
+            system,
+            path,
+            level,
+        }
     }
 
     /// Publish one element as a dead letter.
     pub(super) fn publish<T: Send + 'static>(&self, element: T, reason: DeadLetterReason) {
-        (self.system.event_stream()).publish_dead_letter_at(&self.path, element, reason, self.level);
+        (self.system.event_stream())
+            .publish_dead_letter_at(&self.path, element, reason, self.level);
     }
 
     /// The drops of one batch, each published with `reason`.
@@ -99,7 +104,10 @@ impl Drops<'_> {
             inbox.count_dropped(self.count);
         }
         if self.unheard > 0 {
-            self.letters.system.event_stream().count_dead_letters(self.unheard);
+            self.letters
+                .system
+                .event_stream()
+                .count_dead_letters(self.unheard);
         }
     }
 }

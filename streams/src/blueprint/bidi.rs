@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Node, Kind};
+use super::graph::{Graph, Kind, Node};
 use super::{Flow, Keep};
 use crate::graph::GraphBuilder;
 use crate::stage::{BidiShape, GraphStage};
@@ -57,7 +57,9 @@ impl<I1, O1, I2, O2, Mat> Clone for BidiFlow<I1, O1, I2, O2, Mat> {
 
 impl<I1, O1, I2, O2, Mat> std::fmt::Debug for BidiFlow<I1, O1, I2, O2, Mat> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BidiFlow").field("stages", &self.graph.nodes.len()).finish()
+        f.debug_struct("BidiFlow")
+            .field("stages", &self.graph.nodes.len())
+            .finish()
     }
 }
 
@@ -70,7 +72,10 @@ where
 {
     /// `top` for the first direction, `bottom` for the second; their
     /// materialized values are dropped (see [`from_flows_mat`](Self::from_flows_mat)).
-    pub fn from_flows<M1: 'static, M2: 'static>(top: Flow<I1, O1, M1>, bottom: Flow<I2, O2, M2>) -> Self {
+    pub fn from_flows<M1: 'static, M2: 'static>(
+        top: Flow<I1, O1, M1>,
+        bottom: Flow<I2, O2, M2>,
+    ) -> Self {
         Self::from_flows_mat(top, bottom, |_, _| ())
     }
 
@@ -112,7 +117,12 @@ where
         let mut b = GraphBuilder::new();
         let ((in1, out1), k1) = b.flow_mat(top);
         let ((in2, out2), k2) = b.flow_mat(bottom);
-        let ports = crate::graph::BidiPorts { in1, out1, in2, out2 };
+        let ports = crate::graph::BidiPorts {
+            in1,
+            out1,
+            in2,
+            out2,
+        };
         b.build_bidi(ports, move |m| combine(m.take(&k1), m.take(&k2)))
             .expect(WIRED)
     }
@@ -144,7 +154,10 @@ where
     /// assert_eq!(got.wait(), Ok(vec![0, 1, 2, 3]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn atop<P1, P2, M2>(self, below: BidiFlow<O1, P1, P2, I2, M2>) -> BidiFlow<I1, P1, P2, O2, Mat>
+    pub fn atop<P1, P2, M2>(
+        self,
+        below: BidiFlow<O1, P1, P2, I2, M2>,
+    ) -> BidiFlow<I1, P1, P2, O2, Mat>
     where
         P1: Send + 'static,
         P2: Send + 'static,
@@ -198,8 +211,10 @@ where
         let ((inlet, out), k2) = b.flow_mat(flow);
         b.connect(bidi.out1, inlet).expect(WIRED);
         b.connect(out, bidi.in2).expect(WIRED);
-        b.build_flow(bidi.in1, bidi.out2, move |m| combine(m.take(&k1), m.take(&k2)))
-            .expect(WIRED)
+        b.build_flow(bidi.in1, bidi.out2, move |m| {
+            combine(m.take(&k1), m.take(&k2))
+        })
+        .expect(WIRED)
     }
 
     /// The same layer upside down: its second direction becomes the first.

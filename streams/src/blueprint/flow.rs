@@ -141,7 +141,10 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
     /// that requests in batches. See [`Source::async_boundary`](crate::Source::async_boundary) for sizing
     /// that buffer for throughput.
     pub fn async_boundary(self) -> Self {
-        Self::from_graph_parts(self.graph.then(super::source::boundary::<Out>(), super::Keep::left))
+        Self::from_graph_parts(
+            self.graph
+                .then(super::source::boundary::<Out>(), super::Keep::left),
+        )
     }
 }
 

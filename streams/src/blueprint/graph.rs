@@ -237,7 +237,10 @@ impl<M: 'static> Graph<M> {
 
     /// Apply `f` to the attributes of the node of the first open outlet
     /// (the last stage of a source or flow).
-    pub(crate) fn with_outlet_attributes(mut self, f: impl FnOnce(Attributes) -> Attributes) -> Self {
+    pub(crate) fn with_outlet_attributes(
+        mut self,
+        f: impl FnOnce(Attributes) -> Attributes,
+    ) -> Self {
         if let Some(&(node, _)) = self.outlets.first() {
             let attributes = &mut self.nodes[node as usize].attributes;
             *attributes = f(std::mem::take(attributes));
@@ -247,7 +250,10 @@ impl<M: 'static> Graph<M> {
 
     /// Apply `f` to the attributes of the node of the first open inlet
     /// (the first stage of a sink).
-    pub(crate) fn with_inlet_attributes(mut self, f: impl FnOnce(Attributes) -> Attributes) -> Self {
+    pub(crate) fn with_inlet_attributes(
+        mut self,
+        f: impl FnOnce(Attributes) -> Attributes,
+    ) -> Self {
         if let Some(&(node, _)) = self.inlets.first() {
             let attributes = &mut self.nodes[node as usize].attributes;
             *attributes = f(std::mem::take(attributes));

@@ -2,8 +2,8 @@
 
 mod bidi;
 mod flow;
-mod keep;
 pub(crate) mod graph;
+mod keep;
 mod runnable;
 mod sink;
 mod source;
@@ -13,6 +13,6 @@ pub use flow::Flow;
 pub(crate) use flow::simple_flow;
 pub use keep::Keep;
 pub use runnable::RunnableGraph;
-pub use sink::Sink;
 pub(crate) use sink::PullResult;
+pub use sink::Sink;
 pub use source::Source;

@@ -101,8 +101,13 @@ impl<Mat: 'static> RunnableGraph<Mat> {
     /// run the plan.
     fn materialize(&self, materializer: &Materializer) -> crate::interpreter::Materialized {
         let fusion = materializer.fusion();
-        let plan = self.plans[usize::from(fusion)]
-            .get_or_init(|| Arc::new(crate::plan::plan(&self.graph.nodes, &self.graph.edges, fusion)));
+        let plan = self.plans[usize::from(fusion)].get_or_init(|| {
+            Arc::new(crate::plan::plan(
+                &self.graph.nodes,
+                &self.graph.edges,
+                fusion,
+            ))
+        });
         materialize(plan, self.graph.nodes.len(), materializer)
     }
 

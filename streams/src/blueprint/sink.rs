@@ -113,8 +113,15 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
         let inner = graph.mat;
         graph.mat = Arc::new(move |v| {
             if v[slot].as_ref().is_some_and(|b| b.is::<PullResult>()) {
-                let pulled = v[slot].take().expect("checked").downcast::<PullResult>().expect("checked");
-                *pulled.0.downcast::<Mat>().expect("a pull gives the sink's materialized value")
+                let pulled = v[slot]
+                    .take()
+                    .expect("checked")
+                    .downcast::<PullResult>()
+                    .expect("checked");
+                *pulled
+                    .0
+                    .downcast::<Mat>()
+                    .expect("a pull gives the sink's materialized value")
             } else {
                 inner(v)
             }

@@ -7,7 +7,7 @@ use super::flow::Flow;
 use super::graph::{Graph, Kind, Node};
 use super::runnable::RunnableGraph;
 use super::sink::Sink;
-use crate::fusion::{FusedIter, HostsConsumer, Hosting, IterFactory};
+use crate::fusion::{FusedIter, Hosting, HostsConsumer, IterFactory};
 use crate::interpreter::boundary::Boundary;
 use crate::stage::{GraphStage, SourceShape};
 use crate::{Attributes, Materializer};

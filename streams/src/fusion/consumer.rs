@@ -112,7 +112,11 @@ pub(crate) type ConsumerFactory<In> =
 /// source's, then the sink's).
 pub(crate) trait HostsConsumer<Out>: Send + Sync {
     /// The fused stage; `source` are the source stage's attributes.
-    fn with_consumer(&self, source: &Attributes, consumer: ConsumerFactory<Out>) -> Arc<dyn ErasedStage>;
+    fn with_consumer(
+        &self,
+        source: &Attributes,
+        consumer: ConsumerFactory<Out>,
+    ) -> Arc<dyn ErasedStage>;
 }
 
 /// A consumer run as an ordinary sink stage.

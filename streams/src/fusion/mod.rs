@@ -25,15 +25,15 @@ mod supervised;
 
 mod nodes;
 
+pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use fan_in::FusedFanIn;
 pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
-pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode, PullSink, SimpleOp,
-    StepNode,
+    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode,
+    PullSink, SimpleOp, StepNode,
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;

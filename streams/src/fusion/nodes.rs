@@ -16,13 +16,13 @@ use std::sync::Arc;
 use super::consumer::{Consumer, ConsumerFactory, ConsumerStage, HostsConsumer, IterConsumerStage};
 use super::iter::{IterAdapter, IterFactory, IterSource};
 use super::step::{Step, StepFactory, StepFn, StepStage};
+use crate::StreamError;
 use crate::interpreter::{ErasedStage, MatContext};
 use crate::pull::{Pull, PullFactory};
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,
     StageResult, SupervisionStrategy,
 };
-use crate::StreamError;
 
 const JOINED: &str = "the planner joins only nodes whose element types match";
 
@@ -96,15 +96,24 @@ impl<T: Send + 'static> ConsumerNode for FusedConsumer<T> {
 pub(crate) trait HostNode: Send + Sync {
     /// The fused stage; `source` are the source node's attributes. It
     /// materializes the source's value, then the sink's.
-    fn with_consumer(&self, source: &Attributes, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage>;
+    fn with_consumer(
+        &self,
+        source: &Attributes,
+        consumer: &dyn ConsumerNode,
+    ) -> Arc<dyn ErasedStage>;
 }
 
 /// The [`HostNode`] of a typed host.
 pub(crate) struct Hosting<T>(pub(crate) Arc<dyn HostsConsumer<T>>);
 
 impl<T: Send + 'static> HostNode for Hosting<T> {
-    fn with_consumer(&self, source: &Attributes, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage> {
-        self.0.with_consumer(source, FusedConsumer::<T>::of(consumer))
+    fn with_consumer(
+        &self,
+        source: &Attributes,
+        consumer: &dyn ConsumerNode,
+    ) -> Arc<dyn ErasedStage> {
+        self.0
+            .with_consumer(source, FusedConsumer::<T>::of(consumer))
     }
 }
 
@@ -119,14 +128,24 @@ pub(crate) trait FlattenNode: Send + Sync {
 /// A sink that can drive a fused source itself ([`Sink::with_pull`](crate::Sink::with_pull)).
 pub(crate) trait PullNode: Send + Sync {
     /// Run `iter` through the sink's pull; the sink's materialized value.
-    fn run(&self, iter: &dyn IterNode, name: Arc<str>, attributes: Attributes) -> Box<dyn Any + Send>;
+    fn run(
+        &self,
+        iter: &dyn IterNode,
+        name: Arc<str>,
+        attributes: Attributes,
+    ) -> Box<dyn Any + Send>;
 }
 
 /// The [`PullNode`] for elements of type `T`.
 pub(crate) struct PullSink<T>(pub(crate) PullFactory<T>);
 
 impl<T: Send + 'static> PullNode for PullSink<T> {
-    fn run(&self, iter: &dyn IterNode, name: Arc<str>, attributes: Attributes) -> Box<dyn Any + Send> {
+    fn run(
+        &self,
+        iter: &dyn IterNode,
+        name: Arc<str>,
+        attributes: Attributes,
+    ) -> Box<dyn Any + Send> {
         (self.0)(Pull::new(FusedIter::<T>::of(iter)(), name, attributes))
     }
 }
@@ -193,7 +212,10 @@ impl<I: Send + 'static, O: Send + 'static> StepNode for SimpleOp<I, O> {
         let (step, consumer) = (Arc::clone(&self.step), FusedConsumer::<O>::of(consumer));
         let stepped: ConsumerFactory<I> = Arc::new(move || {
             let (inner, value) = consumer();
-            let stepped = Stepped { step: step(), inner };
+            let stepped = Stepped {
+                step: step(),
+                inner,
+            };
             (Box::new(stepped) as Box<dyn Consumer<I>>, value)
         });
         Arc::new(FusedConsumer(stepped))
@@ -320,7 +342,11 @@ impl<O: Send + 'static> ErasedStage for RunStage<O> {
     fn outlet_slot(&self, _: u16) -> SlotKind {
         SlotKind::of::<O>()
     }
-    fn create(&self, _: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
+    fn create(
+        &self,
+        _: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
         mats.push(Box::new(()));
         Box::new(RunLogic::<O> {
             head: (self.head)(),

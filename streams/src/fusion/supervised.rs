@@ -21,20 +21,24 @@ use crate::stage::{Directive, SupervisionStrategy};
 /// `nodes`, with each simple operator that has a supervision strategy
 /// replaced by its supervised form (borrowed when there is none).
 pub(crate) fn supervise(nodes: &[Node]) -> Cow<'_, [Node]> {
-    let wanted = |node: &Node| matches!(node.kind, Kind::Step(_)) && node.attributes.supervision_strategy().is_some();
+    let wanted = |node: &Node| {
+        matches!(node.kind, Kind::Step(_)) && node.attributes.supervision_strategy().is_some()
+    };
     if !nodes.iter().any(wanted) {
         return Cow::Borrowed(nodes);
     }
     let swapped = nodes
         .iter()
-        .map(|node| match (&node.kind, node.attributes.supervision_strategy()) {
-            (Kind::Step(step), Some(strategy)) => {
-                let mut node = node.clone();
-                node.kind = Kind::Step(step.supervised(strategy));
-                node
-            }
-            _ => node.clone(),
-        })
+        .map(
+            |node| match (&node.kind, node.attributes.supervision_strategy()) {
+                (Kind::Step(step), Some(strategy)) => {
+                    let mut node = node.clone();
+                    node.kind = Kind::Step(step.supervised(strategy));
+                    node
+                }
+                _ => node.clone(),
+            },
+        )
         .collect();
     Cow::Owned(swapped)
 }

@@ -71,7 +71,10 @@ impl<I1, O1, I2, O2> std::fmt::Debug for BidiPorts<I1, O1, I2, O2> {
 
 impl GraphBuilder {
     /// Add a bidirectional flow; its ports.
-    pub fn bidi<I1, O1, I2, O2, M>(&mut self, bidi: BidiFlow<I1, O1, I2, O2, M>) -> BidiPorts<I1, O1, I2, O2>
+    pub fn bidi<I1, O1, I2, O2, M>(
+        &mut self,
+        bidi: BidiFlow<I1, O1, I2, O2, M>,
+    ) -> BidiPorts<I1, O1, I2, O2>
     where
         I1: Send + 'static,
         O1: Send + 'static,

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 mod fan_in_ports;
 
+use super::bidi::BidiPorts;
 use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::{
     BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
     SourceShape, UniformFanInShape, UniformFanOutShape,
 };
-use super::bidi::BidiPorts;
 use crate::sync::{Ordering, StaticAtomicU64};
 use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};
 
@@ -142,7 +142,10 @@ impl Mats<'_> {
     /// If `key` is of another builder, or its value was taken before in
     /// this run.
     pub fn take<M>(&mut self, key: &MatKey<M>) -> M {
-        assert_eq!(key.builder, self.builder, "a MatKey of another GraphBuilder");
+        assert_eq!(
+            key.builder, self.builder,
+            "a MatKey of another GraphBuilder"
+        );
         (key.mat)(&mut self.values[key.offset..key.offset + key.len])
     }
 }
@@ -151,14 +154,20 @@ impl<S> StagePorts<S> {
     fn in_at<T>(&self, port: usize) -> In<T> {
         In {
             builder: self.builder,
-            port: (self.node, u16::try_from(port).expect("shapes have u16 ports")),
+            port: (
+                self.node,
+                u16::try_from(port).expect("shapes have u16 ports"),
+            ),
             _t: PhantomData,
         }
     }
     fn out_at<T>(&self, port: usize) -> Out<T> {
         Out {
             builder: self.builder,
-            port: (self.node, u16::try_from(port).expect("shapes have u16 ports")),
+            port: (
+                self.node,
+                u16::try_from(port).expect("shapes have u16 ports"),
+            ),
             _t: PhantomData,
         }
     }
@@ -277,7 +286,10 @@ impl GraphBuilder {
     }
 
     /// Add a blueprint graph; its open ports and its value's key.
-    pub(super) fn import<M: 'static>(&mut self, graph: Graph<M>) -> (Vec<PortRef>, Vec<PortRef>, MatKey<M>) {
+    pub(super) fn import<M: 'static>(
+        &mut self,
+        graph: Graph<M>,
+    ) -> (Vec<PortRef>, Vec<PortRef>, MatKey<M>) {
         let offset = self.nodes.len();
         let shift = u32::try_from(offset).expect("fewer than 2^32 nodes");
         let at = |(n, p): PortRef| (n + shift, p);
@@ -341,13 +353,19 @@ impl GraphBuilder {
     }
 
     /// Add a source; its outlet and its value's key.
-    pub fn source_mat<T: Send + 'static, M: 'static>(&mut self, source: Source<T, M>) -> (Out<T>, MatKey<M>) {
+    pub fn source_mat<T: Send + 'static, M: 'static>(
+        &mut self,
+        source: Source<T, M>,
+    ) -> (Out<T>, MatKey<M>) {
         let (_, outlets, key) = self.import(source.graph);
         (self.out_port(outlets[0]), key)
     }
 
     /// Add a flow; its inlet and outlet.
-    pub fn flow<I: Send + 'static, O: Send + 'static, M: 'static>(&mut self, flow: Flow<I, O, M>) -> (In<I>, Out<O>) {
+    pub fn flow<I: Send + 'static, O: Send + 'static, M: 'static>(
+        &mut self,
+        flow: Flow<I, O, M>,
+    ) -> (In<I>, Out<O>) {
         let (ports, _) = self.flow_mat(flow);
         ports
     }
@@ -359,7 +377,10 @@ impl GraphBuilder {
     ) -> ((In<I>, Out<O>), MatKey<M>) {
         // The identity flow has no node: give it one so it has ports.
         let graph = if flow.graph.nodes.is_empty() {
-            Flow::<I>::new().map(|x| x).graph.then(flow.graph, |(), m| m)
+            Flow::<I>::new()
+                .map(|x| x)
+                .graph
+                .then(flow.graph, |(), m| m)
         } else {
             flow.graph
         };
@@ -373,7 +394,10 @@ impl GraphBuilder {
     }
 
     /// Add a sink; its inlet and its value's key.
-    pub fn sink_mat<T: Send + 'static, M: 'static>(&mut self, sink: Sink<T, M>) -> (In<T>, MatKey<M>) {
+    pub fn sink_mat<T: Send + 'static, M: 'static>(
+        &mut self,
+        sink: Sink<T, M>,
+    ) -> (In<T>, MatKey<M>) {
         let (inlets, _, key) = self.import(sink.graph);
         (self.in_port(inlets[0]), key)
     }
@@ -466,7 +490,11 @@ impl GraphBuilder {
         self,
         mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
     ) -> Result<RunnableGraph<M>, GraphError> {
-        Ok(RunnableGraph::from_graph(self.finish(Vec::new(), Vec::new(), mat)?))
+        Ok(RunnableGraph::from_graph(self.finish(
+            Vec::new(),
+            Vec::new(),
+            mat,
+        )?))
     }
 
     /// A source whose elements leave through `out`, every other port connected.
@@ -482,7 +510,11 @@ impl GraphBuilder {
         mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
     ) -> Result<Source<T, M>, GraphError> {
         let out = self.own(out.builder, out.port)?;
-        Ok(Source::from_graph_parts(self.finish(Vec::new(), vec![out], mat)?))
+        Ok(Source::from_graph_parts(self.finish(
+            Vec::new(),
+            vec![out],
+            mat,
+        )?))
     }
 
     /// A flow from `inlet` to `out`, every other port connected.
@@ -498,7 +530,11 @@ impl GraphBuilder {
     ) -> Result<Flow<I, O, M>, GraphError> {
         let inlet = self.own(inlet.builder, inlet.port)?;
         let out = self.own(out.builder, out.port)?;
-        Ok(Flow::from_graph_parts(self.finish(vec![inlet], vec![out], mat)?))
+        Ok(Flow::from_graph_parts(self.finish(
+            vec![inlet],
+            vec![out],
+            mat,
+        )?))
     }
 
     /// A sink taking elements at `inlet`, every other port connected.
@@ -512,7 +548,11 @@ impl GraphBuilder {
         mat: impl Fn(&mut Mats<'_>) -> M + Send + Sync + 'static,
     ) -> Result<Sink<T, M>, GraphError> {
         let inlet = self.own(inlet.builder, inlet.port)?;
-        Ok(Sink::from_graph_parts(self.finish(vec![inlet], Vec::new(), mat)?))
+        Ok(Sink::from_graph_parts(self.finish(
+            vec![inlet],
+            Vec::new(),
+            mat,
+        )?))
     }
 }
 
@@ -527,30 +567,48 @@ impl std::fmt::Debug for GraphBuilder {
 
 impl<T> std::fmt::Debug for In<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "In<{}>({}:{})", std::any::type_name::<T>(), self.port.0, self.port.1)
+        write!(
+            f,
+            "In<{}>({}:{})",
+            std::any::type_name::<T>(),
+            self.port.0,
+            self.port.1
+        )
     }
 }
 
 impl<T> std::fmt::Debug for Out<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Out<{}>({}:{})", std::any::type_name::<T>(), self.port.0, self.port.1)
+        write!(
+            f,
+            "Out<{}>({}:{})",
+            std::any::type_name::<T>(),
+            self.port.0,
+            self.port.1
+        )
     }
 }
 
 impl<M> std::fmt::Debug for MatKey<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MatKey").field("offset", &self.offset).finish()
+        f.debug_struct("MatKey")
+            .field("offset", &self.offset)
+            .finish()
     }
 }
 
 impl std::fmt::Debug for Mats<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mats").field("values", &self.values.len()).finish()
+        f.debug_struct("Mats")
+            .field("values", &self.values.len())
+            .finish()
     }
 }
 
 impl<S> std::fmt::Debug for StagePorts<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StagePorts").field("node", &self.node).finish()
+        f.debug_struct("StagePorts")
+            .field("node", &self.node)
+            .finish()
     }
 }

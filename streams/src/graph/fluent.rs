@@ -29,12 +29,17 @@ where
     let junction = b.add(stage);
     let other = b.source(other);
     b.connect(other, junction.in1()).expect(WIRED);
-    b.build_flow(junction.in0(), junction.out(), |_| ()).expect(WIRED)
+    b.build_flow(junction.in0(), junction.out(), |_| ())
+        .expect(WIRED)
 }
 
 /// A flow into input `mine` of a two-input uniform junction, with `other`
 /// feeding the other input.
-fn uniform_with_other<T, S>(stage: S, other: Source<T, impl Sized + 'static>, mine: usize) -> Flow<T, T>
+fn uniform_with_other<T, S>(
+    stage: S,
+    other: Source<T, impl Sized + 'static>,
+    mine: usize,
+) -> Flow<T, T>
 where
     T: Send + 'static,
     S: crate::stage::GraphStage<Shape = crate::stage::UniformFanInShape<T, 2>>,
@@ -44,7 +49,8 @@ where
     let other = b.source(other);
     let ins = junction.ins();
     b.connect(other, ins[1 - mine]).expect(WIRED);
-    b.build_flow(ins[mine], junction.out(), |_| ()).expect(WIRED)
+    b.build_flow(ins[mine], junction.out(), |_| ())
+        .expect(WIRED)
 }
 
 /// Fan-in and fan-out in the fluent style: every [`Source`] and [`Flow`]
@@ -60,9 +66,17 @@ pub trait JunctionOps: FlowOps {
     /// This stream's elements and `other`'s, as [`merge`](Self::merge),
     /// but whenever both have an element waiting, this stream's goes first
     /// when `prefer_this` (else `other`'s) ([`MergePreferred`]).
-    fn merge_preferred<M: 'static>(self, other: Source<Self::Out, M>, prefer_this: bool) -> Self::Repr<Self::Out> {
+    fn merge_preferred<M: 'static>(
+        self,
+        other: Source<Self::Out, M>,
+        prefer_this: bool,
+    ) -> Self::Repr<Self::Out> {
         let mine = if prefer_this { 0 } else { 1 };
-        self.via_flow(uniform_with_other(MergePreferred::<Self::Out, 2>::new(), other, mine))
+        self.via_flow(uniform_with_other(
+            MergePreferred::<Self::Out, 2>::new(),
+            other,
+            mine,
+        ))
     }
 
     /// This stream's elements and `other`'s, as [`merge`](Self::merge),
@@ -88,7 +102,11 @@ pub trait JunctionOps: FlowOps {
     where
         Self::Out: Ord,
     {
-        self.via_flow(uniform_with_other(MergeSorted::<Self::Out>::new(), other, 0))
+        self.via_flow(uniform_with_other(
+            MergeSorted::<Self::Out>::new(),
+            other,
+            0,
+        ))
     }
 
     /// Pairs of this stream's elements and `other`'s ([`Zip`](super::Zip));
@@ -110,7 +128,10 @@ pub trait JunctionOps: FlowOps {
 
     /// Pairs of the latest elements of this stream and `other`, each time
     /// either has a new one ([`ZipLatest`]); completes when either does.
-    fn zip_latest<U: Clone + Send + 'static, M: 'static>(self, other: Source<U, M>) -> Self::Repr<(Self::Out, U)>
+    fn zip_latest<U: Clone + Send + 'static, M: 'static>(
+        self,
+        other: Source<U, M>,
+    ) -> Self::Repr<(Self::Out, U)>
     where
         Self::Out: Clone,
     {
@@ -180,7 +201,9 @@ pub trait JunctionOps: FlowOps {
         F: Fn(&Self::Out) -> bool + Clone + Send + Sync + 'static,
     {
         let mut b = GraphBuilder::new();
-        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| usize::from(divert(x))));
+        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| {
+            usize::from(divert(x))
+        }));
         let sink = b.sink(sink);
         let [on, side] = split.outs();
         b.connect(side, sink).expect(WIRED);
@@ -328,7 +351,10 @@ impl<T: Send + 'static> Source<T, ()> {
 }
 
 /// A sink broadcasting to `a` and `b` (values dropped).
-fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(a: Sink<T, A>, b: Sink<T, B>) -> Sink<T, ()> {
+fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(
+    a: Sink<T, A>,
+    b: Sink<T, B>,
+) -> Sink<T, ()> {
     let mut builder = GraphBuilder::new();
     let broadcast = builder.add(Broadcast::<T, 2>::new());
     let (a, b) = (builder.sink(a), builder.sink(b));

@@ -7,8 +7,8 @@ use super::registry::Registry;
 use super::{FromHandover, Out};
 use crate::handover::{self, Order};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
+    StageContext, StageResult,
 };
 use crate::sync::Arc;
 use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};
@@ -60,7 +60,9 @@ impl BroadcastHub {
     /// # Errors
     ///
     /// `ArgumentError::Zero` for a buffer of 0.
-    pub fn sink<T: Clone + Send + 'static>(buffer: usize) -> Result<Sink<T, Source<T, ()>>, ArgumentError> {
+    pub fn sink<T: Clone + Send + 'static>(
+        buffer: usize,
+    ) -> Result<Sink<T, Source<T, ()>>, ArgumentError> {
         if buffer == 0 {
             return Err(ArgumentError::Zero { argument: "buffer" });
         }

@@ -3,13 +3,13 @@
 
 use std::marker::PhantomData;
 
-use super::registry::Registry;
 use super::In;
+use super::registry::Registry;
 use crate::handover::FeedLogic;
 use crate::handover::{self, Order, Refill, Wait};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape,
+    StageContext, StageResult,
 };
 use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::{ArgumentError, Sink, Source};
@@ -57,8 +57,11 @@ impl MergeHub {
     /// # Errors
     ///
     /// `ArgumentError::Zero` for a buffer of 0.
-    pub fn source<T: Send + 'static>(per_producer_buffer: usize) -> Result<Source<T, Sink<T, ()>>, ArgumentError> {
-        Ok(Self::source_with_draining(per_producer_buffer)?.map_materialized_value(|(sink, _)| sink))
+    pub fn source<T: Send + 'static>(
+        per_producer_buffer: usize,
+    ) -> Result<Source<T, Sink<T, ()>>, ArgumentError> {
+        Ok(Self::source_with_draining(per_producer_buffer)?
+            .map_materialized_value(|(sink, _)| sink))
     }
 
     /// [`MergeHub::source`], also materializing a [`DrainingControl`]
@@ -249,7 +252,11 @@ impl<T: Send + 'static> HubLogic<T> {
                     // The last one moves here: look at this place again.
                     let at = self.current;
                     self.ins.swap_remove(at);
-                    self.current = if at == 0 { self.ins.len().saturating_sub(1) } else { at - 1 };
+                    self.current = if at == 0 {
+                        self.ins.len().saturating_sub(1)
+                    } else {
+                        at - 1
+                    };
                 }
             }
         }

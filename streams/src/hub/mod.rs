@@ -59,7 +59,10 @@ impl<T: Send + 'static> FromHandover<T> {
         if demand && let Some(element) = self.consumer.pop() {
             return ctx.push(out, element);
         }
-        match self.consumer.refill(if demand { Wait::Yes } else { Wait::No }) {
+        match self
+            .consumer
+            .refill(if demand { Wait::Yes } else { Wait::No })
+        {
             Refill::Ready => {
                 if demand && let Some(element) = self.consumer.pop() {
                     ctx.push(out, element)?;
@@ -103,4 +106,3 @@ impl<T: Send + 'static> GraphStageLogic for FromHandover<T> {
         self.consumer.cancel();
     }
 }
-

@@ -7,8 +7,8 @@ use super::registry::Registry;
 use super::{FromHandover, Out};
 use crate::handover::{self, Order};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
+    StageContext, StageResult,
 };
 use crate::sync::Arc;
 use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};

@@ -96,9 +96,11 @@ impl Actor for IslandActor {
 fn refuse(ctx: &mut Context<IslandActor>, msg: IslandMsg) {
     if let IslandMsg::Async { payload, .. } = msg {
         let path = ctx.path().clone();
-        ctx.system()
-            .event_stream()
-            .publish_dead_letter(&path, payload, DeadLetterReason::StageStopped);
+        ctx.system().event_stream().publish_dead_letter(
+            &path,
+            payload,
+            DeadLetterReason::StageStopped,
+        );
     }
 }
 

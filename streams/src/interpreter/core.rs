@@ -29,9 +29,9 @@
 //! A stage counts its open ports; when the count reaches 0 (and the stage
 //! does not keep going) it is finished and its `post_stop` runs.
 
+use crate::sync::Arc;
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
-use crate::sync::Arc;
 
 use weir_actor::{ActorRef, ActorSystem, Cancellable};
 

@@ -6,8 +6,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use weir_actor::DeadLetterReason;
 
 use super::core::{AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED};
-use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
 use crate::StreamError;
+use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
 
 /// How many chased events run in a row before the queue gets a turn
 /// (Akka's limit).

@@ -1,7 +1,7 @@
 //! From a plan (see `crate::plan`) to running islands.
 
-use std::any::Any;
 use crate::sync::Arc;
+use std::any::Any;
 
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
@@ -11,12 +11,12 @@ use super::island::Island;
 use crate::blueprint::PullResult;
 use crate::fusion::{ConsumerNode, IterNode};
 use crate::plan::{IslandPlan, Made, Plan};
-use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
-use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
     StageResult, make_callback,
 };
+use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
+use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
 
 /// What `create_logic` gets: the stage's attributes, the system, and async
 /// callbacks that a materialized value may carry (they work before the
@@ -61,7 +61,9 @@ impl MatContext<'_> {
     where
         L: GraphStageLogic,
         M: Send + 'static,
-        F: FnMut(&mut L, StageActorMessage<M>, &mut StageContext<'_>) -> StageResult + Send + 'static,
+        F: FnMut(&mut L, StageActorMessage<M>, &mut StageContext<'_>) -> StageResult
+            + Send
+            + 'static,
     {
         let callback = make_callback(self.host, self.stage, self.handlers, handler);
         let name = self.attributes.name().unwrap_or("stage");
@@ -188,7 +190,10 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
             relayed = Some(leaf);
             halves.push((Some(up), None));
         } else {
-            let sink = b.sink.as_ref().map(|(consumer, name, _)| (&**consumer, name));
+            let sink = b
+                .sink
+                .as_ref()
+                .map(|(consumer, name, _)| (&**consumer, name));
             let (up, down) = b.factory.create(b.capacity, source, sink);
             halves.push((Some(up), Some(down)));
         }
@@ -298,10 +303,20 @@ pub(crate) fn build_island(
                 let half = half.expect("each half is placed once");
                 mats.extend(half.mats);
                 let outlet_slots = Outlets::Half(half.slot);
-                (half.logic, half.name, Attributes::new(), half.ports, outlet_slots)
+                (
+                    half.logic,
+                    half.name,
+                    Attributes::new(),
+                    half.ports,
+                    outlet_slots,
+                )
             }
         };
-        debug_assert_eq!(mats.len(), planned.values.len(), "one value per planned slot");
+        debug_assert_eq!(
+            mats.len(),
+            planned.values.len(),
+            "one value per planned slot"
+        );
         for (slot, value) in planned.values.iter().zip(mats.drain(..)) {
             values[*slot] = Some(value);
         }
@@ -311,7 +326,10 @@ pub(crate) fn build_island(
             ins,
             outs,
         });
-        links.extend(std::iter::repeat_n(u32::MAX, usize::from(ins) + usize::from(outs)));
+        links.extend(std::iter::repeat_n(
+            u32::MAX,
+            usize::from(ins) + usize::from(outs),
+        ));
         slots.extend(std::iter::repeat_n(None, usize::from(ins)));
         slots.extend((0..outs).map(|p| match outlet_slots {
             Outlets::Stage(stage) => Some(stage.outlet_slot(p)),

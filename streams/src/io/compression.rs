@@ -164,7 +164,10 @@ enum Coder {
     Deflate(DeflateEncoder<Vec<u8>>),
     /// Raw inflate on flate2's low-level API, which says where the
     /// deflate stream ends (so a truncated one is an error).
-    Inflate { inflater: Decompress, done: bool },
+    Inflate {
+        inflater: Decompress,
+        done: bool,
+    },
     /// An encoder flushed (`SYNC_FLUSH`) after every input.
     Flushed(Box<Coder>),
 }

@@ -16,10 +16,10 @@
 //! Override it with `.with_attributes(Attributes::new().with_dispatcher(..))`,
 //! say to share a named pool among many files.
 
-#[cfg(feature = "compression")]
-mod compression;
 mod as_read;
 mod as_write;
+#[cfg(feature = "compression")]
+mod compression;
 mod converters;
 mod error;
 mod file;
@@ -28,11 +28,11 @@ mod io_result;
 mod read_source;
 mod write_sink;
 
+pub use as_read::{DEFAULT_READ_TIMEOUT, StreamReader};
+pub use as_write::StreamWriter;
 pub use bytes::{Bytes, BytesMut};
 #[cfg(feature = "compression")]
 pub use compression::{Compression, DEFAULT_LEVEL};
-pub use as_read::{DEFAULT_READ_TIMEOUT, StreamReader};
-pub use as_write::StreamWriter;
 pub use converters::StreamConverters;
 pub use error::{FramingError, IoError};
 pub use file::FileIO;

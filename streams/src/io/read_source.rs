@@ -22,8 +22,7 @@ use crate::{Completer, Completion, Source, StreamError};
 const CHUNKS_PER_ALLOCATION: usize = 8;
 
 /// Opens the reader for one run.
-pub(crate) type OpenReader =
-    Arc<dyn Fn() -> Result<Box<dyn Read + Send>, IoError> + Send + Sync>;
+pub(crate) type OpenReader = Arc<dyn Fn() -> Result<Box<dyn Read + Send>, IoError> + Send + Sync>;
 
 pub(crate) struct ReadSource {
     pub(crate) name: &'static str,

@@ -15,8 +15,7 @@ use crate::stage::{
 use crate::{Completer, Completion, Sink, StreamError};
 
 /// Opens the writer for one run.
-pub(crate) type OpenWriter =
-    Arc<dyn Fn() -> Result<Box<dyn Write + Send>, IoError> + Send + Sync>;
+pub(crate) type OpenWriter = Arc<dyn Fn() -> Result<Box<dyn Write + Send>, IoError> + Send + Sync>;
 
 pub(crate) struct WriteSink {
     pub(crate) name: &'static str,
@@ -65,7 +64,12 @@ impl GraphStage for WriteSink {
 }
 
 impl WriteLogic {
-    fn fail(&mut self, operation: &'static str, error: &std::io::Error, ctx: &mut StageContext<'_>) {
+    fn fail(
+        &mut self,
+        operation: &'static str,
+        error: &std::io::Error,
+        ctx: &mut StageContext<'_>,
+    ) {
         self.writer = None;
         let error = IoError::new(operation, self.path.clone(), error);
         let error = ctx.attribute(StreamError::custom(error));

@@ -78,7 +78,9 @@ where
     /// Add `element` to `agg`, or keep it pending when it does not fit.
     fn add(&mut self, agg: S, element: T) {
         let cost_fn = &mut self.cost_fn;
-        let cost = match supervised(self.restart.as_ref().map(|r| &r.strategy), || cost_fn(&element)) {
+        let cost = match supervised(self.restart.as_ref().map(|r| &r.strategy), || {
+            cost_fn(&element)
+        }) {
             Ok(cost) => cost,
             Err(directive) => {
                 self.agg = Some(agg);
@@ -91,7 +93,9 @@ where
             return;
         }
         let aggregate = &mut self.aggregate;
-        match supervised(self.restart.as_ref().map(|r| &r.strategy), || aggregate(agg, element)) {
+        match supervised(self.restart.as_ref().map(|r| &r.strategy), || {
+            aggregate(agg, element)
+        }) {
             Ok(agg) => {
                 self.left -= cost;
                 self.agg = Some(agg);
@@ -184,7 +188,12 @@ where
 }
 
 /// The `batch_weighted` flow (checked arguments).
-pub(crate) fn batch_weighted<T, S, C, W, A>(max: u64, cost_fn: C, seed: W, aggregate: A) -> Result<Flow<T, S>, ArgumentError>
+pub(crate) fn batch_weighted<T, S, C, W, A>(
+    max: u64,
+    cost_fn: C,
+    seed: W,
+    aggregate: A,
+) -> Result<Flow<T, S>, ArgumentError>
 where
     T: Send + 'static,
     S: Send + 'static,

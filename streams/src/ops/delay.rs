@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::util::{logic_flow, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+};
 use crate::{ErrorKind, Flow, StreamError};
 
 const TIMER: TimerKey = TimerKey(0);
@@ -14,7 +16,9 @@ const TIMER: TimerKey = TimerKey(0);
 /// `now + d`, saturating at a deadline that never comes (as the scheduler's).
 pub(crate) fn deadline_after(now: Instant, d: Duration) -> Instant {
     const NEVER: Duration = Duration::from_secs(86_400 * 365 * 30);
-    now.checked_add(d).or_else(|| now.checked_add(NEVER)).unwrap_or(now)
+    now.checked_add(d)
+        .or_else(|| now.checked_add(NEVER))
+        .unwrap_or(now)
 }
 
 /// What `delay` does when its buffer (the `input_buffer` attribute, 16 by
@@ -68,7 +72,6 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> Delay<T, D> {
     fn full(&self) -> bool {
         self.buf.len() >= self.capacity
     }
-
 
     /// Upstream may be pulled while there is room, always when a full
     /// buffer makes room by dropping or failing, and with `EmitEarly` once
@@ -162,7 +165,8 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> GraphStageLog
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let early = self.strategy == DelayOverflowStrategy::EmitEarly && self.buf.len() > self.capacity;
+        let early =
+            self.strategy == DelayOverflowStrategy::EmitEarly && self.buf.len() > self.capacity;
         if early || self.head_due(ctx.now()) {
             return self.push_head(ctx);
         }
@@ -249,7 +253,9 @@ impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
         self.open = true;
         match self.window {
             Window::TakeWithin => ctx.complete_stage(),
-            Window::InitialDelay if ctx.is_available(self.shape.out) => ctx.pull(self.shape.inlet)?,
+            Window::InitialDelay if ctx.is_available(self.shape.out) => {
+                ctx.pull(self.shape.inlet)?
+            }
             Window::InitialDelay | Window::DropWithin => {}
         }
         Ok(())

@@ -1,8 +1,8 @@
 //! [`ErrorOps`]: operators that handle an upstream failure (errors.rs,
 //! recover.rs).
 
-use super::{FlowOps, errors, recover};
 use super::util::{logic_flow, ports};
+use super::{FlowOps, errors, recover};
 use crate::{Source, StreamError};
 
 /// Operators that handle an upstream failure: replace it, end with an

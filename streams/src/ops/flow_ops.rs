@@ -8,10 +8,10 @@ use std::future::Future;
 
 #[cfg(feature = "tracing")]
 use super::log;
-#[cfg(feature = "tracing")]
-use crate::LogLevels;
 use super::util::{at_least_one, logic_flow, logic_flow_with, ports};
 use super::{errors, grouped, intersperse, map_async, map_concat, scan, simple};
+#[cfg(feature = "tracing")]
+use crate::LogLevels;
 use crate::overflow::upfront_capacity;
 use crate::{ArgumentError, Attributes, Flow, Source, StreamError};
 
@@ -455,9 +455,12 @@ pub trait FlowOps: Sized {
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
         at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow_with("map_async", move |attributes: &Attributes| {
-            map_async::MapAsync::new(parallelism, &f, true, attributes.supervision_strategy())
-        })))
+        Ok(self.via_flow(logic_flow_with(
+            "map_async",
+            move |attributes: &Attributes| {
+                map_async::MapAsync::new(parallelism, &f, true, attributes.supervision_strategy())
+            },
+        )))
     }
 
     /// [`map_async`](Self::map_async), emitting results as they finish
@@ -494,9 +497,12 @@ pub trait FlowOps: Sized {
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
         at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow_with("map_async_unordered", move |attributes: &Attributes| {
-            map_async::MapAsync::new(parallelism, &f, false, attributes.supervision_strategy())
-        })))
+        Ok(self.via_flow(logic_flow_with(
+            "map_async_unordered",
+            move |attributes: &Attributes| {
+                map_async::MapAsync::new(parallelism, &f, false, attributes.supervision_strategy())
+            },
+        )))
     }
 
     /// Emit a `tracing` event (target `weir.stream`, field `stream = name`)
@@ -551,7 +557,6 @@ pub trait FlowOps: Sized {
         self.via_flow(log::log(name, Some(levels)))
     }
 }
-
 
 impl<Out: Send + 'static, Mat: 'static> FlowOps for Source<Out, Mat> {
     type Out = Out;

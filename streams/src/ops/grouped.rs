@@ -20,7 +20,10 @@ impl<T: Send + 'static> GraphStageLogic for Grouped<T> {
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.buf.push(ctx.grab(self.shape.inlet)?);
         if self.buf.len() == self.size {
-            let group = std::mem::replace(&mut self.buf, Vec::with_capacity(upfront_capacity(self.size)));
+            let group = std::mem::replace(
+                &mut self.buf,
+                Vec::with_capacity(upfront_capacity(self.size)),
+            );
             ctx.push(self.shape.out, group)
         } else {
             ctx.pull(self.shape.inlet)

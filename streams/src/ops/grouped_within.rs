@@ -12,7 +12,9 @@
 use std::time::Duration;
 
 use super::util::{logic_flow, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+};
 use crate::{ArgumentError, Flow};
 
 const WINDOW: TimerKey = TimerKey(0);
@@ -61,7 +63,9 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GroupedWithin<T, W
     }
 }
 
-impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GraphStageLogic for GroupedWithin<T, W> {
+impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GraphStageLogic
+    for GroupedWithin<T, W>
+{
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         ctx.schedule_periodically(WINDOW, self.within, self.within);
         ctx.pull(self.shape.inlet)
@@ -125,7 +129,9 @@ where
     W: FnMut(&T) -> u64 + Clone + Send + Sync + 'static,
 {
     if max_weight == 0 {
-        return Err(ArgumentError::Zero { argument: "max_weight" });
+        return Err(ArgumentError::Zero {
+            argument: "max_weight",
+        });
     }
     if within.is_zero() {
         return Err(ArgumentError::Zero { argument: "within" });

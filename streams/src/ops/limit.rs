@@ -22,7 +22,9 @@ struct Limit<T, C> {
     restart: Option<(SupervisionStrategy, C)>,
 }
 
-impl<T: Send + 'static, C: FnMut(&T) -> u64 + Clone + Send + 'static> GraphStageLogic for Limit<T, C> {
+impl<T: Send + 'static, C: FnMut(&T) -> u64 + Clone + Send + 'static> GraphStageLogic
+    for Limit<T, C>
+{
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         ctx.pull(self.shape.inlet)
     }
@@ -45,7 +47,9 @@ impl<T: Send + 'static, C: FnMut(&T) -> u64 + Clone + Send + 'static> GraphStage
                 self.left = left;
                 ctx.push(self.shape.out, element)
             }
-            None => Err(StreamError::from_kind(ErrorKind::LimitExceeded { max: self.max })),
+            None => Err(StreamError::from_kind(ErrorKind::LimitExceeded {
+                max: self.max,
+            })),
         }
     }
 }

@@ -61,7 +61,12 @@ impl<T: std::fmt::Debug + Send + 'static> GraphStageLogic for Log<T> {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         event_at!(self.failure, stream = self.name, error = %error, "upstream failed");
         Err(error)
     }
@@ -74,7 +79,10 @@ impl<T: std::fmt::Debug + Send + 'static> GraphStageLogic for Log<T> {
 }
 
 /// The `log` stage; `levels`, when given, are its attributes' default.
-pub(crate) fn log<T: std::fmt::Debug + Send + 'static>(name: &'static str, levels: Option<LogLevels>) -> Flow<T, T> {
+pub(crate) fn log<T: std::fmt::Debug + Send + 'static>(
+    name: &'static str,
+    levels: Option<LogLevels>,
+) -> Flow<T, T> {
     let flow = logic_flow_with("log", move |attributes: &Attributes| {
         let levels = attributes.log_levels();
         Log::<T> {

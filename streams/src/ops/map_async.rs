@@ -25,8 +25,8 @@ use std::task::{Context, Poll, Waker};
 use crate::StreamError;
 use crate::overflow::upfront_capacity;
 use crate::stage::{
-    AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
-    SupervisionStrategy, supervised,
+    AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext,
+    StageResult, SupervisionStrategy, supervised,
 };
 
 enum Slot<Fut, U> {
@@ -58,7 +58,12 @@ pub(crate) struct MapAsync<T, U, F, Fut> {
 }
 
 impl<T, U, F: Clone, Fut> MapAsync<T, U, F, Fut> {
-    pub(crate) fn new(parallelism: usize, f: &F, ordered: bool, strategy: Option<&SupervisionStrategy>) -> Self {
+    pub(crate) fn new(
+        parallelism: usize,
+        f: &F,
+        ordered: bool,
+        strategy: Option<&SupervisionStrategy>,
+    ) -> Self {
         Self {
             shape: FlowShape::new(),
             f: f.clone(),
@@ -111,9 +116,15 @@ where
         if let Some(slot) = self.free.pop() {
             return slot;
         }
-        debug_assert!(self.slots.len() < self.parallelism, "a pull happens only with room");
+        debug_assert!(
+            self.slots.len() < self.parallelism,
+            "a pull happens only with room"
+        );
         let slot = self.slots.len();
-        let wake = self.wake.as_ref().expect("pre_start made the callback before the first pull");
+        let wake = self
+            .wake
+            .as_ref()
+            .expect("pre_start made the callback before the first pull");
         self.wakers.push(wake.waker(slot));
         self.slots.push(Slot::Free);
         slot

@@ -28,12 +28,18 @@ where
     I::IntoIter: Send,
     F: FnMut(T) -> I + Clone + Send + Sync + 'static,
 {
-    logic_flow_with("map_concat", move |attributes: &Attributes| MapConcat::<T, I, F> {
+    logic_flow_with("map_concat", move |attributes: &Attributes| MapConcat::<
+        T,
+        I,
+        F,
+    > {
         shape: ports(),
         f: f.clone(),
         current: None,
         upstream_done: false,
-        restart: attributes.supervision_strategy().map(|s| (s.clone(), f.clone())),
+        restart: attributes
+            .supervision_strategy()
+            .map(|s| (s.clone(), f.clone())),
     })
 }
 
@@ -57,7 +63,9 @@ where
     /// Push the next element of the current iterator, or ask upstream for more.
     fn advance(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let current = &mut self.current;
-        match supervised(self.restart.as_ref().map(|r| &r.0), || current.as_mut().and_then(Iterator::next)) {
+        match supervised(self.restart.as_ref().map(|r| &r.0), || {
+            current.as_mut().and_then(Iterator::next)
+        }) {
             Ok(Some(next)) => {
                 ctx.push(self.shape.out, next)?;
                 // Know at once when the iterator is spent, so an upstream
@@ -104,7 +112,9 @@ where
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let f = &mut self.f;
-        match supervised(self.restart.as_ref().map(|r| &r.0), || f(element).into_iter().peekable()) {
+        match supervised(self.restart.as_ref().map(|r| &r.0), || {
+            f(element).into_iter().peekable()
+        }) {
             Ok(outputs) => self.current = Some(outputs),
             Err(directive) => self.dropped(directive),
         }

@@ -6,12 +6,13 @@
 //! One operator (or one tight family) per file; the trait files hold the
 //! documented methods, each building its stage from its operator's file.
 
-
 mod batch;
 mod buffer;
+mod delay;
+mod error_ops;
 mod errors;
 mod flatten;
-mod delay;
+mod flow_ops;
 mod grouped;
 mod grouped_within;
 mod intersperse;
@@ -20,6 +21,7 @@ mod limit;
 mod log;
 mod map_async;
 mod map_concat;
+mod rate_ops;
 mod recover;
 mod restart;
 mod restart_flow;
@@ -29,17 +31,14 @@ mod simple;
 mod sinks;
 mod sources;
 mod sub_source;
+mod substream_ops;
 mod substreams;
 mod throttle;
 mod tick;
+mod time_ops;
 mod timeout;
 mod util;
 mod watch;
-mod error_ops;
-mod flow_ops;
-mod rate_ops;
-mod substream_ops;
-mod time_ops;
 
 pub(crate) use simple::step_adapter;
 

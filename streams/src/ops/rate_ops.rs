@@ -103,7 +103,13 @@ pub trait RateOps: FlowOps {
     /// assert_eq!(out.wait().unwrap().concat(), "abcde");
     /// # system.terminate().wait().unwrap();
     /// ```
-    fn batch_weighted<S, C, W, A>(self, max: u64, cost_fn: C, seed: W, aggregate: A) -> Result<Self::Repr<S>, ArgumentError>
+    fn batch_weighted<S, C, W, A>(
+        self,
+        max: u64,
+        cost_fn: C,
+        seed: W,
+        aggregate: A,
+    ) -> Result<Self::Repr<S>, ArgumentError>
     where
         S: Send + 'static,
         C: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
@@ -135,7 +141,9 @@ pub trait RateOps: FlowOps {
         W: FnMut(Self::Out) -> S + Clone + Send + Sync + 'static,
         A: FnMut(S, Self::Out) -> S + Clone + Send + Sync + 'static,
     {
-        self.via_flow(batch::batch_weighted(u64::MAX, |_| 0, seed, aggregate).expect("a non-zero max"))
+        self.via_flow(
+            batch::batch_weighted(u64::MAX, |_| 0, seed, aggregate).expect("a non-zero max"),
+        )
     }
 
     /// [`conflate_with_seed`](Self::conflate_with_seed) starting from the element itself.

@@ -5,7 +5,9 @@
 
 use super::sub_source::{self, FromInner, ToInner};
 use super::util::{logic_flow, ports};
-use crate::stage::{AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+};
 use crate::{Flow, Source, StreamError};
 
 struct RecoverWithRetries<T, F> {
@@ -42,7 +44,9 @@ where
 
     fn on_inner(&mut self, event: FromInner<T>, ctx: &mut StageContext<'_>) -> StageResult {
         match event {
-            FromInner::Element(run, element) if run == self.run => ctx.push(self.shape.out, element),
+            FromInner::Element(run, element) if run == self.run => {
+                ctx.push(self.shape.out, element)
+            }
             FromInner::Ended(run, None) if run == self.run => {
                 self.inner = None;
                 ctx.complete_stage();
@@ -60,7 +64,8 @@ where
     F: FnMut(&StreamError) -> Option<Source<T>> + Send + 'static,
 {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.events = Some(ctx.async_callback(|this: &mut Self, event, ctx| this.on_inner(event, ctx)));
+        self.events =
+            Some(ctx.async_callback(|this: &mut Self, event, ctx| this.on_inner(event, ctx)));
         Ok(())
     }
 
@@ -79,7 +84,12 @@ where
         }
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.recover(error, ctx)
     }
 

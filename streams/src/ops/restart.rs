@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
 use super::sub_source::{self, FromInner, ToInner};
-use crate::stage::{AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
+    StageResult, TimerKey,
+};
 use crate::sync::{Arc, AtomicU64, Ordering};
 use crate::{ArgumentError, Source, StreamError};
 
@@ -63,7 +66,11 @@ impl RestartSettings {
     ///
     /// `ArgumentError::Invalid` for a `max_backoff` below `min_backoff`, or a
     /// `random_factor` that is negative or not a number.
-    pub fn new(min_backoff: Duration, max_backoff: Duration, random_factor: f64) -> Result<Self, ArgumentError> {
+    pub fn new(
+        min_backoff: Duration,
+        max_backoff: Duration,
+        random_factor: f64,
+    ) -> Result<Self, ArgumentError> {
         if max_backoff < min_backoff {
             return Err(ArgumentError::Invalid {
                 argument: "max_backoff",
@@ -159,7 +166,10 @@ impl RestartSource {
 
     /// As [`with_backoff`](Self::with_backoff), but only a failure restarts:
     /// a completion completes the outer source.
-    pub fn on_failures_with_backoff<T, M, F>(settings: RestartSettings, factory: F) -> Source<T, Restarts>
+    pub fn on_failures_with_backoff<T, M, F>(
+        settings: RestartSettings,
+        factory: F,
+    ) -> Source<T, Restarts>
     where
         T: Send + 'static,
         M: 'static,
@@ -168,7 +178,11 @@ impl RestartSource {
         Self::make(settings, factory, true)
     }
 
-    fn make<T, M, F>(settings: RestartSettings, factory: F, only_failures: bool) -> Source<T, Restarts>
+    fn make<T, M, F>(
+        settings: RestartSettings,
+        factory: F,
+        only_failures: bool,
+    ) -> Source<T, Restarts>
     where
         T: Send + 'static,
         M: 'static,
@@ -271,7 +285,9 @@ impl<T: Send + 'static> GraphStage for RestartStage<T> {
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Restarts) {
-        let events = cx.async_callback(|this: &mut RestartLogic<T>, event: FromInner<T>, ctx| this.on_inner(event, ctx));
+        let events = cx.async_callback(|this: &mut RestartLogic<T>, event: FromInner<T>, ctx| {
+            this.on_inner(event, ctx)
+        });
         let restarts = Restarts::default();
         let logic = RestartLogic {
             shape: SourceShape::new(),
@@ -301,7 +317,9 @@ impl<T: Send + 'static> RestartLogic<T> {
 
     fn on_inner(&mut self, event: FromInner<T>, ctx: &mut StageContext<'_>) -> StageResult {
         match event {
-            FromInner::Element(run, element) if run == self.run => ctx.push(self.shape.out, element),
+            FromInner::Element(run, element) if run == self.run => {
+                ctx.push(self.shape.out, element)
+            }
             FromInner::Ended(run, error) if run == self.run => {
                 self.inner = None;
                 self.ended(error, ctx)

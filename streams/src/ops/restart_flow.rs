@@ -10,13 +10,12 @@
 //! the run completes the outer flow; when `max_restarts` is spent, the
 //! outer flow ends as the last run did.
 
-
 use super::restart::{Backoff, RestartSettings, Restarts};
 use super::restart_sink::{Feed, FromFeed, ToFeed};
 use super::sub_source::{self, FromInner, ToInner};
 use crate::stage::{
-    AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
-    TimerKey,
+    AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
+    StageContext, StageResult, TimerKey,
 };
 use crate::sync::Arc;
 use crate::{Flow, Keep, Materializer, Source, StreamError};
@@ -60,7 +59,10 @@ impl RestartFlow {
 
     /// As [`with_backoff`](Self::with_backoff), but only a failure restarts:
     /// a copy that completes completes the outer flow.
-    pub fn on_failures_with_backoff<I, O, M, F>(settings: RestartSettings, factory: F) -> Flow<I, O, Restarts>
+    pub fn on_failures_with_backoff<I, O, M, F>(
+        settings: RestartSettings,
+        factory: F,
+    ) -> Flow<I, O, Restarts>
     where
         I: Send + 'static,
         O: Send + 'static,
@@ -70,7 +72,11 @@ impl RestartFlow {
         Self::make(settings, factory, true)
     }
 
-    fn make<I, O, M, F>(settings: RestartSettings, factory: F, only_failures: bool) -> Flow<I, O, Restarts>
+    fn make<I, O, M, F>(
+        settings: RestartSettings,
+        factory: F,
+        only_failures: bool,
+    ) -> Flow<I, O, Restarts>
     where
         I: Send + 'static,
         O: Send + 'static,
@@ -123,10 +129,12 @@ impl<I: Send + 'static, O: Send + 'static> GraphStage for RestartFlowStage<I, O>
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Restarts) {
-        let feed_events =
-            cx.async_callback(|this: &mut RestartFlowLogic<I, O>, event, ctx| this.on_event(Event::Feed(event), ctx));
-        let out_events =
-            cx.async_callback(|this: &mut RestartFlowLogic<I, O>, event, ctx| this.on_event(Event::Out(event), ctx));
+        let feed_events = cx.async_callback(|this: &mut RestartFlowLogic<I, O>, event, ctx| {
+            this.on_event(Event::Feed(event), ctx)
+        });
+        let out_events = cx.async_callback(|this: &mut RestartFlowLogic<I, O>, event, ctx| {
+            this.on_event(Event::Out(event), ctx)
+        });
         let restarts = Restarts::default();
         let logic = RestartFlowLogic {
             shape: FlowShape::new(),
@@ -149,7 +157,9 @@ impl<I: Send + 'static, O: Send + 'static> RestartFlowLogic<I, O> {
     fn start(&mut self, ctx: &mut StageContext<'_>) {
         self.run += 1;
         self.demanded = false;
-        let (Some(feed_events), Some(out_events)) = (self.feed_events.clone(), self.out_events.clone()) else {
+        let (Some(feed_events), Some(out_events)) =
+            (self.feed_events.clone(), self.out_events.clone())
+        else {
             return;
         };
         let graph = Source::from_graph(Feed::new(self.run, feed_events))
@@ -190,7 +200,9 @@ impl<I: Send + 'static, O: Send + 'static> RestartFlowLogic<I, O> {
                 self.feed = None; // the output side decides when the run ends
                 Ok(())
             }
-            Event::Out(FromInner::Element(run, element)) if run == self.run => ctx.push(self.shape.out, element),
+            Event::Out(FromInner::Element(run, element)) if run == self.run => {
+                ctx.push(self.shape.out, element)
+            }
             Event::Out(FromInner::Ended(run, error)) if run == self.run => self.ended(error, ctx),
             _ => Ok(()), // from an earlier run
         }
@@ -258,7 +270,12 @@ impl<I: Send + 'static, O: Send + 'static> GraphStageLogic for RestartFlowLogic<
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         self.send(ToFeed::Fail(error.clone()));
         Err(error)
     }

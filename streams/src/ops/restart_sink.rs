@@ -10,11 +10,10 @@
 //! just ended waits for the next run. When `max_restarts` is spent, the
 //! outer sink cancels upstream.
 
-
 use super::restart::{Backoff, RestartSettings, Restarts};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageContext,
-    StageResult, TimerKey,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
+    SourceShape, StageContext, StageResult, TimerKey,
 };
 use crate::sync::Arc;
 use crate::{Keep, Materializer, Sink, Source, StreamError};
@@ -102,7 +101,9 @@ impl<T: Send + 'static> GraphStage for RestartSinkStage<T> {
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Restarts) {
-        let events = cx.async_callback(|this: &mut RestartSinkLogic<T>, event: FromFeed, ctx| this.on_feed(event, ctx));
+        let events = cx.async_callback(|this: &mut RestartSinkLogic<T>, event: FromFeed, ctx| {
+            this.on_feed(event, ctx)
+        });
         let restarts = Restarts::default();
         let logic = RestartSinkLogic {
             shape: SinkShape::new(),
@@ -195,7 +196,12 @@ impl<T: Send + 'static> GraphStageLogic for RestartSinkLogic<T> {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.send(ToFeed::Fail(error));
         ctx.complete_stage();
         Ok(())
@@ -247,7 +253,10 @@ impl<T: Send + 'static> GraphStage for Feed<T> {
         "restart_feed"
     }
 
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToFeed<T>>) {
+    fn create_logic(
+        &self,
+        cx: &mut MatContext<'_>,
+    ) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToFeed<T>>) {
         let control = cx.async_callback(|this: &mut FeedLogic<T>, command: ToFeed<T>, ctx| {
             this.reported |= !matches!(command, ToFeed::Element(_)); // ended from upstream
             match command {

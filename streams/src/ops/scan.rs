@@ -19,7 +19,11 @@ struct Restart<A, F> {
     f: F,
 }
 
-fn restart_point<A: Clone, F: Clone>(attributes: &Attributes, zero: &A, f: &F) -> Option<Restart<A, F>> {
+fn restart_point<A: Clone, F: Clone>(
+    attributes: &Attributes,
+    zero: &A,
+    f: &F,
+) -> Option<Restart<A, F>> {
     attributes.supervision_strategy().map(|strategy| Restart {
         strategy: strategy.clone(),
         zero: zero.clone(),
@@ -55,7 +59,9 @@ where
         let element = ctx.grab(self.shape.inlet)?;
         let acc = self.acc.clone();
         let f = &mut self.f;
-        match supervised(self.restart.as_ref().map(|r| &r.strategy), || f(acc, element)) {
+        match supervised(self.restart.as_ref().map(|r| &r.strategy), || {
+            f(acc, element)
+        }) {
             Ok(acc) => {
                 self.acc = acc;
                 ctx.push(self.shape.out, self.acc.clone())
@@ -109,7 +115,10 @@ where
             return ctx.pull(self.shape.inlet);
         };
         // Supervised: `f` gets a clone, so a resumed fold keeps its value.
-        let (acc, f) = (self.acc.clone().expect("fold holds its accumulator"), &mut self.f);
+        let (acc, f) = (
+            self.acc.clone().expect("fold holds its accumulator"),
+            &mut self.f,
+        );
         match restart.strategy.catching(|| f(acc, element)) {
             Ok(acc) => self.acc = Some(acc),
             Err(Directive::Restart) => {

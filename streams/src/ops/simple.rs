@@ -125,7 +125,11 @@ impl<T, F: FnMut(&T) -> bool + Send> BatchOp<T, T> for FilterOp<F> {
         false
     }
     fn one(&mut self, element: T) -> Step<T> {
-        if (self.0)(&element) { Step::Emit(element) } else { Step::Skip }
+        if (self.0)(&element) {
+            Step::Emit(element)
+        } else {
+            Step::Skip
+        }
     }
 }
 
@@ -170,7 +174,11 @@ impl<T: Send> BatchOp<T, T> for TakeOp {
     }
     fn one(&mut self, element: T) -> Step<T> {
         self.0 -= 1;
-        if self.0 == 0 { Step::Last(element) } else { Step::Emit(element) }
+        if self.0 == 0 {
+            Step::Last(element)
+        } else {
+            Step::Emit(element)
+        }
     }
     fn at_least(&self, upstream: usize) -> usize {
         upstream.min(usize::try_from(self.0).unwrap_or(usize::MAX))
@@ -436,6 +444,16 @@ impl<I: Send, O> BatchOp<I, O> for StepOp<I, O> {
 }
 
 /// The iterator adapter that runs `step` (a fresh one per run) per element.
-pub(crate) fn step_adapter<I: Send + 'static, O: Send + 'static>(step: StepFactory<I, O>) -> IterAdapter<I, O> {
-    Arc::new(move |it| adapt(it, StepOp { step: step(), done: false }))
+pub(crate) fn step_adapter<I: Send + 'static, O: Send + 'static>(
+    step: StepFactory<I, O>,
+) -> IterAdapter<I, O> {
+    Arc::new(move |it| {
+        adapt(
+            it,
+            StepOp {
+                step: step(),
+                done: false,
+            },
+        )
+    })
 }

@@ -4,7 +4,10 @@
 //! through that stage's async callback, tagged with the run they come from
 //! (used by `RestartSource` and `recover_with_retries`).
 
-use crate::stage::{AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
+    StageResult,
+};
 use crate::{Keep, Materializer, Sink, Source, StreamError};
 
 /// What the bridge sink of run `run` reports.
@@ -29,11 +32,16 @@ pub(crate) fn run<T: Send + 'static>(
     ctx: &mut StageContext<'_>,
 ) -> AsyncCallback<ToInner> {
     let materializer = Materializer::new(ctx.system());
-    source.to_mat(sink(run, events), Keep::right).run(&materializer)
+    source
+        .to_mat(sink(run, events), Keep::right)
+        .run(&materializer)
 }
 
 /// The bridge sink alone, for a graph that ends in it.
-pub(crate) fn sink<T: Send + 'static>(run: u64, events: AsyncCallback<FromInner<T>>) -> Sink<T, AsyncCallback<ToInner>> {
+pub(crate) fn sink<T: Send + 'static>(
+    run: u64,
+    events: AsyncCallback<FromInner<T>>,
+) -> Sink<T, AsyncCallback<ToInner>> {
     Sink::from_graph(Bridge { run, events })
 }
 
@@ -58,11 +66,16 @@ impl<T: Send + 'static> GraphStage for Bridge<T> {
         "restart_bridge"
     }
 
-    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToInner>) {
+    fn create_logic(
+        &self,
+        cx: &mut MatContext<'_>,
+    ) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToInner>) {
         let control = cx.async_callback(|this: &mut BridgeLogic<T>, command: ToInner, ctx| {
             let inlet = this.shape.inlet;
             match command {
-                ToInner::Pull if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) => ctx.pull(inlet)?,
+                ToInner::Pull if !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) => {
+                    ctx.pull(inlet)?
+                }
                 ToInner::Pull => {}
                 ToInner::Cancel => {
                     this.reported = true; // the outer stage asked: nothing to report
@@ -102,7 +115,12 @@ impl<T: Send + 'static> GraphStageLogic for BridgeLogic<T> {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.report_end(Some(error));
         ctx.complete_stage();
         Ok(())

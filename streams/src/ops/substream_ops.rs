@@ -155,15 +155,22 @@ pub trait SubstreamOps: FlowOps {
     /// assert_eq!(firsts.wait(), Ok(vec!["apple", "banana", "cherry"]));
     /// system.terminate().wait().unwrap();
     /// ```
-    fn group_by<K, F>(self, max_substreams: usize, key: F) -> Result<SubFlow<Self, Self::Out, Self::Out>, ArgumentError>
+    fn group_by<K, F>(
+        self,
+        max_substreams: usize,
+        key: F,
+    ) -> Result<SubFlow<Self, Self::Out, Self::Out>, ArgumentError>
     where
         K: std::hash::Hash + Eq + Clone + Send + 'static,
         F: FnMut(&Self::Out) -> K + Clone + Send + Sync + 'static,
     {
         at_least_one(max_substreams, "max_substreams")?;
-        Ok(SubFlow::new(self, std::sync::Arc::new(move || {
-            Box::new(substreams::GroupBy::new(key.clone(), max_substreams, false))
-        })))
+        Ok(SubFlow::new(
+            self,
+            std::sync::Arc::new(move || {
+                Box::new(substreams::GroupBy::new(key.clone(), max_substreams, false))
+            }),
+        ))
     }
 
     /// [`group_by`](Self::group_by), where an element whose key's
@@ -200,9 +207,12 @@ pub trait SubstreamOps: FlowOps {
         F: FnMut(&Self::Out) -> K + Clone + Send + Sync + 'static,
     {
         at_least_one(max_substreams, "max_substreams")?;
-        Ok(SubFlow::new(self, std::sync::Arc::new(move || {
-            Box::new(substreams::GroupBy::new(key.clone(), max_substreams, true))
-        })))
+        Ok(SubFlow::new(
+            self,
+            std::sync::Arc::new(move || {
+                Box::new(substreams::GroupBy::new(key.clone(), max_substreams, true))
+            }),
+        ))
     }
 
     /// A new substream at each element for which `p` holds (the first
@@ -248,11 +258,18 @@ pub trait SubstreamOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec![0]));
     /// system.terminate().wait().unwrap();
     /// ```
-    fn split_when_with<F>(self, strategy: SubstreamCancelStrategy, p: F) -> SubFlow<Self, Self::Out, Self::Out>
+    fn split_when_with<F>(
+        self,
+        strategy: SubstreamCancelStrategy,
+        p: F,
+    ) -> SubFlow<Self, Self::Out, Self::Out>
     where
         F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
     {
-        SubFlow::new(self, std::sync::Arc::new(move || Box::new(substreams::SplitWhen::new(p.clone(), strategy))))
+        SubFlow::new(
+            self,
+            std::sync::Arc::new(move || Box::new(substreams::SplitWhen::new(p.clone(), strategy))),
+        )
     }
 
     /// A substream ends after each element for which `p` holds (the next
@@ -298,11 +315,18 @@ pub trait SubstreamOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec![1, 4]));
     /// system.terminate().wait().unwrap();
     /// ```
-    fn split_after_with<F>(self, strategy: SubstreamCancelStrategy, p: F) -> SubFlow<Self, Self::Out, Self::Out>
+    fn split_after_with<F>(
+        self,
+        strategy: SubstreamCancelStrategy,
+        p: F,
+    ) -> SubFlow<Self, Self::Out, Self::Out>
     where
         F: FnMut(&Self::Out) -> bool + Clone + Send + Sync + 'static,
     {
-        SubFlow::new(self, std::sync::Arc::new(move || Box::new(substreams::SplitAfter::new(p.clone(), strategy))))
+        SubFlow::new(
+            self,
+            std::sync::Arc::new(move || Box::new(substreams::SplitAfter::new(p.clone(), strategy))),
+        )
     }
 
     /// The first `n` elements (fewer if upstream completes first) with
@@ -328,7 +352,9 @@ pub trait SubstreamOps: FlowOps {
     /// ```
     #[allow(clippy::type_complexity)] // the pair is the operator's point
     fn prefix_and_tail(self, n: usize) -> Self::Repr<(Vec<Self::Out>, Source<Self::Out>)> {
-        self.via_flow(logic_flow("prefix_and_tail", move || substreams::PrefixAndTail::<Self::Out>::new(n)))
+        self.via_flow(logic_flow("prefix_and_tail", move || {
+            substreams::PrefixAndTail::<Self::Out>::new(n)
+        }))
     }
 
     /// The first `n` elements (fewer if upstream completes first) choose
@@ -357,9 +383,9 @@ pub trait SubstreamOps: FlowOps {
         F: FnMut(Vec<Self::Out>) -> Flow<Self::Out, U, M> + Clone + Send + Sync + 'static,
     {
         let mut f = f;
-        let flow = Flow::<Self::Out>::new()
-            .prefix_and_tail(n)
-            .flat_map_concat(move |(prefix, tail): (Vec<Self::Out>, Source<Self::Out>)| tail.via(f(prefix)));
+        let flow = Flow::<Self::Out>::new().prefix_and_tail(n).flat_map_concat(
+            move |(prefix, tail): (Vec<Self::Out>, Source<Self::Out>)| tail.via(f(prefix)),
+        );
         self.via_flow(flow)
     }
 }

@@ -14,7 +14,9 @@
 use std::time::{Duration, Instant};
 
 use super::util::{logic_flow, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+};
 use crate::{ArgumentError, ErrorKind, Flow, StreamError};
 
 /// What `throttle` does with an element that comes too early.
@@ -139,7 +141,10 @@ impl<T: Send + 'static, C: FnMut(&T) -> u32 + Send + 'static> GraphStageLogic fo
         let element = ctx.grab(self.shape.inlet)?;
         let cost = u64::from((self.cost_fn)(&element));
         let now = ctx.now();
-        let wait = self.bucket.as_mut().map_or(Duration::ZERO, |b| b.offer(cost, now));
+        let wait = self
+            .bucket
+            .as_mut()
+            .map_or(Duration::ZERO, |b| b.offer(cost, now));
         if wait.is_zero() {
             return ctx.push(self.shape.out, element);
         }
@@ -189,7 +194,9 @@ where
     C: FnMut(&T) -> u32 + Clone + Send + Sync + 'static,
 {
     if cost == 0 {
-        return Err(ArgumentError::Zero { argument: "elements" });
+        return Err(ArgumentError::Zero {
+            argument: "elements",
+        });
     }
     if per.is_zero() {
         return Err(ArgumentError::Zero { argument: "per" });
@@ -223,7 +230,10 @@ mod tests {
     fn a_full_bucket_lets_a_burst_through_then_spaces_by_the_period() {
         let t0 = Instant::now();
         let mut b = TokenBucket::new(3, 10 * MS, t0);
-        assert_eq!([b.offer(1, t0), b.offer(1, t0), b.offer(1, t0)], [Duration::ZERO; 3]);
+        assert_eq!(
+            [b.offer(1, t0), b.offer(1, t0), b.offer(1, t0)],
+            [Duration::ZERO; 3]
+        );
         assert_eq!(b.offer(1, t0), 10 * MS);
         // The fourth took the token due at 10 ms; the next is due at 20 ms.
         assert_eq!(b.offer(1, t0 + 10 * MS), 10 * MS);

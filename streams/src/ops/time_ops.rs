@@ -4,8 +4,10 @@
 
 use std::time::Duration;
 
-use super::{DelayOverflowStrategy, FlowOps, ThrottleMode, delay, grouped_within, throttle, timeout};
 use super::util::at_least_one;
+use super::{
+    DelayOverflowStrategy, FlowOps, ThrottleMode, delay, grouped_within, throttle, timeout,
+};
 use crate::{ArgumentError, TimeoutKind};
 
 /// Operators that read time: rate limits, groups closed by time, delays,
@@ -35,7 +37,13 @@ pub trait TimeOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec![1, 2, 3]));
     /// # system.terminate().wait().unwrap();
     /// ```
-    fn throttle(self, elements: u32, per: Duration, maximum_burst: u32, mode: ThrottleMode) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+    fn throttle(
+        self,
+        elements: u32,
+        per: Duration,
+        maximum_burst: u32,
+        mode: ThrottleMode,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
         self.throttle_with_cost(elements, per, maximum_burst, |_| 1, mode)
     }
 
@@ -60,7 +68,14 @@ pub trait TimeOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec!["a", "bb"]));
     /// # system.terminate().wait().unwrap();
     /// ```
-    fn throttle_with_cost<C>(self, cost: u32, per: Duration, maximum_burst: u32, cost_fn: C, mode: ThrottleMode) -> Result<Self::Repr<Self::Out>, ArgumentError>
+    fn throttle_with_cost<C>(
+        self,
+        cost: u32,
+        per: Duration,
+        maximum_burst: u32,
+        cost_fn: C,
+        mode: ThrottleMode,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError>
     where
         C: FnMut(&Self::Out) -> u32 + Clone + Send + Sync + 'static,
     {
@@ -88,7 +103,11 @@ pub trait TimeOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec![vec![1, 2], vec![3, 4], vec![5]]));
     /// # system.terminate().wait().unwrap();
     /// ```
-    fn grouped_within(self, n: usize, within: Duration) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
+    fn grouped_within(
+        self,
+        n: usize,
+        within: Duration,
+    ) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError> {
         at_least_one(n, "n")?;
         self.grouped_weighted_within(n as u64, within, |_| 1)
     }
@@ -114,11 +133,18 @@ pub trait TimeOps: FlowOps {
     /// assert_eq!(out.wait(), Ok(vec![vec![3, 4], vec![2, 5]]));
     /// # system.terminate().wait().unwrap();
     /// ```
-    fn grouped_weighted_within<W>(self, max_weight: u64, within: Duration, weight_fn: W) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError>
+    fn grouped_weighted_within<W>(
+        self,
+        max_weight: u64,
+        within: Duration,
+        weight_fn: W,
+    ) -> Result<Self::Repr<Vec<Self::Out>>, ArgumentError>
     where
         W: FnMut(&Self::Out) -> u64 + Clone + Send + Sync + 'static,
     {
-        Ok(self.via_flow(grouped_within::grouped_weighted_within(max_weight, within, weight_fn)?))
+        Ok(self.via_flow(grouped_within::grouped_weighted_within(
+            max_weight, within, weight_fn,
+        )?))
     }
 
     /// Each element `by` after it arrived, buffering up to the

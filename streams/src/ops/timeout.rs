@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
 use super::util::{logic_flow, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+};
 use crate::{ErrorKind, Flow, StreamError, TimeoutKind};
 
 const TIMER: TimerKey = TimerKey(0);
@@ -32,7 +34,9 @@ struct Timeout<T> {
 
 impl<T: Send + 'static> Timeout<T> {
     fn fail(&self) -> StageResult {
-        Err(StreamError::from_kind(ErrorKind::Timeout(self.kind, self.after)))
+        Err(StreamError::from_kind(ErrorKind::Timeout(
+            self.kind, self.after,
+        )))
     }
 }
 
@@ -79,7 +83,11 @@ impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
                 }
                 // Not due yet (or not waiting on downstream): check again at
                 // the deadline, or a full period from now.
-                let next = if waiting { deadline.saturating_duration_since(now) } else { self.after };
+                let next = if waiting {
+                    deadline.saturating_duration_since(now)
+                } else {
+                    self.after
+                };
                 ctx.schedule_once(TIMER, next);
                 Ok(())
             }

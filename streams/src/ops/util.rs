@@ -2,8 +2,8 @@
 
 use std::marker::PhantomData;
 
-use crate::stage::{Attributes, FlowShape, GraphStage, GraphStageLogic, MatContext};
 use crate::Flow;
+use crate::stage::{Attributes, FlowShape, GraphStage, GraphStageLogic, MatContext};
 
 /// A flow stage whose logic `make` builds afresh for each run, from the
 /// stage's attributes.

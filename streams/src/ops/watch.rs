@@ -2,7 +2,9 @@
 //! [`Completion`] of how it ended) and `Flow::monitor` (a [`FlowMonitor`]
 //! of its state).
 
-use crate::stage::{FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult};
+use crate::stage::{
+    FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+};
 use crate::sync::{Arc, Mutex};
 use crate::{Completer, Completion, Flow, StreamError};
 
@@ -47,7 +49,12 @@ impl<T: Send + 'static> GraphStageLogic for WatchLogic<T> {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         self.completer.complete(Err(error.clone()));
         Err(error)
     }
@@ -124,7 +131,9 @@ impl<T> std::fmt::Debug for FlowMonitor<T> {
             MonitorState::Finished => "finished",
             MonitorState::Failed(_) => "failed",
         };
-        f.debug_struct("FlowMonitor").field("state", &state).finish()
+        f.debug_struct("FlowMonitor")
+            .field("state", &state)
+            .finish()
     }
 }
 
@@ -176,7 +185,12 @@ impl<T: Clone + Send + 'static> GraphStageLogic for MonitorLogic<T> {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         self.set(MonitorState::Failed(error.clone()));
         Err(error)
     }

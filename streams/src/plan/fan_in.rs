@@ -18,9 +18,9 @@
 use std::sync::Arc;
 
 use super::rules::adapted;
+use crate::Attributes;
 use crate::blueprint::graph::{Edge, Fuses, Kind, Node};
 use crate::fusion::{IterNode, StepNode};
-use crate::Attributes;
 
 /// A graph after the rule, with the nodes it absorbed marked.
 pub(super) struct Rewritten {
@@ -32,7 +32,10 @@ pub(super) struct Rewritten {
 /// The graph with every fusable fan-in junction fused, or `None` when
 /// there is none.
 pub(super) fn rewrite(nodes: &[Node], edges: &[Edge]) -> Option<Rewritten> {
-    if !nodes.iter().any(|n| matches!(n.fuses, Some(Fuses::FanIn(_)))) {
+    if !nodes
+        .iter()
+        .any(|n| matches!(n.fuses, Some(Fuses::FanIn(_))))
+    {
         return None;
     }
     let mut graph = Rewritten {
@@ -61,7 +64,10 @@ struct Input {
 /// a fused iterator chain.
 fn fusable(graph: &Rewritten, j: usize) -> Option<Vec<Input>> {
     let node = &graph.nodes[j];
-    if graph.absorbed[j] || !matches!(node.fuses, Some(Fuses::FanIn(_))) || !matches!(node.kind, Kind::Stage(_)) {
+    if graph.absorbed[j]
+        || !matches!(node.fuses, Some(Fuses::FanIn(_)))
+        || !matches!(node.kind, Kind::Stage(_))
+    {
         return None;
     }
     let (ins, _) = node.kind.ports();
@@ -73,7 +79,11 @@ fn fusable(graph: &Rewritten, j: usize) -> Option<Vec<Input>> {
 fn input(graph: &Rewritten, j: usize, port: u16) -> Option<Input> {
     let into = |node: usize, port: u16| {
         let to = (u32::try_from(node).ok()?, port);
-        graph.edges.iter().find(|e| e.to == to).map(|e| e.from.0 as usize)
+        graph
+            .edges
+            .iter()
+            .find(|e| e.to == to)
+            .map(|e| e.from.0 as usize)
     };
     let mut steps = Vec::new();
     let mut at = into(j, port)?;
@@ -121,13 +131,15 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
         unreachable!("a fusable junction");
     };
     let fused = fan_in.fuse(&iters);
-    let attributes = attributes.and(&junction.attributes).with_name(names.join("."));
+    let attributes = attributes
+        .and(&junction.attributes)
+        .with_name(names.join("."));
     graph.nodes[j] = Node::new(Kind::Iter(fused), attributes);
     let absorbed = &graph.absorbed;
     let to_junction = u32::try_from(j).expect("fewer than 2^32 nodes");
-    graph
-        .edges
-        .retain(|e| e.to.0 != to_junction && !absorbed[e.from.0 as usize] && !absorbed[e.to.0 as usize]);
+    graph.edges.retain(|e| {
+        e.to.0 != to_junction && !absorbed[e.from.0 as usize] && !absorbed[e.to.0 as usize]
+    });
 }
 
 #[cfg(test)]
@@ -149,11 +161,18 @@ mod tests {
 
     #[test]
     fn fused_inputs_make_one_loop_into_a_fold() {
-        let merge = Source::range(0u64..10).map(|x| x + 1).merge(Source::range(0u64..10).filter(|x| x % 2 == 0));
+        let merge = Source::range(0u64..10)
+            .map(|x| x + 1)
+            .merge(Source::range(0u64..10).filter(|x| x % 2 == 0));
         assert_eq!(stages(&merge.to_mat(fold(), Keep::right)), [1, 6]);
-        let zip = Source::range(0u64..10).zip(Source::range(0u64..10)).map(|(a, b)| a + b);
+        let zip = Source::range(0u64..10)
+            .zip(Source::range(0u64..10))
+            .map(|(a, b)| a + b);
         assert_eq!(stages(&zip.to_mat(fold(), Keep::right)), [1, 5]);
-        let nested = Source::range(0u64..3).concat(Source::range(0u64..3)).interleave(Source::range(0u64..3), 2).unwrap();
+        let nested = Source::range(0u64..3)
+            .concat(Source::range(0u64..3))
+            .interleave(Source::range(0u64..3), 2)
+            .unwrap();
         assert_eq!(stages(&nested.to_mat(fold(), Keep::right)), [1, 6]);
     }
 
@@ -161,13 +180,21 @@ mod tests {
     fn or_else_and_every_zip_make_one_loop_into_a_fold() {
         let or_else = Source::range(0u64..10).or_else(Source::range(0u64..10).map(|x| x + 1));
         assert_eq!(stages(&or_else.to_mat(fold(), Keep::right)), [1, 5]);
-        let zip_n = Source::zip_n([Source::range(0u64..10), Source::range(0u64..10), Source::range(0u64..10)]);
+        let zip_n = Source::zip_n([
+            Source::range(0u64..10),
+            Source::range(0u64..10),
+            Source::range(0u64..10),
+        ]);
         assert_eq!(stages(&zip_n.to_mat(fold(), Keep::right)), [1, 5]);
-        let flow = crate::Flow::<u64>::new().map(|x| x * 2).zip_with_n([Source::range(0u64..10)], |[a, b]| a + b);
+        let flow = crate::Flow::<u64>::new()
+            .map(|x| x * 2)
+            .zip_with_n([Source::range(0u64..10)], |[a, b]| a + b);
         let flow_zip = Source::range(0u64..10).via(flow);
         assert_eq!(stages(&flow_zip.to_mat(fold(), Keep::right)), [1, 5]);
         let mut b = GraphBuilder::new();
-        let zip = b.add(crate::graph::ZipWith3::new(|a: u64, b: u32, c: bool| a + u64::from(b) + u64::from(c)));
+        let zip = b.add(crate::graph::ZipWith3::new(|a: u64, b: u32, c: bool| {
+            a + u64::from(b) + u64::from(c)
+        }));
         let (x, y, z) = (
             b.source(Source::range(0u64..5)),
             b.source(Source::range(0u32..5)),
@@ -208,10 +235,14 @@ mod tests {
 
     #[test]
     fn flat_map_concat_runs_inside_a_folding_sink() {
-        let flat = Source::range(0u64..10).flat_map_concat(|x| Source::range(0..x)).map(|x| x + 1);
+        let flat = Source::range(0u64..10)
+            .flat_map_concat(|x| Source::range(0..x))
+            .map(|x| x + 1);
         assert_eq!(stages(&flat.to_mat(fold(), Keep::right)), [2, 4]);
         // Not followed by a folding sink: the flattening stage as it was.
-        let bounded = Source::range(0u64..10).flat_map_concat(|x| Source::range(0..x)).async_boundary();
+        let bounded = Source::range(0u64..10)
+            .flat_map_concat(|x| Source::range(0..x))
+            .async_boundary();
         assert_eq!(stages(&bounded.to_mat(fold(), Keep::right)), [4, 5]);
     }
 }

@@ -133,9 +133,17 @@ pub(crate) enum Unit {
 pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
     // Supervised simple operators catch per element; only they do.
     let supervised = crate::fusion::supervise(nodes);
-    let rewritten = if fusion { fan_in::rewrite(&supervised, edges) } else { None };
+    let rewritten = if fusion {
+        fan_in::rewrite(&supervised, edges)
+    } else {
+        None
+    };
     let (nodes, edges, absorbed) = match &rewritten {
-        Some(graph) => (&graph.nodes[..], &graph.edges[..], Some(&graph.absorbed[..])),
+        Some(graph) => (
+            &graph.nodes[..],
+            &graph.edges[..],
+            Some(&graph.absorbed[..]),
+        ),
         None => (&supervised[..], edges, None),
     };
     let n = nodes.len();
@@ -308,7 +316,9 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
         .collect();
     for (from, out_port, to, in_port) in links {
         let ((island, up), (_, down)) = (place[from], place[to]);
-        planned[island].conns.push(((up, out_port), (down, in_port)));
+        planned[island]
+            .conns
+            .push(((up, out_port), (down, in_port)));
     }
     Plan {
         islands: planned,
@@ -334,7 +344,10 @@ mod tests {
     /// How many stages each island of `graph`'s plan runs.
     fn stages<M>(graph: &RunnableGraph<M>, fusion: bool) -> Vec<usize> {
         let plan = plan(&graph.graph.nodes, &graph.graph.edges, fusion);
-        plan.islands.iter().map(|island| island.stages.len()).collect()
+        plan.islands
+            .iter()
+            .map(|island| island.stages.len())
+            .collect()
     }
 
     #[test]

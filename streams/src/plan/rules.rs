@@ -34,11 +34,16 @@ fn joined(nodes: &[Node], chain: &[usize]) -> String {
 }
 
 /// `consumer` with the operators `steps` run inside it, first to last.
-fn stepped(steps: &[&Arc<dyn StepNode>], consumer: &Arc<dyn ConsumerNode>) -> Arc<dyn ConsumerNode> {
+fn stepped(
+    steps: &[&Arc<dyn StepNode>],
+    consumer: &Arc<dyn ConsumerNode>,
+) -> Arc<dyn ConsumerNode> {
     steps
         .iter()
         .rev()
-        .fold(Arc::clone(consumer), |consumer, step| step.before_consumer(&*consumer))
+        .fold(Arc::clone(consumer), |consumer, step| {
+            step.before_consumer(&*consumer)
+        })
 }
 
 /// `iter` with the operators `steps` fused into it as adapters.
@@ -120,9 +125,9 @@ fn plain(nodes: &[Node], chain: &[usize], at: usize) -> Unit {
 /// The input buffer of the node at `chain[at]`, which receives from a
 /// boundary before it (the default when the chain ends there).
 fn receiver_buffer(nodes: &[Node], chain: &[usize], at: usize) -> usize {
-    chain
-        .get(at)
-        .map_or(DEFAULT_INPUT_BUFFER, |&i| nodes[i].full_attributes().input_buffer())
+    chain.get(at).map_or(DEFAULT_INPUT_BUFFER, |&i| {
+        nodes[i].full_attributes().input_buffer()
+    })
 }
 
 /// The unit starting at `chain[at]` with fusion on, and the position of
@@ -145,7 +150,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         let stage = flatten.with_consumer(&*stepped(&run, consumer));
         let name = joined(nodes, &chain[at..after]);
         let unit = Unit::Stage {
-            attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
+            attributes: stage_attributes(
+                &*stage,
+                &merged(nodes, &chain[at..=after]).with_name(name),
+            ),
             stage,
             values: vec![chain[after]],
         };
@@ -160,7 +168,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let name = joined(nodes, &chain[at..=after]);
             let stage = consumer.after_iter(&*adapted(iter, &run));
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
+                attributes: stage_attributes(
+                    &*stage,
+                    &merged(nodes, &chain[at..=after]).with_name(name),
+                ),
                 stage,
                 values: vec![chain[after]],
             };
@@ -172,7 +183,12 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         (Kind::Iter(iter), Some(Kind::Boundary(_))) => {
             let name = joined(nodes, &chain[at..after]);
             let source = UpSource::Iter(adapted(iter, &run), Arc::from(name));
-            boundary(nodes, chain, after, Some((source, merged(nodes, &chain[at..after]))))
+            boundary(
+                nodes,
+                chain,
+                after,
+                Some((source, merged(nodes, &chain[at..after]))),
+            )
         }
         // **Fused iterator.** Simple operators after an iterator source
         // become adapters of the iterator: one source stage, one indirect
@@ -181,7 +197,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let name = joined(nodes, &chain[at..after]);
             let stage = adapted(iter, &run).stage();
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..after]).with_name(name)),
+                attributes: stage_attributes(
+                    &*stage,
+                    &merged(nodes, &chain[at..after]).with_name(name),
+                ),
                 stage,
                 values: vec![chain[at]],
             };
@@ -195,7 +214,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let stage = host.with_consumer(&node.full_attributes(), &*consumer);
             let name = joined(nodes, &chain[at..=after]);
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &merged(nodes, &chain[at..=after]).with_name(name)),
+                attributes: stage_attributes(
+                    &*stage,
+                    &merged(nodes, &chain[at..=after]).with_name(name),
+                ),
                 stage,
                 values: vec![chain[at], chain[after]],
             };
@@ -216,7 +238,12 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
                 // likely theirs, and a named operator keeps its name.
                 let name = joined(nodes, &chain[start..after]);
                 let unit = Unit::Stage {
-                    attributes: stage_attributes(&*stage, &merged(nodes, &chain[start..=after]).and(&sink.attributes).with_name(name)),
+                    attributes: stage_attributes(
+                        &*stage,
+                        &merged(nodes, &chain[start..=after])
+                            .and(&sink.attributes)
+                            .with_name(name),
+                    ),
                     stage,
                     values: vec![chain[after]],
                 };
@@ -235,7 +262,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
             let stage = run[run.len() - 1].run_stage(head);
             let name = joined(nodes, &chain[start..=end]);
             let unit = Unit::Stage {
-                attributes: stage_attributes(&*stage, &merged(nodes, &chain[start..=end]).with_name(name)),
+                attributes: stage_attributes(
+                    &*stage,
+                    &merged(nodes, &chain[start..=end]).with_name(name),
+                ),
                 stage,
                 values: vec![chain[start]],
             };
@@ -280,7 +310,12 @@ fn relay(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         name,
     };
     let attributes = merged(nodes, &chain[at..next]);
-    boundary(nodes, chain, next, Some((UpSource::Relay(relay), attributes)))
+    boundary(
+        nodes,
+        chain,
+        next,
+        Some((UpSource::Relay(relay), attributes)),
+    )
 }
 
 /// **Boundary into folding sink.** The boundary at `chain[at]`; simple
@@ -330,7 +365,11 @@ fn boundary(
         }
         _ => (None, receiver_buffer(nodes, chain, at + 1), at),
     };
-    let down = if sink.is_some() { down } else { Attributes::new() };
+    let down = if sink.is_some() {
+        down
+    } else {
+        Attributes::new()
+    };
     let plan = BoundaryPlan {
         factory: Arc::clone(factory),
         capacity,

@@ -411,12 +411,19 @@ impl StageContext<'_> {
     where
         L: GraphStageLogic,
         M: Send + 'static,
-        F: FnMut(&mut L, super::StageActorMessage<M>, &mut StageContext<'_>) -> StageResult + Send + 'static,
+        F: FnMut(&mut L, super::StageActorMessage<M>, &mut StageContext<'_>) -> StageResult
+            + Send
+            + 'static,
     {
         let callback = self.async_callback(handler);
         let name = Arc::clone(&self.core.stages[self.stage].name);
         let system = self.core.host.system.clone();
-        super::make_stage_actor(&system, &name, callback, &mut self.core.stages[self.stage].on_finish)
+        super::make_stage_actor(
+            &system,
+            &name,
+            callback,
+            &mut self.core.stages[self.stage].on_finish,
+        )
     }
 
     /// Call `on_timer(key)` once after `delay`, replacing any timer with the same key.
@@ -442,7 +449,11 @@ impl StageContext<'_> {
         let stage = self.stage as u32;
         let island = self.core.host.island.clone();
         let scheduler = self.core.host.system.scheduler();
-        let msg = move || IslandMsg::Timer { stage, key, generation };
+        let msg = move || IslandMsg::Timer {
+            stage,
+            key,
+            generation,
+        };
         // A periodic timer re-arms on the scheduler's side (fixed delay), so
         // under a test clock one `advance` fires every period it covers.
         let cancel = match period.filter(|p| !p.is_zero()) {

@@ -18,13 +18,13 @@ pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, LogLevels, upfront_capaci
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
-pub(crate) use slot::Slot;
-pub use stage_actor::{StageActor, StageActorMessage};
-pub(crate) use supervision::supervised;
-pub use supervision::{Directive, SupervisionStrategy};
-pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
 pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,
     Shape, SinkShape, SlotKind, SourceShape, UniformFanInShape, UniformFanOutShape,
 };
 pub use ports::{FanInShape3, FanInShape4, FanInShape5, FanInShapeN};
+pub(crate) use slot::Slot;
+pub use stage_actor::{StageActor, StageActorMessage};
+pub(crate) use stage_actor::{actor_name_for, make_stage_actor, name_chars};
+pub(crate) use supervision::supervised;
+pub use supervision::{Directive, SupervisionStrategy};

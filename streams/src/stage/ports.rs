@@ -339,7 +339,10 @@ fn port_number(index: usize) -> u16 {
 
 /// `n` as a port count, or a compile-time error when a shape is too wide.
 const fn port_count(n: usize) -> u16 {
-    assert!(n <= u16::MAX as usize, "a shape has at most 65535 ports of a kind");
+    assert!(
+        n <= u16::MAX as usize,
+        "a shape has at most 65535 ports of a kind"
+    );
     n as u16
 }
 

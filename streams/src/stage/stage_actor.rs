@@ -54,7 +54,9 @@ impl<M: Send + 'static> StageActor<M> {
 
 impl<M: Send + 'static> std::fmt::Debug for StageActor<M> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StageActor").field("function", &self.function).finish()
+        f.debug_struct("StageActor")
+            .field("function", &self.function)
+            .finish()
     }
 }
 
@@ -98,9 +100,13 @@ pub(crate) fn actor_name_for(label: &str, fallback: &'static str) -> String {
 /// `_`: the one mapping from stage labels to actor names (references here,
 /// island actors in `materialize`).
 pub(crate) fn name_chars(label: &str) -> impl Iterator<Item = char> + '_ {
-    label
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
+    label.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+            c
+        } else {
+            '_'
+        }
+    })
 }
 
 #[cfg(test)]

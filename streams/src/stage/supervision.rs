@@ -147,7 +147,8 @@ pub(crate) fn supervised<R>(
 
 impl fmt::Debug for SupervisionStrategy {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SupervisionStrategy").finish_non_exhaustive()
+        f.debug_struct("SupervisionStrategy")
+            .finish_non_exhaustive()
     }
 }
 

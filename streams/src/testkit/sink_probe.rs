@@ -87,7 +87,10 @@ impl<T: Send + 'static> SinkProbe<T> {
         // A stream that has ended drops the command (and its sender):
         // nothing is left to run.
         if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(self.timeout) {
-            panic!("the probe's island did not run out of work within {:?}", self.timeout);
+            panic!(
+                "the probe's island did not run out of work within {:?}",
+                self.timeout
+            );
         }
     }
 

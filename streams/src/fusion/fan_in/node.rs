@@ -38,4 +38,3 @@ pub(super) fn factories<T: Send + 'static>(inputs: &[Arc<dyn IterNode>]) -> Vec<
 /// elements than asked (a filter inside): bounded, so that inputs that
 /// reject everything still let the fill return (and the island yield).
 pub(super) const ROUNDS: usize = 8;
-

@@ -63,9 +63,7 @@ impl<T: Send> Chunks<T> for OrElseChunks<T> {
 
     fn at_least(&self) -> usize {
         match &self.secondary {
-            Some(secondary) if self.switched || self.primary.is_exhausted() => {
-                secondary.at_least()
-            }
+            Some(secondary) if self.switched || self.primary.is_exhausted() => secondary.at_least(),
             // The primary's elements, if it is sure to make any, are all
             // there will be.
             _ => self.primary.at_least(),

@@ -12,11 +12,17 @@ use super::or_else::OrElseChunks;
 /// A uniform junction of `T`s: which one, and its settings.
 #[derive(Clone, Copy)]
 pub(crate) enum Uniform {
-    Merge { eager: bool, preferred: bool },
+    Merge {
+        eager: bool,
+        preferred: bool,
+    },
     Concat,
     /// The first input, or the second if the first ends empty.
     OrElse,
-    Interleave { segment: usize, eager: bool },
+    Interleave {
+        segment: usize,
+        eager: bool,
+    },
 }
 
 /// The [`FanInNode`] of a uniform junction of `T`s.
@@ -41,7 +47,9 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
         let factory: IterFactory<T> = Arc::new(move || {
             let sources: Vec<BoxChunks<T>> = inputs.iter().map(|f| f()).collect();
             match kind {
-                Uniform::Merge { eager, preferred } => Box::new(MergeChunks::new(sources, eager, preferred)),
+                Uniform::Merge { eager, preferred } => {
+                    Box::new(MergeChunks::new(sources, eager, preferred))
+                }
                 Uniform::Concat => Box::new(ConcatChunks { sources, at: 0 }),
                 Uniform::OrElse => Box::new(OrElseChunks::new(sources)),
                 Uniform::Interleave { segment, eager } => Box::new(InterleaveChunks {
@@ -155,7 +163,9 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
             if want == 0 {
                 return Fill::More;
             }
-            let ready = (0..n).filter(|&i| !self.done[i] && !self.pending[i]).count();
+            let ready = (0..n)
+                .filter(|&i| !self.done[i] && !self.pending[i])
+                .count();
             if ready == 0 {
                 return if self.done.iter().all(|d| *d) {
                     Fill::Exhausted
@@ -185,7 +195,10 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
         if self.eager {
             return 0;
         }
-        self.sources.iter().map(|s| s.at_least()).fold(0, usize::saturating_add)
+        self.sources
+            .iter()
+            .map(|s| s.at_least())
+            .fold(0, usize::saturating_add)
     }
 }
 
@@ -220,7 +233,9 @@ impl<T: Send> Chunks<T> for ConcatChunks<T> {
     }
 
     fn is_exhausted(&self) -> bool {
-        self.sources[self.at.min(self.sources.len())..].iter().all(|s| s.is_exhausted())
+        self.sources[self.at.min(self.sources.len())..]
+            .iter()
+            .all(|s| s.is_exhausted())
     }
 
     fn at_least(&self) -> usize {

@@ -271,7 +271,10 @@ impl<L: Lanes, O, F: FnMut(L::Row) -> O + Send> Chunks<O> for ZipChunks<L, F> {
                 return Fill::More;
             }
             // As many as every input is sure to make, else one at a time.
-            let sure = (0..width).map(|i| self.lanes.lane_ref(i).at_least()).min().unwrap_or(0);
+            let sure = (0..width)
+                .map(|i| self.lanes.lane_ref(i).at_least())
+                .min()
+                .unwrap_or(0);
             let mut target = want.min(sure.max(1));
             // A pending or failed lane still lets what the lanes before it
             // made find partners; the first failure wins over a pending.
@@ -294,7 +297,11 @@ impl<L: Lanes, O, F: FnMut(L::Row) -> O + Send> Chunks<O> for ZipChunks<L, F> {
                 // Later lanes are asked only for partners of these.
                 target = target.min(lane.waiting());
             }
-            let rows = (0..width).map(|i| self.lanes.lane_ref(i).waiting()).min().unwrap_or(0).min(want);
+            let rows = (0..width)
+                .map(|i| self.lanes.lane_ref(i).waiting())
+                .min()
+                .unwrap_or(0)
+                .min(want);
             self.lanes.rows(rows, out, &mut self.f);
             match stop {
                 Some(failed @ Fill::Failed(_)) => return failed,
@@ -315,6 +322,9 @@ impl<L: Lanes, O, F: FnMut(L::Row) -> O + Send> Chunks<O> for ZipChunks<L, F> {
         if self.ended {
             return 0;
         }
-        (0..self.lanes.width()).map(|i| self.lanes.lane_ref(i).at_least()).min().unwrap_or(0)
+        (0..self.lanes.width())
+            .map(|i| self.lanes.lane_ref(i).at_least())
+            .min()
+            .unwrap_or(0)
     }
 }

@@ -1,10 +1,10 @@
 //! [`Interleave`]: segments of each input in turn.
 
+use crate::ArgumentError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, Inlet, MatContext, OutPort, StageContext, StageResult,
     UniformFanInShape,
 };
-use crate::ArgumentError;
 
 /// Emits `segment_size` elements of input 0, then `segment_size` of input
 /// 1, and so on in turn; an input that completes is skipped from then on
@@ -117,7 +117,8 @@ impl<T: Send + 'static, const N: usize> InterleaveLogic<T, N> {
 
     fn pull_current(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.current();
-        if ctx.is_available(self.shape.out) && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+        if ctx.is_available(self.shape.out) && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet)
+        {
             ctx.pull(inlet)?;
         }
         Ok(())

@@ -131,7 +131,8 @@ impl<T: Send + 'static, const N: usize> GraphStage for Merge<T, N> {
             eager: self.eager_complete,
             preferred: self.preferred == Some(0),
         };
-        (self.preferred.is_none() || self.preferred == Some(0)).then(|| UniformFanIn::<T>::hint(kind))
+        (self.preferred.is_none() || self.preferred == Some(0))
+            .then(|| UniformFanIn::<T>::hint(kind))
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
@@ -139,7 +140,10 @@ impl<T: Send + 'static, const N: usize> GraphStage for Merge<T, N> {
             Some(port) => Pick::Preferred(port),
             None => Pick::Arrival,
         };
-        (Box::new(MergeLogic::<T, N>::new(pick, self.eager_complete)), ())
+        (
+            Box::new(MergeLogic::<T, N>::new(pick, self.eager_complete)),
+            (),
+        )
     }
 }
 
@@ -152,10 +156,7 @@ pub(super) enum Pick<const N: usize> {
     /// By smooth weighted round-robin over the inputs with an element
     /// waiting: each gets `weights[i]` credit per choice, the richest is
     /// served and pays the sum of the weights taken part.
-    Weighted {
-        weights: [u32; N],
-        credit: [i64; N],
-    },
+    Weighted { weights: [u32; N], credit: [i64; N] },
 }
 
 impl<const N: usize> Pick<N> {

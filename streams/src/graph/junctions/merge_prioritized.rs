@@ -89,6 +89,9 @@ impl<T: Send + 'static, const N: usize> GraphStage for MergePrioritized<T, N> {
             weights: self.priorities,
             credit: [0; N],
         };
-        (Box::new(MergeLogic::<T, N>::new(pick, self.eager_complete)), ())
+        (
+            Box::new(MergeLogic::<T, N>::new(pick, self.eager_complete)),
+            (),
+        )
     }
 }

@@ -1,10 +1,10 @@
 //! [`Partition`]: each element to the output its partitioner names.
 
+use crate::StreamError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
     UniformFanOutShape,
 };
-use crate::StreamError;
 
 /// Why a [`Partition`] failed its stream: the partitioner named an output
 /// the partition does not have.
@@ -18,7 +18,11 @@ pub struct PartitionOutOfRange {
 
 impl std::fmt::Display for PartitionOutOfRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "partitioner returned output {} of {}", self.index, self.outputs)
+        write!(
+            f,
+            "partitioner returned output {} of {}",
+            self.index, self.outputs
+        )
     }
 }
 

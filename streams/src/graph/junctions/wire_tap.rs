@@ -75,7 +75,8 @@ impl<T: Clone + Send + 'static> GraphStageLogic for WireTapLogic<T> {
 
     fn on_pull(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
-        if port == self.shape.outs[0].port() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+        if port == self.shape.outs[0].port() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet)
+        {
             ctx.pull(inlet)?;
         }
         Ok(())

@@ -118,6 +118,8 @@ where
     /// Both inputs fused iterators: one element of each, combined.
     fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
         let mut f = self.f.clone();
-        Some(crate::fusion::ZipFanIn::<(A, B), O, _>::hint(move |(a, b)| f(a, b)))
+        Some(crate::fusion::ZipFanIn::<(A, B), O, _>::hint(
+            move |(a, b)| f(a, b),
+        ))
     }
 }

@@ -122,6 +122,8 @@ where
 
     /// All inputs fused iterators: one element of each, combined.
     fn fused_fan_in(&self) -> Option<crate::fusion::FusedFanIn> {
-        Some(crate::fusion::ZipFanIn::<[T; N], O, F>::hint(self.f.clone()))
+        Some(crate::fusion::ZipFanIn::<[T; N], O, F>::hint(
+            self.f.clone(),
+        ))
     }
 }

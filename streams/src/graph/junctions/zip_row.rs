@@ -22,9 +22,7 @@
 use std::marker::PhantomData;
 
 use crate::StreamError;
-use crate::stage::{
-    GraphStageLogic, InPort, Inlet, OutPort, Outlet, StageContext, StageResult,
-};
+use crate::stage::{GraphStageLogic, InPort, Inlet, OutPort, Outlet, StageContext, StageResult};
 
 /// The inputs of a zip as the row one element of each makes.
 pub(crate) trait ZipRow: Sized + Send + 'static {

@@ -5,7 +5,9 @@
 use std::marker::PhantomData;
 
 use super::zip_row::ZipLogic;
-use crate::stage::{FanInShape3, FanInShape4, FanInShape5, GraphStage, GraphStageLogic, MatContext};
+use crate::stage::{
+    FanInShape3, FanInShape4, FanInShape5, GraphStage, GraphStageLogic, MatContext,
+};
 
 /// A zip junction over inputs of the types `$t`, combined by an `FnMut`
 /// taking one element of each.

@@ -1,13 +1,13 @@
 //! The downstream half of an async boundary: the start of the downstream island.
 
+use crate::sync::Arc;
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
-use crate::sync::Arc;
 
 use super::{Down, FUSED_BUDGET};
-use crate::handover::{Refill, Wait};
 use crate::StreamError;
 use crate::fusion::Consumer;
+use crate::handover::{Refill, Wait};
 use crate::stage::{AsyncCallback, GraphStageLogic, OutPort, Outlet, StageContext, StageResult};
 
 pub(super) enum Downstream<T> {
@@ -36,7 +36,10 @@ impl<T: Send + 'static> BoundaryIn<T> {
     /// `Some(outcome)` once everything upstream sent is delivered and it
     /// has finished.
     fn refill(&mut self, waiting: bool) -> Option<Option<StreamError>> {
-        match self.consumer.refill(if waiting { Wait::Yes } else { Wait::No }) {
+        match self
+            .consumer
+            .refill(if waiting { Wait::Yes } else { Wait::No })
+        {
             Refill::Ready | Refill::Empty => None,
             Refill::End(outcome) => Some(outcome.err()),
             // Only after `finished` is set, which stops every caller.

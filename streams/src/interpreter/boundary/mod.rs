@@ -61,7 +61,11 @@ fn upstream_half<T: Send + 'static, C: Notify + 'static>(
     source: Option<(&dyn IterNode, &Arc<str>)>,
 ) -> Half {
     let (upstream, name, ports) = match source {
-        Some((iter, name)) => (Upstream::Iter(FusedIter::<T>::of(iter)()), Arc::clone(name), (0, 0)),
+        Some((iter, name)) => (
+            Upstream::Iter(FusedIter::<T>::of(iter)()),
+            Arc::clone(name),
+            (0, 0),
+        ),
         None => (Upstream::Port, Arc::from("async-boundary-out"), (1, 0)),
     };
     let up = BoundaryOut {
@@ -87,7 +91,11 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
     ) -> (Half, Half) {
         let (up_end, down_end) = handover::channel(
             capacity,
-            if sink.is_some() { Order::Drain } else { Order::Pop },
+            if sink.is_some() {
+                Order::Drain
+            } else {
+                Order::Pop
+            },
         );
         let (downstream, down_name, down_ports, down_mats, slot) = match sink {
             Some((consumer, name)) => {
@@ -131,7 +139,8 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         capacity: usize,
         source: Option<(&dyn IterNode, &Arc<str>)>,
     ) -> (Half, Arc<dyn IterNode>) {
-        let (up_end, down_end) = handover::channel::<T, AsyncCallback<()>, Waker>(capacity, Order::Drain);
+        let (up_end, down_end) =
+            handover::channel::<T, AsyncCallback<()>, Waker>(capacity, Order::Drain);
         (upstream_half(up_end, source), relay::leaf(down_end))
     }
 }

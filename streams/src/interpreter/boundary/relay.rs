@@ -50,7 +50,9 @@ pub(super) fn leaf<T: Send + 'static>(end: RelayEnd<T>) -> Arc<dyn IterNode> {
     let end = Mutex::new(Some(end));
     let factory: IterFactory<T> = Arc::new(move || {
         let end = end.lock().take();
-        Box::new(Relayed(end.expect("a relayed boundary feeds one upstream half")))
+        Box::new(Relayed(
+            end.expect("a relayed boundary feeds one upstream half"),
+        ))
     });
     Arc::new(FusedIter(factory))
 }

@@ -1,14 +1,14 @@
 //! The upstream half of an async boundary: the end of the upstream island.
 
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::sync::Arc;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Waker};
 
 use super::FUSED_BUDGET;
+use crate::StreamError;
 use crate::fusion::{BoxChunks, Fill};
 use crate::handover::{Notify, Producer};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
-use crate::StreamError;
 
 pub(super) enum Upstream<T> {
     /// Elements arrive on inlet 0.
@@ -70,7 +70,8 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
     fn pump(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let mut budget = FUSED_BUDGET;
         loop {
-            let (Upstream::Iter(source), Some((_, waker))) = (&mut self.upstream, &self.resume) else {
+            let (Upstream::Iter(source), Some((_, waker))) = (&mut self.upstream, &self.resume)
+            else {
                 return Ok(());
             };
             let credit = self.producer.credit();
@@ -158,7 +159,11 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for BoundaryOut<T, 
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.producer.has_pending() { self.flush(ctx) } else { Ok(()) }
+        if self.producer.has_pending() {
+            self.flush(ctx)
+        } else {
+            Ok(())
+        }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {

@@ -112,7 +112,10 @@ fn meta(name: &str) -> StageMeta {
 fn island(log: &Log) -> Island {
     let system = system();
     Island {
-        logics: vec![Box::new(Up(Arc::clone(log))), Box::new(Down(Arc::clone(log)))],
+        logics: vec![
+            Box::new(Up(Arc::clone(log))),
+            Box::new(Down(Arc::clone(log))),
+        ],
         active: 0,
         starting: 2,
         registration: None,
@@ -124,8 +127,16 @@ fn island(log: &Log) -> Island {
             // Stage 0 ("up") has outlet 0, stage 1 ("down") inlet 0: both
             // on connection 0.
             ports: vec![
-                Ports { base: 0, ins: 0, outs: 1 },
-                Ports { base: 1, ins: 1, outs: 0 },
+                Ports {
+                    base: 0,
+                    ins: 0,
+                    outs: 1,
+                },
+                Ports {
+                    base: 1,
+                    ins: 1,
+                    outs: 0,
+                },
             ],
             links: vec![0, 0],
             host: Host {
@@ -276,12 +287,19 @@ fn queued_emits_hold_off_a_push_until_drained_failed_or_cancelled() {
     isl.run(usize::MAX);
     assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(1));
     ctx(&mut isl, 1).pull(IN).unwrap();
-    assert!(ctx(&mut isl, 0).push(OUT, 9).is_err(), "a push overtaking a queued emit");
+    assert!(
+        ctx(&mut isl, 0).push(OUT, 9).is_err(),
+        "a push overtaking a queued emit"
+    );
     isl.run(usize::MAX);
     assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(2));
     ctx(&mut isl, 1).pull(IN).unwrap();
     isl.run(usize::MAX);
-    assert_eq!(ctx(&mut isl, 0).push(OUT, 3), Ok(()), "the drained queue lets pushes through");
+    assert_eq!(
+        ctx(&mut isl, 0).push(OUT, 3),
+        Ok(()),
+        "the drained queue lets pushes through"
+    );
     isl.run(usize::MAX);
     assert_eq!(ctx(&mut isl, 1).grab(IN), Ok(3));
 

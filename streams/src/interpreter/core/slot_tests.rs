@@ -40,13 +40,19 @@ fn a_slot_holds_elements_of_its_own_type() {
     // Large, zero-sized and nested heap-owning elements.
     let mut c = conn::<Box<[u64; 512]>>();
     *c.slot_mut::<Box<[u64; 512]>>().unwrap() = Some(Box::new([3; 512]));
-    assert_eq!(c.slot_mut::<Box<[u64; 512]>>().unwrap().as_ref().unwrap()[511], 3);
+    assert_eq!(
+        c.slot_mut::<Box<[u64; 512]>>().unwrap().as_ref().unwrap()[511],
+        3
+    );
     let mut c = conn::<()>();
     *c.slot_mut::<()>().unwrap() = Some(());
     assert_eq!(c.slot_mut::<()>().unwrap().take(), Some(()));
     let mut c = conn::<Vec<String>>();
     *c.slot_mut::<Vec<String>>().unwrap() = Some(vec!["x".into(), "y".into()]);
-    assert_eq!(c.slot_mut::<Vec<String>>().unwrap().take().unwrap().len(), 2);
+    assert_eq!(
+        c.slot_mut::<Vec<String>>().unwrap().take().unwrap().len(),
+        2
+    );
 }
 
 #[test]
@@ -69,23 +75,41 @@ fn clearing_overwriting_and_dropping_a_slot_drop_each_element_once() {
     c.slot_clear();
     assert_eq!(drops.load(Ordering::SeqCst), 1, "clear drops the element");
     c.slot_clear();
-    assert_eq!(drops.load(Ordering::SeqCst), 1, "clearing an empty slot drops nothing");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "clearing an empty slot drops nothing"
+    );
     *c.slot_mut::<Counted>().unwrap() = Some(element());
     *c.slot_mut::<Counted>().unwrap() = Some(element());
-    assert_eq!(drops.load(Ordering::SeqCst), 2, "overwriting drops the old element");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        2,
+        "overwriting drops the old element"
+    );
     let taken = c.slot_mut::<Counted>().unwrap().take();
     assert_eq!(drops.load(Ordering::SeqCst), 2);
     drop(taken);
     assert_eq!(drops.load(Ordering::SeqCst), 3);
     *c.slot_mut::<Counted>().unwrap() = Some(element());
     drop(c);
-    assert_eq!(drops.load(Ordering::SeqCst), 4, "a dropped connection drops its element");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        4,
+        "a dropped connection drops its element"
+    );
 }
 
 #[test]
 fn many_connections_of_mixed_types_keep_their_elements_apart() {
     let mut conns: Vec<Conn> = (0..64)
-        .map(|i| if i % 2 == 0 { conn::<String>() } else { conn::<u8>() })
+        .map(|i| {
+            if i % 2 == 0 {
+                conn::<String>()
+            } else {
+                conn::<u8>()
+            }
+        })
         .collect();
     for round in 0..100u32 {
         for (i, c) in conns.iter_mut().enumerate() {

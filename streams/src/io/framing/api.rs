@@ -216,7 +216,9 @@ impl Framing {
     /// assert_eq!(round_trip.wait(), Ok(messages));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn simple_framing_protocol(maximum_message_length: u32) -> BidiFlow<Bytes, Bytes, Bytes, Bytes> {
+    pub fn simple_framing_protocol(
+        maximum_message_length: u32,
+    ) -> BidiFlow<Bytes, Bytes, Bytes, Bytes> {
         BidiFlow::from_flows(
             Self::simple_framing_protocol_encoder(maximum_message_length),
             Self::simple_framing_protocol_decoder(maximum_message_length),
@@ -281,6 +283,9 @@ impl JsonFraming {
     /// at the top level with `FramingError::InvalidByte`, and a stream
     /// that ends inside an object with `FramingError::Truncated`.
     pub fn object_scanner(maximum_object_length: usize) -> Flow<Bytes, Bytes> {
-        framing_flow("json-object-scanner", JsonObjects::new(maximum_object_length))
+        framing_flow(
+            "json-object-scanner",
+            JsonObjects::new(maximum_object_length),
+        )
     }
 }

@@ -50,7 +50,12 @@ impl Decoder for JsonObjects {
                         self.depth = 1;
                     }
                     b'[' | b']' | b',' | b' ' | b'\t' | b'\r' | b'\n' => {}
-                    _ => return Err(FramingError::InvalidByte { offset: at as u64, byte }),
+                    _ => {
+                        return Err(FramingError::InvalidByte {
+                            offset: at as u64,
+                            byte,
+                        });
+                    }
                 }
             } else {
                 match byte {

@@ -19,7 +19,9 @@ use crate::blueprint::graph::Fuses;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, Drained, FlattenNode, FusedConsumer};
 use crate::interpreter::{ErasedStage, MatContext};
 use crate::ops::util::logic_flow;
-use crate::stage::{AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
+};
 use crate::{Flow, Source, StreamError};
 
 /// `flat_map_concat(f)` as a flow whose node the planner may fuse with a
@@ -32,7 +34,9 @@ where
     F: FnMut(In) -> Source<T, M> + Clone + Send + Sync + 'static,
 {
     let make = f.clone();
-    let mut flow = logic_flow("flat_map_concat", move || Flatten::new(make.clone(), Mode::Merge(1)));
+    let mut flow = logic_flow("flat_map_concat", move || {
+        Flatten::new(make.clone(), Mode::Merge(1))
+    });
     let node: Arc<dyn FlattenNode> = Arc::new(ConcatNode::<In, T, M, F> { f, _t: PhantomData });
     flow.graph.nodes[0].fuses = Some(Fuses::Flatten(node));
     flow
@@ -84,7 +88,11 @@ where
     fn outlet_slot(&self, _: u16) -> SlotKind {
         unreachable!("a sink has no outlet")
     }
-    fn create(&self, _: &mut MatContext<'_>, mats: &mut Vec<Box<dyn Any + Send>>) -> Box<dyn GraphStageLogic> {
+    fn create(
+        &self,
+        _: &mut MatContext<'_>,
+        mats: &mut Vec<Box<dyn Any + Send>>,
+    ) -> Box<dyn GraphStageLogic> {
         let (consumer, mat) = (self.sink)();
         mats.push(mat);
         Box::new(FlattenSinkLogic::<In, T, M, F> {
@@ -180,7 +188,11 @@ where
 
 /// Feed an inner source of another form into `consumer`, one element at a
 /// time as it has them.
-fn poll_into<T: Send + 'static>(sub: &mut SubSource<T>, consumer: &mut dyn Consumer<T>, budget: usize) -> Drained {
+fn poll_into<T: Send + 'static>(
+    sub: &mut SubSource<T>,
+    consumer: &mut dyn Consumer<T>,
+    budget: usize,
+) -> Drained {
     for _ in 0..budget {
         match sub.poll() {
             SubPoll::Ready(element) => {
@@ -235,7 +247,12 @@ where
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.finish(Err(error), ctx);
         Ok(())
     }

@@ -12,8 +12,8 @@ use std::collections::VecDeque;
 use sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
 
 use crate::Source;
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 use crate::StreamError;
+use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 
 /// How a flattening stage treats a new inner source.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -106,7 +106,8 @@ where
             if self.subs.is_empty() {
                 ctx.complete_stage();
             }
-        } else if room && !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet) {
+        } else if room && !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet)
+        {
             ctx.pull(self.shape.inlet)?;
         }
         Ok(())
@@ -148,7 +149,12 @@ where
         self.settle(ctx)
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         self.cancel_all();
         Err(error)
     }

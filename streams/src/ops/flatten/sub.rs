@@ -31,11 +31,12 @@ use super::super::sub_source::{self, FromInner, ToInner};
 use crate::blueprint::graph::{Kind, Node};
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
 use crate::interpreter::actor::IslandMsg;
+use crate::interpreter::core::Host;
 use crate::interpreter::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
-use crate::interpreter::core::Host;
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
+    StageResult,
 };
 use crate::{Attributes, ErrorKind, Source, StreamError};
 
@@ -78,14 +79,21 @@ impl<T: Send + 'static> SubHost<T> {
     pub(crate) fn new<L: SubOwner<T>>(ctx: &mut StageContext<'_>) -> Self {
         Self {
             events: ctx.async_callback(|this: &mut L, event, ctx| this.on_sub_event(event, ctx)),
-            wake: ctx.async_callback(|this: &mut L, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx)),
-            bridge: ctx.async_callback(|this: &mut L, from, ctx| this.on_sub_event(SubEvent::Bridge(from), ctx)),
+            wake: ctx
+                .async_callback(|this: &mut L, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx)),
+            bridge: ctx.async_callback(|this: &mut L, from, ctx| {
+                this.on_sub_event(SubEvent::Bridge(from), ctx)
+            }),
             next_id: 0,
         }
     }
 
     /// Materialize `source` as an inner source of the stage.
-    pub(crate) fn materialize<M: 'static>(&mut self, source: Source<T, M>, ctx: &mut StageContext<'_>) -> SubSource<T> {
+    pub(crate) fn materialize<M: 'static>(
+        &mut self,
+        source: Source<T, M>,
+        ctx: &mut StageContext<'_>,
+    ) -> SubSource<T> {
         let id = self.next_id;
         self.next_id += 1;
         SubSource::new(source, id, self, ctx)
@@ -136,7 +144,12 @@ enum Form<T> {
 const SUB_BUDGET: usize = 1024;
 
 impl<T: Send + 'static> SubSource<T> {
-    fn new<M: 'static>(source: Source<T, M>, id: u64, host: &SubHost<T>, ctx: &mut StageContext<'_>) -> Self {
+    fn new<M: 'static>(
+        source: Source<T, M>,
+        id: u64,
+        host: &SubHost<T>,
+        ctx: &mut StageContext<'_>,
+    ) -> Self {
         let graph = source.graph.clone().then(marker::<T>(), |_: M, ()| ());
         let sink = graph.nodes.len() - 1;
         let plan = crate::plan::plan(&graph.nodes, &graph.edges, true);
@@ -162,9 +175,16 @@ impl<T: Send + 'static> SubSource<T> {
                 island: function.actor_ref(),
                 system: ctx.system().clone(),
             };
-            let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> = (0..graph.nodes.len()).map(|_| None).collect();
+            let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> =
+                (0..graph.nodes.len()).map(|_| None).collect();
             let planned = &plan.islands[0];
-            let mut island = Box::new(crate::interpreter::materialize::build_island(planned, &mut [], &hosted, &mut values, &mut Vec::new()));
+            let mut island = Box::new(crate::interpreter::materialize::build_island(
+                planned,
+                &mut [],
+                &hosted,
+                &mut values,
+                &mut Vec::new(),
+            ));
             let stage = planned
                 .stages
                 .iter()
@@ -185,7 +205,12 @@ impl<T: Send + 'static> SubSource<T> {
             };
             return Self { id, form };
         }
-        let control = sub_source::run(source.map_materialized_value(|_| ()), id, host.bridge.clone(), ctx);
+        let control = sub_source::run(
+            source.map_materialized_value(|_| ()),
+            id,
+            host.bridge.clone(),
+            ctx,
+        );
         Self {
             id,
             form: Form::Bridge {
@@ -222,7 +247,9 @@ impl<T: Send + 'static> SubSource<T> {
                                 Fill::Failed(error) => *end = Some(Some(error)),
                             }
                         }
-                        Err(payload) => *end = Some(Some(StreamError::panicked(&*payload).in_stage(name))),
+                        Err(payload) => {
+                            *end = Some(Some(StreamError::panicked(&*payload).in_stage(name)))
+                        }
                     }
                 }
                 // A source that fills its spare batch may leave an element
@@ -232,7 +259,9 @@ impl<T: Send + 'static> SubSource<T> {
                     None => ended(end.take()),
                 }
             }
-            Form::Island { island, conn, wake, .. } => {
+            Form::Island {
+                island, conn, wake, ..
+            } => {
                 let c = *conn as usize;
                 let mut poll = SubPoll::Pending;
                 for _ in 0..2 {
@@ -291,12 +320,25 @@ impl<T: Send + 'static> SubSource<T> {
     /// about `budget` elements (`buf` is scratch space); `None` for an
     /// inner source of another form (poll it instead). After an end, the
     /// inner source is done.
-    pub(crate) fn drain_into(&mut self, consumer: &mut dyn Consumer<T>, buf: &mut Vec<T>, budget: usize) -> Option<Drained> {
-        let Form::Fused { chunks, waker, name, .. } = &mut self.form else {
+    pub(crate) fn drain_into(
+        &mut self,
+        consumer: &mut dyn Consumer<T>,
+        buf: &mut Vec<T>,
+        budget: usize,
+    ) -> Option<Drained> {
+        let Form::Fused {
+            chunks,
+            waker,
+            name,
+            ..
+        } = &mut self.form
+        else {
             return None;
         };
         let mut cx = Context::from_waker(waker);
-        let drained = catch_unwind(AssertUnwindSafe(|| consumer.drain_chunks(&mut cx, &mut **chunks, buf, budget)));
+        let drained = catch_unwind(AssertUnwindSafe(|| {
+            consumer.drain_chunks(&mut cx, &mut **chunks, buf, budget)
+        }));
         let drained = drained.unwrap_or_else(|payload| {
             // What the source made before it panicked arrives first.
             let error = StreamError::panicked(&*payload).in_stage(name);
@@ -344,7 +386,15 @@ impl<T: Send + 'static> SubSource<T> {
                 } => island.on_timer(stage, key, generation),
                 IslandMsg::Start(_) | IslandMsg::Resume => {}
             },
-            (Form::Bridge { ready, end, requested, .. }, SubEvent::Bridge(from)) => match from {
+            (
+                Form::Bridge {
+                    ready,
+                    end,
+                    requested,
+                    ..
+                },
+                SubEvent::Bridge(from),
+            ) => match from {
                 FromInner::Element(_, element) => {
                     *requested = false;
                     *ready = Some(element);
@@ -361,7 +411,10 @@ impl<T: Send + 'static> SubSource<T> {
             island.core.cancel(*conn);
             island.run(SUB_BUDGET);
         }
-        if let Form::Bridge { control, end: None, .. } = &self.form {
+        if let Form::Bridge {
+            control, end: None, ..
+        } = &self.form
+        {
             control.invoke(ToInner::Cancel);
         }
         self.finish();
@@ -369,7 +422,10 @@ impl<T: Send + 'static> SubSource<T> {
 
     /// Done with it: an island that has not finished is torn down.
     fn finish(&mut self) {
-        if let Form::Island { island, function, .. } = &mut self.form {
+        if let Form::Island {
+            island, function, ..
+        } = &mut self.form
+        {
             if !island.is_done() {
                 island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
             }
@@ -386,7 +442,12 @@ impl<T: Send + 'static> SubSource<T> {
 impl<T> Drop for SubSource<T> {
     fn drop(&mut self) {
         match &mut self.form {
-            Form::Island { island, conn, function, .. } => {
+            Form::Island {
+                island,
+                conn,
+                function,
+                ..
+            } => {
                 if !island.is_done() {
                     island.core.cancel(*conn);
                     island.run(SUB_BUDGET);
@@ -396,7 +457,9 @@ impl<T> Drop for SubSource<T> {
                 }
                 function.stop();
             }
-            Form::Bridge { control, end: None, .. } => control.invoke(ToInner::Cancel),
+            Form::Bridge {
+                control, end: None, ..
+            } => control.invoke(ToInner::Cancel),
             _ => {}
         }
     }
@@ -415,7 +478,10 @@ fn ended<T>(end: Option<Option<StreamError>>) -> SubPoll<T> {
 /// planner fuses an iterator-like source whole.
 fn marker<T: Send + 'static>() -> crate::blueprint::graph::Graph<()> {
     use crate::blueprint::graph::Graph;
-    let mut node = Node::new(Kind::Stage(Arc::new(Marker::<T>::named("substream"))), Attributes::new());
+    let mut node = Node::new(
+        Kind::Stage(Arc::new(Marker::<T>::named("substream"))),
+        Attributes::new(),
+    );
     node.pull = Some(Arc::new(PullSink::<T>(Arc::new(|_| Box::new(())))));
     Graph::single(node)
 }
@@ -461,7 +527,12 @@ impl GraphStageLogic for MarkerLogic {
         Ok(())
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, _: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        _: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         Ok(())
     }
 }

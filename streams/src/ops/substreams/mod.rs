@@ -15,8 +15,8 @@ mod stage;
 
 use std::sync::Arc;
 
-use runner::Tail;
 pub(crate) use prefix::PrefixAndTail;
+use runner::Tail;
 pub use splitters::SubstreamCancelStrategy;
 pub(crate) use splitters::{GroupBy, SplitAfter, SplitWhen};
 use stage::{Splitter, Substreams};
@@ -156,7 +156,10 @@ where
     /// assert_eq!(out.wait(), Ok(vec![3, 7, 11]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn merge_substreams_with_parallelism(self, parallelism: usize) -> Result<B::Repr<U>, ArgumentError> {
+    pub fn merge_substreams_with_parallelism(
+        self,
+        parallelism: usize,
+    ) -> Result<B::Repr<U>, ArgumentError> {
         super::util::at_least_one(parallelism, "parallelism")?;
         Ok(self.close(Tail::Out, parallelism, "merge_substreams"))
     }

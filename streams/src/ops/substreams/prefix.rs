@@ -5,8 +5,8 @@
 //! island, once.
 
 use crate::stage::{
-    AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
+    SourceShape, StageContext, StageResult,
 };
 use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::{Source, StreamError};
@@ -55,7 +55,8 @@ impl<T: Send + 'static> PrefixAndTail<T> {
         let tail = if done {
             Source::empty()
         } else {
-            let commands = ctx.async_callback(|this: &mut Self, cmd: TailCmd<T>, ctx| this.on_command(cmd, ctx));
+            let commands = ctx
+                .async_callback(|this: &mut Self, cmd: TailCmd<T>, ctx| this.on_command(cmd, ctx));
             ctx.set_keep_going(true);
             Source::from_graph(Tail {
                 commands,
@@ -140,7 +141,12 @@ impl<T: Send + 'static> GraphStageLogic for PrefixAndTail<T> {
         self.ended(None, ctx)
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.ended(Some(error), ctx)
     }
 
@@ -185,7 +191,9 @@ impl<T: Send + 'static> GraphStage for Tail<T> {
 impl<T: Send + 'static> GraphStageLogic for TailLogic<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if self.second {
-            return Err(StreamError::msg("a prefix_and_tail tail source can be materialized only once"));
+            return Err(StreamError::msg(
+                "a prefix_and_tail tail source can be materialized only once",
+            ));
         }
         let tail = ctx.async_callback(|this: &mut Self, msg: TailMsg<T>, ctx| match msg {
             TailMsg::Element(element) => ctx.push(this.shape.out, element),

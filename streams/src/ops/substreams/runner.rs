@@ -62,11 +62,17 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         wake: &AsyncCallback<u64>,
         ctx: &mut StageContext<'_>,
     ) -> Result<Self, StreamError> {
-        let feed_node = Node::new(Kind::Stage(Arc::new(Feed::<T>(std::marker::PhantomData))), Attributes::new());
+        let feed_node = Node::new(
+            Kind::Stage(Arc::new(Feed::<T>(std::marker::PhantomData))),
+            Attributes::new(),
+        );
         let head: Graph<()> = Graph::single(feed_node).then(flow.graph.clone(), |(), ()| ());
         let (graph, out_node) = match tail {
             Tail::Out => {
-                let marker = Node::new(Kind::Stage(Arc::new(Marker::<U>::named("substream_sink"))), Attributes::new());
+                let marker = Node::new(
+                    Kind::Stage(Arc::new(Marker::<U>::named("substream_sink"))),
+                    Attributes::new(),
+                );
                 let graph = head.then(Graph::single(marker), |(), ()| ());
                 let last = graph.nodes.len() - 1;
                 (graph, Some(last))
@@ -89,9 +95,16 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             island: function.actor_ref(),
             system: ctx.system().clone(),
         };
-        let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> = (0..graph.nodes.len()).map(|_| None).collect();
+        let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> =
+            (0..graph.nodes.len()).map(|_| None).collect();
         let planned = &plan.islands[0];
-        let island = crate::interpreter::materialize::build_island(planned, &mut [], &host, &mut values, &mut Vec::new());
+        let island = crate::interpreter::materialize::build_island(
+            planned,
+            &mut [],
+            &host,
+            &mut values,
+            &mut Vec::new(),
+        );
         let stage_of = |node: usize| {
             planned
                 .stages
@@ -171,7 +184,11 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
     pub(crate) fn poll(&mut self) -> SubPoll<U> {
         self.run();
         let Some(out) = self.out else {
-            return if self.island.is_done() { SubPoll::Completed } else { SubPoll::Pending };
+            return if self.island.is_done() {
+                SubPoll::Completed
+            } else {
+                SubPoll::Pending
+            };
         };
         let c = out as usize;
         for _ in 0..2 {
@@ -232,7 +249,8 @@ impl<T, U> Drop for Runner<T, U> {
             self.island.run(BUDGET);
         }
         if !self.island.is_done() {
-            self.island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
+            self.island
+                .abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
         }
         self.function.stop();
     }
@@ -266,4 +284,3 @@ impl GraphStageLogic for FeedLogic {
         Ok(())
     }
 }
-

@@ -82,7 +82,9 @@ where
             return Ok(Route::Drop);
         }
         if self.open.len() >= self.max {
-            return Err(StreamError::from_kind(ErrorKind::TooManySubstreams { max: self.max }));
+            return Err(StreamError::from_kind(ErrorKind::TooManySubstreams {
+                max: self.max,
+            }));
         }
         self.new_key = Some(key);
         Ok(Route::New)

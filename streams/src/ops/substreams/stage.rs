@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 
 use super::runner::{Runner, Tail};
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
-use crate::stage::{AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
+use crate::stage::{
+    AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+};
 use crate::{Flow, StreamError};
 
 /// Where an element goes.
@@ -72,7 +74,12 @@ pub(crate) struct Substreams<T, U> {
 }
 
 impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
-    pub(crate) fn new(splitter: Box<dyn Splitter<T>>, flow: Flow<T, U, ()>, tail: Tail<U>, parallelism: usize) -> Self {
+    pub(crate) fn new(
+        splitter: Box<dyn Splitter<T>>,
+        flow: Flow<T, U, ()>,
+        tail: Tail<U>,
+        parallelism: usize,
+    ) -> Self {
         Self {
             shape: FlowShape::new(),
             splitter,
@@ -236,7 +243,9 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             Some((_, Route::To(id))) => {
                 let id = *id;
                 match self.sub(id) {
-                    Some(sub) => sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled(),
+                    Some(sub) => {
+                        sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled()
+                    }
                     None => true,
                 }
             }
@@ -313,8 +322,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
 impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let events = ctx.async_callback(|this: &mut Self, event, ctx| this.on_sub_event(event, ctx));
-        let wake = ctx.async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
+        let events =
+            ctx.async_callback(|this: &mut Self, event, ctx| this.on_sub_event(event, ctx));
+        let wake = ctx
+            .async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
         self.callbacks = Some((events, wake));
         Ok(())
     }
@@ -331,7 +342,12 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         self.drive(ctx)
     }
 
-    fn on_upstream_failure(&mut self, _: InPort, error: StreamError, _: &mut StageContext<'_>) -> StageResult {
+    fn on_upstream_failure(
+        &mut self,
+        _: InPort,
+        error: StreamError,
+        _: &mut StageContext<'_>,
+    ) -> StageResult {
         self.pending = None;
         self.close_all(Some(error.clone()));
         Err(error)
@@ -367,4 +383,3 @@ impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
         self.drive(ctx)
     }
 }
-
