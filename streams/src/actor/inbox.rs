@@ -300,7 +300,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
     }
 
     /// Whether the ring has been allocated (for the memory tests).
-    #[cfg(test)]
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn ring_allocated(&self) -> bool {
         self.ring.is_allocated()
     }
