@@ -84,6 +84,10 @@ pub enum ErrorKind {
         /// The `max_substreams` the operator was given.
         max: usize,
     },
+    /// A substream's flow or sink (after `group_by`, `split_when` or
+    /// `split_after`) contains an async boundary: substreams run inside the
+    /// splitting stage, on its island.
+    AsyncBoundaryInSubstream,
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -217,6 +221,9 @@ impl fmt::Display for ErrorKind {
                     f,
                     "cannot open a new substream: {max} are open (max_substreams)"
                 )
+            }
+            ErrorKind::AsyncBoundaryInSubstream => {
+                f.write_str("a substream flow or sink with an async boundary is not supported")
             }
         }
     }

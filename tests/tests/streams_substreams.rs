@@ -64,6 +64,25 @@ fn group_by_fails_with_a_typed_error_past_max_substreams() {
 }
 
 #[test]
+fn a_substream_flow_with_an_async_boundary_fails_with_a_typed_error() {
+    let (system, mat) = stream_system("group-by-boundary");
+    // A substream flow with an async boundary inside it.
+    let result = Source::range(0u32..10)
+        .group_by(2, |x| x % 2)
+        .unwrap()
+        .via_flow(Flow::<u32>::new().map(|x| x + 1).async_boundary())
+        .merge_substreams()
+        .run_with(Sink::collect(), &mat)
+        .wait();
+    let error = result.expect_err("an async boundary inside a substream is refused");
+    assert!(
+        matches!(error.kind(), ErrorKind::AsyncBoundaryInSubstream),
+        "{error}"
+    );
+    shutdown(&system);
+}
+
+#[test]
 fn upstream_failure_reaches_every_substream_and_the_merged_stream() {
     let (system, mat) = stream_system("group-by-fail");
     let seen = Arc::new(Mutex::new(Vec::new()));

@@ -34,7 +34,7 @@ pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + 
 ///
 /// Every substream runs inside the splitting stage, on its island; a
 /// substream's flow or sink must not contain an async boundary (the
-/// stream fails with an error saying so).
+/// stream fails with [`ErrorKind::AsyncBoundaryInSubstream`](crate::ErrorKind::AsyncBoundaryInSubstream)).
 ///
 /// # Examples
 ///

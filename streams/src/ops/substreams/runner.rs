@@ -81,9 +81,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         };
         let plan = crate::plan::plan(&graph.nodes, &graph.edges, true);
         if !plan.boundaries.is_empty() || plan.islands.len() != 1 || plan.pulled.is_some() {
-            return Err(StreamError::msg(
-                "a substream flow or sink with an async boundary is not supported",
-            ));
+            return Err(StreamError::from_kind(ErrorKind::AsyncBoundaryInSubstream));
         }
         let forward = events.clone();
         let function = FunctionRef::new(ctx.system(), "substream", move |msg: IslandMsg| {
