@@ -183,12 +183,7 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
     }
 
     fn is_exhausted(&self) -> bool {
-        let ended = |i: usize| self.done[i] || self.sources[i].is_exhausted();
-        if self.eager {
-            (0..self.sources.len()).any(ended)
-        } else {
-            (0..self.sources.len()).all(ended)
-        }
+        inputs_ended(&self.sources, &self.done, self.eager)
     }
 
     fn at_least(&self) -> usize {
@@ -306,11 +301,17 @@ impl<T: Send> Chunks<T> for InterleaveChunks<T> {
     }
 
     fn is_exhausted(&self) -> bool {
-        let ended = |i: usize| self.done[i] || self.sources[i].is_exhausted();
-        if self.eager {
-            (0..self.sources.len()).any(ended)
-        } else {
-            (0..self.sources.len()).all(ended)
-        }
+        inputs_ended(&self.sources, &self.done, self.eager)
+    }
+}
+
+/// Whether a merge or interleave over `sources` has ended: one input ended
+/// (`eager`) or all of them did.
+fn inputs_ended<T>(sources: &[BoxChunks<T>], done: &[bool], eager: bool) -> bool {
+    let ended = |i: usize| done[i] || sources[i].is_exhausted();
+    if eager {
+        (0..sources.len()).any(ended)
+    } else {
+        (0..sources.len()).all(ended)
     }
 }
