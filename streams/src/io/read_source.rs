@@ -16,9 +16,11 @@ use crate::{Completer, Completion, Source, StreamError};
 
 /// How many chunks' worth of buffer one allocation holds: the chunks are
 /// split off it, so a 64 KiB chunk size allocates once per 512 KiB read.
-/// The region is allocated zeroed (fresh zero pages from the system, no
-/// memset), which `Read::read` needs, instead of zeroing each chunk
-/// (`weir-bench io`: the memset was 3.5% of line framing).
+/// The region is allocated zeroed, which `Read::read` needs. Only the
+/// first regions are fresh zero pages: once the allocator hands out
+/// freed memory again, `calloc` zeroes it with a memset (`weir-bench io`
+/// under perf: 5% of line framing's cycles, the one cost per byte left
+/// besides the read's own copy).
 const CHUNKS_PER_ALLOCATION: usize = 8;
 
 /// Opens the reader for one run.
