@@ -4,20 +4,52 @@ use bytes::Bytes;
 use proptest::prelude::*;
 use weir_streams::io::{ByteOrder, Framing, FramingError, JsonFraming};
 use weir_streams::prelude::*;
-use weir_tests::{PATIENCE, shutdown, stream_system};
+use weir_tests::{PATIENCE, shutdown};
 
 type Framed = Result<Vec<Bytes>, FramingError>;
 
-fn run(materializer: &Materializer, chunks: Vec<Bytes>, flow: Flow<Bytes, Bytes>) -> Framed {
+/// A materializer with fusion on (a framing flow into a folding sink runs
+/// as one fused sink stage) and one with it off (two stages).
+struct Both {
+    fused: Materializer,
+    unfused: Materializer,
+}
+
+fn stream_system(name: &str) -> (weir_actor::ActorSystem, Both) {
+    let system = weir_actor::ActorSystem::new(name).expect("a valid system name");
+    let both = Both {
+        fused: Materializer::new(&system),
+        unfused: Materializer::builder(&system).fusion(false).build(),
+    };
+    (system, both)
+}
+
+/// The frames (or the error and the stage it names) on one materializer.
+fn run_on(
+    materializer: &Materializer,
+    chunks: Vec<Bytes>,
+    flow: Flow<Bytes, Bytes>,
+) -> Result<Vec<Bytes>, (FramingError, Option<String>)> {
     let done = Source::from_iter(chunks)
         .via(flow)
         .run_with(Sink::collect(), materializer);
     match done.wait_timeout(PATIENCE).expect("the stream ends") {
         Ok(frames) => Ok(frames),
-        Err(error) => Err(FramingError::of(&error)
-            .unwrap_or_else(|| panic!("a framing error, not {error}"))
-            .clone()),
+        Err(error) => Err((
+            FramingError::of(&error)
+                .unwrap_or_else(|| panic!("a framing error, not {error}"))
+                .clone(),
+            error.stage().map(str::to_owned),
+        )),
     }
+}
+
+/// The frames, fused and unfused alike (the same error naming the same stage).
+fn run(both: &Both, chunks: Vec<Bytes>, flow: Flow<Bytes, Bytes>) -> Framed {
+    let fused = run_on(&both.fused, chunks.clone(), flow.clone());
+    let unfused = run_on(&both.unfused, chunks, flow);
+    assert_eq!(fused, unfused, "fused and unfused framing agree");
+    fused.map_err(|(error, _)| error)
 }
 
 fn chunks(parts: &[&'static [u8]]) -> Vec<Bytes> {
@@ -99,17 +131,58 @@ fn a_frame_within_one_chunk_is_a_slice_of_it() {
         let range = chunk.as_ptr() as usize..chunk.as_ptr() as usize + chunk.len();
         range.contains(&(frame.as_ptr() as usize))
     };
-    let out = run(
-        &m,
-        vec![chunk.clone(), second.clone()],
-        Framing::delimiter(b"\n", 64, false).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(out, chunks(&[b"alpha", b"beta", b"gamma", b"delta"]));
-    assert!(within(&out[0], &chunk) && within(&out[1], &chunk));
-    // "gamma" spans the two chunks: a copy.
-    assert!(!within(&out[2], &chunk) && !within(&out[2], &second));
-    assert!(within(&out[3], &second));
+    for materializer in [&m.fused, &m.unfused] {
+        let out = run_on(
+            materializer,
+            vec![chunk.clone(), second.clone()],
+            Framing::delimiter(b"\n", 64, false).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(out, chunks(&[b"alpha", b"beta", b"gamma", b"delta"]));
+        assert!(within(&out[0], &chunk) && within(&out[1], &chunk));
+        // "gamma" spans the two chunks: a copy.
+        assert!(!within(&out[2], &chunk) && !within(&out[2], &second));
+        assert!(within(&out[3], &second));
+    }
+    shutdown(&system);
+}
+
+/// Into a folding sink (one fused stage) as through two stages: a sink
+/// that stops after two frames takes no more, and the frames before an
+/// error reach the sink before the error does.
+#[test]
+fn framing_into_a_sink_stops_and_fails_as_two_stages_would() {
+    let (system, m) = stream_system("fused-sink");
+    for materializer in [&m.fused, &m.unfused] {
+        let input = chunks(&[b"a\nb\nc\nd", b"\ne\n"]);
+        let two = Source::from_iter(input)
+            .via(Framing::delimiter(b"\n", 8, false).unwrap())
+            .take(2)
+            .run_with(Sink::collect(), materializer);
+        assert_eq!(
+            two.wait_timeout(PATIENCE).unwrap(),
+            Ok(chunks(&[b"a", b"b"]))
+        );
+
+        let seen = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&seen);
+        let failed = Source::from_iter(chunks(&[b"ab\ncd\nefg", b"hijk\nl\n"]))
+            .via(Framing::delimiter(b"\n", 4, false).unwrap())
+            .run_with(
+                Sink::for_each(move |frame: Bytes| log.lock().unwrap().push(frame)),
+                materializer,
+            );
+        let error = failed.wait_timeout(PATIENCE).unwrap().unwrap_err();
+        assert_eq!(
+            FramingError::of(&error),
+            Some(&FramingError::FrameTooLong {
+                offset: 6,
+                maximum: 4
+            })
+        );
+        assert_eq!(error.stage(), Some("delimiter-framing"));
+        assert_eq!(*seen.lock().unwrap(), chunks(&[b"ab", b"cd"]));
+    }
     shutdown(&system);
 }
 

@@ -5,7 +5,7 @@
 //! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue]
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
-//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N]
+//! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N] [--only TEXT]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- islands [--elements N] [--runs N] [--only TEXT]
 //! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N]
@@ -751,7 +751,9 @@ fn interop(args: &Args) {
 
 /// Lines of a generated file, counted by Weir, a `read_until` loop and
 /// (with `--features peers`) tokio_util; then a file copy by Weir and
-/// `std::io::copy`. Medians of `--runs` runs.
+/// `std::io::copy`. Medians of `--runs` runs, the variants taking turns;
+/// `--only TEXT` keeps the rows whose name contains TEXT (and skips the
+/// TCP rows), e.g. to count one row's instructions under callgrind.
 fn io(args: &Args) {
     use weir_benches::io as b;
     let mib = args.get("--mib").unwrap_or(256);
@@ -778,28 +780,45 @@ fn io(args: &Args) {
         "tokio_util FramedRead + LinesCodec",
         Box::new(|| b::tokio_lines(&input)),
     ));
+    let lines = only(args, lines, |(name, _)| name);
+    let mib = size as f64 / f64::from(1u32 << 20);
     // Wall-clock and CPU (user + system, all threads) rates: the CPU rate
-    // is what the box's other load disturbs least.
-    let median = |run: &dyn Fn() -> u64| {
-        let _ = run(); // warm-up (and the page cache)
-        let before = ALLOC.allocations();
-        let _ = run();
-        let allocs = ALLOC.allocations() - before;
-        let mut walls = Vec::with_capacity(runs);
-        let mut cpus = Vec::with_capacity(runs);
-        for _ in 0..runs {
-            let (start, cpu) = (Instant::now(), cpu_seconds());
-            std::hint::black_box(run());
-            walls.push(start.elapsed().as_secs_f64());
-            cpus.push((cpu_seconds() - cpu).max(0.01));
+    // is what the box's other load disturbs least. The variants take turns
+    // run by run (interleaved), so a burst of load elsewhere hits them all
+    // alike and the ratios hold even when the rates move.
+    let medians = |variants: &[&dyn Fn() -> u64]| {
+        let mut allocs = Vec::with_capacity(variants.len());
+        for run in variants {
+            let _ = run(); // warm-up (and the page cache)
+            let before = ALLOC.allocations();
+            let _ = run();
+            allocs.push(ALLOC.allocations() - before);
         }
-        walls.sort_by(f64::total_cmp);
-        cpus.sort_by(f64::total_cmp);
-        let mib = size as f64 / f64::from(1u32 << 20);
-        (mib / walls[runs / 2], mib / cpus[runs / 2], allocs)
+        let mut walls = vec![Vec::with_capacity(runs); variants.len()];
+        let mut cpus = vec![Vec::with_capacity(runs); variants.len()];
+        for _ in 0..runs {
+            for (v, run) in variants.iter().enumerate() {
+                let (start, cpu) = (Instant::now(), cpu_seconds());
+                std::hint::black_box(run());
+                walls[v].push(start.elapsed().as_secs_f64());
+                cpus[v].push((cpu_seconds() - cpu).max(0.01));
+            }
+        }
+        let median = |mut times: Vec<f64>| {
+            times.sort_by(f64::total_cmp);
+            mib / times[runs / 2]
+        };
+        let rates = walls
+            .into_iter()
+            .zip(cpus)
+            .map(|(w, c)| (median(w), median(c)));
+        rates
+            .zip(allocs)
+            .map(|((w, c), a)| (w, c, a))
+            .collect::<Vec<_>>()
     };
     println!(
-        "{} MiB file, {} lines, chunks of {} KiB, median of {runs} runs, 2-core box",
+        "{} MiB file, {} lines, chunks of {} KiB, median of {runs} interleaved runs, 2-core box",
         size >> 20,
         expected.0,
         b::CHUNK >> 10
@@ -807,7 +826,7 @@ fn io(args: &Args) {
     let header = |first: &str, per: &str| {
         println!(
             "{first:<36} {:>8} {:>7} {:>10} {:>7} {per:>12}",
-            "MiB/s", "vs std", "MiB/CPU-s", "vs std"
+            "MiB/s", "vs 1st", "MiB/CPU-s", "vs 1st"
         );
     };
     let row = |name: &str, (rate, cpu): (f64, f64), (base, cpu_base): (f64, f64), per: f64| {
@@ -818,12 +837,30 @@ fn io(args: &Args) {
         );
     };
     header("lines: variant", "allocs/line");
-    let mut std_rate = None;
     for (name, run) in &lines {
         assert_eq!(run(), expected, "{name} counts the same lines and bytes");
-        let (rate, cpu, allocs) = median(&|| run().0);
-        let base = *std_rate.get_or_insert((rate, cpu));
+    }
+    type Count<'a> = Box<dyn Fn() -> u64 + 'a>;
+    let counts: Vec<Count<'_>> = lines
+        .iter()
+        .map(|(_, run)| Box::new(move || run().0) as Count<'_>)
+        .collect();
+    let runs_of: Vec<&dyn Fn() -> u64> = counts.iter().map(|run| &**run).collect();
+    let results = medians(&runs_of);
+    let mut weir = None;
+    for ((name, _), &(rate, cpu, allocs)) in lines.iter().zip(&results) {
+        let base = (results[0].0, results[0].1);
         row(name, (rate, cpu), base, allocs as f64 / expected.0 as f64);
+        if name.starts_with("weir") {
+            weir = Some((rate, cpu));
+        } else if let (Some((w, wc)), true) = (weir, name.starts_with("tokio")) {
+            println!(
+                "{:<36} {:>15.2}x {:>17.2}x",
+                "  weir vs tokio_util",
+                w / rate,
+                wc / cpu
+            );
+        }
     }
     header("copy: variant", "allocs/MiB");
     type Copy<'a> = (&'static str, Box<dyn Fn() -> u64 + 'a>);
@@ -834,16 +871,21 @@ fn io(args: &Args) {
             Box::new(|| b::weir_copy(&input, &copy, &mat)),
         ),
     ];
-    let mut std_rate = None;
+    let copies = only(args, copies, |(name, _)| name);
+    let runs_of: Vec<&dyn Fn() -> u64> = copies.iter().map(|(_, run)| &**run).collect();
     for (name, run) in &copies {
         assert_eq!(run(), size, "{name} copies every byte");
-        let (rate, cpu, allocs) = median(&**run);
-        let base = *std_rate.get_or_insert((rate, cpu));
+    }
+    let results = medians(&runs_of);
+    for ((name, _), &(rate, cpu, allocs)) in copies.iter().zip(&results) {
+        let base = (results[0].0, results[0].1);
         row(name, (rate, cpu), base, allocs as f64 / (size >> 20) as f64);
     }
     let _ = std::fs::remove_file(&input);
     let _ = std::fs::remove_file(&copy);
-    tcp_echo(args, &mat);
+    if args.0.iter().all(|a| a != "--only") {
+        tcp_echo(args, &mat);
+    }
     system
         .terminate()
         .wait()

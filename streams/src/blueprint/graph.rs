@@ -78,8 +78,9 @@ pub(crate) enum Fuses {
     /// A junction that runs as one fused iterator when all its inputs are
     /// fused iterator sources (the planner's fan-in rule).
     FanIn(Arc<dyn FanInNode>),
-    /// A flattening stage that can run a folding sink after it inside
-    /// itself (the planner's flatten rule).
+    /// A stage that makes several elements of each one (`flat_map_concat`,
+    /// a framing stage cutting chunks into frames) and can run a folding
+    /// sink after it inside itself (the planner's flatten rule).
     Flatten(Arc<dyn FlattenNode>),
 }
 

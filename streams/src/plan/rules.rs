@@ -143,7 +143,9 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
     // straight into the sink's consumer, the operators inside it. An
     // inner source that fuses into an iterator is drained in batches;
     // any other runs as the flattening stage would run it (sub-island or
-    // its own stream) and feeds the consumer as its elements come.
+    // its own stream) and feeds the consumer as its elements come. A
+    // framing stage (`Framing::delimiter`, ...) fuses the same way: it
+    // cuts each chunk into frames and feeds them to the consumer.
     if let Some(Fuses::Flatten(flatten)) = &node.fuses
         && let Some(Kind::Consumer(consumer)) = next
     {

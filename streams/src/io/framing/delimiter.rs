@@ -1,5 +1,7 @@
 //! Frames ended by a delimiter (`Framing::delimiter`).
 
+use std::ops::ControlFlow;
+
 use bytes::Bytes;
 
 use super::stage::{Decoder, Found, Joined};
@@ -35,6 +37,35 @@ impl Decoder for Delimiter {
                 Ok(None)
             }
         }
+    }
+
+    /// One-byte delimiters (lines): one `memchr` pass over the chunk, a
+    /// slice per frame, with none of `decode`'s per-frame bookkeeping
+    /// (`weir-bench io`). A frame over the maximum stops it: `decode`
+    /// reports that one.
+    fn frames_within(
+        &mut self,
+        chunk: &Bytes,
+        each: &mut impl FnMut(Bytes) -> ControlFlow<()>,
+    ) -> (usize, ControlFlow<()>) {
+        let &[delimiter] = &self.delimiter[..] else {
+            return (0, ControlFlow::Continue(()));
+        };
+        if self.scanned != 0 {
+            return (0, ControlFlow::Continue(())); // not where decode left off
+        }
+        let mut start = 0;
+        for end in memchr::memchr_iter(delimiter, chunk) {
+            if end - start > self.maximum {
+                break;
+            }
+            let frame = chunk.slice(start..end);
+            start = end + 1;
+            if each(frame).is_break() {
+                return (start, ControlFlow::Break(()));
+            }
+        }
+        (start, ControlFlow::Continue(()))
     }
 
     fn finish(&mut self, data: Joined<'_>) -> Result<Option<Found>, FramingError> {

@@ -4,6 +4,7 @@
 mod api;
 mod delimiter;
 mod encoder;
+mod fused;
 mod json;
 mod length_field;
 mod stage;

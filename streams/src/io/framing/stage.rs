@@ -2,9 +2,15 @@
 //! frame, asks its [`Decoder`] for the next frame on each pull, and hands
 //! out frames that lie within one chunk as slices of it (no copy).
 
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
 use bytes::{Buf, Bytes, BytesMut};
 
 use super::super::FramingError;
+use super::fused::FramingNode;
+use crate::blueprint::graph::Fuses;
+use crate::fusion::FlattenNode;
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
@@ -99,11 +105,166 @@ pub(crate) trait Decoder: Clone + Send + Sync + 'static {
     /// The stream ended with `data` (not empty) unconsumed: a last frame,
     /// `Ok(None)` to drop it, or an error.
     fn finish(&mut self, data: Joined<'_>) -> Result<Option<Found>, FramingError>;
+
+    /// A fast path for a chunk with no partial frame before it: the whole
+    /// frames at its start, as slices of it, to `each` until it breaks;
+    /// the bytes they used (delimiters too) and whether `each` broke.
+    /// What it leaves (a partial frame, a frame in error, all of it by
+    /// default) goes through [`decode`](Self::decode) as ever.
+    fn frames_within(
+        &mut self,
+        chunk: &Bytes,
+        each: &mut impl FnMut(Bytes) -> ControlFlow<()>,
+    ) -> (usize, ControlFlow<()>) {
+        let _ = (chunk, each);
+        (0, ControlFlow::Continue(()))
+    }
 }
 
-/// A decoder as a flow of bytes.
+/// A decoder as a flow of bytes. Its node may fuse with a folding sink
+/// after it (the planner's flatten rule): the frames then go straight
+/// into the sink, with no port and no interpreter event per frame
+/// (`super::fused`).
 pub(crate) fn framing_flow<D: Decoder>(name: &'static str, decoder: D) -> Flow<Bytes, Bytes> {
-    Flow::from_graph(FramingStage { name, decoder })
+    let node: Arc<dyn FlattenNode> = Arc::new(FramingNode {
+        name,
+        decoder: decoder.clone(),
+    });
+    let mut flow = Flow::from_graph(FramingStage { name, decoder });
+    flow.graph.nodes[0].fuses = Some(Fuses::Flatten(node));
+    flow
+}
+
+/// The bytes not yet cut into frames and the decoder that cuts them: what
+/// a framing stage keeps, whether it pushes its frames or feeds them to a
+/// fused sink.
+pub(super) struct Frames<D> {
+    decoder: D,
+    /// Bytes of an unfinished frame copied out of earlier chunks.
+    head: BytesMut,
+    /// The unconsumed rest of the current chunk.
+    tail: Bytes,
+    /// Stream offset of the first unconsumed byte.
+    base: u64,
+}
+
+impl<D: Decoder> Frames<D> {
+    pub(super) fn new(decoder: D) -> Self {
+        Self {
+            decoder,
+            head: BytesMut::new(),
+            tail: Bytes::new(),
+            base: 0,
+        }
+    }
+
+    /// A new chunk after the unconsumed bytes.
+    pub(super) fn push(&mut self, chunk: Bytes) {
+        if !self.tail.is_empty() {
+            self.head.extend_from_slice(&self.tail);
+        }
+        self.tail = chunk;
+    }
+
+    /// The next whole frame, or `Ok(None)` when more bytes are needed.
+    ///
+    /// # Errors
+    ///
+    /// The decoder's [`FramingError`], at its stream offset.
+    #[inline]
+    pub(super) fn next_frame(&mut self) -> Result<Option<Bytes>, StreamError> {
+        let data = Joined::new(&self.head, &self.tail);
+        match self.decoder.decode(data) {
+            Ok(Some(found)) => Ok(Some(self.take(found))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// Every whole frame, in order, to `each` until it breaks (then
+    /// `Ok(Break)`, the frames after it left uncut).
+    ///
+    /// # Errors
+    ///
+    /// As [`next_frame`](Self::next_frame), after the frames before the error.
+    #[inline]
+    pub(super) fn for_each_frame(
+        &mut self,
+        mut each: impl FnMut(Bytes) -> ControlFlow<()>,
+    ) -> Result<ControlFlow<()>, StreamError> {
+        loop {
+            // The fast path, once no partial frame is held (again: the
+            // first frame of a chunk often completes one).
+            if self.head.is_empty() {
+                let (used, flow) = self.decoder.frames_within(&self.tail, &mut each);
+                self.base += used as u64;
+                self.tail.advance(used);
+                if flow.is_break() {
+                    return Ok(flow);
+                }
+            }
+            let Some(frame) = self.next_frame()? else {
+                return Ok(ControlFlow::Continue(()));
+            };
+            if each(frame).is_break() {
+                return Ok(ControlFlow::Break(()));
+            }
+        }
+    }
+
+    /// No whole frame is left: keep the partial one (copied, as the next
+    /// chunk continues it).
+    pub(super) fn keep_partial(&mut self) {
+        if !self.tail.is_empty() {
+            self.head.extend_from_slice(&self.tail);
+            self.tail = Bytes::new();
+        }
+    }
+
+    /// The stream ended after the whole frames: a last frame made of the
+    /// rest, if there is a rest and the decoder makes one of it.
+    ///
+    /// # Errors
+    ///
+    /// The decoder's [`FramingError`] (a truncated frame), at its offset.
+    pub(super) fn last_frame(&mut self) -> Result<Option<Bytes>, StreamError> {
+        let data = Joined::new(&self.head, &self.tail);
+        if data.len() == 0 {
+            return Ok(None);
+        }
+        match self.decoder.finish(data) {
+            Ok(Some(found)) => {
+                let frame = self.take(found);
+                self.head.clear();
+                self.tail.clear();
+                Ok(Some(frame))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.error(e)),
+        }
+    }
+
+    /// Cut `found` out of the unconsumed bytes.
+    #[inline]
+    fn take(&mut self, found: Found) -> Bytes {
+        let Found { frame, consumed } = found;
+        self.base += consumed as u64;
+        if self.head.is_empty() {
+            // Within the chunk: a slice of it.
+            let out = self.tail.slice(frame);
+            self.tail.advance(consumed);
+            return out;
+        }
+        let need = consumed.saturating_sub(self.head.len());
+        self.head.extend_from_slice(&self.tail[..need]);
+        self.tail.advance(need);
+        self.head.split_to(consumed).freeze().slice(frame)
+    }
+
+    #[cold]
+    fn error(&self, error: FramingError) -> StreamError {
+        StreamError::custom(error.shifted(self.base))
+    }
 }
 
 struct FramingStage<D> {
@@ -122,10 +283,7 @@ impl<D: Decoder> GraphStage for FramingStage<D> {
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = FramingLogic {
             shape: FlowShape::new(),
-            decoder: self.decoder.clone(),
-            head: BytesMut::new(),
-            tail: Bytes::new(),
-            base: 0,
+            frames: Frames::new(self.decoder.clone()),
             finished: false,
         };
         (Box::new(logic), ())
@@ -134,68 +292,24 @@ impl<D: Decoder> GraphStage for FramingStage<D> {
 
 struct FramingLogic<D> {
     shape: FlowShape<Bytes, Bytes>,
-    decoder: D,
-    /// Bytes of an unfinished frame copied out of earlier chunks.
-    head: BytesMut,
-    /// The unconsumed rest of the current chunk.
-    tail: Bytes,
-    /// Stream offset of the first unconsumed byte.
-    base: u64,
+    frames: Frames<D>,
     /// Upstream has finished.
     finished: bool,
 }
 
 impl<D: Decoder> FramingLogic<D> {
-    /// Cut `found` out of the unconsumed bytes.
-    fn take(&mut self, found: Found) -> Bytes {
-        let Found { frame, consumed } = found;
-        self.base += consumed as u64;
-        if self.head.is_empty() {
-            // Within the chunk: a slice of it.
-            let out = self.tail.slice(frame);
-            self.tail.advance(consumed);
-            return out;
-        }
-        let need = consumed.saturating_sub(self.head.len());
-        self.head.extend_from_slice(&self.tail[..need]);
-        self.tail.advance(need);
-        self.head.split_to(consumed).freeze().slice(frame)
-    }
-
-    fn error(&self, error: FramingError) -> StreamError {
-        StreamError::custom(error.shifted(self.base))
-    }
-
     /// Push the next frame if there is one; otherwise pull, finish or fail.
     fn next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let data = Joined::new(&self.head, &self.tail);
-        match self.decoder.decode(data) {
-            Ok(Some(found)) => {
-                let frame = self.take(found);
-                return ctx.push(self.shape.out, frame);
-            }
-            Ok(None) => {}
-            Err(e) => return Err(self.error(e)),
+        if let Some(frame) = self.frames.next_frame()? {
+            return ctx.push(self.shape.out, frame);
         }
         if !self.finished {
             // Keep the partial frame; the next chunk continues it.
-            if !self.tail.is_empty() {
-                self.head.extend_from_slice(&self.tail);
-                self.tail = Bytes::new();
-            }
+            self.frames.keep_partial();
             return ctx.pull(self.shape.inlet);
         }
-        if data.len() > 0 {
-            match self.decoder.finish(data) {
-                Ok(Some(found)) => {
-                    let frame = self.take(found);
-                    self.head.clear();
-                    self.tail.clear();
-                    ctx.push(self.shape.out, frame)?;
-                }
-                Ok(None) => {}
-                Err(e) => return Err(self.error(e)),
-            }
+        if let Some(frame) = self.frames.last_frame()? {
+            ctx.push(self.shape.out, frame)?;
         }
         ctx.complete(self.shape.out);
         Ok(())
@@ -205,12 +319,7 @@ impl<D: Decoder> FramingLogic<D> {
 impl<D: Decoder> GraphStageLogic for FramingLogic<D> {
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let chunk = ctx.grab(self.shape.inlet)?;
-        if self.tail.is_empty() {
-            self.tail = chunk;
-        } else {
-            self.head.extend_from_slice(&self.tail);
-            self.tail = chunk;
-        }
+        self.frames.push(chunk);
         self.next(ctx)
     }
 
