@@ -3,23 +3,30 @@
 //! `scan` and `fold` honour a supervision strategy: a panic in `f` drops
 //! the element; `Resume` keeps the accumulator, `Restart` sets it back to
 //! the seed (without emitting it again) and takes a fresh clone of `f`.
+//!
+//! `scan` is a node the planner fuses into a fused source before it
+//! (`fused.rs`); elsewhere it runs as the [`Scan`] stage.
+
+mod fused;
 
 use super::util::{logic_flow, logic_flow_with, ports};
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
+use std::sync::Arc;
+
 use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
 /// the closure as the blueprint holds it. `None` without a strategy.
-struct Restart<A, F> {
+pub(super) struct Restart<A, F> {
     strategy: SupervisionStrategy,
     zero: A,
     f: F,
 }
 
-fn restart_point<A: Clone, F: Clone>(
+pub(super) fn restart_point<A: Clone, F: Clone>(
     attributes: &Attributes,
     zero: &A,
     f: &F,
@@ -32,12 +39,12 @@ fn restart_point<A: Clone, F: Clone>(
 }
 
 /// Emits `zero`, then the running accumulation.
-struct Scan<T, A, F> {
-    shape: FlowShape<T, A>,
-    acc: A,
-    f: F,
-    zero_sent: bool,
-    restart: Option<Restart<A, F>>,
+pub(super) struct Scan<T, A, F> {
+    pub(super) shape: FlowShape<T, A>,
+    pub(super) acc: A,
+    pub(super) f: F,
+    pub(super) zero_sent: bool,
+    pub(super) restart: Option<Restart<A, F>>,
 }
 
 impl<T, A, F> GraphStageLogic for Scan<T, A, F>
@@ -177,13 +184,13 @@ where
     A: Clone + Send + Sync + 'static,
     F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
 {
-    logic_flow_with("scan", move |attributes: &Attributes| Scan {
-        shape: ports(),
-        acc: zero.clone(),
-        f: f.clone(),
-        zero_sent: false,
-        restart: restart_point(attributes, &zero, &f),
-    })
+    let node = fused::ScanNode {
+        zero,
+        f,
+        strategy: None,
+        _input: std::marker::PhantomData,
+    };
+    Flow::from_step_node("scan", Arc::new(node))
 }
 
 pub(crate) fn fold<T, A, F>(zero: A, f: F) -> Flow<T, A>
