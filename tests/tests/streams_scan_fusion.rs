@@ -1,28 +1,19 @@
 //! `scan` fused into the source before it (an adapter that emits the seed
 //! on the first demand): each case runs fused and unfused and must agree,
 //! including the seed's timing (a sink that completes on the first
-//! element gets the seed even when upstream never produces).
+//! element gets the seed even when upstream never produces). The cases in
+//! `scan_fusion/` came from a review of the change: seed timing, demand
+//! and zips (`edges`), failures, supervision, junctions, inner sources and
+//! the other planner paths (`placements`).
 
-use std::task::Poll;
+#[path = "scan_fusion/common.rs"]
+mod common;
+#[path = "scan_fusion/edges.rs"]
+mod edges;
+#[path = "scan_fusion/placements.rs"]
+mod placements;
 
-use weir_streams::prelude::*;
-use weir_streams::{ErrorKind, StreamError};
-use weir_tests::{shutdown, stream_system};
-
-/// Both materializers of `system`: fused (the default) and unfused.
-fn both(system: &weir_actor::ActorSystem) -> [(&'static str, Materializer); 2] {
-    [
-        ("fused", Materializer::new(system)),
-        (
-            "unfused",
-            Materializer::builder(system).fusion(false).build(),
-        ),
-    ]
-}
-
-fn add(a: u64, x: u64) -> u64 {
-    a + x
-}
+use common::*;
 
 #[test]
 fn the_seed_comes_first_and_alone_for_an_empty_source() {

@@ -161,7 +161,11 @@ pub(crate) type HeadFn =
     Box<dyn FnMut(&mut StageContext<'_>, &mut dyn Any) -> Result<Step<()>, StreamError> + Send>;
 pub(crate) type HeadFactory = Arc<dyn Fn() -> HeadFn + Send + Sync>;
 
-/// A simple element-wise operator ([`Step`]).
+/// A simple element-wise operator ([`Step`]), or an operator that
+/// [leads](StepNode::leads) (`scan`), which has only the stage and
+/// adapter forms: every rule that asks for another form checks `leads`
+/// first ([`any_leads`]), and the leading node's other forms are
+/// unreachable.
 pub(crate) trait StepNode: Send + Sync {
     /// The operator as an ordinary flow stage.
     fn stage(&self) -> Arc<dyn ErasedStage>;

@@ -20,31 +20,52 @@ use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
 /// the closure as the blueprint holds it. `None` without a strategy.
-pub(super) struct Restart<A, F> {
+struct Restart<A, F> {
     strategy: SupervisionStrategy,
     zero: A,
     f: F,
 }
 
-pub(super) fn restart_point<A: Clone, F: Clone>(
+impl<A: Clone, F: Clone> Restart<A, F> {
+    fn new(strategy: &SupervisionStrategy, zero: &A, f: &F) -> Self {
+        Self {
+            strategy: strategy.clone(),
+            zero: zero.clone(),
+            f: f.clone(),
+        }
+    }
+}
+
+fn restart_point<A: Clone, F: Clone>(
     attributes: &Attributes,
     zero: &A,
     f: &F,
 ) -> Option<Restart<A, F>> {
-    attributes.supervision_strategy().map(|strategy| Restart {
-        strategy: strategy.clone(),
-        zero: zero.clone(),
-        f: f.clone(),
-    })
+    attributes
+        .supervision_strategy()
+        .map(|strategy| Restart::new(strategy, zero, f))
 }
 
 /// Emits `zero`, then the running accumulation.
-pub(super) struct Scan<T, A, F> {
-    pub(super) shape: FlowShape<T, A>,
-    pub(super) acc: A,
-    pub(super) f: F,
-    pub(super) zero_sent: bool,
-    pub(super) restart: Option<Restart<A, F>>,
+struct Scan<T, A, F> {
+    shape: FlowShape<T, A>,
+    acc: A,
+    f: F,
+    zero_sent: bool,
+    restart: Option<Restart<A, F>>,
+}
+
+impl<T, A: Clone, F: Clone> Scan<T, A, F> {
+    /// The stage's logic for a run with `attributes` (its supervision).
+    fn new(zero: &A, f: &F, attributes: &Attributes) -> Self {
+        Self {
+            shape: ports(),
+            acc: zero.clone(),
+            f: f.clone(),
+            zero_sent: false,
+            restart: restart_point(attributes, zero, f),
+        }
+    }
 }
 
 impl<T, A, F> GraphStageLogic for Scan<T, A, F>

@@ -14,13 +14,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::task::Context;
 
-use super::{Scan, restart_point};
+use super::{Restart, Scan};
 use crate::fusion::{
     BoxChunks, Chunks, ConsumerNode, Fill, FusedIter, HeadFactory, IterFactory, IterNode, StepNode,
 };
 use crate::interpreter::ErasedStage;
-use crate::ops::util::{LogicFlow, ports};
-use crate::stage::{Attributes, Directive, SupervisionStrategy, supervised};
+use crate::ops::util::LogicFlow;
+use crate::stage::{Attributes, Directive, SupervisionStrategy};
 
 /// `scan(zero, f)` from `T` to `A`, and the supervision strategy the
 /// planner swapped in (`None` until then: the stage form reads its own
@@ -44,13 +44,7 @@ where
         let (zero, f) = (self.zero.clone(), self.f.clone());
         Arc::new(LogicFlow::<T, A, _>::new(
             "scan",
-            move |attributes: &Attributes| Scan {
-                shape: ports(),
-                acc: zero.clone(),
-                f: f.clone(),
-                zero_sent: false,
-                restart: restart_point(attributes, &zero, &f),
-            },
+            move |attributes: &Attributes| Scan::new(&zero, &f, attributes),
         ))
     }
 
@@ -60,12 +54,10 @@ where
         let factory: IterFactory<A> = Arc::new(move || {
             Box::new(ScanChunks {
                 inner: iter(),
-                acc: zero.clone(),
+                acc: Some(zero.clone()),
                 zero_sent: false,
                 f: f.clone(),
-                restart: strategy
-                    .clone()
-                    .map(|strategy| (strategy, zero.clone(), f.clone())),
+                restart: strategy.as_ref().map(|s| Restart::new(s, &zero, &f)),
                 scratch: Vec::new(),
             }) as BoxChunks<A>
         });
@@ -108,35 +100,54 @@ where
 /// it and takes a fresh clone of `f`).
 struct ScanChunks<T, A, F> {
     inner: BoxChunks<T>,
-    acc: A,
+    /// Always `Some` between calls (taken only to move it through `f`).
+    acc: Option<A>,
     zero_sent: bool,
     f: F,
-    /// The strategy, the seed and the closure as the blueprint holds them.
-    restart: Option<(SupervisionStrategy, A, F)>,
+    restart: Option<Restart<A, F>>,
     scratch: Vec<T>,
 }
 
 impl<T, A: Clone, F: FnMut(A, T) -> A + Clone> ScanChunks<T, A, F> {
-    /// The seed, the first time.
-    fn seed(&mut self) -> Option<A> {
-        (!std::mem::replace(&mut self.zero_sent, true)).then(|| self.acc.clone())
+    fn accumulator(&self) -> &A {
+        self.acc.as_ref().expect("scan holds its accumulator")
     }
 
-    /// The accumulation of `element`; `None` when supervision dropped it.
-    fn accumulate(&mut self, element: T) -> Option<A> {
-        let (acc, f) = (self.acc.clone(), &mut self.f);
-        match supervised(self.restart.as_ref().map(|r| &r.0), || f(acc, element)) {
+    /// The seed, the first time.
+    fn seed(&mut self) -> Option<A> {
+        (!std::mem::replace(&mut self.zero_sent, true)).then(|| self.accumulator().clone())
+    }
+
+    /// The accumulation of `element`, unsupervised: the accumulator moves
+    /// through `f` (a panic fails the stream, so nothing reads it after
+    /// one), and one clone is the output.
+    #[inline]
+    fn accumulate(&mut self, element: T) -> A {
+        let acc = self.acc.take().expect("scan holds its accumulator");
+        let acc = (self.f)(acc, element);
+        self.acc = Some(acc.clone());
+        acc
+    }
+
+    /// The accumulation of `element` under the strategy, if any: `f` gets
+    /// a clone, so a resumed scan keeps its value; `None` when the
+    /// element was dropped.
+    fn accumulate_supervised(&mut self, element: T) -> Option<A> {
+        let Some(restart) = &self.restart else {
+            return Some(self.accumulate(element));
+        };
+        let (acc, f) = (self.accumulator().clone(), &mut self.f);
+        match restart.strategy.catching(|| f(acc, element)) {
             Ok(acc) => {
-                self.acc = acc;
-                Some(self.acc.clone())
+                self.acc = Some(acc.clone());
+                Some(acc)
             }
-            Err(directive) => {
-                if let (Directive::Restart, Some((_, zero, f))) = (directive, &self.restart) {
-                    self.acc = zero.clone();
-                    self.f = f.clone();
-                }
+            Err(Directive::Restart) => {
+                self.acc = Some(restart.zero.clone());
+                self.f = restart.f.clone();
                 None
             }
+            Err(_) => None,
         }
     }
 
@@ -170,15 +181,21 @@ where
         // failure (as through the unfused stages).
         let upstream = catch_unwind(AssertUnwindSafe(|| self.inner.fill(cx, &mut scratch, room)));
         if self.restart.is_none() {
-            // Unsupervised: every element makes one value (a panic fails
-            // the stream), in one reserved loop.
+            // Unsupervised: every element makes one value, in one
+            // reserved loop.
             out.reserve(scratch.len());
             for x in scratch.drain(..) {
-                self.acc = (self.f)(self.acc.clone(), x);
-                out.push(self.acc.clone());
+                let acc = self.accumulate(x);
+                out.push(acc);
             }
         } else {
-            out.extend(scratch.drain(..).filter_map(|x| self.accumulate(x)));
+            // A dropped element leaves the batch short: within the
+            // contract (the caller asks again while the fill says `More`).
+            out.extend(
+                scratch
+                    .drain(..)
+                    .filter_map(|x| self.accumulate_supervised(x)),
+            );
         }
         self.scratch = scratch;
         upstream.unwrap_or_else(|panic| resume_unwind(panic))
@@ -189,7 +206,7 @@ where
             return (Some(seed), self.after_seed());
         }
         let (element, fill) = self.inner.next_one(cx, &mut self.scratch);
-        (element.and_then(|x| self.accumulate(x)), fill)
+        (element.and_then(|x| self.accumulate_supervised(x)), fill)
     }
 
     fn is_exhausted(&self) -> bool {
@@ -202,6 +219,7 @@ where
         } else {
             self.inner.at_least()
         };
-        usize::from(!self.zero_sent) + upstream
+        // An endless source says `usize::MAX`.
+        upstream.saturating_add(usize::from(!self.zero_sent))
     }
 }
