@@ -3,6 +3,12 @@
 //! median ns per message and ratios against no hook, plus allocations per
 //! message (counting global allocator).
 //!
+//! Hooks are installed as their concrete types (`Arc::new(Counting)`, as a
+//! user installs one, and as `profile_instrument` counts instructions for),
+//! so the hook's methods are called statically inside the guard; the last
+//! row installs the counting hook as an `Arc<dyn Instrumentation>`, which
+//! adds a second dynamic call per method.
+//!
 //! `cargo bench -p weir-benches --bench actor_instrument`
 //!
 //! The baseline without the machinery compiled in is the same bench built
@@ -13,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use weir_actor::{ActorSystem, Instrumentation, MessageInfo};
+use weir_actor::{ActorSystem, ActorSystemBuilder, Instrumentation, MessageInfo};
 use weir_benches::CountingAlloc;
 use weir_benches::gated_tell::GatedTell;
 use weir_benches::ping_pong::PingPong;
@@ -43,12 +49,10 @@ struct Setup {
     gated: GatedTell,
 }
 
-fn setup(name: &'static str, hook: Option<Arc<dyn Instrumentation>>) -> Setup {
-    let mut builder = ActorSystem::builder().name(name).threads(1);
-    if let Some(hook) = hook {
-        builder = builder.instrumentation(hook);
-    }
-    let system = builder.build().unwrap();
+fn setup(name: &'static str, install: fn(ActorSystemBuilder) -> ActorSystemBuilder) -> Setup {
+    let system = install(ActorSystem::builder().name(name).threads(1))
+        .build()
+        .unwrap();
     let ping_pong = PingPong::new(&system);
     let gated = GatedTell::new(&system);
     Setup {
@@ -89,10 +93,16 @@ fn allocations_per_message(s: &Setup) -> f64 {
 
 fn main() {
     let compiled_in = !cfg!(weir_no_instrument);
-    let mut setups = vec![setup("none", None)];
+    let mut setups = vec![setup("none", |b| b)];
     if compiled_in {
-        setups.push(setup("noop", Some(Arc::new(NoOp))));
-        setups.push(setup("counting", Some(Arc::new(Counting::default()))));
+        setups.push(setup("noop", |b| b.instrumentation(Arc::new(NoOp))));
+        setups.push(setup("counting", |b| {
+            b.instrumentation(Arc::new(Counting::default()))
+        }));
+        setups.push(setup("count-dyn", |b| {
+            let hook: Arc<dyn Instrumentation> = Arc::new(Counting::default());
+            b.instrumentation(hook)
+        }));
     }
     println!(
         "instrumentation machinery compiled in: {}",

@@ -9,6 +9,9 @@
 //! next` inside the task) on a multi-thread runtime with a worker per core,
 //! one at a time (spawn, then block on the join handle) and in batches.
 //!
+//! Under them, the floor of an island that is an actor: spawning an
+//! actor, one message, its stop (`actor_floor`), no stream.
+//!
 //! Every variant returns the sum of its graphs' results, so none can skip
 //! one; the report gives graphs per second (median of the runs), the ratio
 //! against tokio in the same run, and heap allocations per graph (counted
@@ -65,6 +68,47 @@ pub fn weir(n: u64, batch: u64, islands: usize, shape: Shape, mat: &Materializer
         }));
         for done in pending.drain(..) {
             sum = sum.wrapping_add(done.wait().expect("the stream completes"));
+        }
+        i = end;
+    }
+    sum
+}
+
+/// The floor of a graph that runs on its own actor, as each Weir island
+/// does: spawn an actor, tell it one message, it completes a promise with
+/// `3` and stops itself; `batch` spawned before waiting for them. No
+/// stream is involved: what materializing an island cannot go below while
+/// an island is an actor.
+pub fn actor_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 {
+    use std::sync::Arc;
+    use weir_actor::{Actor, Context, Promise, Props};
+
+    #[derive(Default)]
+    struct Once;
+    impl Actor for Once {
+        type Msg = Arc<Promise<u64>>;
+        fn receive(&mut self, ctx: &mut Context<Self>, done: Self::Msg) {
+            let _ = done.complete(3);
+            ctx.stop_self();
+        }
+    }
+
+    let props = Props::new(Once::default);
+    let mut sum = 0u64;
+    let mut pending = Vec::with_capacity(batch as usize);
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch).min(n);
+        pending.extend((i..end).map(|_| {
+            let done = Arc::new(Promise::new());
+            let actor = system
+                .spawn_anonymous(props.clone())
+                .expect("the system runs");
+            actor.tell(Arc::clone(&done));
+            done
+        }));
+        for done in pending.drain(..) {
+            sum = sum.wrapping_add(done.wait_take());
         }
         i = end;
     }
@@ -141,6 +185,16 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
                 b,
                 Shape::Prebuilt,
                 Box::new(move || tokio_tasks(graphs, b, Shape::Prebuilt, runtime)),
+            ));
+        }
+        {
+            let system = &system;
+            variants.push((
+                format!("actor spawn + tell + stop, {label}"),
+                false,
+                b,
+                Shape::Prebuilt,
+                Box::new(move || actor_floor(graphs, b, system)),
             ));
         }
         for (islands, shape) in [

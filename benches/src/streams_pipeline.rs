@@ -161,9 +161,13 @@ pub fn datum(n: u64) -> u64 {
         .expect("datum completes")
 }
 
-/// Ten `scan`s on datum-core 0.11 between map and filter: stages it does
-/// not fuse, the peer of [`weir_ten_unfused_stages`]. (Each `scan` emits
-/// its seed first, so the checksum differs from the plain chain's.)
+/// Ten `scan`s on datum-core 0.11 between map and filter. datum-core runs
+/// a linear `Flow` chain as nested boxed iterators (its `scan` is a
+/// `Flow::from_transform` over `Box<dyn Iterator>`), so this measures a
+/// boxed iterator's `next` per stage, not an interpreter hop: its peer is
+/// [`weir_ten_scans`], and the interpreter's peer is
+/// [`datum_ten_interpreted`]. (Each `scan` emits its seed first, so the
+/// checksum differs from the plain chain's.)
 #[cfg(feature = "peers")]
 pub fn datum_ten_scans(n: u64) -> u64 {
     use datum::prelude::*;
@@ -177,6 +181,56 @@ pub fn datum_ten_scans(n: u64) -> u64 {
         .expect("datum materializes")
         .wait()
         .expect("datum completes")
+}
+
+/// Ten of datum-core 0.11's `Identity` graph stages between map and filter,
+/// run by its graph executor on the calling thread with `fusion` (
+/// `Fusion::ErasedOnly`: its interpreter, a port hop per stage, the peer
+/// of [`weir_ten_unfused_stages`]; `Fusion::Auto`: it may run the chain as
+/// one typed loop). The filter runs inside the fold, as the executor takes
+/// an input iterator and a fold rather than a source and a sink.
+#[cfg(feature = "peers")]
+pub fn datum_ten_interpreted(n: u64, fusion: datum::Fusion) -> u64 {
+    use datum::{Attributes, FusedExecutionConfig, GraphDsl, GraphFlowShape, Identity};
+    let chain = GraphDsl::try_create(|b| {
+        let first = b.add(Identity::<u64>::new());
+        let (inlet, mut outlet) = (first.inlet(), first.outlet());
+        for _ in 1..10 {
+            let next = b.add(Identity::<u64>::new());
+            b.connect(outlet, next.inlet())?;
+            outlet = next.outlet();
+        }
+        Ok(GraphFlowShape::new(inlet, outlet))
+    })
+    .expect("datum builds the chain")
+    .add_attributes(Attributes::fusion(fusion));
+    let config = FusedExecutionConfig {
+        event_limit: usize::MAX,
+    };
+    chain
+        .run_fold_with_input_report(
+            (0..n).map(step),
+            0u64,
+            |acc, x| if keep(&x) { acc.wrapping_add(x) } else { acc },
+            config,
+        )
+        .expect("datum completes")
+        .result
+}
+
+/// Ten `scan`s between map and filter, the peer of
+/// [`datum_ten_scans`]. (Each emits its seed, 0, first: the checksum is
+/// the plain chain's.)
+pub fn weir_ten_scans(n: u64, mat: &Materializer) -> u64 {
+    let mut source = Source::range(0..n).map(step);
+    for _ in 0..10 {
+        source = source.scan(0u64, |_, x| x);
+    }
+    source
+        .filter(keep)
+        .run_with(Sink::fold(0u64, u64::wrapping_add), mat)
+        .wait()
+        .expect("the stream completes")
 }
 
 /// `map` then a broadcast to two branches merged again, then the fold:

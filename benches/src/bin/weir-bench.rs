@@ -268,6 +268,7 @@ fn streams(args: &Args) {
             "weir, 10 unfused stages",
             Box::new(|| p::weir_ten_unfused_stages(n, &mat)),
         ),
+        ("weir, 10 scans", Box::new(|| p::weir_ten_scans(n, &mat))),
     ];
     variants.extend(weir_benches::hops::variants(n, &mat));
     // Their checksums (another pipeline) are checked by the module's test.
@@ -280,6 +281,16 @@ fn streams(args: &Args) {
     variants.push(("datum-core 0.11", Box::new(|| p::datum(n))));
     #[cfg(feature = "peers")]
     variants.push(("datum-core, 10 scans", Box::new(|| p::datum_ten_scans(n))));
+    #[cfg(feature = "peers")]
+    variants.push((
+        "datum-core, 10 interpreted",
+        Box::new(|| p::datum_ten_interpreted(n, datum::Fusion::ErasedOnly)),
+    ));
+    #[cfg(feature = "peers")]
+    variants.push((
+        "datum-core, 10 identity, auto",
+        Box::new(|| p::datum_ten_interpreted(n, datum::Fusion::Auto)),
+    ));
     println!("range(0..{n}) -> map -> filter -> fold, median of {runs} runs, 2-core box");
     println!(
         "{:<30} {:>14} {:>12} {:>14}",

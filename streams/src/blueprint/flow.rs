@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::Sink;
 use super::graph::{Graph, Kind, Node};
 use crate::Attributes;
-use crate::fusion::{IterAdapter, SimpleOp, Step, StepFactory};
+use crate::fusion::{IterAdapter, SimpleOp, Step, StepFactory, StepNode};
 use crate::stage::{FlowShape, GraphStage};
 
 /// A blueprint that takes `In` and gives `Out`, materializing `Mat`.
@@ -64,7 +64,12 @@ impl<In: Send + 'static, Out: Send + 'static> Flow<In, Out, ()> {
         step: StepFactory<In, Out>,
         adapt: IterAdapter<In, Out>,
     ) -> Self {
-        let kind = Kind::Step(Arc::new(SimpleOp { step, adapt }));
+        Self::from_step_node(name, Arc::new(SimpleOp { step, adapt }))
+    }
+
+    /// A flow of one fusable operator node.
+    pub(crate) fn from_step_node(name: &'static str, node: Arc<dyn StepNode>) -> Self {
+        let kind = Kind::Step(node);
         Self::from_graph_parts(Graph::single(Node::new(kind, Attributes::named(name))))
     }
 }

@@ -161,7 +161,11 @@ pub(crate) type HeadFn =
     Box<dyn FnMut(&mut StageContext<'_>, &mut dyn Any) -> Result<Step<()>, StreamError> + Send>;
 pub(crate) type HeadFactory = Arc<dyn Fn() -> HeadFn + Send + Sync>;
 
-/// A simple element-wise operator ([`Step`]).
+/// A simple element-wise operator ([`Step`]), or an operator that
+/// [leads](StepNode::leads) (`scan`), which has only the stage and
+/// adapter forms: every rule that asks for another form checks `leads`
+/// first ([`any_leads`]), and the leading node's other forms are
+/// unreachable.
 pub(crate) trait StepNode: Send + Sync {
     /// The operator as an ordinary flow stage.
     fn stage(&self) -> Arc<dyn ErasedStage>;
@@ -181,6 +185,20 @@ pub(crate) trait StepNode: Send + Sync {
     fn run_stage(&self, head: HeadFactory) -> Arc<dyn ErasedStage>;
     /// This operator run under `strategy` (see `super::supervised`).
     fn supervised(&self, strategy: &SupervisionStrategy) -> Arc<dyn StepNode>;
+    /// Whether the operator emits an element before its first input
+    /// (`scan`'s seed, on the first demand). A step, a continuation and a
+    /// consumer are driven by inputs, so such an operator has only two
+    /// forms, [`stage`](Self::stage) and [`after_iter`](Self::after_iter):
+    /// the planner never asks it for the others (see `plan::rules`).
+    fn leads(&self) -> bool {
+        false
+    }
+}
+
+/// Whether any operator of `run` [leads](StepNode::leads): the run cannot
+/// continue into a consumer or run as a run of steps.
+pub(crate) fn any_leads(run: &[&Arc<dyn StepNode>]) -> bool {
+    run.iter().any(|step| step.leads())
 }
 
 /// The [`StepNode`] of an operator from `I` to `O`: its step, and the same

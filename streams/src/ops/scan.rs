@@ -3,12 +3,19 @@
 //! `scan` and `fold` honour a supervision strategy: a panic in `f` drops
 //! the element; `Resume` keeps the accumulator, `Restart` sets it back to
 //! the seed (without emitting it again) and takes a fresh clone of `f`.
+//!
+//! `scan` is a node the planner fuses into a fused source before it
+//! (`fused.rs`); elsewhere it runs as the [`Scan`] stage.
+
+mod fused;
 
 use super::util::{logic_flow, logic_flow_with, ports};
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
+use std::sync::Arc;
+
 use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
@@ -19,16 +26,24 @@ struct Restart<A, F> {
     f: F,
 }
 
+impl<A: Clone, F: Clone> Restart<A, F> {
+    fn new(strategy: &SupervisionStrategy, zero: &A, f: &F) -> Self {
+        Self {
+            strategy: strategy.clone(),
+            zero: zero.clone(),
+            f: f.clone(),
+        }
+    }
+}
+
 fn restart_point<A: Clone, F: Clone>(
     attributes: &Attributes,
     zero: &A,
     f: &F,
 ) -> Option<Restart<A, F>> {
-    attributes.supervision_strategy().map(|strategy| Restart {
-        strategy: strategy.clone(),
-        zero: zero.clone(),
-        f: f.clone(),
-    })
+    attributes
+        .supervision_strategy()
+        .map(|strategy| Restart::new(strategy, zero, f))
 }
 
 /// Emits `zero`, then the running accumulation.
@@ -38,6 +53,19 @@ struct Scan<T, A, F> {
     f: F,
     zero_sent: bool,
     restart: Option<Restart<A, F>>,
+}
+
+impl<T, A: Clone, F: Clone> Scan<T, A, F> {
+    /// The stage's logic for a run with `attributes` (its supervision).
+    fn new(zero: &A, f: &F, attributes: &Attributes) -> Self {
+        Self {
+            shape: ports(),
+            acc: zero.clone(),
+            f: f.clone(),
+            zero_sent: false,
+            restart: restart_point(attributes, zero, f),
+        }
+    }
 }
 
 impl<T, A, F> GraphStageLogic for Scan<T, A, F>
@@ -177,13 +205,13 @@ where
     A: Clone + Send + Sync + 'static,
     F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
 {
-    logic_flow_with("scan", move |attributes: &Attributes| Scan {
-        shape: ports(),
-        acc: zero.clone(),
-        f: f.clone(),
-        zero_sent: false,
-        restart: restart_point(attributes, &zero, &f),
-    })
+    let node = fused::ScanNode {
+        zero,
+        f,
+        strategy: None,
+        _input: std::marker::PhantomData,
+    };
+    Flow::from_step_node("scan", Arc::new(node))
 }
 
 pub(crate) fn fold<T, A, F>(zero: A, f: F) -> Flow<T, A>

@@ -32,6 +32,17 @@ where
     }
 }
 
+impl<I, O, M> LogicFlow<I, O, M> {
+    /// The stage on its own (for a node that is more than a stage).
+    pub(crate) fn new(name: &'static str, make: M) -> Self {
+        Self {
+            name,
+            make,
+            _types: PhantomData,
+        }
+    }
+}
+
 /// A flow of one stage with logic `make()`.
 pub(crate) fn logic_flow<I, O, L, M>(name: &'static str, make: M) -> Flow<I, O>
 where
@@ -52,11 +63,7 @@ where
     L: GraphStageLogic,
     M: Fn(&Attributes) -> L + Send + Sync + 'static,
 {
-    Flow::from_graph(LogicFlow {
-        name,
-        make,
-        _types: PhantomData,
-    })
+    Flow::from_graph(LogicFlow::new(name, make))
 }
 
 /// The ports of every one-in, one-out operator.

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use super::{BoundaryPlan, PullPlan, Relay, Unit};
 use crate::Attributes;
 use crate::blueprint::graph::{Fuses, Kind, Node};
-use crate::fusion::{ConsumerNode, IterNode, StepNode};
+use crate::fusion::{ConsumerNode, IterNode, StepNode, any_leads};
 use crate::interpreter::stage_attributes;
 use crate::stage::DEFAULT_INPUT_BUFFER;
 
@@ -148,6 +148,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
     // cuts each chunk into frames and feeds them to the consumer.
     if let Some(Fuses::Flatten(flatten)) = &node.fuses
         && let Some(Kind::Consumer(consumer)) = next
+        && !any_leads(&run)
     {
         let stage = flatten.with_consumer(&*stepped(&run, consumer));
         let name = joined(nodes, &chain[at..after]);
@@ -211,7 +212,7 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         // **Host into folding sink.** A source that can host a folding
         // sink (`Source::actor_ref`), simple operators, then a folding
         // sink: one stage, the operators run inside the sink's consumer.
-        (Kind::Host(_, host), Some(Kind::Consumer(consumer))) => {
+        (Kind::Host(_, host), Some(Kind::Consumer(consumer))) if !any_leads(&run) => {
             let consumer = stepped(&run, consumer);
             let stage = host.with_consumer(&node.full_attributes(), &*consumer);
             let name = joined(nodes, &chain[at..=after]);
@@ -232,8 +233,10 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         (Kind::Step(first), _) => {
             let mut run = run;
             run.insert(0, first);
-            let (start, end) = (at, after - 1);
-            if let Some(Kind::Consumer(consumer)) = next {
+            let start = at;
+            if let Some(Kind::Consumer(consumer)) = next
+                && !any_leads(&run)
+            {
                 let stage = stepped(&run, consumer).stage();
                 let sink = &nodes[chain[after]];
                 // Named after the operators: what fails in it is most
@@ -252,10 +255,17 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
                 return (unit, after);
             }
             // **Operator run.** Two or more simple operators in a row
-            // run as one flow stage.
+            // run as one flow stage, up to one that leads (`scan`, which
+            // then runs as its own stage).
+            run.truncate(
+                run.iter()
+                    .position(|step| step.leads())
+                    .unwrap_or(run.len()),
+            );
             if run.len() < 2 {
                 return (plain(nodes, chain, at), at);
             }
+            let end = start + run.len() - 1;
             let mut cont = None;
             for step in run.iter().rev() {
                 cont = Some(step.before(cont));
@@ -343,6 +353,8 @@ fn boundary(
         None => (None, None, Attributes::new()),
     };
     let next = chain.get(after).map(|&i| &nodes[i].kind);
+    // An operator that leads runs in a fused source, so it may be relayed;
+    // it cannot run inside a folding sink.
     if let Some(Kind::Boundary(_)) = next {
         let plan = BoundaryPlan {
             factory: Arc::clone(factory),
@@ -357,7 +369,7 @@ fn boundary(
     }
     let down = merged(nodes, &chain[at + 1..=after.min(chain.len() - 1)]);
     let (sink, capacity, last) = match next {
-        Some(Kind::Consumer(consumer)) => {
+        Some(Kind::Consumer(consumer)) if !any_leads(&run) => {
             // Named after the operators, if any (as operators into a
             // folding sink are), else after the sink.
             let named = if run.is_empty() { after } else { after - 1 };
