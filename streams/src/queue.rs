@@ -78,7 +78,6 @@ impl<T: fmt::Debug> std::error::Error for QueueSendError<T> {
     }
 }
 
-
 /// The handle `Source::queue` materializes: `Send`, `Sync`, cheap to
 /// clone. [`offer`](Self::offer) never blocks and answers at once;
 /// [`send`](Self::send) waits for room (back-pressure).
@@ -260,7 +259,9 @@ impl<T: Send + 'static> GraphStage for QueueStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, SourceQueue<T>) {
         let (handle, consumer) = handover::shared_channel(self.capacity, Order::Pop);
-        handle.set_consumer_notify(cx.async_callback(|this: &mut QueueLogic<T>, (), ctx| this.woken(ctx)));
+        handle.set_consumer_notify(
+            cx.async_callback(|this: &mut QueueLogic<T>, (), ctx| this.woken(ctx)),
+        );
         let logic = QueueLogic {
             shape: SourceShape::new(),
             consumer,

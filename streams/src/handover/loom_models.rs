@@ -265,7 +265,11 @@ fn shared_cancelled_send_passes_its_wake_up_on() {
         producer.cancel_send(&mut slot_a); // A gives up, woken or not
         live.join().unwrap();
         assert_eq!(taker.join().unwrap(), vec![0, 2]);
-        assert_eq!(producer.snapshot().2, 0, "no entry left for a send that is gone");
+        assert_eq!(
+            producer.snapshot().2,
+            0,
+            "no entry left for a send that is gone"
+        );
     });
 }
 

@@ -1,9 +1,9 @@
 //! The hand-over: one credit-bounded, batched channel between a running
 //! island and anything outside it (another island, a task, a thread).
 //!
-//! The async boundary, interop's `as_stream` on islands and the hubs
-//! (`MergeHub`, `BroadcastHub`, `PartitionHub`) all move elements through
-//! it.
+//! The async boundary, interop's `as_stream` on islands, the hubs
+//! (`MergeHub`, `BroadcastHub`, `PartitionHub`) and `Source::queue` all
+//! move elements through it.
 //!
 //! # Protocol
 //!
@@ -27,7 +27,6 @@
 //!   producer learns it from [`Producer::hand_over`]. The first of the two
 //!   wins; dropping a producer that never finished ends the channel with
 //!   [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
-//!
 //! - **Many producers.** A shared producer (`SharedProducer`, behind
 //!   `Source::queue`) is the producer side for many threads at once: it
 //!   puts each element straight into the handed-over queue under the same
@@ -45,7 +44,8 @@
 //! [`Waker`](std::task::Waker) or a blocked [`Thread`](std::thread::Thread).
 //! The loom models in `handover/loom_models.rs` check that credit never
 //! exceeds the capacity, that neither side misses a wake-up, and that the
-//! end and the cancellation are each delivered once.
+//! end and the cancellation are each delivered once, with one producer and
+//! with several (the `shared_*` models).
 //!
 //! # Examples
 //!
@@ -96,10 +96,10 @@ use crate::{ErrorKind, StreamError};
 #[cfg(not(loom))] // stages are not built under loom (it models the channel alone)
 mod feed;
 mod shared;
-pub(crate) use shared::{Refused, SendSlot, SharedProducer, shared_channel};
-use shared::Senders;
 #[cfg(not(loom))]
 pub use feed::FeedLogic;
+use shared::Senders;
+pub(crate) use shared::{Refused, SendSlot, SharedProducer, shared_channel};
 
 /// How one side of a hand-over is told that the other did something it
 /// waits for.
@@ -704,7 +704,11 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             state.cancelled = true;
             state.producer_waiting = false;
             let dropped = std::mem::take(&mut state.queue);
-            (dropped, state.notify_producer.clone(), state.senders.take_all())
+            (
+                dropped,
+                state.notify_producer.clone(),
+                state.senders.take_all(),
+            )
         };
         drop(dropped); // element destructors run outside the lock
         if let Some(notify) = notify {

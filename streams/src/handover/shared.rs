@@ -219,7 +219,12 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
     /// Put `element` in if there is credit, leaving the line if `slot` is
     /// in it; without credit, register `notify` in line under `slot`
     /// ([`Refused::Full`]). On an end `slot` leaves the line.
-    pub(crate) fn send(&self, slot: &mut SendSlot, element: T, notify: &P) -> Result<(), Refused<T>> {
+    pub(crate) fn send(
+        &self,
+        slot: &mut SendSlot,
+        element: T,
+        notify: &P,
+    ) -> Result<(), Refused<T>> {
         let consumer = {
             let mut state = self.shared.lock();
             match state.put(element) {
@@ -252,7 +257,11 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
     #[inline]
     fn check_credit(&self, state: &State<T, P, C>) {
         #[cfg(loom)]
-        assert_eq!(state.returned + state.handed, self.capacity, "credit is conserved");
+        assert_eq!(
+            state.returned + state.handed,
+            self.capacity,
+            "credit is conserved"
+        );
         #[cfg(not(loom))]
         let _ = state;
     }
@@ -309,7 +318,11 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
                     Vec::new()
                 }
             };
-            (dropped, state.notify_consumer.clone(), state.senders.take_all())
+            (
+                dropped,
+                state.notify_consumer.clone(),
+                state.senders.take_all(),
+            )
         };
         drop(dropped); // element destructors run outside the lock
         if let Some(consumer) = consumer {
