@@ -462,7 +462,7 @@ pub struct Consumer<T, P: Notify, C: Notify> {
     /// The current batch, in `order`.
     local: Vec<T>,
     /// The end, taken with the last batch: returned once the batch is
-    /// empty, without a lock.
+    /// empty.
     end: Option<Result<(), StreamError>>,
     /// Elements passed on whose credit is not given back yet.
     consumed: usize,
@@ -558,23 +558,27 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         };
         if let Some(notify) = notify {
             notify.notify();
-        }
-        self.wake_senders();
-    }
-
-    /// Notify the waiting senders [`return_credit`](Self::return_credit)
-    /// took from the line (outside the lock).
-    #[inline]
-    fn wake_senders(&mut self) {
-        if !self.woken.is_empty() {
-            for sender in self.woken.drain(..) {
-                sender.notify();
+            if !self.woken.is_empty() {
+                self.wake_senders();
             }
         }
     }
 
-    /// Give `consumed` credit back; take the waiting producer's notify, and
-    /// one waiting sender per freed place into `woken`.
+    /// Notify the waiting senders [`return_credit`](Self::return_credit)
+    /// took from the line (outside the lock). Out of line: only a shared
+    /// producer's consumer gets here, and the single producer's paths stay
+    /// as small as they were.
+    #[cold]
+    #[inline(never)]
+    fn wake_senders(&mut self) {
+        for sender in self.woken.drain(..) {
+            sender.notify();
+        }
+    }
+
+    /// Give `consumed` credit back; take the waiting producer's notify, or
+    /// one waiting sender per freed place (the first returned, the others
+    /// put into `woken`, notified after it).
     fn return_credit(
         consumed: &mut usize,
         woken: &mut Vec<P>,
@@ -589,10 +593,12 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         }
         let freed = std::mem::take(consumed);
         state.returned += freed;
-        if !state.senders.is_empty() {
-            state.senders.take_first(freed, woken);
-        }
         if state.producer_waiting {
+            // A shared producer's senders in line keep the flag up, so a
+            // single producer's path pays nothing for them.
+            if !state.senders.is_empty() {
+                return state.take_senders(freed, woken);
+            }
             state.producer_waiting = false;
             state.notify_producer.clone()
         } else {
@@ -607,24 +613,26 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         if !self.local.is_empty() {
             return Refill::Ready;
         }
-        if let Some(end) = self.end.take() {
-            return Refill::End(end);
-        }
         let (refill, notify) = {
             let mut state = self.shared.lock();
             let mut notify = None;
             let refill = if state.closed {
-                Refill::Done
+                // The end taken with the last batch, now that it is empty.
+                match self.end.take() {
+                    Some(end) => Refill::End(end),
+                    None => Refill::Done,
+                }
             } else if !state.queue.is_empty() {
                 std::mem::swap(&mut state.queue, &mut self.local);
                 if self.order == Order::Pop {
                     self.local.reverse();
                 }
                 // The end already handed over comes after this batch:
-                // take it now, and return it without a lock.
-                if let Some(end) = state.end.take() {
+                // take it now (the queue completes right after the last
+                // element, `end_is_next`).
+                if state.end.is_some() {
                     state.closed = true;
-                    self.end = Some(end);
+                    self.end = state.end.take();
                 }
                 Refill::Ready
             } else if let Some(end) = state.end.take() {
@@ -652,13 +660,15 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         };
         if let Some(notify) = notify {
             notify.notify();
+            if !self.woken.is_empty() {
+                self.wake_senders();
+            }
         }
-        self.wake_senders();
         refill
     }
 
-    /// Whether the batch is empty and the end is taken: the next
-    /// [`refill`](Self::refill) returns it without a lock.
+    /// Whether the batch is empty and the end was taken with it: the next
+    /// [`refill`](Self::refill) returns it.
     #[inline]
     pub(crate) fn end_is_next(&self) -> bool {
         self.local.is_empty() && self.end.is_some()

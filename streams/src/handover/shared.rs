@@ -12,7 +12,9 @@
 //!   never holds more entries than there are pending sends.
 //! - The consumer gives credit back in batches (as for a single producer)
 //!   and takes one waiting sender per freed place out of the line, first
-//!   in line first; it notifies them after releasing the lock.
+//!   in line first; it notifies them after releasing the lock. The
+//!   state's `producer_waiting` flag is up while anyone is in line, so
+//!   the consumer looks at the line only then.
 //! - A woken sender tries again: if someone else took the credit first (an
 //!   offer), it registers again at the front of the line.
 //! - A send dropped while in line leaves it. One dropped after it was
@@ -104,12 +106,6 @@ impl<P: Notify> Senders<P> {
         }
     }
 
-    /// Move the first `n` in line (fewer if fewer wait) into `into`.
-    pub(super) fn take_first(&mut self, n: usize, into: &mut Vec<P>) {
-        let n = n.min(self.entries.len());
-        into.extend(self.entries.drain(..n).map(|(_, notify)| notify));
-    }
-
     /// The whole line (for an end).
     pub(super) fn take_all(&mut self) -> Self {
         Self {
@@ -127,6 +123,24 @@ impl<P: Notify> Senders<P> {
 }
 
 impl<T, P: Notify, C> State<T, P, C> {
+    /// `freed` places came back while senders wait (`producer_waiting` is
+    /// up while any is in line): take one per place out of line, first in
+    /// line first. Returns the first; the others go into `woken`. Out of
+    /// line, to keep the consumer's credit return small.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn take_senders(&mut self, freed: usize, woken: &mut Vec<P>) -> Option<P> {
+        let n = freed.min(self.senders.entries.len());
+        let first = {
+            let mut taken = self.senders.entries.drain(..n).map(|(_, notify)| notify);
+            let first = taken.next();
+            woken.extend(taken);
+            first
+        };
+        self.producer_waiting = !self.senders.is_empty();
+        first
+    }
+
     /// Whether producers are refused (an end was handed over, or the
     /// consumer cancelled).
     fn is_shut(&self) -> bool {
@@ -237,6 +251,7 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
                 }
                 Err(Refused::Full(element)) => {
                     state.senders.register(slot, notify);
+                    state.producer_waiting = true;
                     return Err(Refused::Full(element));
                 }
                 Err(refused) => {
@@ -306,6 +321,7 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
             }
             state.finished = true;
             state.consumer_waiting = false;
+            state.producer_waiting = false;
             let dropped = match failure {
                 Some(error) => {
                     state.failure = Some(error.clone());
