@@ -693,7 +693,8 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         Some(error)
     }
 
-    /// Whether the end was delivered or the consumer cancelled.
+    /// Whether the end was taken (with the last batch, or delivered) or
+    /// the consumer cancelled.
     pub fn is_done(&self) -> bool {
         self.shared.lock().closed
     }
