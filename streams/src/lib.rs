@@ -64,7 +64,7 @@
 
 #![warn(missing_docs)]
 // Under loom only the protocols with loom models (the inbox, the stage
-// lifecycle, the queue buffer, the kill-switch registry) and what they
+// lifecycle, the hand-over, the kill-switch registry) and what they
 // need are built.
 #![cfg_attr(loom, allow(dead_code, unused_imports))]
 
@@ -87,11 +87,6 @@ mod actor {
 #[cfg(loom)]
 mod interpreter {
     pub(crate) mod lifecycle;
-}
-
-#[cfg(loom)]
-mod queue {
-    pub(crate) mod buffer;
 }
 
 #[cfg(loom)]

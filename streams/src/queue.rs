@@ -1,81 +1,156 @@
 //! `Source::queue`: a bounded queue handle that feeds a stream from any
-//! thread. The buffer and its wake-up protocol live in `queue/buffer.rs`.
+//! thread, on the hand-over's shared producer side (`handover/shared.rs`
+//! holds the credit, the line of waiting sends and its wake-up rules).
 
+use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
 
+use crate::handover::{self, Consumer, Order, Refill, Refused, SendSlot, SharedProducer, Wait};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
-use crate::sync::Arc;
 use crate::{ArgumentError, Source, StreamError};
 
-pub(crate) mod buffer;
+/// The handle's side of the hand-over: sends wait with their task's
+/// waker; the stage is woken through an async callback.
+type Handle<T> = SharedProducer<T, Waker, AsyncCallback<()>>;
 
-use buffer::{Delivery, Ending, QueueBuffer, Waiting};
-pub use buffer::{QueueOfferResult, QueueSendError};
+/// What [`SourceQueue::offer`](crate::SourceQueue::offer) did with an element.
+#[derive(Debug, PartialEq)]
+pub enum QueueOfferResult<T> {
+    /// Queued: it will be emitted.
+    Enqueued,
+    /// The queue was full: here it is back.
+    Dropped(T),
+    /// The queue is completed, or the stream ended: here it is back.
+    QueueClosed(T),
+    /// The stream failed with this error: here it is back.
+    Failure(StreamError, T),
+}
 
-type Shared<T> = QueueBuffer<T, AsyncCallback<()>>;
+/// Why [`SourceQueue::send`](crate::SourceQueue::send) could not queue an
+/// element; it is given back ([`into_inner`](Self::into_inner)).
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::{QueueSendError, StreamError};
+///
+/// let error = QueueSendError::Failed(StreamError::msg("boom"), 7);
+/// assert_eq!(error.to_string(), "the queue's stream failed: boom");
+/// assert_eq!(error.into_inner(), 7);
+/// ```
+#[derive(Debug, PartialEq)]
+pub enum QueueSendError<T> {
+    /// The queue is completed, or the stream ended.
+    Closed(T),
+    /// The stream failed with this error.
+    Failed(StreamError, T),
+}
+
+impl<T> QueueSendError<T> {
+    /// The element that was not queued.
+    pub fn into_inner(self) -> T {
+        match self {
+            QueueSendError::Closed(element) | QueueSendError::Failed(_, element) => element,
+        }
+    }
+}
+
+impl<T> fmt::Display for QueueSendError<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            QueueSendError::Closed(_) => f.write_str("the queue is closed"),
+            QueueSendError::Failed(error, _) => write!(f, "the queue's stream failed: {error}"),
+        }
+    }
+}
+
+impl<T: fmt::Debug> std::error::Error for QueueSendError<T> {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            QueueSendError::Closed(_) => None,
+            QueueSendError::Failed(error, _) => Some(error),
+        }
+    }
+}
 
 /// The handle `Source::queue` materializes: `Send`, `Sync`, cheap to
 /// clone. [`offer`](Self::offer) never blocks and answers at once;
 /// [`send`](Self::send) waits for room (back-pressure).
 pub struct SourceQueue<T: Send + 'static> {
-    shared: Arc<Shared<T>>,
+    handle: Handle<T>,
 }
 
 impl<T: Send + 'static> Clone for SourceQueue<T> {
     fn clone(&self) -> Self {
         Self {
-            shared: Arc::clone(&self.shared),
+            handle: self.handle.clone(),
         }
     }
 }
 
 impl<T: Send + 'static> SourceQueue<T> {
     /// Queue `element` if there is room; never blocks.
+    ///
+    /// Room is counted in places the stream has given back: at most
+    /// `buffer_size` elements are ever queued, and the stream gives places
+    /// back in batches (half the buffer at a time, or all it holds
+    /// whenever it runs dry), so an offer can be `Dropped` while up to
+    /// half the buffer is emitted and not yet given back.
     pub fn offer(&self, element: T) -> QueueOfferResult<T> {
-        self.shared.offer(element)
+        match self.handle.offer(element) {
+            Ok(()) => QueueOfferResult::Enqueued,
+            Err(Refused::Full(element)) => QueueOfferResult::Dropped(element),
+            Err(Refused::Closed(element)) => QueueOfferResult::QueueClosed(element),
+            Err(Refused::Failed(error, element)) => QueueOfferResult::Failure(error, element),
+        }
     }
 
     /// Queue `element`, waiting for room.
     ///
-    /// Waiting senders are woken one per place the stream frees, first
-    /// come first served (an [`offer`](Self::offer) may take a freed place
-    /// first; the woken send then waits again, first in line).
+    /// Waiting senders are woken first come first served, one per place
+    /// the stream frees. The stream frees places in batches (half the
+    /// buffer at a time, or all it holds when it runs dry, as for
+    /// [`offer`](Self::offer)), so waiting sends are woken a batch at a
+    /// time. An [`offer`](Self::offer) may
+    /// take a freed place first; the woken send then waits again, first
+    /// in line.
     ///
     /// Cancel safety: dropping the future before it completes drops the
     /// element (it was not queued) and gives up its place in line; a
     /// wake-up it had received goes to the next waiting send.
     pub fn send(&self, element: T) -> SendFuture<T> {
         SendFuture {
-            shared: Arc::clone(&self.shared),
+            handle: self.handle.clone(),
             element: Some(element),
-            waiting: Waiting::default(),
+            slot: SendSlot::default(),
         }
     }
 
     /// Complete the stream after what is queued; later offers are refused.
     pub fn complete(&self) {
-        self.shared.end(Ending::Completing);
+        self.handle.complete();
     }
 
-    /// Fail the stream at once; later offers are refused.
+    /// Fail the stream at once (what is queued is dropped); later offers
+    /// are refused.
     pub fn fail(&self, error: StreamError) {
-        self.shared.end(Ending::Failed(error));
+        self.handle.fail(error);
     }
 
     /// Whether offers are refused now (completed, failed or the stream ended).
     pub fn is_closed(&self) -> bool {
-        self.shared.is_closed()
+        self.handle.is_closed()
     }
 }
 
 impl<T: Send + 'static> std::fmt::Debug for SourceQueue<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let (queued, capacity, waiting, closed) = self.shared.snapshot();
+        let (queued, capacity, waiting, closed) = self.handle.snapshot();
         f.debug_struct("SourceQueue")
             .field("queued", &queued)
             .field("capacity", &capacity)
@@ -88,9 +163,9 @@ impl<T: Send + 'static> std::fmt::Debug for SourceQueue<T> {
 /// The future of [`SourceQueue::send`].
 #[must_use = "the element is queued only when the future is awaited"]
 pub struct SendFuture<T: Send + 'static> {
-    shared: Arc<Shared<T>>,
+    handle: Handle<T>,
     element: Option<T>,
-    waiting: Waiting,
+    slot: SendSlot,
 }
 
 // The element is only ever moved, never pinned in place.
@@ -101,14 +176,26 @@ impl<T: Send + 'static> Future for SendFuture<T> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
-        this.shared
-            .poll_send(&mut this.waiting, &mut this.element, cx)
+        let Some(element) = this.element.take() else {
+            return Poll::Ready(Ok(()));
+        };
+        match this.handle.send(&mut this.slot, element, cx.waker()) {
+            Ok(()) => Poll::Ready(Ok(())),
+            Err(Refused::Full(element)) => {
+                this.element = Some(element);
+                Poll::Pending
+            }
+            Err(Refused::Closed(element)) => Poll::Ready(Err(QueueSendError::Closed(element))),
+            Err(Refused::Failed(error, element)) => {
+                Poll::Ready(Err(QueueSendError::Failed(error, element)))
+            }
+        }
     }
 }
 
 impl<T: Send + 'static> Drop for SendFuture<T> {
     fn drop(&mut self) {
-        self.shared.cancel_send(&mut self.waiting);
+        self.handle.cancel_send(&mut self.slot);
     }
 }
 
@@ -166,7 +253,7 @@ struct QueueStage<T> {
 
 struct QueueLogic<T: Send + 'static> {
     shape: SourceShape<T>,
-    shared: Arc<Shared<T>>,
+    consumer: Consumer<T, Waker, AsyncCallback<()>>,
 }
 
 impl<T: Send + 'static> GraphStage for QueueStage<T> {
@@ -178,34 +265,69 @@ impl<T: Send + 'static> GraphStage for QueueStage<T> {
     }
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, SourceQueue<T>) {
-        let wake = cx.async_callback(|this: &mut QueueLogic<T>, (), ctx| this.deliver(ctx));
-        let shared = Arc::new(QueueBuffer::new(self.capacity, wake));
+        let (handle, consumer) = handover::shared_channel(self.capacity, Order::Pop);
+        handle.set_consumer_notify(
+            cx.async_callback(|this: &mut QueueLogic<T>, (), ctx| this.woken(ctx)),
+        );
         let logic = QueueLogic {
             shape: SourceShape::new(),
-            shared: Arc::clone(&shared),
+            consumer,
         };
-        (Box::new(logic), SourceQueue { shared })
+        (Box::new(logic), SourceQueue { handle })
     }
 }
 
 impl<T: Send + 'static> QueueLogic<T> {
-    /// Push the next queued element if downstream wants one; pass a
-    /// failure on at once and a completion once the queue is empty.
+    /// Downstream wants an element: push the next one (taking the next
+    /// batch when this one is spent, and waiting when there is none);
+    /// complete right after the last one, or pass the end on.
     fn deliver(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
-        match self.shared.take(ctx.is_available(out)) {
-            Delivery::Push {
-                element,
-                then_complete,
-            } => {
-                ctx.push(out, element)?;
-                if then_complete {
-                    ctx.complete(out);
-                }
+        let element = match self.consumer.pop() {
+            Some(element) => element,
+            None => match self.consumer.refill(Wait::Yes) {
+                Refill::Ready => match self.consumer.pop() {
+                    Some(element) => element,
+                    None => return Ok(()),
+                },
+                Refill::End(outcome) => return self.end(outcome, ctx),
+                Refill::Empty | Refill::Done => return Ok(()),
+            },
+        };
+        ctx.push(out, element)?;
+        if self.consumer.end_is_next()
+            && let Refill::End(outcome) = self.consumer.refill(Wait::No)
+        {
+            return self.end(outcome, ctx);
+        }
+        Ok(())
+    }
+
+    /// The handle woke the stage: an element arrived while it waited, or
+    /// the queue ended. A failure overtakes the batch in hand; a
+    /// completion with nothing left to emit applies at once.
+    fn woken(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        if !self.consumer.is_empty() {
+            if let Some(error) = self.consumer.take_abort() {
+                ctx.fail(out, error);
             }
-            Delivery::Complete => ctx.complete(out),
-            Delivery::Fail(error) => ctx.fail(out, error),
-            Delivery::Idle => {}
+            return Ok(());
+        }
+        if ctx.is_available(out) {
+            return self.deliver(ctx);
+        }
+        match self.consumer.refill(Wait::No) {
+            Refill::End(outcome) => self.end(outcome, ctx),
+            Refill::Ready | Refill::Empty | Refill::Done => Ok(()),
+        }
+    }
+
+    fn end(&self, outcome: Result<(), StreamError>, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        match outcome {
+            Ok(()) => ctx.complete(out),
+            Err(error) => ctx.fail(out, error),
         }
         Ok(())
     }
@@ -217,6 +339,8 @@ impl<T: Send + 'static> GraphStageLogic for QueueLogic<T> {
     }
 
     fn post_stop(&mut self) {
-        self.shared.end(Ending::Stopped);
+        // Stopped (completed, cancelled, torn down): later offers are
+        // refused and waiting sends hear of it.
+        self.consumer.cancel();
     }
 }

@@ -1,6 +1,7 @@
 //! Loom models of the hand-over protocol (module docs of `handover`).
 //!
-//! Run with `RUSTFLAGS="--cfg loom" cargo test -p weir-streams --release --lib handover`.
+//! Run with `RUSTFLAGS="--cfg loom" cargo test -p weir-streams --release --lib handover`
+//! (the shared producer side's models are the `shared_*` ones).
 //! Each side waits on a `loom::sync::Notify` (a stored permit), so a lost
 //! wake-up leaves a side blocked for ever and loom reports the deadlock.
 //! Credit conservation (`credit + taken in + handed over and not given
@@ -160,5 +161,222 @@ fn end_wakes_a_waiting_consumer() {
             Err(crate::ErrorKind::AbruptTermination)
         ));
         feeder.join().unwrap();
+    });
+}
+
+// The shared producer side (`handover/shared.rs`): several producers, the
+// consumer on the model's main thread. Credit conservation is asserted
+// inside `SharedProducer::{offer, send}` under loom (credit left plus
+// handed over and not given back equals the capacity, so credit never
+// exceeds it); a waiting send waits on its own `Side`, so a lost wake-up
+// is a deadlock loom reports.
+
+use super::{Refused, SendSlot, SharedProducer, shared_channel};
+
+type Shared = SharedProducer<usize, Side, Side>;
+
+/// `send` until it puts `element` in or the channel ends, waiting on `me`
+/// while there is no credit.
+fn send_blocking(producer: &Shared, element: usize, me: &Side) -> Result<(), Refused<usize>> {
+    let mut slot = SendSlot::default();
+    let mut element = element;
+    loop {
+        match producer.send(&mut slot, element, me) {
+            Err(Refused::Full(back)) => {
+                element = back;
+                me.wait();
+            }
+            done => {
+                producer.cancel_send(&mut slot); // a no-op once done
+                return done;
+            }
+        }
+    }
+}
+
+/// Receive until `n` elements came (waiting on `down`), in arrival order.
+fn receive(consumer: &mut super::Consumer<usize, Side, Side>, down: &Side, n: usize) -> Vec<usize> {
+    let mut received = Vec::new();
+    while received.len() < n {
+        match consumer.refill(Wait::Yes) {
+            Refill::Ready => received.extend(std::iter::from_fn(|| consumer.pop())),
+            Refill::Empty => down.wait(),
+            Refill::End(_) | Refill::Done => panic!("nobody ended the channel"),
+        }
+    }
+    received
+}
+
+/// Two producers send through a buffer of 1: both elements arrive once,
+/// each waiting send is woken for the place freed (no lost wake-up), and
+/// credit is conserved throughout.
+#[test]
+fn shared_two_producers_share_the_credit() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(1, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        let senders: Vec<_> = [1, 2]
+            .into_iter()
+            .map(|x| {
+                let producer = producer.clone();
+                thread::spawn(move || send_blocking(&producer, x, &Side::default()))
+            })
+            .collect();
+        let mut received = receive(&mut consumer, &down, 2);
+        for sender in senders {
+            assert_eq!(sender.join().unwrap(), Ok(()));
+        }
+        received.sort_unstable();
+        assert_eq!(received, vec![1, 2]);
+        assert_eq!(producer.snapshot().2, 0, "nobody left in line");
+    });
+}
+
+/// Two sends wait in line (A first) on a full buffer of 1, B blocked on
+/// its own thread; A is dropped while the consumer frees the place, before
+/// or after A was woken for it: B still gets the place (A's wake-up is
+/// passed on, never lost).
+#[test]
+fn shared_cancelled_send_passes_its_wake_up_on() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(1, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        assert_eq!(producer.offer(0), Ok(()));
+        let (a, b) = (Side::default(), Side::default());
+        let (mut slot_a, mut slot_b) = (SendSlot::default(), SendSlot::default());
+        assert_eq!(producer.send(&mut slot_a, 1, &a), Err(Refused::Full(1)));
+        assert_eq!(producer.send(&mut slot_b, 2, &b), Err(Refused::Full(2)));
+        let live = {
+            let producer = producer.clone();
+            thread::spawn(move || {
+                loop {
+                    b.wait(); // only a wake-up (or loom's one spurious one) gets it going
+                    match producer.send(&mut slot_b, 2, &b) {
+                        Ok(()) => break,
+                        Err(Refused::Full(_)) => {}
+                        Err(other) => panic!("nobody ended the channel: {other:?}"),
+                    }
+                }
+            })
+        };
+        let taker = thread::spawn(move || receive(&mut consumer, &down, 2));
+        producer.cancel_send(&mut slot_a); // A gives up, woken or not
+        live.join().unwrap();
+        assert_eq!(taker.join().unwrap(), vec![0, 2]);
+        assert_eq!(
+            producer.snapshot().2,
+            0,
+            "no entry left for a send that is gone"
+        );
+    });
+}
+
+/// A send waits on a full buffer while the consumer frees the place and
+/// the queue completes: the send either gets in before the completion or
+/// hears of it (woken once); the consumer gets every element put in, then
+/// the end exactly once.
+#[test]
+fn shared_completion_against_a_waiting_send() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(1, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        assert_eq!(producer.offer(0), Ok(()));
+        let me = Side::default();
+        let sender = {
+            let (producer, me) = (producer.clone(), me.clone());
+            thread::spawn(move || send_blocking(&producer, 1, &me))
+        };
+        assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+        assert_eq!(consumer.pop(), Some(0)); // frees the place
+        assert!(producer.complete());
+        assert!(!producer.complete(), "the first end wins");
+        let mut received = Vec::new();
+        let mut ends = 0;
+        loop {
+            match consumer.refill(Wait::Yes) {
+                Refill::Ready => received.extend(std::iter::from_fn(|| consumer.pop())),
+                Refill::Empty => down.wait(),
+                Refill::End(outcome) => {
+                    assert_eq!(outcome, Ok(()));
+                    ends += 1;
+                }
+                Refill::Done => break,
+            }
+        }
+        assert_eq!(ends, 1, "the end is delivered once");
+        match sender.join().unwrap() {
+            Ok(()) => assert_eq!(received, vec![1]),
+            Err(refused) => {
+                assert_eq!(refused, Refused::Closed(1));
+                assert!(received.is_empty());
+            }
+        }
+        assert!(me.count() <= 1, "woken at most once");
+    });
+}
+
+/// The consumer cancels while a send waits on a full buffer: the send
+/// hears of it (woken once at most) and gets its element back; later
+/// offers are refused.
+#[test]
+fn shared_cancel_against_a_waiting_send() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(1, Order::Pop);
+        assert_eq!(producer.offer(0), Ok(()));
+        let me = Side::default();
+        let sender = {
+            let (producer, me) = (producer.clone(), me.clone());
+            thread::spawn(move || send_blocking(&producer, 1, &me))
+        };
+        assert!(consumer.cancel());
+        assert_eq!(sender.join().unwrap(), Err(Refused::Closed(1)));
+        assert!(me.count() <= 1, "woken at most once");
+        assert!(producer.is_closed());
+        assert_eq!(producer.offer(2), Err(Refused::Closed(2)));
+        assert!(!consumer.cancel(), "the cancellation takes effect once");
+    });
+}
+
+/// A failure overtakes what is queued: a consumer that took a batch
+/// before it hears of it once through `take_abort` (woken by it), one that
+/// did not sees it once from `refill`; nothing queued after it arrives.
+#[test]
+fn shared_failure_overtakes_the_batch_once() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(4, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        assert_eq!(producer.offer(0), Ok(()));
+        assert_eq!(producer.offer(1), Ok(()));
+        let failer = {
+            let producer = producer.clone();
+            thread::spawn(move || assert!(producer.fail(StreamError::msg("boom"))))
+        };
+        let mut failures = 0;
+        match consumer.refill(Wait::No) {
+            Refill::Ready => {
+                assert_eq!(consumer.pop(), Some(0));
+                // The failure notifies the consumer (loom's `Notify` may
+                // also wake it spuriously: look again until it came).
+                while consumer.take_abort().is_none() {
+                    down.wait();
+                }
+                failures += 1;
+                assert!(consumer.is_empty(), "the batch is dropped");
+            }
+            Refill::End(outcome) => {
+                assert!(outcome.is_err());
+                failures += 1;
+            }
+            other => panic!("an element or the failure: {other:?}"),
+        }
+        assert!(consumer.take_abort().is_none(), "taken once");
+        assert_eq!(consumer.refill(Wait::No), Refill::Done);
+        assert_eq!(failures, 1);
+        failer.join().unwrap();
+        assert!(matches!(producer.offer(2), Err(Refused::Failed(_, 2))));
     });
 }

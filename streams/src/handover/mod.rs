@@ -1,9 +1,9 @@
 //! The hand-over: one credit-bounded, batched channel between a running
 //! island and anything outside it (another island, a task, a thread).
 //!
-//! The async boundary, interop's `as_stream` on islands and the hubs
-//! (`MergeHub`, `BroadcastHub`, `PartitionHub`) all move elements through
-//! it.
+//! The async boundary, interop's `as_stream` on islands, the hubs
+//! (`MergeHub`, `BroadcastHub`, `PartitionHub`) and `Source::queue` all
+//! move elements through it.
 //!
 //! # Protocol
 //!
@@ -27,13 +27,25 @@
 //!   producer learns it from [`Producer::hand_over`]. The first of the two
 //!   wins; dropping a producer that never finished ends the channel with
 //!   [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
+//! - **Many producers.** A shared producer (`SharedProducer`, behind
+//!   `Source::queue`) is the producer side for many threads at once: it
+//!   puts each element straight into the handed-over queue under the same
+//!   one lock, spending credit kept in the shared state (no local batch),
+//!   and keeps the senders waiting for credit in that state, first in line
+//!   first. When the consumer gives credit back it wakes as many waiting
+//!   senders as places it freed (after releasing the lock); a sender woken
+//!   for a place it does not use passes the wake-up on. Its ends are a
+//!   completion (after every element) and a failure that overtakes what is
+//!   queued (`Consumer::take_abort` hands it to a consumer holding a
+//!   batch).
 //!
 //! Each side is notified through a [`Notify`]: an island's
 //! [`AsyncCallback`](crate::stage::AsyncCallback), a task's
 //! [`Waker`](std::task::Waker) or a blocked [`Thread`](std::thread::Thread).
 //! The loom models in `handover/loom_models.rs` check that credit never
 //! exceeds the capacity, that neither side misses a wake-up, and that the
-//! end and the cancellation are each delivered once.
+//! end and the cancellation are each delivered once, with one producer and
+//! with several (the `shared_*` models).
 //!
 //! # Examples
 //!
@@ -83,8 +95,11 @@ use crate::{ErrorKind, StreamError};
 
 #[cfg(not(loom))] // stages are not built under loom (it models the channel alone)
 mod feed;
+mod shared;
 #[cfg(not(loom))]
 pub use feed::FeedLogic;
+use shared::Senders;
+pub(crate) use shared::{Refused, SendSlot, SharedProducer, shared_channel};
 
 /// How one side of a hand-over is told that the other did something it
 /// waits for.
@@ -181,7 +196,8 @@ pub enum Refill {
 struct State<T, P, C> {
     /// Handed over, oldest first.
     queue: Vec<T>,
-    /// Credit the consumer gave back that the producer has not taken.
+    /// Credit the consumer gave back that the producer has not taken (all
+    /// of a shared producer's credit: it keeps none of its own).
     returned: usize,
     /// The producer's end, until the consumer takes it.
     end: Option<Result<(), StreamError>>,
@@ -194,6 +210,15 @@ struct State<T, P, C> {
     consumer_waiting: bool,
     notify_producer: Option<P>,
     notify_consumer: Option<C>,
+    /// A shared producer's senders waiting for credit, first in line first
+    /// (always empty with a single producer).
+    senders: Senders<P>,
+    /// The failure a shared producer ended with, kept for the refusals
+    /// after the consumer took the end.
+    failure: Option<StreamError>,
+    /// The end is a failure that dropped what was queued: a consumer
+    /// holding a batch takes it at once ([`Consumer::take_abort`]).
+    aborted: bool,
     /// Elements handed over whose credit is not back yet (the models'
     /// conservation check).
     #[cfg(loom)]
@@ -237,43 +262,15 @@ pub fn channel<T, P: Notify, C: Notify>(
     order: Order,
 ) -> (Producer<T, P, C>, Consumer<T, P, C>) {
     let capacity = capacity.max(1);
-    // A huge buffer is a bound, not a size: reserve what every bounded
-    // buffer does and grow as elements arrive.
-    let reserve = crate::overflow::upfront_capacity(capacity);
     let batch = (capacity / 2).max(1);
-    let shared = Arc::new(Shared {
-        state: Mutex::new(State {
-            queue: Vec::with_capacity(reserve),
-            returned: 0,
-            end: None,
-            finished: false,
-            closed: false,
-            cancelled: false,
-            producer_waiting: false,
-            consumer_waiting: false,
-            notify_producer: None,
-            notify_consumer: None,
-            #[cfg(loom)]
-            handed: 0,
-        }),
-        #[cfg(loom)]
-        capacity,
-    });
-    (
-        Producer {
-            shared: Arc::clone(&shared),
-            local: Vec::with_capacity(crate::overflow::upfront_capacity(batch)),
-            credit: capacity,
-            batch,
-        },
-        Consumer {
-            shared,
-            local: Vec::with_capacity(reserve),
-            consumed: 0,
-            batch,
-            order,
-        },
-    )
+    let consumer = Consumer::new(capacity, 0, order);
+    let producer = Producer {
+        shared: Arc::clone(&consumer.shared),
+        local: Vec::with_capacity(crate::overflow::upfront_capacity(batch)),
+        credit: capacity,
+        batch,
+    };
+    (producer, consumer)
 }
 
 /// The side that puts elements in. Dropping it without
@@ -464,13 +461,57 @@ pub struct Consumer<T, P: Notify, C: Notify> {
     shared: Arc<Shared<T, P, C>>,
     /// The current batch, in `order`.
     local: Vec<T>,
+    /// The end, taken with the last batch: returned once the batch is
+    /// empty.
+    end: Option<Result<(), StreamError>>,
     /// Elements passed on whose credit is not given back yet.
     consumed: usize,
     batch: usize,
     order: Order,
+    /// Waiting senders to wake once the lock is released (kept to reuse
+    /// its allocation).
+    woken: Vec<P>,
 }
 
 impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
+    /// The consumer of a new channel of `capacity` (at least 1) whose
+    /// producer side starts with `returned` credit in the shared state.
+    fn new(capacity: usize, returned: usize, order: Order) -> Self {
+        // A huge buffer is a bound, not a size: reserve what every bounded
+        // buffer does and grow as elements arrive.
+        let reserve = crate::overflow::upfront_capacity(capacity);
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                queue: Vec::with_capacity(reserve),
+                returned,
+                end: None,
+                finished: false,
+                closed: false,
+                cancelled: false,
+                producer_waiting: false,
+                consumer_waiting: false,
+                notify_producer: None,
+                notify_consumer: None,
+                senders: Senders::default(),
+                failure: None,
+                aborted: false,
+                #[cfg(loom)]
+                handed: 0,
+            }),
+            #[cfg(loom)]
+            capacity,
+        });
+        Consumer {
+            shared,
+            local: Vec::with_capacity(reserve),
+            end: None,
+            consumed: 0,
+            batch: (capacity / 2).max(1),
+            order,
+            woken: Vec::new(),
+        }
+    }
+
     /// Register how this side is notified (of elements and the end).
     pub fn set_notify(&self, notify: C) {
         self.shared.lock().notify_consumer = Some(notify);
@@ -513,14 +554,36 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     pub fn give_back(&mut self) {
         let notify = {
             let mut state = self.shared.lock();
-            Self::return_credit(&mut self.consumed, &mut state)
+            Self::return_credit(&mut self.consumed, &mut self.woken, &mut state)
         };
         if let Some(notify) = notify {
             notify.notify();
+            if !self.woken.is_empty() {
+                self.wake_senders();
+            }
         }
     }
 
-    fn return_credit(consumed: &mut usize, state: &mut State<T, P, C>) -> Option<P> {
+    /// Notify the waiting senders [`return_credit`](Self::return_credit)
+    /// took from the line (outside the lock). Out of line: only a shared
+    /// producer's consumer gets here, and the single producer's paths stay
+    /// as small as they were.
+    #[cold]
+    #[inline(never)]
+    fn wake_senders(&mut self) {
+        for sender in self.woken.drain(..) {
+            sender.notify();
+        }
+    }
+
+    /// Give `consumed` credit back; take the waiting producer's notify, or
+    /// one waiting sender per freed place (the first returned, the others
+    /// put into `woken`, notified after it).
+    fn return_credit(
+        consumed: &mut usize,
+        woken: &mut Vec<P>,
+        state: &mut State<T, P, C>,
+    ) -> Option<P> {
         if *consumed == 0 {
             return None;
         }
@@ -528,8 +591,14 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         {
             state.handed -= *consumed;
         }
-        state.returned += std::mem::take(consumed);
+        let freed = std::mem::take(consumed);
+        state.returned += freed;
         if state.producer_waiting {
+            // A shared producer's senders in line keep the flag up, so a
+            // single producer's path pays nothing for them.
+            if !state.senders.is_empty() {
+                return state.take_senders(freed, woken);
+            }
             state.producer_waiting = false;
             state.notify_producer.clone()
         } else {
@@ -548,11 +617,22 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             let mut state = self.shared.lock();
             let mut notify = None;
             let refill = if state.closed {
-                Refill::Done
+                // The end taken with the last batch, now that it is empty.
+                match self.end.take() {
+                    Some(end) => Refill::End(end),
+                    None => Refill::Done,
+                }
             } else if !state.queue.is_empty() {
                 std::mem::swap(&mut state.queue, &mut self.local);
                 if self.order == Order::Pop {
                     self.local.reverse();
+                }
+                // The end already handed over comes after this batch:
+                // take it now (the queue completes right after the last
+                // element, `end_is_next`).
+                if state.end.is_some() {
+                    state.closed = true;
+                    self.end = state.end.take();
                 }
                 Refill::Ready
             } else if let Some(end) = state.end.take() {
@@ -562,7 +642,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
                 // Nothing to take: give back what is owed (under the lock
                 // already held). Not before: credit handed back early wakes
                 // a waiting producer for smaller batches.
-                notify = Self::return_credit(&mut self.consumed, &mut state);
+                notify = Self::return_credit(&mut self.consumed, &mut self.woken, &mut state);
                 match wait {
                     Wait::No => state.consumer_waiting = false,
                     Wait::Yes => state.consumer_waiting = true,
@@ -580,11 +660,41 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         };
         if let Some(notify) = notify {
             notify.notify();
+            if !self.woken.is_empty() {
+                self.wake_senders();
+            }
         }
         refill
     }
 
-    /// Whether the end was delivered or the consumer cancelled.
+    /// Whether the batch is empty and the end was taken with it: the next
+    /// [`refill`](Self::refill) returns it.
+    #[inline]
+    pub(crate) fn end_is_next(&self) -> bool {
+        self.local.is_empty() && self.end.is_some()
+    }
+
+    /// The failure a shared producer ended with, which overtakes the batch
+    /// in hand: `Some` once (the batch is dropped), `None` when the channel
+    /// did not end that way or the end was taken.
+    pub(crate) fn take_abort(&mut self) -> Option<StreamError> {
+        let error = {
+            let mut state = self.shared.lock();
+            if !state.aborted || state.closed {
+                return None;
+            }
+            let Some(Err(error)) = state.end.take() else {
+                return None;
+            };
+            state.closed = true;
+            error
+        };
+        self.local.clear();
+        Some(error)
+    }
+
+    /// Whether the end was taken (with the last batch, or delivered) or
+    /// the consumer cancelled.
     pub fn is_done(&self) -> bool {
         self.shared.lock().closed
     }
@@ -594,7 +704,8 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// delivered or handed over, or the consumer cancelled before.
     pub fn cancel(&mut self) -> bool {
         self.local.clear();
-        let (dropped, notify) = {
+        self.end = None;
+        let (dropped, notify, senders) = {
             let mut state = self.shared.lock();
             if state.closed || state.finished {
                 state.closed = true;
@@ -604,12 +715,17 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             state.cancelled = true;
             state.producer_waiting = false;
             let dropped = std::mem::take(&mut state.queue);
-            (dropped, state.notify_producer.clone())
+            (
+                dropped,
+                state.notify_producer.clone(),
+                state.senders.take_all(),
+            )
         };
         drop(dropped); // element destructors run outside the lock
         if let Some(notify) = notify {
             notify.notify();
         }
+        senders.notify_all();
         true
     }
 }
