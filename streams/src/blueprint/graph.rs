@@ -11,7 +11,9 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::Attributes;
-use crate::fusion::{ConsumerNode, FanInNode, FlattenNode, HostNode, IterNode, PullNode, StepNode};
+use crate::fusion::{
+    ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, StepNode,
+};
 use crate::interpreter::{BoundaryFactory, ErasedStage};
 
 /// The materialized values of a run, one per node in node order; each
@@ -81,6 +83,9 @@ pub(crate) enum Fuses {
     /// A flattening stage that can run a folding sink after it inside
     /// itself (the planner's flatten rule).
     Flatten(Arc<dyn FlattenNode>),
+    /// A flow `fold`, which a substream made of simple operators and the
+    /// fold runs as a per-substream consumer (`ops::substreams::direct`).
+    Fold(Arc<dyn FoldNode>),
 }
 
 impl Node {

@@ -32,7 +32,7 @@ pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode,
+    ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode,
     PullSink, SimpleOp, StepNode,
 };
 pub(crate) use step::{Step, StepFactory, StepFn};

@@ -524,6 +524,12 @@ impl StageContext<'_> {
     pub fn system(&self) -> &ActorSystem {
         &self.core.host.system
     }
+
+    /// Whether the materializer fuses stages (a stage that plans a graph
+    /// of its own plans it the same way).
+    pub(crate) fn fusion(&self) -> bool {
+        self.core.host.fusion
+    }
 }
 
 impl std::fmt::Debug for StageContext<'_> {

@@ -8,6 +8,7 @@
 //! [`SubFlow::merge_substreams`], [`SubFlow::merge_substreams_with_parallelism`],
 //! [`SubFlow::concat_substreams`] or [`SubFlow::to`].
 
+mod direct;
 mod prefix;
 mod runner;
 mod splitters;
@@ -103,8 +104,15 @@ where
 {
     fn close(self, tail: Tail<U>, parallelism: usize, name: &'static str) -> B::Repr<U> {
         let (split, flow) = (self.split, self.flow);
+        let direct = direct::plan(&flow, &tail);
         self.upstream.via_flow(logic_flow(name, move || {
-            Substreams::new(split(), flow.clone(), tail.clone(), parallelism)
+            Substreams::new(
+                split(),
+                flow.clone(),
+                tail.clone(),
+                direct.clone(),
+                parallelism,
+            )
         }))
     }
 

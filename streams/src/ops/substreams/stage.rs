@@ -4,6 +4,9 @@
 
 use std::collections::VecDeque;
 
+use std::sync::Arc;
+
+use super::direct::{Body, Direct, DirectPlan};
 use super::runner::{Runner, Tail};
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
@@ -44,7 +47,8 @@ pub(crate) trait Splitter<T>: Send {
 }
 
 struct Sub<T, U> {
-    runner: Runner<T, U>,
+    id: u64,
+    runner: Body<T, U>,
     input_closed: bool,
     /// In `dirty` already.
     queued: bool,
@@ -55,6 +59,8 @@ pub(crate) struct Substreams<T, U> {
     pub(crate) splitter: Box<dyn Splitter<T>>,
     pub(crate) flow: Flow<T, U, ()>,
     pub(crate) tail: Tail<U>,
+    /// Set when every substream runs directly (and fusion is on).
+    direct: Option<Arc<DirectPlan<T, U>>>,
     /// How many substreams run at once (more wait, holding back upstream).
     pub(crate) parallelism: usize,
     /// The running substreams by slot; a substream's id is its slot in
@@ -78,6 +84,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         splitter: Box<dyn Splitter<T>>,
         flow: Flow<T, U, ()>,
         tail: Tail<U>,
+        direct: Option<Arc<DirectPlan<T, U>>>,
         parallelism: usize,
     ) -> Self {
         Self {
@@ -85,6 +92,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             splitter,
             flow,
             tail,
+            direct,
             parallelism,
             slots: Vec::new(),
             free: Vec::new(),
@@ -102,7 +110,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         self.slots
             .get_mut(slot)
             .and_then(Option::as_mut)
-            .filter(|s| s.runner.id == id)
+            .filter(|s| s.id == id)
     }
 
     fn mark(&mut self, id: u64) {
@@ -116,7 +124,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
     fn remove(&mut self, id: u64) -> Option<Sub<T, U>> {
         let slot = (id & u64::from(u32::MAX)) as usize;
-        let sub = self.slots.get_mut(slot)?.take_if(|s| s.runner.id == id)?;
+        let sub = self.slots.get_mut(slot)?.take_if(|s| s.id == id)?;
         self.free.push(slot as u32);
         self.live -= 1;
         Some(sub)
@@ -132,15 +140,21 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         };
         self.generation += 1;
         let id = (self.generation << 32) | u64::from(slot);
-        let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
-        let runner = match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
-            Ok(runner) => runner,
-            Err(error) => {
-                self.free.push(slot);
-                return Err(error);
+        let runner = match &self.direct {
+            Some(plan) => Body::Direct(Direct::new(plan)),
+            None => {
+                let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
+                match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+                    Ok(runner) => Body::Island(runner),
+                    Err(error) => {
+                        self.free.push(slot);
+                        return Err(error);
+                    }
+                }
             }
         };
         self.slots[slot as usize] = Some(Sub {
+            id,
             runner,
             input_closed: false,
             queued: false,
@@ -204,6 +218,38 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             self.mark(id);
         }
         Ok(())
+    }
+
+    /// An element for open substream `id`: straight into it when it runs
+    /// directly and nothing else waits (the common case, one call per
+    /// element), else through [`drive`](Self::drive).
+    fn push_to(&mut self, id: u64, element: T, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.dirty.is_empty()
+            && let Some(sub) = self.sub(id)
+            && !sub.input_closed
+            && let Body::Direct(direct) = &mut sub.runner
+            && direct.wants()
+        {
+            let close = self.splitter.close_after(&element);
+            let sub = self.sub(id).expect("looked up above");
+            sub.runner.offer(element)?;
+            if close {
+                sub.input_closed = true;
+                sub.runner.close_input(None);
+            }
+            if close || sub.runner.may_give() {
+                self.mark(id);
+                return self.drive(ctx);
+            }
+            // Pushed to us, so not pulled again; a completion that
+            // arrived with the element pulls nothing.
+            if !ctx.is_closed(self.shape.inlet) {
+                ctx.pull(self.shape.inlet)?;
+            }
+            return Ok(());
+        }
+        self.pending = Some((element, Route::To(id)));
+        self.drive(ctx)
     }
 
     /// Move elements along until nothing more can move now.
@@ -305,7 +351,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             if !sub.input_closed {
                 sub.input_closed = true;
                 sub.runner.close_input(error.clone());
-                closed.push(sub.runner.id);
+                closed.push(sub.id);
             }
         }
         for id in closed {
@@ -322,6 +368,9 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
 impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !ctx.fusion() {
+            self.direct = None;
+        }
         let events =
             ctx.async_callback(|this: &mut Self, event, ctx| this.on_sub_event(event, ctx));
         let wake = ctx
@@ -333,6 +382,9 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let route = self.splitter.route(&element)?;
+        if let Route::To(id) = route {
+            return self.push_to(id, element, ctx);
+        }
         self.pending = Some((element, route));
         self.drive(ctx)
     }
