@@ -72,7 +72,7 @@ impl State {
     fn step(&mut self, x: u64) -> Out {
         match self.op {
             Op::Map(k) => Out::Emit(map(k)(x)),
-            Op::Filter(m) if x % m != 0 => Out::Emit(x),
+            Op::Filter(m) if !x.is_multiple_of(m) => Out::Emit(x),
             Op::Filter(_) => Out::Skip,
             Op::Take(_) if self.left == 0 => Out::Done,
             Op::Take(_) => {
@@ -155,7 +155,7 @@ fn model(input: &[u64], keys: u64, ops: &[Op], recreate: bool) -> Vec<Vec<u64>> 
 fn chain(ops: &[Op]) -> Flow<u64, u64> {
     ops.iter().fold(Flow::<u64>::new(), |flow, op| match *op {
         Op::Map(k) => flow.map(map(k)),
-        Op::Filter(m) => flow.filter(move |x| x % m != 0),
+        Op::Filter(m) => flow.filter(move |x| !x.is_multiple_of(m)),
         Op::Take(n) => flow.take(n),
         Op::Skip(n) => flow.skip(n),
         Op::TakeWhile(t) => flow.take_while(move |x| *x < t),

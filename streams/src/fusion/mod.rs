@@ -32,8 +32,8 @@ pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HostNode, Hosting, IterNode, PullNode,
-    PullSink, SimpleOp, StepNode,
+    ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HostNode, Hosting,
+    IterNode, PullNode, PullSink, SimpleOp, StepNode,
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;

@@ -243,7 +243,10 @@ where
                 restart,
                 slot: Arc::clone(&slot),
             };
-            (Box::new(consumer) as Box<dyn Consumer<T>>, Box::new(slot) as _)
+            (
+                Box::new(consumer) as Box<dyn Consumer<T>>,
+                Box::new(slot) as _,
+            )
         });
         Arc::new(FusedConsumer(factory))
     }
@@ -274,14 +277,16 @@ where
             return ControlFlow::Continue(());
         };
         let f = &mut self.f;
-        self.acc = Some(match restart.strategy.catching(|| f(acc.clone(), element)) {
-            Ok(acc) => acc,
-            Err(Directive::Restart) => {
-                self.f = restart.f.clone();
-                restart.zero.clone()
-            }
-            Err(_) => acc,
-        });
+        self.acc = Some(
+            match restart.strategy.catching(|| f(acc.clone(), element)) {
+                Ok(acc) => acc,
+                Err(Directive::Restart) => {
+                    self.f = restart.f.clone();
+                    restart.zero.clone()
+                }
+                Err(_) => acc,
+            },
+        );
         ControlFlow::Continue(())
     }
 

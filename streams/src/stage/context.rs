@@ -273,6 +273,7 @@ impl StageContext<'_> {
     /// Akka's `isClosed(in)`), so a stage that completes when it finds
     /// its inlet closed cannot drop it. For an outlet: the stage
     /// completed it, or downstream cancelled.
+    #[inline]
     pub fn is_closed(&self, port: impl Port) -> bool {
         let Some((c, inlet)) = self.locate(&port) else {
             return true;

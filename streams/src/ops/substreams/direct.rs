@@ -68,13 +68,14 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
             _ => None,
         })
         .collect::<Option<_>>()?;
-    let consumer = steps
+    let consumer = steps.iter().rev().fold(
+        fold.consumer(&fold_node.full_attributes()),
+        |inner, step| step.before_consumer(&*inner),
+    );
+    let names: Vec<String> = nodes
         .iter()
-        .rev()
-        .fold(fold.consumer(&fold_node.full_attributes()), |inner, step| {
-            step.before_consumer(&*inner)
-        });
-    let names: Vec<String> = nodes.iter().map(crate::blueprint::graph::Node::name).collect();
+        .map(crate::blueprint::graph::Node::name)
+        .collect();
     Some(Arc::new(DirectPlan {
         factory: FusedConsumer::<T>::of(&*consumer),
         name: Arc::from(names.join(".")),
@@ -113,7 +114,8 @@ impl<T: Send + 'static, U: Send + 'static> Direct<T, U> {
         }
     }
 
-    fn offer(&mut self, element: T) -> Result<(), StreamError> {
+    #[inline]
+    pub(crate) fn offer(&mut self, element: T) -> Result<(), StreamError> {
         let consumer = &mut self.consumer;
         match catch_unwind(AssertUnwindSafe(|| consumer.on_next(element))) {
             Ok(ControlFlow::Continue(())) => Ok(()),
@@ -132,6 +134,7 @@ impl<T: Send + 'static, U: Send + 'static> Direct<T, U> {
         self.closed = true;
     }
 
+    #[inline]
     pub(crate) fn wants(&self) -> bool {
         !self.ended()
     }
@@ -147,7 +150,12 @@ impl<T: Send + 'static, U: Send + 'static> Direct<T, U> {
         if std::mem::replace(&mut self.given, true) {
             return SubPoll::Completed;
         }
-        match self.slot.lock().unwrap_or_else(PoisonError::into_inner).take() {
+        match self
+            .slot
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+        {
             Some(Ok(result)) => SubPoll::Ready(result),
             Some(Err(error)) => SubPoll::Failed(error),
             None => SubPoll::Completed,
@@ -223,5 +231,27 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
         if let Body::Island(runner) = self {
             runner.resume();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Tail, plan};
+    use crate::prelude::*;
+
+    #[test]
+    fn only_simple_operators_then_a_fold_merged_back_run_directly() {
+        let add = |a: u32, x: u32| a + x;
+        let direct = Flow::<u32>::new().map(|x| x * 2).filter(|x| x % 3 != 0);
+        let planned = plan(&direct.clone().fold(0, add), &Tail::Out).expect("direct");
+        assert_eq!(&*planned.name, "map.filter.fold");
+        assert!(plan(&Flow::<u32>::new().fold(0, add), &Tail::Out).is_some());
+        // An operator the planner does not fuse, no fold, a sink per
+        // substream: a sub-island each.
+        let scanned = Flow::<u32>::new().scan(0, add).fold(0, add);
+        assert!(plan(&scanned, &Tail::Out).is_none());
+        assert!(plan(&direct, &Tail::Out).is_none());
+        let sink = Tail::To(Sink::<u32, _>::ignore().map_materialized_value(|_| ()));
+        assert!(plan(&Flow::<u32>::new().fold(0, add), &sink).is_none());
     }
 }

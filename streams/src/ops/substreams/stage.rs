@@ -39,6 +39,10 @@ pub(crate) trait Splitter<T>: Send {
         let _ = element;
         false
     }
+    /// Whether [`close_after`](Self::close_after) may ever say `true`.
+    fn may_close_after(&self) -> bool {
+        false
+    }
     /// Substream `id` that must end before an element routed `New` starts
     /// the next one (`split_when`).
     fn close_before(&mut self) -> Option<u64> {
@@ -63,6 +67,8 @@ pub(crate) struct Substreams<T, U> {
     direct: Option<Arc<DirectPlan<T, U>>>,
     /// How many substreams run at once (more wait, holding back upstream).
     pub(crate) parallelism: usize,
+    /// The splitter may end a substream after an element (`split_after`).
+    closes_after: bool,
     /// The running substreams by slot; a substream's id is its slot in
     /// the low 32 bits and the slot's generation above them, so a late
     /// event of a finished substream never reaches its slot's successor.
@@ -87,6 +93,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         direct: Option<Arc<DirectPlan<T, U>>>,
         parallelism: usize,
     ) -> Self {
+        let closes_after = splitter.may_close_after();
         Self {
             shape: FlowShape::new(),
             splitter,
@@ -94,6 +101,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             tail,
             direct,
             parallelism,
+            closes_after,
             slots: Vec::new(),
             free: Vec::new(),
             generation: 0,
@@ -224,20 +232,17 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     /// directly and nothing else waits (the common case, one call per
     /// element), else through [`drive`](Self::drive).
     fn push_to(&mut self, id: u64, element: T, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.dirty.is_empty()
+        if !self.closes_after
+            && self.dirty.is_empty()
             && let Some(sub) = self.sub(id)
             && !sub.input_closed
             && let Body::Direct(direct) = &mut sub.runner
             && direct.wants()
         {
-            let close = self.splitter.close_after(&element);
-            let sub = self.sub(id).expect("looked up above");
-            sub.runner.offer(element)?;
-            if close {
-                sub.input_closed = true;
-                sub.runner.close_input(None);
-            }
-            if close || sub.runner.may_give() {
+            direct.offer(element)?;
+            if !direct.wants() {
+                // It ended (an operator completed): poll it, note the
+                // cancellation.
                 self.mark(id);
                 return self.drive(ctx);
             }
