@@ -1,7 +1,9 @@
 //! `group_by` whose substreams are simple operators then a `fold`: with
 //! fusion on each substream runs directly (a consumer per key, called by
-//! the splitting stage), with fusion off as a sub-island. Both runs of
-//! the same random pipeline are checked against a plain-Rust model, and
+//! the splitting stage), with fusion off as a sub-island; with fusion on
+//! the splitting stage pulls the iterator source before it itself, unless
+//! an async boundary is between them. Every run of the same random
+//! pipeline is checked against a plain-Rust model, and
 //! the supervision, failure and limit cases are run both ways, so the
 //! direct form cannot drift from the general one.
 
@@ -135,6 +137,15 @@ fn model(input: &[u64], keys: u64, ops: &[Op], recreate: bool) -> Vec<Vec<u64>> 
         if closed.contains(&key) {
             continue;
         }
+        // `take(0)` completes as its substream opens: the fold gives its
+        // seed, the element that opened it is dropped.
+        if !open.contains_key(&key) && ops.iter().any(|op| matches!(op, Op::Take(0))) {
+            out.push(Vec::new());
+            if !recreate {
+                closed.insert(key);
+            }
+            continue;
+        }
         let sub = open.entry(key).or_insert_with(|| Sub {
             ops: ops.iter().copied().map(State::new).collect(),
             acc: Vec::new(),
@@ -173,10 +184,16 @@ fn run(
     keys: u64,
     ops: &[Op],
     recreate: bool,
+    boundary: bool,
     mat: &Materializer,
 ) -> Result<Vec<Vec<u64>>, StreamError> {
     let key = move |x: &u64| x % keys;
-    let source = Source::from_iter(input.to_vec());
+    let mut source = Source::from_iter(input.to_vec());
+    if boundary {
+        // Elements reach the splitting stage through its inlet, not from
+        // the iterator fused into it.
+        source = source.async_boundary();
+    }
     let split = if recreate {
         source.group_by_recreating(keys as usize, key)
     } else {
@@ -214,8 +231,16 @@ proptest! {
         let (system, _) = stream_system("group-by-direct-model");
         let expected = model(&input, keys, &ops, recreate);
         for mat in both(&system) {
-            let got = run(&input, keys, &ops, recreate, &mat);
-            prop_assert_eq!(got, Ok(expected.clone()), "fusion {}", mat.fusion());
+            for boundary in [false, true] {
+                let got = run(&input, keys, &ops, recreate, boundary, &mat);
+                prop_assert_eq!(
+                    got,
+                    Ok(expected.clone()),
+                    "fusion {}, boundary {}",
+                    mat.fusion(),
+                    boundary
+                );
+            }
         }
         shutdown(&system);
     }
@@ -291,6 +316,24 @@ fn failures_and_the_limit_reach_direct_substreams_as_the_general_ones() {
             "fusion {}: {error}",
             mat.fusion()
         );
+        // A panicking source (a map fused into the range) fails it too.
+        let broken = Source::range(0u32..6)
+            .map(|x| {
+                assert!(x != 4, "no 4");
+                x
+            })
+            .group_by(2, |x| x % 2)
+            .unwrap()
+            .fold(0u32, |a, x| a + x)
+            .merge_substreams()
+            .run_with(Sink::collect(), &mat)
+            .wait();
+        let error = broken.unwrap_err();
+        assert!(
+            matches!(error.kind(), ErrorKind::Panicked(m) if m.contains("no 4")),
+            "fusion {}: {error}",
+            mat.fusion()
+        );
         // A panicking map before the fold fails the stream.
         let panicked = Source::range(0u32..6)
             .group_by(2, |x| x % 2)
@@ -309,6 +352,21 @@ fn failures_and_the_limit_reach_direct_substreams_as_the_general_ones() {
             "fusion {}: {error}",
             mat.fusion()
         );
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn an_empty_iterator_source_completes_the_merge_without_demand() {
+    let (system, _) = stream_system("group-by-direct-empty");
+    for mat in both(&system) {
+        let mut probe = Source::range(0u32..0)
+            .group_by(2, |x| x % 2)
+            .unwrap()
+            .fold(0u32, |a, x| a + x)
+            .merge_substreams()
+            .run_with(weir_streams::testkit::TestSink::probe(), &mat);
+        probe.expect_complete();
     }
     shutdown(&system);
 }

@@ -12,7 +12,8 @@ use std::sync::Arc;
 
 use crate::Attributes;
 use crate::fusion::{
-    ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, StepNode,
+    ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
+    StepNode,
 };
 use crate::interpreter::{BoundaryFactory, ErasedStage};
 
@@ -86,6 +87,10 @@ pub(crate) enum Fuses {
     /// A flow `fold`, which a substream made of simple operators and the
     /// fold runs as a per-substream consumer (`ops::substreams::direct`).
     Fold(Arc<dyn FoldNode>),
+    /// A splitting stage (`group_by`, `split_when`, `split_after`) that
+    /// can take its elements from an iterator source before it itself
+    /// (the planner's split rule).
+    Split(Arc<dyn SplitNode>),
 }
 
 impl Node {

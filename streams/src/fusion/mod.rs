@@ -33,7 +33,7 @@ pub(crate) use iter::{
 };
 pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HostNode, Hosting,
-    IterNode, PullNode, PullSink, SimpleOp, StepNode,
+    IterNode, PullNode, PullSink, SimpleOp, SplitNode, StepNode,
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;

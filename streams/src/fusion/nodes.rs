@@ -141,6 +141,13 @@ pub(crate) trait FoldNode: Send + Sync {
     fn consumer(&self, attributes: &Attributes) -> Arc<dyn ConsumerNode>;
 }
 
+/// A splitting stage (`crate::ops::substreams`) that can take its
+/// elements from a fused source itself, one per element it routes.
+pub(crate) trait SplitNode: Send + Sync {
+    /// One stage with no inlet: the splitting stage, pulling `iter`.
+    fn after_iter(&self, iter: &dyn IterNode) -> Arc<dyn ErasedStage>;
+}
+
 /// A sink that can drive a fused source itself ([`Sink::with_pull`](crate::Sink::with_pull)).
 pub(crate) trait PullNode: Send + Sync {
     /// Run `iter` through the sink's pull; the sink's materialized value.

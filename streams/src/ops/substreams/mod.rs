@@ -12,6 +12,7 @@
 
 mod direct;
 mod prefix;
+mod pump;
 mod runner;
 mod splitters;
 mod stage;
@@ -26,6 +27,7 @@ use stage::{Splitter, Substreams};
 
 use super::FlowOps;
 use super::util::logic_flow;
+use crate::blueprint::graph::Fuses;
 use crate::{ArgumentError, Flow, RunnableGraph, Sink, Source};
 
 pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + Sync>;
@@ -107,7 +109,7 @@ where
     fn close(self, tail: Tail<U>, parallelism: usize, name: &'static str) -> B::Repr<U> {
         let (split, flow) = (self.split, self.flow);
         let direct = direct::plan(&flow, &tail);
-        self.upstream.via_flow(logic_flow(name, move || {
+        let make: pump::MakeSplit<T, U> = Arc::new(move || {
             Substreams::new(
                 split(),
                 flow.clone(),
@@ -115,7 +117,13 @@ where
                 direct.clone(),
                 parallelism,
             )
-        }))
+        });
+        let fused = Arc::new(pump::SplitFuse {
+            make: Arc::clone(&make),
+        });
+        let mut stage = logic_flow(name, move || make());
+        stage.graph.nodes[0].fuses = Some(Fuses::Split(fused));
+        self.upstream.via_flow(stage)
     }
 
     /// The substreams' elements, merged as they come; every substream

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use super::direct::{Body, Direct, DirectPlan};
+use super::pump::Pump;
 use super::runner::{Runner, Tail};
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
@@ -81,8 +82,10 @@ pub(crate) struct Substreams<T, U> {
     dirty: VecDeque<u64>,
     callbacks: Option<(AsyncCallback<SubEvent<U>>, AsyncCallback<u64>)>,
     /// An element that waits for its substream to take it (or to exist).
-    pending: Option<(T, Route)>,
-    upstream_done: bool,
+    pub(super) pending: Option<(T, Route)>,
+    pub(super) upstream_done: bool,
+    /// Set when the stage pulls a fused source itself (no inlet).
+    pub(super) input: Option<Box<Pump<T>>>,
 }
 
 impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
@@ -110,6 +113,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             callbacks: None,
             pending: None,
             upstream_done: false,
+            input: None,
         }
     }
 
@@ -216,14 +220,22 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let close = self.splitter.close_after(&element);
         let sub = self.sub(id).expect("looked up above");
         sub.runner.offer(element)?;
+        // The element ended it (a `take`): its key closes now, before the
+        // next element is routed, whenever its output is taken.
+        let cancelled = !close && sub.runner.input_cancelled();
         if close {
             sub.input_closed = true;
             sub.runner.close_input(None);
+        } else if cancelled {
+            sub.input_closed = true;
         }
         // A substream that only took its element (a fold, say) has
         // nothing to poll for.
-        if close || sub.runner.may_give() {
+        if close || cancelled || sub.runner.may_give() {
             self.mark(id);
+        }
+        if cancelled {
+            self.sub_cancelled(id, ctx);
         }
         Ok(())
     }
@@ -231,9 +243,16 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     /// An element for open substream `id`: straight into it when it runs
     /// directly and nothing else waits (the common case, one call per
     /// element), else through [`drive`](Self::drive).
-    fn push_to(&mut self, id: u64, element: T, ctx: &mut StageContext<'_>) -> StageResult {
+    pub(super) fn push_to(
+        &mut self,
+        id: u64,
+        element: T,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        // Output waits only when downstream can take it.
+        let quiet = self.dirty.is_empty() || !ctx.is_available(self.shape.out);
         if !self.closes_after
-            && self.dirty.is_empty()
+            && quiet
             && let Some(sub) = self.sub(id)
             && !sub.input_closed
             && let Body::Direct(direct) = &mut sub.runner
@@ -241,14 +260,17 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         {
             direct.offer(element)?;
             if !direct.wants() {
-                // It ended (an operator completed): poll it, note the
-                // cancellation.
+                // An operator completed: the substream cancelled its
+                // input (its key closes now) and has its result.
+                sub.input_closed = true;
                 self.mark(id);
+                self.sub_cancelled(id, ctx);
                 return self.drive(ctx);
             }
             // Pushed to us, so not pulled again; a completion that
-            // arrived with the element pulls nothing.
-            if !ctx.is_closed(self.shape.inlet) {
+            // arrived with the element pulls nothing. A fused source's
+            // loop goes on by itself.
+            if self.input.is_none() && !ctx.is_closed(self.shape.inlet) {
                 ctx.pull(self.shape.inlet)?;
             }
             return Ok(());
@@ -258,7 +280,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     /// Move elements along until nothing more can move now.
-    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+    pub(super) fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
             self.deliver(ctx)?;
             if self.upstream_done && self.pending.is_none() {
@@ -271,17 +293,32 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 break;
             }
         }
-        if self.pending.is_none()
-            && !self.upstream_done
-            && !ctx.has_been_pulled(self.shape.inlet)
-            && !ctx.is_closed(self.shape.inlet)
-        {
-            ctx.pull(self.shape.inlet)?;
-        }
         if self.upstream_done && self.pending.is_none() && self.live == 0 {
             ctx.complete_stage();
+            return Ok(());
+        }
+        if self.pending.is_none() && !self.upstream_done {
+            if self.input.is_some() {
+                return self.pump(ctx);
+            }
+            if !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet) {
+                ctx.pull(self.shape.inlet)?;
+            }
         }
         Ok(())
+    }
+
+    /// Upstream completed.
+    pub(super) fn upstream_finished(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
+        self.drive(ctx)
+    }
+
+    /// Upstream failed: every substream sees it, then the stage fails.
+    pub(super) fn upstream_failed(&mut self, error: StreamError) -> StageResult {
+        self.pending = None;
+        self.close_all(Some(error.clone()));
+        Err(error)
     }
 
     /// Whether the pending element can move now.
@@ -346,7 +383,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         if self.splitter.cancelled(id) {
             self.pending = None;
             self.upstream_done = true;
-            ctx.cancel(self.shape.inlet);
+            match self.input.as_deref_mut() {
+                Some(pump) => pump.done = true,
+                None => ctx.cancel(self.shape.inlet),
+            }
         }
     }
 
@@ -381,7 +421,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         let wake = ctx
             .async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
         self.callbacks = Some((events, wake));
-        Ok(())
+        self.start_pump(ctx)
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -395,8 +435,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.upstream_done = true;
-        self.drive(ctx)
+        self.upstream_finished(ctx)
     }
 
     fn on_upstream_failure(
@@ -405,9 +444,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         error: StreamError,
         _: &mut StageContext<'_>,
     ) -> StageResult {
-        self.pending = None;
-        self.close_all(Some(error.clone()));
-        Err(error)
+        self.upstream_failed(error)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
