@@ -4,7 +4,9 @@
 //! Each substream runs as a sub-island driven by the splitting stage
 //! (`runner`), on the stage's actor: no actor per substream; one whose
 //! flow is simple operators then a `fold`, merged back, runs directly as
-//! one consumer per substream (`direct`), unless fusion is off. Operators
+//! one consumer per substream (`direct`), unless fusion is off; an
+//! iterator source right before the split is pulled by the splitting
+//! stage itself (`pump`, the planner's split rule). Operators
 //! apply per substream through [`SubFlow`]'s [`FlowOps`] (every linear
 //! operator, via one `via_flow`); the substreams are closed by
 //! [`SubFlow::merge_substreams`], [`SubFlow::merge_substreams_with_parallelism`],
