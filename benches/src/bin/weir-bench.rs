@@ -345,8 +345,9 @@ fn streams(args: &Args) {
 /// Nesting: `flat_map_concat` of 1,000 inner ranges of 1,000 elements
 /// beside `futures::StreamExt::flatten`, and `group_by` over 64 keys with a
 /// fold per substream merged back beside one stage folding into a
-/// `HashMap` (`--elements`, 10 M by default). Each weir row's ratio is
-/// against the row above it.
+/// `HashMap` (`--elements`, 10 M by default). The rows are timed in
+/// turn, round after round; each weir row's ratio is the median of its
+/// per-round ratios to the row above it.
 fn substreams(args: &Args) {
     use weir_benches::streams_substreams as s;
     let n = args.get("--elements").unwrap_or(10_000_000);
@@ -382,12 +383,11 @@ fn substreams(args: &Args) {
         ),
     ];
     let rows = only(args, rows, |row| row.0);
-    println!("substreams, median of {runs} runs, 2-core box");
-    println!(
-        "{:<34} {:>14} {:>14} {:>14}",
-        "variant", "elements/s", "vs row above", "allocs/element"
-    );
-    let mut previous = None;
+    // Every row is checked and run once (warm-up) before any is timed;
+    // then the rows are timed in turn, round after round, so a change of
+    // load on the box (other builds, frequency) falls on every row alike.
+    // A ratio is the median of the per-round ratios to the row above.
+    let mut allocs = Vec::with_capacity(rows.len());
     for (name, elements, expected, run) in &rows {
         let checksum = run();
         assert_eq!(
@@ -396,26 +396,37 @@ fn substreams(args: &Args) {
         );
         let allocs_before = ALLOC.allocations();
         let _ = run();
-        let allocs = (ALLOC.allocations() - allocs_before) as f64 / *elements as f64;
-        let mut rates: Vec<f64> = (0..runs)
-            .map(|_| {
-                let start = Instant::now();
-                std::hint::black_box(run());
-                *elements as f64 / start.elapsed().as_secs_f64()
-            })
-            .collect();
-        rates.sort_by(f64::total_cmp);
-        let median = rates[runs / 2];
-        let ratio = match previous {
+        allocs.push((ALLOC.allocations() - allocs_before) as f64 / *elements as f64);
+    }
+    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); rows.len()];
+    for _ in 0..runs {
+        for ((_, elements, _, run), rates) in rows.iter().zip(&mut rates) {
+            let start = Instant::now();
+            std::hint::black_box(run());
+            rates.push(*elements as f64 / start.elapsed().as_secs_f64());
+        }
+    }
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    };
+    println!("substreams, median of {runs} interleaved runs, 2-core box");
+    println!(
+        "{:<34} {:>14} {:>14} {:>14}",
+        "variant", "elements/s", "vs row above", "allocs/element"
+    );
+    for (i, (name, ..)) in rows.iter().enumerate() {
+        let ratio = match i.checked_sub(1) {
             Some(before) if name.starts_with("weir") && !name.contains("HashMap") => {
-                format!("{:.2}x", median / before)
+                let ratios = rates[i].iter().zip(&rates[before]).map(|(r, b)| r / b);
+                format!("{:.2}x", median(ratios.collect()))
             }
             _ => String::new(),
         };
-        previous = Some(median);
         println!(
-            "{name:<34} {:>12.1} M {ratio:>14} {allocs:>14.6}",
-            median / 1e6
+            "{name:<34} {:>12.1} M {ratio:>14} {:>14.6}",
+            median(rates[i].clone()) / 1e6,
+            allocs[i]
         );
     }
     system.terminate().wait().expect("the system terminates");

@@ -11,7 +11,10 @@ use std::any::Any;
 use std::sync::Arc;
 
 use crate::Attributes;
-use crate::fusion::{ConsumerNode, FanInNode, FlattenNode, HostNode, IterNode, PullNode, StepNode};
+use crate::fusion::{
+    ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
+    StepNode,
+};
 use crate::interpreter::{BoundaryFactory, ErasedStage};
 
 /// The materialized values of a run, one per node in node order; each
@@ -82,6 +85,13 @@ pub(crate) enum Fuses {
     /// a framing stage cutting chunks into frames) and can run a folding
     /// sink after it inside itself (the planner's flatten rule).
     Flatten(Arc<dyn FlattenNode>),
+    /// A flow `fold`, which a substream made of simple operators and the
+    /// fold runs as a per-substream consumer (`ops::substreams::direct`).
+    Fold(Arc<dyn FoldNode>),
+    /// A splitting stage (`group_by`, `split_when`, `split_after`) that
+    /// can take its elements from an iterator source before it itself
+    /// (the planner's split rule).
+    Split(Arc<dyn SplitNode>),
 }
 
 impl Node {

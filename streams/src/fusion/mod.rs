@@ -32,8 +32,8 @@ pub(crate) use iter::{
     Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
-    ConsumerNode, FlattenNode, FusedConsumer, FusedIter, HeadFactory, HostNode, Hosting, IterNode,
-    PullNode, PullSink, SimpleOp, StepNode, any_leads,
+    ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HeadFactory, HostNode,
+    Hosting, IterNode, PullNode, PullSink, SimpleOp, SplitNode, StepNode, any_leads,
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;

@@ -125,6 +125,29 @@ pub(crate) trait FlattenNode: Send + Sync {
     fn with_consumer(&self, consumer: &dyn ConsumerNode) -> Arc<dyn ErasedStage>;
 }
 
+/// The result a folding flow run as a consumer ([`FoldNode`]) leaves
+/// when its input ends: its accumulator, or the failure it ended with.
+pub(crate) type FoldSlot<A> = Arc<std::sync::Mutex<Option<Result<A, StreamError>>>>;
+
+/// A flow stage that folds every element into one result, emitted when
+/// its input completes (`fold`): it can also run as a consumer, which a
+/// substream of simple operators and the fold runs directly
+/// (`crate::ops::substreams`).
+pub(crate) trait FoldNode: Send + Sync {
+    /// The fold as a folding sink of its input, under the node's
+    /// `attributes` (its supervision strategy); the sink's materialized
+    /// value is the `FoldSlot<A>` of its output type `A`, which the
+    /// consumer fills when it finishes.
+    fn consumer(&self, attributes: &Attributes) -> Arc<dyn ConsumerNode>;
+}
+
+/// A splitting stage (`crate::ops::substreams`) that can take its
+/// elements from a fused source itself, one per element it routes.
+pub(crate) trait SplitNode: Send + Sync {
+    /// One stage with no inlet: the splitting stage, pulling `iter`.
+    fn after_iter(&self, iter: &dyn IterNode) -> Arc<dyn ErasedStage>;
+}
+
 /// A sink that can drive a fused source itself ([`Sink::with_pull`](crate::Sink::with_pull)).
 pub(crate) trait PullNode: Send + Sync {
     /// Run `iter` through the sink's pull; the sink's materialized value.

@@ -113,6 +113,9 @@ pub(crate) struct TimerEntry {
 pub(crate) struct Host {
     pub(crate) island: ActorRef<IslandMsg>,
     pub(crate) system: ActorSystem,
+    /// The materializer's fusion setting, for stages that plan graphs of
+    /// their own (substreams).
+    pub(crate) fusion: bool,
 }
 
 /// Where a stage's connections are in [`Core::links`]: its inlets'

@@ -223,6 +223,7 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
         let host = Host {
             island: actor,
             system: system.clone(),
+            fusion: materializer.fusion(),
         };
         let island = build_island(island, &mut halves, &host, &mut values, &mut mats);
         built.push((island, host));

@@ -9,13 +9,17 @@
 
 mod fused;
 
+use std::marker::PhantomData;
+use std::ops::ControlFlow;
+use std::sync::{Arc, PoisonError};
+
 use super::util::{logic_flow, logic_flow_with, ports};
+use crate::blueprint::graph::Fuses;
+use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FoldNode, FoldSlot, FusedConsumer};
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
-use std::sync::Arc;
-
 use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
@@ -220,12 +224,111 @@ where
     A: Clone + Send + Sync + 'static,
     F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
 {
-    logic_flow_with("fold", move |attributes: &Attributes| Fold {
+    let (z, g) = (zero.clone(), f.clone());
+    let mut flow = logic_flow_with("fold", move |attributes: &Attributes| Fold {
         shape: ports(),
-        acc: Some(zero.clone()),
-        f: f.clone(),
-        restart: restart_point(attributes, &zero, &f),
-    })
+        acc: Some(z.clone()),
+        f: g.clone(),
+        restart: restart_point(attributes, &z, &g),
+    });
+    let node: Arc<dyn FoldNode> = Arc::new(FoldFuse::<T, A, F> {
+        zero,
+        f,
+        _t: PhantomData,
+    });
+    flow.graph.nodes[0].fuses = Some(Fuses::Fold(node));
+    flow
+}
+
+/// `fold`'s [`FoldNode`]: the same fold as a consumer.
+struct FoldFuse<T, A, F> {
+    zero: A,
+    f: F,
+    _t: PhantomData<fn(T)>,
+}
+
+impl<T, A, F> FoldNode for FoldFuse<T, A, F>
+where
+    T: Send + 'static,
+    A: Clone + Send + Sync + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + Sync + 'static,
+{
+    fn consumer(&self, attributes: &Attributes) -> Arc<dyn ConsumerNode> {
+        let (zero, f) = (self.zero.clone(), self.f.clone());
+        let strategy = attributes.supervision_strategy().cloned();
+        let factory: ConsumerFactory<T> = Arc::new(move || {
+            let slot: FoldSlot<A> = Arc::default();
+            let restart = strategy.clone().map(|strategy| Restart {
+                strategy,
+                zero: zero.clone(),
+                f: f.clone(),
+            });
+            let consumer = FoldConsumer {
+                acc: Some(zero.clone()),
+                f: f.clone(),
+                restart,
+                slot: Arc::clone(&slot),
+            };
+            (
+                Box::new(consumer) as Box<dyn Consumer<T>>,
+                Box::new(slot) as _,
+            )
+        });
+        Arc::new(FusedConsumer(factory))
+    }
+}
+
+/// [`Fold`] as a consumer: the same steps per element (supervision
+/// included); the result goes into `slot` when its input ends.
+struct FoldConsumer<A, F> {
+    /// `None` once finished.
+    acc: Option<A>,
+    f: F,
+    restart: Option<Restart<A, F>>,
+    slot: FoldSlot<A>,
+}
+
+impl<T, A, F> Consumer<T> for FoldConsumer<A, F>
+where
+    T: Send + 'static,
+    A: Clone + Send + 'static,
+    F: FnMut(A, T) -> A + Clone + Send + 'static,
+{
+    fn on_next(&mut self, element: T) -> ControlFlow<()> {
+        let Some(acc) = self.acc.take() else {
+            return ControlFlow::Break(());
+        };
+        let Some(restart) = &self.restart else {
+            self.acc = Some((self.f)(acc, element));
+            return ControlFlow::Continue(());
+        };
+        let f = &mut self.f;
+        self.acc = Some(
+            match restart.strategy.catching(|| f(acc.clone(), element)) {
+                Ok(acc) => acc,
+                Err(Directive::Restart) => {
+                    self.f = restart.f.clone();
+                    restart.zero.clone()
+                }
+                Err(_) => acc,
+            },
+        );
+        ControlFlow::Continue(())
+    }
+
+    fn finish(&mut self, outcome: Result<(), StreamError>) {
+        let result = match outcome {
+            Ok(()) => match self.acc.take() {
+                Some(acc) => Ok(acc),
+                None => return,
+            },
+            Err(error) => {
+                self.acc = None;
+                Err(error)
+            }
+        };
+        *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
+    }
 }
 
 pub(crate) fn reduce<T, F>(f: F) -> Flow<T, T>

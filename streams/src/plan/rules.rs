@@ -162,6 +162,28 @@ fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
         };
         return (unit, after);
     }
+    // **Iterator into splitting stage.** An iterator source and simple
+    // operators (fused into it as adapters) right before `group_by`,
+    // `split_when` or `split_after`: the splitting stage takes its
+    // elements from the iterator itself, one per element it routes (as
+    // many as it would pull), with no port and no interpreter event per
+    // element.
+    if let Kind::Iter(iter) = &node.kind
+        && let Some(&split) = chain.get(after)
+        && let Some(Fuses::Split(splitter)) = &nodes[split].fuses
+    {
+        let name = joined(nodes, &chain[at..=after]);
+        let stage = splitter.after_iter(&*adapted(iter, &run));
+        let unit = Unit::Stage {
+            attributes: stage_attributes(
+                &*stage,
+                &merged(nodes, &chain[at..=after]).with_name(name),
+            ),
+            stage,
+            values: vec![split],
+        };
+        return (unit, after);
+    }
     match (&node.kind, next) {
         // **Iterator into folding sink.** An iterator source, simple
         // operators (fused into it as adapters), then a folding sink: one

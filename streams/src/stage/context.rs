@@ -273,6 +273,7 @@ impl StageContext<'_> {
     /// Akka's `isClosed(in)`), so a stage that completes when it finds
     /// its inlet closed cannot drop it. For an outlet: the stage
     /// completed it, or downstream cancelled.
+    #[inline]
     pub fn is_closed(&self, port: impl Port) -> bool {
         let Some((c, inlet)) = self.locate(&port) else {
             return true;
@@ -523,6 +524,12 @@ impl StageContext<'_> {
     /// The actor system the stream runs in.
     pub fn system(&self) -> &ActorSystem {
         &self.core.host.system
+    }
+
+    /// Whether the materializer fuses stages (a stage that plans a graph
+    /// of its own plans it the same way).
+    pub(crate) fn fusion(&self) -> bool {
+        self.core.host.fusion
     }
 }
 

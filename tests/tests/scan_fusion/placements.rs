@@ -268,6 +268,22 @@ fn scans_in_inner_sources_and_substreams() {
         let mut want = [model(0, [1, 3, 5]), model(0, [2, 4, 6])].concat();
         want.sort_unstable();
         assert_eq!(grouped, want, "{how}: group_by");
+        // A scan then a fold in each substream: not a direct substream (a
+        // scan has no consumer form), the sub-island as before.
+        let mut folded = Source::range(1u64..=6)
+            .group_by(2, |x| x % 2)
+            .unwrap()
+            .scan(0, add)
+            .fold(0, add)
+            .merge_substreams()
+            .run_with(Sink::collect(), &mat)
+            .wait()
+            .expect("group_by, scan, fold");
+        folded.sort_unstable();
+        let sum = |xs: Vec<u64>| xs.into_iter().sum::<u64>();
+        let mut want = vec![sum(model(0, [1, 3, 5])), sum(model(0, [2, 4, 6]))];
+        want.sort_unstable();
+        assert_eq!(folded, want, "{how}: group_by, scan, fold");
     }
     shutdown(&system);
 }

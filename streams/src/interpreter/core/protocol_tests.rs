@@ -142,6 +142,7 @@ fn island(log: &Log) -> Island {
             host: Host {
                 island: stopped_ref(system, "protocol"),
                 system: system.clone(),
+                fusion: true,
             },
             timer_generation: 0,
             live_stages: 2,

@@ -174,6 +174,7 @@ impl<T: Send + 'static> SubSource<T> {
             let hosted = Host {
                 island: function.actor_ref(),
                 system: ctx.system().clone(),
+                fusion: ctx.fusion(),
             };
             let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> =
                 (0..graph.nodes.len()).map(|_| None).collect();

@@ -2,13 +2,19 @@
 //! `split_after`, and `prefix_and_tail`.
 //!
 //! Each substream runs as a sub-island driven by the splitting stage
-//! (`runner`), on the stage's actor: no actor per substream. Operators
+//! (`runner`), on the stage's actor: no actor per substream; one whose
+//! flow is simple operators then a `fold`, merged back, runs directly as
+//! one consumer per substream (`direct`), unless fusion is off; an
+//! iterator source right before the split is pulled by the splitting
+//! stage itself (`pump`, the planner's split rule). Operators
 //! apply per substream through [`SubFlow`]'s [`FlowOps`] (every linear
 //! operator, via one `via_flow`); the substreams are closed by
 //! [`SubFlow::merge_substreams`], [`SubFlow::merge_substreams_with_parallelism`],
 //! [`SubFlow::concat_substreams`] or [`SubFlow::to`].
 
+mod direct;
 mod prefix;
+mod pump;
 mod runner;
 mod splitters;
 mod stage;
@@ -23,6 +29,7 @@ use stage::{Splitter, Substreams};
 
 use super::FlowOps;
 use super::util::logic_flow;
+use crate::blueprint::graph::Fuses;
 use crate::{ArgumentError, Flow, RunnableGraph, Sink, Source};
 
 pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + Sync>;
@@ -103,9 +110,22 @@ where
 {
     fn close(self, tail: Tail<U>, parallelism: usize, name: &'static str) -> B::Repr<U> {
         let (split, flow) = (self.split, self.flow);
-        self.upstream.via_flow(logic_flow(name, move || {
-            Substreams::new(split(), flow.clone(), tail.clone(), parallelism)
-        }))
+        let direct = direct::plan(&flow, &tail);
+        let make: pump::MakeSplit<T, U> = Arc::new(move || {
+            Substreams::new(
+                split(),
+                flow.clone(),
+                tail.clone(),
+                direct.clone(),
+                parallelism,
+            )
+        });
+        let fused = Arc::new(pump::SplitFuse {
+            make: Arc::clone(&make),
+        });
+        let mut stage = logic_flow(name, move || make());
+        stage.graph.nodes[0].fuses = Some(Fuses::Split(fused));
+        self.upstream.via_flow(stage)
     }
 
     /// The substreams' elements, merged as they come; every substream

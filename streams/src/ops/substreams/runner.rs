@@ -79,7 +79,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             }
             Tail::To(sink) => (head.then(sink.graph.clone(), |(), ()| ()), None),
         };
-        let plan = crate::plan::plan(&graph.nodes, &graph.edges, true);
+        let plan = crate::plan::plan(&graph.nodes, &graph.edges, ctx.fusion());
         if !plan.boundaries.is_empty() || plan.islands.len() != 1 || plan.pulled.is_some() {
             return Err(StreamError::from_kind(ErrorKind::AsyncBoundaryInSubstream));
         }
@@ -92,6 +92,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
         let host = Host {
             island: function.actor_ref(),
             system: ctx.system().clone(),
+            fusion: ctx.fusion(),
         };
         let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> =
             (0..graph.nodes.len()).map(|_| None).collect();

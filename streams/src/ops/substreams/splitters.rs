@@ -203,6 +203,10 @@ where
         self.strategy == SubstreamCancelStrategy::Propagate
     }
 
+    fn may_close_after(&self) -> bool {
+        true
+    }
+
     fn close_after(&mut self, element: &T) -> bool {
         let close = (self.pred)(element);
         if close {

@@ -4,6 +4,10 @@
 
 use std::collections::VecDeque;
 
+use std::sync::Arc;
+
+use super::direct::{Body, Direct, DirectPlan};
+use super::pump::Pump;
 use super::runner::{Runner, Tail};
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
@@ -36,6 +40,10 @@ pub(crate) trait Splitter<T>: Send {
         let _ = element;
         false
     }
+    /// Whether [`close_after`](Self::close_after) may ever say `true`.
+    fn may_close_after(&self) -> bool {
+        false
+    }
     /// Substream `id` that must end before an element routed `New` starts
     /// the next one (`split_when`).
     fn close_before(&mut self) -> Option<u64> {
@@ -44,7 +52,8 @@ pub(crate) trait Splitter<T>: Send {
 }
 
 struct Sub<T, U> {
-    runner: Runner<T, U>,
+    id: u64,
+    runner: Body<T, U>,
     input_closed: bool,
     /// In `dirty` already.
     queued: bool,
@@ -55,8 +64,12 @@ pub(crate) struct Substreams<T, U> {
     pub(crate) splitter: Box<dyn Splitter<T>>,
     pub(crate) flow: Flow<T, U, ()>,
     pub(crate) tail: Tail<U>,
+    /// Set when every substream runs directly (and fusion is on).
+    direct: Option<Arc<DirectPlan<T, U>>>,
     /// How many substreams run at once (more wait, holding back upstream).
     pub(crate) parallelism: usize,
+    /// The splitter may end a substream after an element (`split_after`).
+    closes_after: bool,
     /// The running substreams by slot; a substream's id is its slot in
     /// the low 32 bits and the slot's generation above them, so a late
     /// event of a finished substream never reaches its slot's successor.
@@ -69,8 +82,10 @@ pub(crate) struct Substreams<T, U> {
     dirty: VecDeque<u64>,
     callbacks: Option<(AsyncCallback<SubEvent<U>>, AsyncCallback<u64>)>,
     /// An element that waits for its substream to take it (or to exist).
-    pending: Option<(T, Route)>,
-    upstream_done: bool,
+    pub(super) pending: Option<(T, Route)>,
+    pub(super) upstream_done: bool,
+    /// Set when the stage pulls a fused source itself (no inlet).
+    pub(super) input: Option<Box<Pump<T>>>,
 }
 
 impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
@@ -78,14 +93,18 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         splitter: Box<dyn Splitter<T>>,
         flow: Flow<T, U, ()>,
         tail: Tail<U>,
+        direct: Option<Arc<DirectPlan<T, U>>>,
         parallelism: usize,
     ) -> Self {
+        let closes_after = splitter.may_close_after();
         Self {
             shape: FlowShape::new(),
             splitter,
             flow,
             tail,
+            direct,
             parallelism,
+            closes_after,
             slots: Vec::new(),
             free: Vec::new(),
             generation: 0,
@@ -94,6 +113,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             callbacks: None,
             pending: None,
             upstream_done: false,
+            input: None,
         }
     }
 
@@ -102,7 +122,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         self.slots
             .get_mut(slot)
             .and_then(Option::as_mut)
-            .filter(|s| s.runner.id == id)
+            .filter(|s| s.id == id)
     }
 
     fn mark(&mut self, id: u64) {
@@ -116,7 +136,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
     fn remove(&mut self, id: u64) -> Option<Sub<T, U>> {
         let slot = (id & u64::from(u32::MAX)) as usize;
-        let sub = self.slots.get_mut(slot)?.take_if(|s| s.runner.id == id)?;
+        let sub = self.slots.get_mut(slot)?.take_if(|s| s.id == id)?;
         self.free.push(slot as u32);
         self.live -= 1;
         Some(sub)
@@ -132,15 +152,21 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         };
         self.generation += 1;
         let id = (self.generation << 32) | u64::from(slot);
-        let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
-        let runner = match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
-            Ok(runner) => runner,
-            Err(error) => {
-                self.free.push(slot);
-                return Err(error);
+        let runner = match &self.direct {
+            Some(plan) => Body::Direct(Direct::new(plan)),
+            None => {
+                let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
+                match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+                    Ok(runner) => Body::Island(runner),
+                    Err(error) => {
+                        self.free.push(slot);
+                        return Err(error);
+                    }
+                }
             }
         };
         self.slots[slot as usize] = Some(Sub {
+            id,
             runner,
             input_closed: false,
             queued: false,
@@ -194,20 +220,67 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let close = self.splitter.close_after(&element);
         let sub = self.sub(id).expect("looked up above");
         sub.runner.offer(element)?;
+        // The element ended it (a `take`): its key closes now, before the
+        // next element is routed, whenever its output is taken.
+        let cancelled = !close && sub.runner.input_cancelled();
         if close {
             sub.input_closed = true;
             sub.runner.close_input(None);
+        } else if cancelled {
+            sub.input_closed = true;
         }
         // A substream that only took its element (a fold, say) has
         // nothing to poll for.
-        if close || sub.runner.may_give() {
+        if close || cancelled || sub.runner.may_give() {
             self.mark(id);
+        }
+        if cancelled {
+            self.sub_cancelled(id, ctx);
         }
         Ok(())
     }
 
+    /// An element for open substream `id`: straight into it when it runs
+    /// directly and nothing else waits (the common case, one call per
+    /// element), else through [`drive`](Self::drive).
+    pub(super) fn push_to(
+        &mut self,
+        id: u64,
+        element: T,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        // Output waits only when downstream can take it.
+        let quiet = self.dirty.is_empty() || !ctx.is_available(self.shape.out);
+        if !self.closes_after
+            && quiet
+            && let Some(sub) = self.sub(id)
+            && !sub.input_closed
+            && let Body::Direct(direct) = &mut sub.runner
+            && direct.wants()
+        {
+            direct.offer(element)?;
+            if !direct.wants() {
+                // An operator completed: the substream cancelled its
+                // input (its key closes now) and has its result.
+                sub.input_closed = true;
+                self.mark(id);
+                self.sub_cancelled(id, ctx);
+                return self.drive(ctx);
+            }
+            // Pushed to us, so not pulled again; a completion that
+            // arrived with the element pulls nothing. A fused source's
+            // loop goes on by itself.
+            if self.input.is_none() && !ctx.is_closed(self.shape.inlet) {
+                ctx.pull(self.shape.inlet)?;
+            }
+            return Ok(());
+        }
+        self.pending = Some((element, Route::To(id)));
+        self.drive(ctx)
+    }
+
     /// Move elements along until nothing more can move now.
-    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+    pub(super) fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
             self.deliver(ctx)?;
             if self.upstream_done && self.pending.is_none() {
@@ -220,17 +293,32 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 break;
             }
         }
-        if self.pending.is_none()
-            && !self.upstream_done
-            && !ctx.has_been_pulled(self.shape.inlet)
-            && !ctx.is_closed(self.shape.inlet)
-        {
-            ctx.pull(self.shape.inlet)?;
-        }
         if self.upstream_done && self.pending.is_none() && self.live == 0 {
             ctx.complete_stage();
+            return Ok(());
+        }
+        if self.pending.is_none() && !self.upstream_done {
+            if self.input.is_some() {
+                return self.pump(ctx);
+            }
+            if !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet) {
+                ctx.pull(self.shape.inlet)?;
+            }
         }
         Ok(())
+    }
+
+    /// Upstream completed.
+    pub(super) fn upstream_finished(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
+        self.drive(ctx)
+    }
+
+    /// Upstream failed: every substream sees it, then the stage fails.
+    pub(super) fn upstream_failed(&mut self, error: StreamError) -> StageResult {
+        self.pending = None;
+        self.close_all(Some(error.clone()));
+        Err(error)
     }
 
     /// Whether the pending element can move now.
@@ -295,7 +383,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         if self.splitter.cancelled(id) {
             self.pending = None;
             self.upstream_done = true;
-            ctx.cancel(self.shape.inlet);
+            match self.input.as_deref_mut() {
+                Some(pump) => pump.done = true,
+                None => ctx.cancel(self.shape.inlet),
+            }
         }
     }
 
@@ -305,7 +396,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             if !sub.input_closed {
                 sub.input_closed = true;
                 sub.runner.close_input(error.clone());
-                closed.push(sub.runner.id);
+                closed.push(sub.id);
             }
         }
         for id in closed {
@@ -322,24 +413,29 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
 impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !ctx.fusion() {
+            self.direct = None;
+        }
         let events =
             ctx.async_callback(|this: &mut Self, event, ctx| this.on_sub_event(event, ctx));
         let wake = ctx
             .async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
         self.callbacks = Some((events, wake));
-        Ok(())
+        self.start_pump(ctx)
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let route = self.splitter.route(&element)?;
+        if let Route::To(id) = route {
+            return self.push_to(id, element, ctx);
+        }
         self.pending = Some((element, route));
         self.drive(ctx)
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.upstream_done = true;
-        self.drive(ctx)
+        self.upstream_finished(ctx)
     }
 
     fn on_upstream_failure(
@@ -348,9 +444,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         error: StreamError,
         _: &mut StageContext<'_>,
     ) -> StageResult {
-        self.pending = None;
-        self.close_all(Some(error.clone()));
-        Err(error)
+        self.upstream_failed(error)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
