@@ -18,45 +18,103 @@ use crate::blueprint::graph::Fuses;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FoldNode, FoldSlot, FusedConsumer};
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
-    SupervisionStrategy, supervised,
+    SupervisionStrategy,
 };
 use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
-/// the closure as the blueprint holds it. `None` without a strategy.
+/// the closure as the blueprint holds it.
 struct Restart<A, F> {
     strategy: SupervisionStrategy,
     zero: A,
     f: F,
 }
 
-impl<A: Clone, F: Clone> Restart<A, F> {
-    fn new(strategy: &SupervisionStrategy, zero: &A, f: &F) -> Self {
-        Self {
-            strategy: strategy.clone(),
-            zero: zero.clone(),
-            f: f.clone(),
-        }
-    }
+/// The accumulator of a `scan` or a `fold` (stage, adapter or consumer),
+/// and the one rule by which an element goes into it.
+struct Accumulator<A, F> {
+    /// `None` only once taken (a finished fold), or while `f` runs.
+    acc: Option<A>,
+    f: F,
+    /// `None` without a strategy.
+    restart: Option<Restart<A, F>>,
 }
 
-fn restart_point<A: Clone, F: Clone>(
-    attributes: &Attributes,
-    zero: &A,
-    f: &F,
-) -> Option<Restart<A, F>> {
-    attributes
-        .supervision_strategy()
-        .map(|strategy| Restart::new(strategy, zero, f))
+impl<A: Clone, F: Clone> Accumulator<A, F> {
+    /// Starting at `zero`, under `strategy` if any.
+    fn new(zero: &A, f: &F, strategy: Option<&SupervisionStrategy>) -> Self {
+        Self {
+            acc: Some(zero.clone()),
+            f: f.clone(),
+            restart: strategy.map(|strategy| Restart {
+                strategy: strategy.clone(),
+                zero: zero.clone(),
+                f: f.clone(),
+            }),
+        }
+    }
+
+    /// [`new`](Self::new) with the strategy of `attributes`.
+    fn with(zero: &A, f: &F, attributes: &Attributes) -> Self {
+        Self::new(zero, f, attributes.supervision_strategy())
+    }
+
+    /// The accumulator (not taken yet).
+    fn get(&self) -> &A {
+        self.acc
+            .as_ref()
+            .expect("the accumulator is there until taken")
+    }
+
+    /// The accumulator, leaving none: the fold is over.
+    fn take(&mut self) -> Option<A> {
+        self.acc.take()
+    }
+
+    /// Accumulate `element`; whether it went in. Unsupervised, the
+    /// accumulator moves through `f` (a panic fails the stream, so nothing
+    /// reads it after one). Supervised, `f` gets a clone, so a panic that
+    /// drops the element keeps the value (`Resume`), or `Restart` goes back
+    /// to the seed (without emitting it) with a fresh clone of `f`.
+    #[inline]
+    fn step<T>(&mut self, element: T) -> bool
+    where
+        F: FnMut(A, T) -> A,
+    {
+        let Some(restart) = &self.restart else {
+            let acc = self
+                .acc
+                .take()
+                .expect("the accumulator is there until taken");
+            self.acc = Some((self.f)(acc, element));
+            return true;
+        };
+        let (acc, f) = (self.get().clone(), &mut self.f);
+        match restart.strategy.catching(|| f(acc, element)) {
+            Ok(acc) => {
+                self.acc = Some(acc);
+                true
+            }
+            Err(Directive::Restart) => {
+                self.acc = Some(restart.zero.clone());
+                self.f = restart.f.clone();
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// Whether a panic may drop an element.
+    fn supervised(&self) -> bool {
+        self.restart.is_some()
+    }
 }
 
 /// Emits `zero`, then the running accumulation.
 struct Scan<T, A, F> {
     shape: FlowShape<T, A>,
-    acc: A,
-    f: F,
+    acc: Accumulator<A, F>,
     zero_sent: bool,
-    restart: Option<Restart<A, F>>,
 }
 
 impl<T, A: Clone, F: Clone> Scan<T, A, F> {
@@ -64,10 +122,8 @@ impl<T, A: Clone, F: Clone> Scan<T, A, F> {
     fn new(zero: &A, f: &F, attributes: &Attributes) -> Self {
         Self {
             shape: ports(),
-            acc: zero.clone(),
-            f: f.clone(),
+            acc: Accumulator::with(zero, f, attributes),
             zero_sent: false,
-            restart: restart_point(attributes, zero, f),
         }
     }
 }
@@ -83,35 +139,23 @@ where
             ctx.pull(self.shape.inlet)
         } else {
             self.zero_sent = true;
-            ctx.push(self.shape.out, self.acc.clone())
+            ctx.push(self.shape.out, self.acc.get().clone())
         }
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let acc = self.acc.clone();
-        let f = &mut self.f;
-        match supervised(self.restart.as_ref().map(|r| &r.strategy), || {
-            f(acc, element)
-        }) {
-            Ok(acc) => {
-                self.acc = acc;
-                ctx.push(self.shape.out, self.acc.clone())
-            }
-            Err(directive) => {
-                if let (Directive::Restart, Some(restart)) = (directive, &self.restart) {
-                    self.acc = restart.zero.clone();
-                    self.f = restart.f.clone();
-                }
-                ctx.pull(self.shape.inlet)
-            }
+        if self.acc.step(element) {
+            ctx.push(self.shape.out, self.acc.get().clone())
+        } else {
+            ctx.pull(self.shape.inlet)
         }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         if !self.zero_sent {
             self.zero_sent = true;
-            ctx.emit(self.shape.out, self.acc.clone())?;
+            ctx.emit(self.shape.out, self.acc.get().clone())?;
         }
         ctx.complete_stage();
         Ok(())
@@ -121,10 +165,7 @@ where
 /// Folds everything into `acc`; emits it when upstream completes.
 struct Fold<T, A, F> {
     shape: FlowShape<T, A>,
-    /// Always `Some` between handlers (taken only to move it through `f`).
-    acc: Option<A>,
-    f: F,
-    restart: Option<Restart<A, F>>,
+    acc: Accumulator<A, F>,
 }
 
 impl<T, A, F> GraphStageLogic for Fold<T, A, F>
@@ -139,26 +180,7 @@ where
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let Some(restart) = &self.restart else {
-            // Unsupervised: the accumulator moves through `f`, no clone
-            // (a panic fails the stage, so nothing reads it after one).
-            let acc = self.acc.take().expect("fold holds its accumulator");
-            self.acc = Some((self.f)(acc, element));
-            return ctx.pull(self.shape.inlet);
-        };
-        // Supervised: `f` gets a clone, so a resumed fold keeps its value.
-        let (acc, f) = (
-            self.acc.clone().expect("fold holds its accumulator"),
-            &mut self.f,
-        );
-        match restart.strategy.catching(|| f(acc, element)) {
-            Ok(acc) => self.acc = Some(acc),
-            Err(Directive::Restart) => {
-                self.acc = Some(restart.zero.clone());
-                self.f = restart.f.clone();
-            }
-            Err(_) => {}
-        }
+        self.acc.step(element);
         ctx.pull(self.shape.inlet)
     }
 
@@ -227,9 +249,7 @@ where
     let (z, g) = (zero.clone(), f.clone());
     let mut flow = logic_flow_with("fold", move |attributes: &Attributes| Fold {
         shape: ports(),
-        acc: Some(z.clone()),
-        f: g.clone(),
-        restart: restart_point(attributes, &z, &g),
+        acc: Accumulator::with(&z, &g, attributes),
     });
     let node: Arc<dyn FoldNode> = Arc::new(FoldFuse::<T, A, F> {
         zero,
@@ -258,15 +278,8 @@ where
         let strategy = attributes.supervision_strategy().cloned();
         let factory: ConsumerFactory<T> = Arc::new(move || {
             let slot: FoldSlot<A> = Arc::default();
-            let restart = strategy.clone().map(|strategy| Restart {
-                strategy,
-                zero: zero.clone(),
-                f: f.clone(),
-            });
             let consumer = FoldConsumer {
-                acc: Some(zero.clone()),
-                f: f.clone(),
-                restart,
+                acc: Accumulator::new(&zero, &f, strategy.as_ref()),
                 slot: Arc::clone(&slot),
             };
             (
@@ -281,10 +294,8 @@ where
 /// [`Fold`] as a consumer: the same steps per element (supervision
 /// included); the result goes into `slot` when its input ends.
 struct FoldConsumer<A, F> {
-    /// `None` once finished.
-    acc: Option<A>,
-    f: F,
-    restart: Option<Restart<A, F>>,
+    /// Taken when finished.
+    acc: Accumulator<A, F>,
     slot: FoldSlot<A>,
 }
 
@@ -295,24 +306,10 @@ where
     F: FnMut(A, T) -> A + Clone + Send + 'static,
 {
     fn on_next(&mut self, element: T) -> ControlFlow<()> {
-        let Some(acc) = self.acc.take() else {
+        if self.acc.acc.is_none() {
             return ControlFlow::Break(());
-        };
-        let Some(restart) = &self.restart else {
-            self.acc = Some((self.f)(acc, element));
-            return ControlFlow::Continue(());
-        };
-        let f = &mut self.f;
-        self.acc = Some(
-            match restart.strategy.catching(|| f(acc.clone(), element)) {
-                Ok(acc) => acc,
-                Err(Directive::Restart) => {
-                    self.f = restart.f.clone();
-                    restart.zero.clone()
-                }
-                Err(_) => acc,
-            },
-        );
+        }
+        self.acc.step(element);
         ControlFlow::Continue(())
     }
 
@@ -323,7 +320,7 @@ where
                 None => return,
             },
             Err(error) => {
-                self.acc = None;
+                self.acc.take();
                 Err(error)
             }
         };

@@ -14,13 +14,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 use std::task::Context;
 
-use super::{Restart, Scan};
+use super::{Accumulator, Scan};
 use crate::fusion::{
     BoxChunks, Chunks, ConsumerNode, Fill, FusedIter, HeadFactory, IterFactory, IterNode, StepNode,
 };
 use crate::interpreter::ErasedStage;
 use crate::ops::util::LogicFlow;
-use crate::stage::{Attributes, Directive, SupervisionStrategy};
+use crate::stage::{Attributes, SupervisionStrategy};
 
 /// `scan(zero, f)` from `T` to `A`, and the supervision strategy the
 /// planner swapped in (`None` until then: the stage form reads its own
@@ -54,10 +54,8 @@ where
         let factory: IterFactory<A> = Arc::new(move || {
             Box::new(ScanChunks {
                 inner: iter(),
-                acc: Some(zero.clone()),
+                acc: Accumulator::new(&zero, &f, strategy.as_ref()),
                 zero_sent: false,
-                f: f.clone(),
-                restart: strategy.as_ref().map(|s| Restart::new(s, &zero, &f)),
                 scratch: Vec::new(),
             }) as BoxChunks<A>
         });
@@ -95,60 +93,25 @@ where
 }
 
 /// The adapter: the seed first, then the accumulation of each element
-/// `inner` makes, with the unfused stage's supervision (a panic in `f`
-/// drops the element; `Restart` goes back to the seed without emitting
-/// it and takes a fresh clone of `f`).
+/// `inner` makes, with the unfused stage's supervision (see
+/// [`Accumulator::step`]).
 struct ScanChunks<T, A, F> {
     inner: BoxChunks<T>,
-    /// Always `Some` between calls (taken only to move it through `f`).
-    acc: Option<A>,
+    acc: Accumulator<A, F>,
     zero_sent: bool,
-    f: F,
-    restart: Option<Restart<A, F>>,
     scratch: Vec<T>,
 }
 
 impl<T, A: Clone, F: FnMut(A, T) -> A + Clone> ScanChunks<T, A, F> {
-    fn accumulator(&self) -> &A {
-        self.acc.as_ref().expect("scan holds its accumulator")
-    }
-
     /// The seed, the first time.
     fn seed(&mut self) -> Option<A> {
-        (!std::mem::replace(&mut self.zero_sent, true)).then(|| self.accumulator().clone())
+        (!std::mem::replace(&mut self.zero_sent, true)).then(|| self.acc.get().clone())
     }
 
-    /// The accumulation of `element`, unsupervised: the accumulator moves
-    /// through `f` (a panic fails the stream, so nothing reads it after
-    /// one), and one clone is the output.
+    /// The accumulation of `element`; `None` when supervision dropped it.
     #[inline]
-    fn accumulate(&mut self, element: T) -> A {
-        let acc = self.acc.take().expect("scan holds its accumulator");
-        let acc = (self.f)(acc, element);
-        self.acc = Some(acc.clone());
-        acc
-    }
-
-    /// The accumulation of `element` under the strategy, if any: `f` gets
-    /// a clone, so a resumed scan keeps its value; `None` when the
-    /// element was dropped.
-    fn accumulate_supervised(&mut self, element: T) -> Option<A> {
-        let Some(restart) = &self.restart else {
-            return Some(self.accumulate(element));
-        };
-        let (acc, f) = (self.accumulator().clone(), &mut self.f);
-        match restart.strategy.catching(|| f(acc, element)) {
-            Ok(acc) => {
-                self.acc = Some(acc.clone());
-                Some(acc)
-            }
-            Err(Directive::Restart) => {
-                self.acc = Some(restart.zero.clone());
-                self.f = restart.f.clone();
-                None
-            }
-            Err(_) => None,
-        }
+    fn accumulate(&mut self, element: T) -> Option<A> {
+        self.acc.step(element).then(|| self.acc.get().clone())
     }
 
     /// How a fill that made only the seed ended.
@@ -180,22 +143,17 @@ where
         // What upstream made before it panicked goes through, ahead of the
         // failure (as through the unfused stages).
         let upstream = catch_unwind(AssertUnwindSafe(|| self.inner.fill(cx, &mut scratch, room)));
-        if self.restart.is_none() {
-            // Unsupervised: every element makes one value, in one
-            // reserved loop.
-            out.reserve(scratch.len());
-            for x in scratch.drain(..) {
-                let acc = self.accumulate(x);
-                out.push(acc);
-            }
-        } else {
+        out.reserve(scratch.len());
+        if self.acc.supervised() {
             // A dropped element leaves the batch short: within the
             // contract (the caller asks again while the fill says `More`).
-            out.extend(
-                scratch
-                    .drain(..)
-                    .filter_map(|x| self.accumulate_supervised(x)),
-            );
+            out.extend(scratch.drain(..).filter_map(|x| self.accumulate(x)));
+        } else {
+            // Every element makes one value, in one loop.
+            for x in scratch.drain(..) {
+                self.acc.step(x);
+                out.push(self.acc.get().clone());
+            }
         }
         self.scratch = scratch;
         upstream.unwrap_or_else(|panic| resume_unwind(panic))
@@ -206,7 +164,7 @@ where
             return (Some(seed), self.after_seed());
         }
         let (element, fill) = self.inner.next_one(cx, &mut self.scratch);
-        (element.and_then(|x| self.accumulate_supervised(x)), fill)
+        (element.and_then(|x| self.accumulate(x)), fill)
     }
 
     fn is_exhausted(&self) -> bool {
@@ -214,7 +172,7 @@ where
     }
 
     fn at_least(&self) -> usize {
-        let upstream = if self.restart.is_some() {
+        let upstream = if self.acc.supervised() {
             0 // a panic drops an element
         } else {
             self.inner.at_least()
