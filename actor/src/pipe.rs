@@ -14,7 +14,8 @@
 //! `IDLE` (waiting for a wake-up), `SCHEDULED` (queued on the pool),
 //! `RUNNING` (being polled), `NOTIFIED` (woken while being polled: poll
 //! again), `DONE`. A wake-up moves `IDLE` to `SCHEDULED` and submits the
-//! task, or `RUNNING` to `NOTIFIED`; any other wake-up has nothing to do. So
+//! task, or `RUNNING` to `NOTIFIED` (the runner then submits it again,
+//! behind what waits); any other wake-up has nothing to do. So
 //! the task is queued at most once and polled by one thread at a time, and
 //! a wake-up during a poll is never lost. The state machine lives in
 //! `task_state`, with its rules and a loom model.
@@ -59,34 +60,34 @@ impl<M: Send + 'static> Runnable for PipeTask<M> {
         self.state.start();
         let waker = Waker::from(self.clone());
         let mut cx = TaskContext::from_waker(&waker);
-        loop {
-            let mut slot = self.future.lock();
-            let Some(future) = slot.as_mut() else {
+        let mut slot = self.future.lock();
+        let Some(future) = slot.as_mut() else {
+            self.state.done();
+            return;
+        };
+        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+            Ok(Poll::Ready(msg)) => {
+                *slot = None;
+                drop(slot);
                 self.state.done();
-                return;
-            };
-            match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
-                Ok(Poll::Ready(msg)) => {
-                    *slot = None;
-                    drop(slot);
-                    self.state.done();
-                    if let Some(target) = &self.target {
-                        target.tell(msg);
-                    }
-                    return;
-                }
-                Ok(Poll::Pending) => {}
-                Err(_) => {
-                    // A panicking future is dropped: nothing to deliver.
-                    *slot = None;
-                    self.state.done();
-                    return;
+                if let Some(target) = &self.target {
+                    target.tell(msg);
                 }
             }
-            drop(slot);
-            // Woken while polling: poll again.
-            if !self.state.pending() {
-                return;
+            Ok(Poll::Pending) => {
+                drop(slot);
+                // Woken while polling: queue again, behind what waits, so a
+                // future that wakes itself (a long job in slices) yields its
+                // worker instead of keeping it.
+                if self.state.pending() {
+                    let dispatcher = self.dispatcher.clone();
+                    dispatcher.submit_yielded(self);
+                }
+            }
+            Err(_) => {
+                // A panicking future is dropped: nothing to deliver.
+                *slot = None;
+                self.state.done();
             }
         }
     }
@@ -145,6 +146,52 @@ impl<M: Send + 'static> ActorRef<M> {
             dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
         });
         task.schedule();
+    }
+}
+
+impl ActorSystem {
+    /// Run `future` on the system's shared pool as a task of its own, with
+    /// no actor around it: cheaper than an actor (no path, no mailbox, no
+    /// supervision) for work that reports its result itself. It holds no
+    /// worker while it waits: its waker queues it again. A wake-up during
+    /// its own poll queues it behind what waits, so a long job that wakes
+    /// itself after each slice shares its worker. A panic in it is caught
+    /// and drops it (reported by the panic hook, like any other).
+    ///
+    /// Futures that need another runtime's reactor: see the
+    /// [`pipe` module docs](crate::pipe).
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::ParentStopped`](crate::SpawnError::ParentStopped) once
+    /// the system is terminating: the future is dropped unpolled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use weir_actor::{ActorSystem, Promise};
+    ///
+    /// let system = ActorSystem::new("tasks").unwrap();
+    /// let done = Arc::new(Promise::new());
+    /// let answer = Arc::clone(&done);
+    /// system
+    ///     .spawn_task(async move {
+    ///         let _ = answer.complete(6 * 7);
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(done.wait_take(), 42);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn spawn_task<F>(&self, future: F) -> Result<(), crate::SpawnError>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        if self.is_terminating() {
+            return Err(crate::SpawnError::ParentStopped);
+        }
+        spawn_detached(self, future);
+        Ok(())
     }
 }
 

@@ -14,16 +14,17 @@
 //! 2. **Run** (the thread the pool gave the task): swap in `RUNNING`, then
 //!    poll.
 //! 3. **Pending**: `RUNNING` -> `IDLE` by compare-and-swap; if that fails
-//!    the task was `NOTIFIED` during the poll: swap `RUNNING` back in and
-//!    poll again.
+//!    the task was `NOTIFIED` during the poll: swap in `SCHEDULED` and the
+//!    runner queues the task again (behind what waits: a future that wakes
+//!    itself yields its worker).
 //! 4. **Ready** (or the future panicked): `DONE`, for good.
 //!
 //! Every transition a waker or the runner makes before it looks at the
 //! future's state is a read-modify-write (`AcqRel`), so they are totally
 //! ordered on the state word: a wake-up that comes before the runner's
-//! swap (rule 2, or rule 3's swap back) is seen by the poll that follows,
-//! and one that comes after it finds `RUNNING` and leaves `NOTIFIED`, which
-//! makes rule 3 poll again. A wake-up is never lost. (An earlier version
+//! swap (rule 2) is seen by the poll that follows, and one that comes
+//! after it finds `RUNNING` and leaves `NOTIFIED`, which makes rule 3
+//! queue the task for another poll. A wake-up is never lost. (An earlier version
 //! let a waker that found `SCHEDULED` or `NOTIFIED` only *load* the state
 //! and the runner *store* `RUNNING`: a waker's write to the future and the
 //! runner's store could then each miss the other, the store-buffer
@@ -75,8 +76,8 @@ impl TaskState {
         self.0.swap(RUNNING, Ordering::AcqRel);
     }
 
-    /// Rule 3: a poll returned `Pending`; whether to poll again (the task
-    /// was woken meanwhile) instead of going idle.
+    /// Rule 3: a poll returned `Pending`; whether the caller must queue
+    /// the task again (it was woken meanwhile) instead of letting it idle.
     pub(crate) fn pending(&self) -> bool {
         match self
             .0
@@ -84,7 +85,7 @@ impl TaskState {
         {
             Ok(_) => false,
             Err(_) => {
-                self.0.swap(RUNNING, Ordering::AcqRel);
+                self.0.swap(SCHEDULED, Ordering::AcqRel);
                 true
             }
         }
@@ -122,8 +123,8 @@ mod loom_models {
 
     impl Task {
         fn run(&self) {
-            self.state.start();
             loop {
+                self.state.start();
                 assert_eq!(
                     self.inside.fetch_add(1, Ordering::SeqCst),
                     0,
@@ -139,6 +140,8 @@ mod loom_models {
                 if !self.state.pending() {
                     return;
                 }
+                // Queued again by the runner: this pool runs it at once.
+                self.queued.fetch_add(1, Ordering::SeqCst);
             }
         }
 

@@ -155,6 +155,15 @@ impl Materializer {
         self.running.register(self.id(), island)
     }
 
+    /// Register a graph run as a pool task (`None` once the system's
+    /// streams were stopped).
+    pub(crate) fn register_task(
+        &self,
+        abort: crate::sync::Weak<dyn crate::running::Abort>,
+    ) -> Option<Registration> {
+        self.running.register_task(self.id(), abort)
+    }
+
     pub(crate) fn next_stream_id(&self) -> u64 {
         self.streams.fetch_add(1, Ordering::Relaxed)
     }

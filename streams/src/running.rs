@@ -4,10 +4,11 @@
 //! before the actors go, and [`Materializer::shutdown`] to stop the
 //! streams of one materializer.
 //!
-//! An island registers its actor (a weak handle) when it is spawned; the
-//! [`Registration`] it carries removes it when the island is dropped, that
-//! is when it has finished, failed or been aborted. Nothing runs per
-//! element.
+//! An island registers its actor (a weak handle) when it is spawned, and a
+//! graph run as a pool task (`crate::fusion::task`) its abort signal; the
+//! [`Registration`] it carries removes it when the island (or task) is
+//! dropped, that is when it has finished, failed or been aborted. Nothing
+//! runs per element.
 //!
 //! [`Materializer::shutdown`]: crate::Materializer::shutdown
 
@@ -19,7 +20,7 @@ use std::task::{Context, Poll, Waker};
 use weir_actor::shutdown::Phase;
 use weir_actor::{ActorHandle, ActorSystem, WeakActorHandle};
 
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, Mutex, Weak};
 
 /// The registry of one system's running islands.
 #[derive(Default)]
@@ -30,10 +31,28 @@ pub(crate) struct Running {
 #[derive(Default)]
 struct State {
     next_key: u64,
-    /// Island key -> (the materializer that ran it, its actor).
-    islands: HashMap<u64, (u64, WeakActorHandle)>,
+    /// Island key -> (the materializer that ran it, what stops it).
+    islands: HashMap<u64, (u64, Stops)>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
+    /// The system's streams were stopped: a task registers no more (it
+    /// would not be stopped again); islands still do, and stop with their
+    /// actors.
+    closed: bool,
+}
+
+/// How the registry stops one running island.
+#[derive(Clone)]
+enum Stops {
+    /// An island's actor: stopping it aborts the island.
+    Actor(WeakActorHandle),
+    /// A graph run as a pool task: it aborts at its next poll.
+    Task(Weak<dyn Abort>),
+}
+
+/// Asks a task-hosted graph to abort (with `AbruptTermination`).
+pub(crate) trait Abort: Send + Sync {
+    fn abort(&self);
 }
 
 impl Running {
@@ -67,9 +86,32 @@ impl Running {
         actor: &ActorHandle,
     ) -> Registration {
         let mut state = self.state.lock();
+        self.insert(&mut state, materializer, Stops::Actor(actor.downgrade()))
+    }
+
+    /// Register a graph run as a pool task for `materializer`, stopped
+    /// through `abort`; `None` once the system's streams were stopped.
+    pub(crate) fn register_task(
+        self: &Arc<Self>,
+        materializer: u64,
+        abort: Weak<dyn Abort>,
+    ) -> Option<Registration> {
+        let mut state = self.state.lock();
+        if state.closed {
+            return None;
+        }
+        Some(self.insert(&mut state, materializer, Stops::Task(abort)))
+    }
+
+    fn insert(
+        self: &Arc<Self>,
+        state: &mut State,
+        materializer: u64,
+        stops: Stops,
+    ) -> Registration {
         let key = state.next_key;
         state.next_key += 1;
-        state.islands.insert(key, (materializer, actor.downgrade()));
+        state.islands.insert(key, (materializer, stops));
         Registration {
             running: self.clone(),
             key,
@@ -80,16 +122,28 @@ impl Running {
     /// `None`): they abort with `AbruptTermination`. The future completes
     /// when they have all gone.
     pub(crate) fn stop(self: Arc<Self>, materializer: Option<u64>) -> Stopped {
-        let actors: Vec<WeakActorHandle> = {
-            let state = self.state.lock();
+        let stops: Vec<Stops> = {
+            let mut state = self.state.lock();
+            state.closed |= materializer.is_none();
             let matching = state
                 .islands
                 .values()
                 .filter(|(m, _)| materializer.is_none_or(|id| *m == id));
-            matching.map(|(_, actor)| actor.clone()).collect()
+            matching.map(|(_, stops)| stops.clone()).collect()
         };
-        for actor in actors.iter().filter_map(WeakActorHandle::upgrade) {
-            actor.stop();
+        for stops in stops {
+            match stops {
+                Stops::Actor(actor) => {
+                    if let Some(actor) = actor.upgrade() {
+                        actor.stop();
+                    }
+                }
+                Stops::Task(task) => {
+                    if let Some(task) = task.upgrade() {
+                        task.abort();
+                    }
+                }
+            }
         }
         Stopped {
             running: self,

@@ -8,6 +8,8 @@ pub(crate) use std::sync::Arc;
 /// `std`'s in both builds: it only memoizes a value made once (a
 /// graph's plan); no model runs across it.
 pub(crate) use std::sync::OnceLock;
+/// `std`'s in both builds, as `Arc` is.
+pub(crate) use std::sync::Weak;
 pub(crate) use std::sync::atomic::Ordering;
 
 #[cfg(not(loom))]

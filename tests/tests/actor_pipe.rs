@@ -203,3 +203,76 @@ fn a_panicking_future_delivers_nothing_and_harms_nothing() {
     seen.expect_nothing();
     shutdown(&system);
 }
+
+/// A future that wakes itself and stays pending until `stop` is set,
+/// counting its polls.
+struct Spinner {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    polls: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Future for Spinner {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        use std::sync::atomic::Ordering;
+        self.polls.fetch_add(1, Ordering::SeqCst);
+        if self.stop.load(Ordering::SeqCst) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
+
+#[test]
+fn a_task_that_wakes_itself_yields_its_only_worker() {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    let system = ActorSystem::builder()
+        .name("taskYields")
+        .threads(1)
+        .build()
+        .unwrap();
+    let (actor, seen) = report(&system, "report");
+    let (stop, polls) = (
+        Arc::new(AtomicBool::new(false)),
+        Arc::new(AtomicUsize::new(0)),
+    );
+    system
+        .spawn_task(Spinner {
+            stop: stop.clone(),
+            polls: polls.clone(),
+        })
+        .unwrap();
+    assert!(eventually(PATIENCE, || polls.load(Ordering::SeqCst) > 1));
+    actor.tell(1);
+    assert_eq!(seen.expect(), 1, "the actor ran beside the spinning task");
+    stop.store(true, Ordering::SeqCst);
+    shutdown(&system);
+}
+
+#[test]
+fn a_task_waits_for_its_waker_and_completes_once() {
+    let system = ActorSystem::new("taskWaits").unwrap();
+    let (promise, future) = later();
+    let out = Arc::new(Promise::new());
+    let result = out.clone();
+    system
+        .spawn_task(async move {
+            let _ = result.complete(future.await);
+        })
+        .unwrap();
+    assert!(!out.is_completed());
+    promise.complete(5).unwrap();
+    assert_eq!(out.wait_take(), 5);
+    shutdown(&system);
+}
+
+#[test]
+fn spawn_task_on_a_terminated_system_is_refused() {
+    let system = ActorSystem::new("taskLate").unwrap();
+    shutdown(&system);
+    assert_eq!(
+        system.spawn_task(async {}),
+        Err(weir_actor::SpawnError::ParentStopped)
+    );
+}

@@ -112,3 +112,105 @@ fn a_materializer_does_not_keep_its_system_alive() {
         ErrorKind::AbruptTermination
     ));
 }
+
+// A graph that is one fused loop (an iterator source into a folding sink)
+// runs as a task of the pool, not in an island: shutdown reaches it all
+// the same.
+
+/// A fused stream that runs until it is stopped: one task.
+fn endless_task(materializer: &Materializer) -> Completion<()> {
+    Source::repeat(1u32)
+        .map(|x| x + 1)
+        .run_with(Sink::ignore(), materializer)
+}
+
+/// A fused stream whose source never has anything ready: a task that
+/// waits for a wake-up that never comes. The source keeps the waker, as a
+/// real one would (so the task lives on until something wakes it).
+fn waiting_task(materializer: &Materializer) -> Completion<()> {
+    Source::from_poll_fn(|| {
+        let mut parked: Vec<std::task::Waker> = Vec::new();
+        move |cx: &mut std::task::Context<'_>| {
+            parked.clear();
+            parked.push(cx.waker().clone());
+            std::task::Poll::<Option<Result<u32, StreamError>>>::Pending
+        }
+    })
+    .run_with(Sink::ignore(), materializer)
+}
+
+#[test]
+fn terminate_stops_fused_streams_run_as_tasks() {
+    let (system, materializer) = stream_system("streams-task-stop");
+    let (busy, waiting) = (endless_task(&materializer), waiting_task(&materializer));
+    assert!(eventually(PATIENCE, || materializer.running_islands() == 2));
+    shutdown(&system);
+    for completion in [busy, waiting] {
+        assert!(matches!(
+            completion.wait().unwrap_err().kind(),
+            ErrorKind::AbruptTermination
+        ));
+    }
+    assert_eq!(materializer.running_islands(), 0);
+}
+
+#[test]
+fn materializer_shutdown_wakes_and_stops_a_waiting_fused_stream() {
+    let (system, materializer) = stream_system("streams-task-mat-shutdown");
+    let other = Materializer::new(&system);
+    let (mine, theirs) = (waiting_task(&materializer), endless_task(&other));
+    assert!(eventually(PATIENCE, || materializer.running_islands() == 1));
+    materializer.shutdown();
+    let stopped = mine
+        .wait_timeout(PATIENCE)
+        .expect("the abort wakes the task");
+    assert!(matches!(
+        stopped.unwrap_err().kind(),
+        ErrorKind::AbruptTermination
+    ));
+    assert!(eventually(PATIENCE, || materializer.running_islands() == 0));
+    let theirs = theirs
+        .wait_timeout(QUIET)
+        .expect_err("the other materializer's stream runs on");
+    assert_eq!(other.running_islands(), 1);
+    shutdown(&system);
+    assert!(matches!(
+        theirs.wait().unwrap_err().kind(),
+        ErrorKind::AbruptTermination
+    ));
+}
+
+#[test]
+fn a_fused_stream_on_a_terminated_system_fails_typed_and_does_not_hang() {
+    let (system, materializer) = stream_system("streams-task-late");
+    shutdown(&system);
+    let late = Source::single(1u32).run_with(Sink::head(), &materializer);
+    let late = late.wait_timeout(PATIENCE).expect("it does not hang");
+    assert!(matches!(
+        late.unwrap_err().kind(),
+        ErrorKind::AbruptTermination
+    ));
+}
+
+#[test]
+fn a_fused_stream_that_never_ends_shares_its_only_worker() {
+    // One worker: the task must give it up after each budget, or the
+    // second stream would never run.
+    let system = weir_actor::ActorSystem::builder()
+        .name("streams-task-fair")
+        .threads(1)
+        .build()
+        .unwrap();
+    let materializer = Materializer::new(&system);
+    let endless = endless_task(&materializer);
+    let sum = Source::range(1u64..=100).run_with(Sink::fold(0, |a, x| a + x), &materializer);
+    assert_eq!(
+        sum.wait_timeout(PATIENCE).expect("it gets its turn"),
+        Ok(5050)
+    );
+    shutdown(&system);
+    assert!(matches!(
+        endless.wait().unwrap_err().kind(),
+        ErrorKind::AbruptTermination
+    ));
+}

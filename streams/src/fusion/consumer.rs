@@ -202,16 +202,33 @@ impl<In: Send + 'static> GraphStageLogic for ConsumerLogic<In> {
 }
 
 /// An iterator source fused with a consumer: one stage, no ports, that
-/// drives the iterator in a loop, a budget of elements per actor message.
+/// drives the iterator in a loop, a budget of elements at a time. Alone in
+/// its graph it runs as a task of the pool (`super::task`); beside other
+/// stages, in an island.
 pub(crate) struct IterConsumerStage<In> {
     pub(crate) name: &'static str,
     pub(crate) source: IterFactory<In>,
     pub(crate) sink: ConsumerFactory<In>,
 }
 
-/// Elements per actor message, so a long fused run shares its thread
-/// (about 50 µs of simple operators; a resume costs about 1 µs).
+/// Elements per turn (an actor message, or a task's poll), so a long
+/// fused run shares its thread (about 50 µs of simple operators; a resume
+/// costs about 1 µs).
 const DRAIN_BUDGET: usize = 32_768;
+
+impl<In: Send + 'static> IterConsumerStage<In> {
+    /// A fresh source and consumer; the consumer's materialized value goes
+    /// onto `mats`.
+    pub(crate) fn drain(&self, mats: &mut Vec<Box<dyn Any + Send>>) -> Drain<In> {
+        let (consumer, mat) = (self.sink)();
+        mats.push(mat);
+        Drain {
+            source: (self.source)(),
+            buf: Vec::new(),
+            consumer,
+        }
+    }
+}
 
 impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
     fn name(&self) -> &'static str {
@@ -231,50 +248,60 @@ impl<In: Send + 'static> ErasedStage for IterConsumerStage<In> {
         _: &mut MatContext<'_>,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Box<dyn GraphStageLogic> {
-        let (consumer, mat) = (self.sink)();
-        mats.push(mat);
         Box::new(IterConsumerLogic {
-            source: (self.source)(),
-            buf: Vec::new(),
-            consumer,
+            drain: self.drain(mats),
             resume: None,
         })
     }
+    fn as_task(&self) -> Option<&dyn super::task::TaskStage> {
+        Some(self)
+    }
 }
 
-struct IterConsumerLogic<In> {
+/// An iterator source feeding a consumer: the loop that an island's
+/// [`IterConsumerLogic`] and a pool task (`super::task`) both run.
+pub(crate) struct Drain<In> {
     source: BoxChunks<In>,
     buf: Vec<In>,
     consumer: Box<dyn Consumer<In>>,
-    /// Drives the loop again: after a budget, or when the source wakes.
-    resume: Option<(AsyncCallback<()>, Waker)>,
 }
 
-impl<In: Send + 'static> IterConsumerLogic<In> {
-    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let Some((resume, waker)) = &self.resume else {
-            return Ok(());
-        };
+/// Where one [`Drain::turn`] left the stream.
+pub(crate) enum Turn {
+    /// The budget ran out: take another turn.
+    Budget,
+    /// The source has nothing ready: its waker calls for the next turn.
+    Pending,
+    /// The consumer has its outcome.
+    Done,
+}
+
+impl<In: Send + 'static> Drain<In> {
+    /// Whether the consumer asks for elements at all; if not, it has
+    /// finished (`Sink::cancelled`).
+    pub(crate) fn wants_elements(&mut self) -> bool {
+        let wants = self.consumer.wants_elements();
+        if !wants {
+            self.consumer.finish(Ok(()));
+        }
+        wants
+    }
+
+    /// Feed up to a budget of elements; a panic in the source or the
+    /// consumer finishes the consumer with it, named `name()`.
+    pub(crate) fn turn(&mut self, cx: &mut Context<'_>, name: impl FnOnce() -> Arc<str>) -> Turn {
         let (source, buf, consumer) = (&mut self.source, &mut self.buf, &mut self.consumer);
-        let mut cx = Context::from_waker(waker);
         let drained = catch_unwind(AssertUnwindSafe(|| {
-            consumer.drain_chunks(&mut cx, &mut **source, buf, DRAIN_BUDGET)
+            consumer.drain_chunks(cx, &mut **source, buf, DRAIN_BUDGET)
         }));
         match drained {
-            Ok(Drained::Budget) => resume.invoke(()),
-            Ok(Drained::Pending) => {} // the waker drives again
-            Ok(Drained::Exhausted) => {
-                self.consumer.finish(Ok(()));
-                ctx.complete_stage();
-            }
-            Ok(Drained::Failed(error)) => {
-                self.consumer.finish(Err(error));
-                ctx.complete_stage();
-            }
-            Ok(Drained::Stopped) => ctx.complete_stage(),
+            Ok(Drained::Budget) => return Turn::Budget,
+            Ok(Drained::Pending) => return Turn::Pending,
+            Ok(Drained::Exhausted) => self.consumer.finish(Ok(())),
+            Ok(Drained::Failed(error)) => self.consumer.finish(Err(error)),
+            Ok(Drained::Stopped) => {}
             Err(payload) => {
-                let name: Arc<str> = ctx.stage_name().into();
-                let error = StreamError::panicked(&*payload).in_stage(&name);
+                let error = StreamError::panicked(&*payload).in_stage(&name());
                 // What the source made before it panicked arrives first, as
                 // it would through separate stages; a sink that stops on
                 // it (a `head`) never sees the failure.
@@ -285,8 +312,34 @@ impl<In: Send + 'static> IterConsumerLogic<In> {
                 if !matches!(fed, Ok(ControlFlow::Break(()))) {
                     self.consumer.finish(Err(error));
                 }
-                ctx.complete_stage();
             }
+        }
+        Turn::Done
+    }
+
+    /// The stream ends without its source: the consumer reports `error`.
+    pub(crate) fn fail(&mut self, error: StreamError) {
+        self.consumer.finish(Err(error));
+    }
+}
+
+/// An [`IterConsumerStage`] in an island.
+struct IterConsumerLogic<In> {
+    drain: Drain<In>,
+    /// Drives the loop again: after a budget, or when the source wakes.
+    resume: Option<(AsyncCallback<()>, Waker)>,
+}
+
+impl<In: Send + 'static> IterConsumerLogic<In> {
+    fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some((resume, waker)) = &self.resume else {
+            return Ok(());
+        };
+        let mut cx = Context::from_waker(waker);
+        match self.drain.turn(&mut cx, || ctx.stage_name().into()) {
+            Turn::Budget => resume.invoke(()),
+            Turn::Pending => {} // the waker drives again
+            Turn::Done => ctx.complete_stage(),
         }
         Ok(())
     }
@@ -294,8 +347,7 @@ impl<In: Send + 'static> IterConsumerLogic<In> {
 
 impl<In: Send + 'static> GraphStageLogic for IterConsumerLogic<In> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if !self.consumer.wants_elements() {
-            self.consumer.finish(Ok(()));
+        if !self.drain.wants_elements() {
             return Ok(());
         }
         ctx.set_keep_going(true);

@@ -22,6 +22,7 @@ mod fan_in;
 mod iter;
 mod step;
 mod supervised;
+mod task;
 
 mod nodes;
 
@@ -37,3 +38,4 @@ pub(crate) use nodes::{
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;
+pub(crate) use task::{TaskSignal, TaskStage};

@@ -9,8 +9,9 @@ use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, Ports, StageMeta};
 use super::island::Island;
 use crate::blueprint::PullResult;
-use crate::fusion::{ConsumerNode, IterNode};
+use crate::fusion::{ConsumerNode, IterNode, TaskSignal, TaskStage};
 use crate::plan::{IslandPlan, Made, Plan};
+use crate::running::Abort;
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
     StageResult, make_callback,
@@ -91,6 +92,11 @@ pub(crate) trait ErasedStage: Send + Sync {
         cx: &mut MatContext<'_>,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Box<dyn GraphStageLogic>;
+    /// The stage as a pool task, when it can run alone in its graph without
+    /// an island (`crate::fusion::TaskStage`).
+    fn as_task(&self) -> Option<&dyn TaskStage> {
+        None
+    }
 }
 
 impl<S: GraphStage> ErasedStage for S {
@@ -173,6 +179,9 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
         values[pulled.slot] = Some(Box::new(PullResult(value)));
         return (fill_units(values), None);
     }
+    if let Some(done) = run_as_task(plan, nodes, materializer) {
+        return done;
+    }
     let mut halves: Vec<(Option<Half>, Option<Half>)> = Vec::with_capacity(plan.boundaries.len());
     // The downstream end of a relayed boundary, for the next one.
     let mut relayed: Option<Arc<dyn IterNode>> = None;
@@ -241,6 +250,43 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
         }
     }
     (fill_units(values), failure)
+}
+
+/// Run a graph that is one stage able to run as a pool task (see
+/// `crate::fusion::TaskStage`) as that task; `None` for any other graph,
+/// one that asks for another dispatcher, or once the system's streams
+/// were stopped (the island path then handles it).
+fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option<Materialized> {
+    let [island] = &plan.islands[..] else {
+        return None;
+    };
+    let [planned] = &island.stages[..] else {
+        return None;
+    };
+    let Made::Stage(stage) = &planned.made else {
+        return None;
+    };
+    let task = stage.as_task()?;
+    if !plan.boundaries.is_empty() || planned.attributes.dispatcher().is_some() {
+        return None;
+    }
+    let signal = Arc::new(TaskSignal::default());
+    let abort: Arc<dyn Abort> = signal.clone();
+    signal.hold(materializer.register_task(Arc::downgrade(&abort))?);
+    drop(abort);
+    let name: Arc<str> = planned.attributes.name().unwrap_or(stage.name()).into();
+    let mut mats = Vec::with_capacity(planned.values.len());
+    let spawned = task.spawn(name, signal, materializer.system(), &mut mats);
+    let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
+    debug_assert_eq!(
+        mats.len(),
+        planned.values.len(),
+        "one value per planned slot"
+    );
+    for (slot, value) in planned.values.iter().zip(mats) {
+        values[*slot] = Some(value);
+    }
+    Some((fill_units(values), spawned.err().map(Into::into)))
 }
 
 /// The nodes fused away materialize `()`.
