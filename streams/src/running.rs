@@ -32,7 +32,7 @@ pub(crate) struct Running {
 struct State {
     next_key: u64,
     /// Island key -> (the materializer that ran it, what stops it).
-    islands: HashMap<u64, (u64, Stops)>,
+    islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
     /// The system's streams were stopped: a task registers no more (it

@@ -14,6 +14,7 @@
 //! dropped island.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Mutex;
@@ -23,56 +24,53 @@ use weir_actor::{ActorSystem, SpawnError};
 
 use super::consumer::{Drain, IterConsumerStage, Turn};
 use crate::running::{Abort, Registration};
-use crate::sync::{Arc, AtomicBool, OnceLock, Ordering};
+use crate::sync::{Arc, AtomicBool, Ordering};
 use crate::{ErrorKind, StreamError};
 
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {
-    /// Start it on `system`'s pool, named `name` in errors, stopped through
-    /// `signal`; its materialized values go onto `mats` (also when the
-    /// spawn fails: the task is then dropped, and its sink reports
-    /// `AbruptTermination`).
+    /// Start it on `system`'s pool with its `task` parts; its materialized
+    /// values go onto `mats` (also when the spawn fails: the task is then
+    /// dropped, and its sink reports `AbruptTermination`).
     fn spawn(
         &self,
-        name: Arc<str>,
-        signal: Arc<TaskSignal>,
+        task: TaskParts,
         system: &ActorSystem,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Result<(), SpawnError>;
 }
 
+/// What every task-hosted stage carries besides its own loop.
+pub(crate) struct TaskParts {
+    /// Its name in errors.
+    pub(crate) name: Cow<'static, str>,
+    /// How the registry of running streams stops it.
+    pub(crate) signal: Arc<TaskSignal>,
+    /// Kept for its drop: the task leaves the registry when it ends.
+    pub(crate) _registration: Registration,
+}
+
 impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
     fn spawn(
         &self,
-        name: Arc<str>,
-        signal: Arc<TaskSignal>,
+        task: TaskParts,
         system: &ActorSystem,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Result<(), SpawnError> {
         system.spawn_task(FusedTask {
             drain: self.drain(mats),
-            name,
-            signal,
+            parts: task,
             started: false,
         })
     }
 }
 
-/// How the registry of running streams stops a task, and the task's
-/// entry there (removed when the task, its one owner, drops it).
+/// How the registry of running streams stops a task.
 #[derive(Default)]
 pub(crate) struct TaskSignal {
     aborted: AtomicBool,
     /// The task's waker, from its first poll: an abort wakes it.
     waker: Mutex<Option<Waker>>,
-    registration: OnceLock<Registration>,
-}
-
-impl TaskSignal {
-    /// Keep `registration` until the task ends.
-    pub(crate) fn hold(&self, registration: Registration) {
-        let _ = self.registration.set(registration);
-    }
 }
 
 impl Abort for TaskSignal {
@@ -92,8 +90,7 @@ impl Abort for TaskSignal {
 /// The fused loop as a future.
 struct FusedTask<In> {
     drain: Drain<In>,
-    name: Arc<str>,
-    signal: Arc<TaskSignal>,
+    parts: TaskParts,
     started: bool,
 }
 
@@ -110,6 +107,7 @@ impl<In: Send + 'static> Future for FusedTask<In> {
             // Before the flag is read: an abort either finds this waker or
             // set the flag before the read below (both sides lock).
             *this
+                .parts
                 .signal
                 .waker
                 .lock()
@@ -118,13 +116,13 @@ impl<In: Send + 'static> Future for FusedTask<In> {
                 return Poll::Ready(());
             }
         }
-        if this.signal.aborted.load(Ordering::SeqCst) {
+        if this.parts.signal.aborted.load(Ordering::SeqCst) {
             this.drain
                 .fail(StreamError::from_kind(ErrorKind::AbruptTermination));
             return Poll::Ready(());
         }
-        let name = &this.name;
-        match this.drain.turn(cx, || Arc::clone(name)) {
+        let name = &this.parts.name;
+        match this.drain.turn(cx, || Arc::from(&**name)) {
             Turn::Budget => {
                 // Queued again behind what waits (see `ActorSystem::spawn_task`).
                 cx.waker().wake_by_ref();

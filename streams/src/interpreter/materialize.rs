@@ -2,6 +2,7 @@
 
 use crate::sync::Arc;
 use std::any::Any;
+use std::borrow::Cow;
 
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
@@ -9,7 +10,7 @@ use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, Ports, StageMeta};
 use super::island::Island;
 use crate::blueprint::PullResult;
-use crate::fusion::{ConsumerNode, IterNode, TaskSignal, TaskStage};
+use crate::fusion::{ConsumerNode, IterNode, TaskParts, TaskSignal, TaskStage};
 use crate::plan::{IslandPlan, Made, Plan};
 use crate::running::Abort;
 use crate::stage::{
@@ -272,11 +273,18 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
     }
     let signal = Arc::new(TaskSignal::default());
     let abort: Arc<dyn Abort> = signal.clone();
-    signal.hold(materializer.register_task(Arc::downgrade(&abort))?);
+    let registration = materializer.register_task(Arc::downgrade(&abort))?;
     drop(abort);
-    let name: Arc<str> = planned.attributes.name().unwrap_or(stage.name()).into();
+    let parts = TaskParts {
+        name: planned
+            .attributes
+            .name_cow()
+            .unwrap_or(Cow::Borrowed(stage.name())),
+        signal,
+        _registration: registration,
+    };
     let mut mats = Vec::with_capacity(planned.values.len());
-    let spawned = task.spawn(name, signal, materializer.system(), &mut mats);
+    let spawned = task.spawn(parts, materializer.system(), &mut mats);
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
     debug_assert_eq!(
         mats.len(),

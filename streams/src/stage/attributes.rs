@@ -261,6 +261,12 @@ impl Attributes {
         self.name.as_deref()
     }
 
+    /// The name as kept (a clone that allocates only for a name made at
+    /// run time).
+    pub(crate) fn name_cow(&self) -> Option<Cow<'static, str>> {
+        self.name.clone()
+    }
+
     /// The input buffer size ([`DEFAULT_INPUT_BUFFER`] unless set).
     pub fn input_buffer(&self) -> usize {
         self.input_buffer.unwrap_or(DEFAULT_INPUT_BUFFER)
