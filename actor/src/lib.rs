@@ -130,6 +130,7 @@ runtime_modules! {
     pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription};
     pub use events::EventStream;
     pub use function_ref::FunctionRef;
+    pub use pipe::TaskHandle;
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use selection::ActorSelection;
     pub use stash::DEFAULT_STASH_CAPACITY;

@@ -30,7 +30,7 @@ use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::dispatcher::{Dispatcher, Runnable};
-use crate::sync::{Arc, Mutex};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering, Weak};
 use crate::system::ActorSystem;
 use crate::task_state::TaskState;
 
@@ -39,6 +39,8 @@ type BoxFuture<M> = Pin<Box<dyn Future<Output = M> + Send>>;
 /// A piped future and where its output goes.
 struct PipeTask<M: Send + 'static> {
     state: TaskState,
+    /// Set by [`TaskHandle::abort`]: the next run drops the future unpolled.
+    aborted: AtomicBool,
     /// `None` once it completed or panicked. Only the `RUNNING` thread locks
     /// it, so the lock is never contended.
     future: Mutex<Option<BoxFuture<M>>>,
@@ -49,6 +51,22 @@ struct PipeTask<M: Send + 'static> {
 }
 
 impl<M: Send + 'static> PipeTask<M> {
+    /// A task on `system`'s shared pool, about to be queued for its first
+    /// run (`future` may be put in before that).
+    fn new(
+        future: Option<BoxFuture<M>>,
+        target: Option<ActorRef<M>>,
+        system: &ActorSystem,
+    ) -> Arc<Self> {
+        Arc::new(PipeTask {
+            state: TaskState::scheduled(),
+            aborted: AtomicBool::new(false),
+            future: Mutex::new(future),
+            target,
+            dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
+        })
+    }
+
     fn schedule(self: Arc<Self>) {
         let dispatcher = self.dispatcher.clone();
         dispatcher.submit(self);
@@ -58,13 +76,20 @@ impl<M: Send + 'static> PipeTask<M> {
 impl<M: Send + 'static> Runnable for PipeTask<M> {
     fn run(self: Arc<Self>) {
         self.state.start();
-        let waker = Waker::from(self.clone());
-        let mut cx = TaskContext::from_waker(&waker);
         let mut slot = self.future.lock();
+        // After `start`: an abort's wake-up came before it (and its flag
+        // is seen here) or after it (and queues another run).
+        if self.aborted.load(Ordering::Acquire) {
+            *slot = None;
+            self.state.done();
+            return;
+        }
         let Some(future) = slot.as_mut() else {
             self.state.done();
             return;
         };
+        let waker = Waker::from(self.clone());
+        let mut cx = TaskContext::from_waker(&waker);
         match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
             Ok(Poll::Ready(msg)) => {
                 *slot = None;
@@ -139,13 +164,7 @@ impl<M: Send + 'static> ActorRef<M> {
         F: Future<Output = M> + Send + 'static,
     {
         let system = ActorSystem::of(self.inner.system());
-        let task = Arc::new(PipeTask {
-            state: TaskState::scheduled(),
-            future: Mutex::new(Some(Box::pin(future))),
-            target: Some(self.clone()),
-            dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
-        });
-        task.schedule();
+        PipeTask::new(Some(Box::pin(future)), Some(self.clone()), system).schedule();
     }
 }
 
@@ -156,7 +175,8 @@ impl ActorSystem {
     /// worker while it waits: its waker queues it again. A wake-up during
     /// its own poll queues it behind what waits, so a long job that wakes
     /// itself after each slice shares its worker. A panic in it is caught
-    /// and drops it (reported by the panic hook, like any other).
+    /// and drops it (reported by the panic hook, like any other). The
+    /// returned handle can abort it; dropping the handle does not.
     ///
     /// Futures that need another runtime's reactor: see the
     /// [`pipe` module docs](crate::pipe).
@@ -183,15 +203,102 @@ impl ActorSystem {
     /// assert_eq!(done.wait_take(), 42);
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn spawn_task<F>(&self, future: F) -> Result<(), crate::SpawnError>
+    pub fn spawn_task<F>(&self, future: F) -> Result<TaskHandle, crate::SpawnError>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.spawn_task_with(|_| future)
+    }
+
+    /// [`spawn_task`](Self::spawn_task) for a future that needs its own
+    /// handle: `make` gets it before the task first runs (to register the
+    /// task where it can be aborted from) and makes the future.
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::ParentStopped`](crate::SpawnError::ParentStopped) once
+    /// the system is terminating; `make` is not called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// use weir_actor::{ActorSystem, TaskHandle};
+    ///
+    /// let system = ActorSystem::new("abortable").unwrap();
+    /// let registry: Arc<Mutex<Vec<TaskHandle>>> = Arc::default();
+    /// let mine = Arc::clone(&registry);
+    /// system
+    ///     .spawn_task_with(|handle| {
+    ///         mine.lock().unwrap().push(handle.clone());
+    ///         std::future::pending::<()>() // never completes by itself
+    ///     })
+    ///     .unwrap();
+    /// for task in registry.lock().unwrap().iter() {
+    ///     task.abort(); // dropped, unpolled from now on
+    /// }
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn spawn_task_with<F>(
+        &self,
+        make: impl FnOnce(&TaskHandle) -> F,
+    ) -> Result<TaskHandle, crate::SpawnError>
     where
         F: Future<Output = ()> + Send + 'static,
     {
         if self.is_terminating() {
             return Err(crate::SpawnError::ParentStopped);
         }
-        spawn_detached(self, future);
-        Ok(())
+        let task = PipeTask::<()>::new(None, None, self);
+        let handle = TaskHandle {
+            task: Arc::downgrade(&task) as Weak<dyn Abortable>,
+        };
+        // Made once the task exists, so an abort from where `make`
+        // registers the handle is not lost: it finds the task not yet
+        // queued, and its first run drops the future.
+        let future: BoxFuture<()> = Box::pin(make(&handle));
+        *task.future.lock() = Some(future);
+        task.schedule();
+        Ok(handle)
+    }
+}
+
+/// A task started by [`ActorSystem::spawn_task`]: it can abort the task.
+/// Dropping it leaves the task running.
+#[derive(Clone)]
+pub struct TaskHandle {
+    task: Weak<dyn Abortable>,
+}
+
+impl TaskHandle {
+    /// Stop the task: its future is dropped, on a worker, without being
+    /// polled again (a poll running now ends first). Nothing happens if
+    /// the task has already finished.
+    pub fn abort(&self) {
+        if let Some(task) = self.task.upgrade() {
+            task.abort();
+        }
+    }
+}
+
+impl fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TaskHandle")
+            .field("finished", &(self.task.strong_count() == 0))
+            .finish()
+    }
+}
+
+/// A task [`TaskHandle`] can abort.
+trait Abortable: Send + Sync {
+    fn abort(self: Arc<Self>);
+}
+
+impl<M: Send + 'static> Abortable for PipeTask<M> {
+    fn abort(self: Arc<Self>) {
+        self.aborted.store(true, Ordering::Release);
+        // Queues the task if it waits; one being polled runs again.
+        self.wake_by_ref();
     }
 }
 
@@ -202,13 +309,7 @@ pub(crate) fn spawn_detached<F>(system: &ActorSystem, future: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    let task = Arc::new(PipeTask {
-        state: TaskState::scheduled(),
-        future: Mutex::new(Some(Box::pin(future))),
-        target: None,
-        dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
-    });
-    task.schedule();
+    PipeTask::new(Some(Box::pin(future)), None, system).schedule();
 }
 
 impl<A: Actor> Context<A> {

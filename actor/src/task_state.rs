@@ -18,6 +18,12 @@
 //!    runner queues the task again (behind what waits: a future that wakes
 //!    itself yields its worker).
 //! 4. **Ready** (or the future panicked): `DONE`, for good.
+//! 5. **Abort** (`TaskHandle::abort`, any thread): set the task's abort
+//!    flag, then wake it (rule 1). A run reads the flag right after its
+//!    swap (rule 2) and, if set, drops the future and goes to `DONE`. The
+//!    wake-up is ordered on the state word against that swap: either it
+//!    comes first (and the run sees the flag), or it finds the task
+//!    `RUNNING` and rule 3 queues another run, which sees it.
 //!
 //! Every transition a waker or the runner makes before it looks at the
 //! future's state is a read-modify-write (`AcqRel`), so they are totally
@@ -30,8 +36,8 @@
 //! runner's store could then each miss the other, the store-buffer
 //! pattern, and the loom model below lost the wake-up.)
 //!
-//! The loom model at the end checks rules 1-3 with a waker on another
-//! thread.
+//! The loom models at the end check rules 1-3 with a waker on another
+//! thread, and rule 5 with an abort racing the first poll.
 
 use crate::sync::{AtomicU8, Ordering};
 
@@ -91,9 +97,11 @@ impl TaskState {
         }
     }
 
-    /// Rule 4: the future is gone.
+    /// Rule 4: the future is gone. A read-modify-write like every other
+    /// transition, so a racing wake-up is ordered against it: it finds
+    /// `DONE` (and does nothing), or comes first and is overwritten.
     pub(crate) fn done(&self) {
-        self.0.store(DONE, Ordering::Release);
+        self.0.swap(DONE, Ordering::AcqRel);
     }
 
     /// The raw state, for `Debug`.
@@ -111,7 +119,9 @@ mod loom_models {
     use super::TaskState;
 
     /// A task whose "future" is ready once `ready` is set; the "pool" runs
-    /// a queued task at once, on the thread that queued it.
+    /// a queued task at once, on the thread that queued it. `aborted` is
+    /// `TaskHandle::abort`'s flag (`crate::pipe`): a run that sees it drops
+    /// the future instead of polling it.
     #[derive(Debug)]
     struct Task {
         state: TaskState,
@@ -119,12 +129,19 @@ mod loom_models {
         inside: AtomicUsize,
         polls_after_ready: AtomicUsize,
         queued: AtomicUsize,
+        aborted: AtomicBool,
+        dropped: AtomicUsize,
     }
 
     impl Task {
         fn run(&self) {
             loop {
                 self.state.start();
+                if self.aborted.load(Ordering::Acquire) {
+                    self.dropped.fetch_add(1, Ordering::SeqCst);
+                    self.state.done();
+                    return;
+                }
                 assert_eq!(
                     self.inside.fetch_add(1, Ordering::SeqCst),
                     0,
@@ -160,7 +177,30 @@ mod loom_models {
             inside: AtomicUsize::new(0),
             polls_after_ready: AtomicUsize::new(0),
             queued: AtomicUsize::new(0),
+            aborted: AtomicBool::new(false),
+            dropped: AtomicUsize::new(0),
         })
+    }
+
+    /// An abort (flag, then a wake-up) racing the task's first poll, which
+    /// finds the future pending: the abort is never lost, so the future is
+    /// dropped, exactly once, and the task ends.
+    #[test]
+    fn an_abort_racing_a_poll_is_not_lost() {
+        loom::model(|| {
+            let task = task();
+            let aborter = {
+                let task = task.clone();
+                thread::spawn(move || {
+                    task.aborted.store(true, Ordering::Release);
+                    task.wake();
+                })
+            };
+            task.run();
+            aborter.join().unwrap();
+            assert_eq!(task.dropped.load(Ordering::SeqCst), 1, "{task:?}");
+            assert_eq!(task.state.get(), super::DONE, "{task:?}");
+        });
     }
 
     /// A future made ready and woken on another thread while its first

@@ -9,8 +9,13 @@
 //! next` inside the task) on a multi-thread runtime with a worker per core,
 //! one at a time (spawn, then block on the join handle) and in batches.
 //!
-//! Under them, the floor of an island that is an actor: spawning an
-//! actor, one message, its stop (`actor_floor`), no stream.
+//! The one-island graph is a fused source and sink, which Weir runs as a
+//! task of the pool rather than on an actor of its own; the two-island
+//! graph has an actor per island. Under them, the two floors, with no
+//! stream: a pool task that completes a promise (`task_floor`, what the
+//! one-island graph cannot go below) and an actor spawned, told one
+//! message and stopped (`actor_floor`, the same for an island that is an
+//! actor).
 //!
 //! Every variant returns the sum of its graphs' results, so none can skip
 //! one; the report gives graphs per second (median of the runs), the ratio
@@ -115,6 +120,36 @@ pub fn actor_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 
     sum
 }
 
+/// The floor of a graph run as a pool task, as Weir runs a fused
+/// source-to-sink graph: spawn a task that completes a promise with `3`;
+/// `batch` spawned before waiting for them. No stream is involved.
+pub fn task_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 {
+    use std::sync::Arc;
+    use weir_actor::Promise;
+
+    let mut sum = 0u64;
+    let mut pending = Vec::with_capacity(batch as usize);
+    let mut i = 0;
+    while i < n {
+        let end = (i + batch).min(n);
+        pending.extend((i..end).map(|_| {
+            let done = Arc::new(Promise::new());
+            let answer = Arc::clone(&done);
+            system
+                .spawn_task(async move {
+                    let _ = answer.complete(3);
+                })
+                .expect("the system runs");
+            done
+        }));
+        for done in pending.drain(..) {
+            sum = sum.wrapping_add(done.wait_take());
+        }
+        i = end;
+    }
+    sum
+}
+
 /// `n` graphs as tokio tasks, `batch` spawned before waiting for them.
 #[cfg(feature = "peers")]
 pub fn tokio_tasks(n: u64, batch: u64, shape: Shape, runtime: &tokio::runtime::Runtime) -> u64 {
@@ -190,6 +225,13 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
         {
             let system = &system;
             variants.push((
+                format!("pool task + promise, {label}"),
+                false,
+                b,
+                Shape::Prebuilt,
+                Box::new(move || task_floor(graphs, b, system)),
+            ));
+            variants.push((
                 format!("actor spawn + tell + stop, {label}"),
                 false,
                 b,
@@ -211,7 +253,7 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
             variants.push((
                 format!(
                     "weir {islands} island{}{built}, {label}",
-                    if islands > 1 { "s" } else { "" }
+                    if islands > 1 { "s" } else { " (task)" }
                 ),
                 false,
                 b,
@@ -225,7 +267,7 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
         std::thread::available_parallelism().map_or(1, usize::from)
     );
     println!(
-        "{:<40} {:>12} {:>12} {:>14}",
+        "{:<52} {:>12} {:>12} {:>14}",
         "variant", "graphs/s", "vs tokio", "allocs/graph"
     );
     let mut peer: Option<(u64, f64)> = None;
@@ -256,7 +298,7 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
             _ => String::new(),
         };
         println!(
-            "{name:<40} {:>10.0} K {ratio:>12} {allocs:>14.1}",
+            "{name:<52} {:>10.0} K {ratio:>12} {allocs:>14.1}",
             rate / 1e3
         );
     }

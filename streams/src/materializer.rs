@@ -157,11 +157,8 @@ impl Materializer {
 
     /// Register a graph run as a pool task (`None` once the system's
     /// streams were stopped).
-    pub(crate) fn register_task(
-        &self,
-        abort: crate::sync::Weak<dyn crate::running::Abort>,
-    ) -> Option<Registration> {
-        self.running.register_task(self.id(), abort)
+    pub(crate) fn register_task(&self, task: weir_actor::TaskHandle) -> Option<Registration> {
+        self.running.register_task(self.id(), task)
     }
 
     pub(crate) fn next_stream_id(&self) -> u64 {

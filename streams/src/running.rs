@@ -18,9 +18,9 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use weir_actor::shutdown::Phase;
-use weir_actor::{ActorHandle, ActorSystem, WeakActorHandle};
+use weir_actor::{ActorHandle, ActorSystem, TaskHandle, WeakActorHandle};
 
-use crate::sync::{Arc, Mutex, Weak};
+use crate::sync::{Arc, Mutex};
 
 /// The registry of one system's running islands.
 #[derive(Default)]
@@ -46,13 +46,9 @@ struct State {
 enum Stops {
     /// An island's actor: stopping it aborts the island.
     Actor(WeakActorHandle),
-    /// A graph run as a pool task: it aborts at its next poll.
-    Task(Weak<dyn Abort>),
-}
-
-/// Asks a task-hosted graph to abort (with `AbruptTermination`).
-pub(crate) trait Abort: Send + Sync {
-    fn abort(&self);
+    /// A graph run as a pool task: aborting it drops its consumer, which
+    /// reports `AbruptTermination`.
+    Task(TaskHandle),
 }
 
 impl Running {
@@ -89,18 +85,18 @@ impl Running {
         self.insert(&mut state, materializer, Stops::Actor(actor.downgrade()))
     }
 
-    /// Register a graph run as a pool task for `materializer`, stopped
-    /// through `abort`; `None` once the system's streams were stopped.
+    /// Register a graph run as the pool task `task` for `materializer`;
+    /// `None` once the system's streams were stopped.
     pub(crate) fn register_task(
         self: &Arc<Self>,
         materializer: u64,
-        abort: Weak<dyn Abort>,
+        task: TaskHandle,
     ) -> Option<Registration> {
         let mut state = self.state.lock();
         if state.closed {
             return None;
         }
-        Some(self.insert(&mut state, materializer, Stops::Task(abort)))
+        Some(self.insert(&mut state, materializer, Stops::Task(task)))
     }
 
     fn insert(
@@ -138,11 +134,7 @@ impl Running {
                         actor.stop();
                     }
                 }
-                Stops::Task(task) => {
-                    if let Some(task) = task.upgrade() {
-                        task.abort();
-                    }
-                }
+                Stops::Task(task) => task.abort(),
             }
         }
         Stopped {

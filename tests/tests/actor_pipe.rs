@@ -272,7 +272,77 @@ fn spawn_task_on_a_terminated_system_is_refused() {
     let system = ActorSystem::new("taskLate").unwrap();
     shutdown(&system);
     assert_eq!(
-        system.spawn_task(async {}),
-        Err(weir_actor::SpawnError::ParentStopped)
+        system.spawn_task(async {}).unwrap_err(),
+        weir_actor::SpawnError::ParentStopped
     );
+}
+
+/// Counts its drops.
+struct DropCount(Arc<std::sync::atomic::AtomicUsize>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn an_aborted_task_is_dropped_without_another_poll() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let system = ActorSystem::new("taskAbort").unwrap();
+    let (dropped, polled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (promise, future) = later();
+    let (guard, polls) = (DropCount(dropped.clone()), polled.clone());
+    let handle = system
+        .spawn_task(async move {
+            let _guard = guard;
+            polls.fetch_add(1, Ordering::SeqCst);
+            future.await; // waits: the promise is completed only after the abort
+            polls.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    assert!(eventually(PATIENCE, || polled.load(Ordering::SeqCst) == 1));
+    handle.abort();
+    assert!(eventually(PATIENCE, || dropped.load(Ordering::SeqCst) == 1));
+    // Dropped, so it can never be polled again: the completion wakes nothing.
+    promise.complete(1).unwrap();
+    handle.abort(); // finished: nothing to do
+    assert_eq!(
+        polled.load(Ordering::SeqCst),
+        1,
+        "never polled past the abort"
+    );
+    assert_eq!(dropped.load(Ordering::SeqCst), 1);
+    shutdown(&system);
+}
+
+#[test]
+fn a_task_aborted_before_its_first_run_is_never_polled() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // One worker, kept busy until the abort: the task cannot have run yet.
+    let system = ActorSystem::builder()
+        .name("taskAbortEarly")
+        .threads(1)
+        .build()
+        .unwrap();
+    let gate = Arc::new(Promise::new());
+    let blocker = gate.clone();
+    system
+        .spawn_task(async move {
+            blocker.wait_completed();
+        })
+        .unwrap();
+    let (dropped, polled) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (guard, polls) = (DropCount(dropped.clone()), polled.clone());
+    let handle = system
+        .spawn_task(async move {
+            let _guard = guard;
+            polls.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    handle.abort();
+    gate.complete(()).unwrap();
+    assert!(eventually(PATIENCE, || dropped.load(Ordering::SeqCst) == 1));
+    assert_eq!(polled.load(Ordering::SeqCst), 0);
+    shutdown(&system);
 }

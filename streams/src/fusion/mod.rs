@@ -38,4 +38,4 @@ pub(crate) use nodes::{
 };
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;
-pub(crate) use task::{TaskParts, TaskSignal, TaskStage};
+pub(crate) use task::TaskStage;

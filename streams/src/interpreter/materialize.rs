@@ -10,9 +10,8 @@ use super::actor::{IslandActor, IslandMsg};
 use super::core::{Conn, Core, Handler, Host, Ports, StageMeta};
 use super::island::Island;
 use crate::blueprint::PullResult;
-use crate::fusion::{ConsumerNode, IterNode, TaskParts, TaskSignal, TaskStage};
+use crate::fusion::{ConsumerNode, IterNode, TaskStage};
 use crate::plan::{IslandPlan, Made, Plan};
-use crate::running::Abort;
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
     StageResult, make_callback,
@@ -271,20 +270,12 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
     if !plan.boundaries.is_empty() || planned.attributes.dispatcher().is_some() {
         return None;
     }
-    let signal = Arc::new(TaskSignal::default());
-    let abort: Arc<dyn Abort> = signal.clone();
-    let registration = materializer.register_task(Arc::downgrade(&abort))?;
-    drop(abort);
-    let parts = TaskParts {
-        name: planned
-            .attributes
-            .name_cow()
-            .unwrap_or(Cow::Borrowed(stage.name())),
-        signal,
-        _registration: registration,
-    };
+    let name = planned
+        .attributes
+        .name_cow()
+        .unwrap_or(Cow::Borrowed(stage.name()));
     let mut mats = Vec::with_capacity(planned.values.len());
-    let spawned = task.spawn(parts, materializer.system(), &mut mats);
+    let spawned = task.spawn(name, materializer, &mut mats);
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
     debug_assert_eq!(
         mats.len(),
