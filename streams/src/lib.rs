@@ -11,7 +11,9 @@
 //! - A run is a graph of stages. Stages between async boundaries are
 //!   fused into one island run by one actor; an interpreter moves
 //!   elements through typed per-connection slots, with no allocation per
-//!   element. Simple operators are fused further, before interpretation.
+//!   element. Simple operators are fused further, before interpretation;
+//!   a graph that fuses into one loop (an iterator source, simple
+//!   operators, a folding sink) runs as a task of the pool, with no actor.
 //! - Custom stages are a public path: see [`stage`].
 //! - Byte streams on `bytes::Bytes` live in [`io`]: framing, files,
 //!   `std::io` readers and writers, compression; IO stages run on a
