@@ -34,36 +34,45 @@ use crate::sync::{Arc, AtomicBool, Mutex, Ordering, Weak};
 use crate::system::ActorSystem;
 use crate::task_state::TaskState;
 
-type BoxFuture<M> = Pin<Box<dyn Future<Output = M> + Send>>;
-
-/// A piped future and where its output goes.
-struct PipeTask<M: Send + 'static> {
+/// A future run on the pool, and where its output goes.
+struct PipeTask<F: Future> {
     state: TaskState,
     /// Set by [`TaskHandle::abort`]: the next run drops the future unpolled.
     aborted: AtomicBool,
-    /// `None` once it completed or panicked. Only the `RUNNING` thread locks
-    /// it, so the lock is never contended.
-    future: Mutex<Option<BoxFuture<M>>>,
+    /// The future, pinned where it lies (see [`PipeTask::poll`]); `None`
+    /// once it completed, panicked or was aborted. Only the `RUNNING`
+    /// thread locks it, so the lock is never contended.
+    future: Mutex<Option<F>>,
+    /// Where the future was first polled: it must never move (debug builds
+    /// check).
+    #[cfg(debug_assertions)]
+    pinned_at: crate::sync::AtomicUsize,
     /// Where the output goes; `None` for a detached task (its future
     /// delivers its own result).
-    target: Option<ActorRef<M>>,
+    target: Option<ActorRef<F::Output>>,
     dispatcher: Dispatcher,
 }
 
-impl<M: Send + 'static> PipeTask<M> {
-    /// A task on `system`'s shared pool, about to be queued for its first
-    /// run (`future` may be put in before that).
+impl<F> PipeTask<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    /// A task run by `dispatcher` (the system's shared pool), about to be
+    /// queued for its first run (`future` may be put in before that).
     fn new(
-        future: Option<BoxFuture<M>>,
-        target: Option<ActorRef<M>>,
-        system: &ActorSystem,
+        future: Option<F>,
+        target: Option<ActorRef<F::Output>>,
+        dispatcher: Dispatcher,
     ) -> Arc<Self> {
         Arc::new(PipeTask {
             state: TaskState::scheduled(),
             aborted: AtomicBool::new(false),
             future: Mutex::new(future),
+            #[cfg(debug_assertions)]
+            pinned_at: crate::sync::AtomicUsize::new(0),
             target,
-            dispatcher: Dispatcher::Pool(system.inner.pool.clone()),
+            dispatcher,
         })
     }
 
@@ -71,9 +80,32 @@ impl<M: Send + 'static> PipeTask<M> {
         let dispatcher = self.dispatcher.clone();
         dispatcher.submit(self);
     }
+
+    /// Poll the future in its slot.
+    fn poll(&self, future: &mut F, cx: &mut TaskContext<'_>) -> Poll<F::Output> {
+        #[cfg(debug_assertions)]
+        {
+            let at = std::ptr::from_mut(future) as usize;
+            let first =
+                self.pinned_at
+                    .compare_exchange(0, at, Ordering::Relaxed, Ordering::Relaxed);
+            debug_assert!(first.is_ok() || first == Err(at), "the future moved");
+        }
+        // SAFETY: the future is pinned where it lies. It is moved into the
+        // slot before the task is first queued, and from then on it stays
+        // in this task's `Arc` allocation (which never moves) until it is
+        // dropped in place (`*slot = None`, or with the task): nothing
+        // takes it out of the slot or swaps it.
+        let future = unsafe { Pin::new_unchecked(future) };
+        future.poll(cx)
+    }
 }
 
-impl<M: Send + 'static> Runnable for PipeTask<M> {
+impl<F> Runnable for PipeTask<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn run(self: Arc<Self>) {
         self.state.start();
         let mut slot = self.future.lock();
@@ -90,7 +122,7 @@ impl<M: Send + 'static> Runnable for PipeTask<M> {
         };
         let waker = Waker::from(self.clone());
         let mut cx = TaskContext::from_waker(&waker);
-        match catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx))) {
+        match catch_unwind(AssertUnwindSafe(|| self.poll(future, &mut cx))) {
             Ok(Poll::Ready(msg)) => {
                 *slot = None;
                 drop(slot);
@@ -118,7 +150,11 @@ impl<M: Send + 'static> Runnable for PipeTask<M> {
     }
 }
 
-impl<M: Send + 'static> Wake for PipeTask<M> {
+impl<F> Wake for PipeTask<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn wake(self: std::sync::Arc<Self>) {
         self.wake_by_ref();
     }
@@ -164,7 +200,8 @@ impl<M: Send + 'static> ActorRef<M> {
         F: Future<Output = M> + Send + 'static,
     {
         let system = ActorSystem::of(self.inner.system());
-        PipeTask::new(Some(Box::pin(future)), Some(self.clone()), system).schedule();
+        let pool = Dispatcher::Pool(system.inner.pool.clone());
+        PipeTask::new(Some(future), Some(self.clone()), pool).schedule();
     }
 }
 
@@ -249,14 +286,14 @@ impl ActorSystem {
         if self.is_terminating() {
             return Err(crate::SpawnError::ParentStopped);
         }
-        let task = PipeTask::<()>::new(None, None, self);
+        let task = PipeTask::<F>::new(None, None, Dispatcher::Pool(self.inner.pool.clone()));
         let handle = TaskHandle {
             task: Arc::downgrade(&task) as Weak<dyn Abortable>,
         };
         // Made once the task exists, so an abort from where `make`
         // registers the handle is not lost: it finds the task not yet
         // queued, and its first run drops the future.
-        let future: BoxFuture<()> = Box::pin(make(&handle));
+        let future = make(&handle);
         *task.future.lock() = Some(future);
         task.schedule();
         Ok(handle)
@@ -294,7 +331,11 @@ trait Abortable: Send + Sync {
     fn abort(self: Arc<Self>);
 }
 
-impl<M: Send + 'static> Abortable for PipeTask<M> {
+impl<F> Abortable for PipeTask<F>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
     fn abort(self: Arc<Self>) {
         self.aborted.store(true, Ordering::Release);
         // Queues the task if it waits; one being polled runs again.
@@ -309,7 +350,12 @@ pub(crate) fn spawn_detached<F>(system: &ActorSystem, future: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    PipeTask::new(Some(Box::pin(future)), None, system).schedule();
+    PipeTask::new(
+        Some(future),
+        None,
+        Dispatcher::Pool(system.inner.pool.clone()),
+    )
+    .schedule();
 }
 
 impl<A: Actor> Context<A> {
@@ -365,11 +411,70 @@ impl<A: Actor> Context<A> {
     }
 }
 
-impl<M: Send + 'static> fmt::Debug for PipeTask<M> {
+impl<F: Future<Output: Send + 'static>> fmt::Debug for PipeTask<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PipeTask")
             .field("state", &self.state.get())
             .field("target", &self.target.as_ref().map(ActorRef::path))
             .finish()
+    }
+}
+
+/// Single-threaded (the calling-thread dispatcher), so memcheck can run
+/// them (`.ci/memcheck`): the futures are polled in place through the
+/// `unsafe` pin in [`PipeTask::poll`].
+#[cfg(test)]
+mod tests {
+    use std::future::poll_fn;
+    use std::sync::Arc;
+
+    use super::{Abortable, PipeTask};
+    use crate::Promise;
+    use crate::dispatcher::Dispatcher;
+
+    /// An `async` block holding a borrow of its own local across an
+    /// await (so it is `!Unpin`): it is polled in place, woken, and polled
+    /// again where it lies.
+    #[test]
+    fn a_self_borrowing_future_is_polled_in_place_across_a_wake_up() {
+        let (gate, out) = (Arc::new(Promise::<u32>::new()), Arc::new(Promise::new()));
+        let (waited, result) = (Arc::clone(&gate), Arc::clone(&out));
+        let future = async move {
+            let local = [1u32, 2, 3];
+            let borrowed = &local;
+            let n = poll_fn(|cx| waited.poll_take(cx)).await;
+            let _ = result.complete(borrowed.iter().sum::<u32>() + n);
+        };
+        let task = PipeTask::new(Some(future), None, Dispatcher::CallingThread);
+        task.clone().schedule(); // runs now, up to the await
+        assert!(!out.is_completed());
+        gate.complete(4).unwrap(); // wakes it: it runs again now
+        assert_eq!(out.wait_take(), 10);
+        assert!(task.future.lock().is_none(), "dropped in place when done");
+    }
+
+    /// An abort drops a waiting future in place, unpolled.
+    #[test]
+    fn an_aborted_future_is_dropped_in_place() {
+        let gate = Arc::new(Promise::<u32>::new());
+        let waited = Arc::clone(&gate);
+        let polls = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = Arc::clone(&polls);
+        let future = async move {
+            let local = vec![1u32; 4]; // on the heap: a leak would show
+            let borrowed = &local;
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let n = poll_fn(|cx| waited.poll_take(cx)).await;
+            counted.fetch_add(
+                borrowed.len() + n as usize,
+                std::sync::atomic::Ordering::SeqCst,
+            );
+        };
+        let task = PipeTask::new(Some(future), None, Dispatcher::CallingThread);
+        task.clone().schedule();
+        Arc::clone(&task).abort();
+        assert!(task.future.lock().is_none());
+        assert!(gate.complete(1).is_ok());
+        assert_eq!(polls.load(std::sync::atomic::Ordering::SeqCst), 1);
     }
 }

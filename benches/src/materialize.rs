@@ -19,8 +19,9 @@
 //!
 //! Every variant returns the sum of its graphs' results, so none can skip
 //! one; the report gives graphs per second (median of the runs), the ratio
-//! against tokio in the same run, and heap allocations per graph (counted
-//! by the bench's global allocator, blueprint construction included).
+//! against tokio (the median of per-round ratios: each round times every
+//! variant in turn), and heap allocations per graph (counted by the
+//! bench's global allocator, blueprint construction included).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -270,36 +271,47 @@ pub fn report(graphs: u64, runs: usize, batch: u64, only: &str, allocations: &dy
         "{:<52} {:>12} {:>12} {:>14}",
         "variant", "graphs/s", "vs tokio", "allocs/graph"
     );
-    let mut peer: Option<(u64, f64)> = None;
-    for (name, is_peer, b, shape, run) in variants.iter().filter(|v| v.0.contains(only)) {
-        let want = match shape {
-            Shape::Prebuilt => 3u64.wrapping_mul(graphs),
-            Shape::Built => expected(graphs),
-        };
-        assert_eq!(run(), want, "{name}: warm-up checksum"); // warm-up
-        let mut rates = Vec::with_capacity(runs);
-        let mut allocs = 0.0;
-        for _ in 0..runs {
+    let chosen: Vec<_> = variants.iter().filter(|v| v.0.contains(only)).collect();
+    let want = |shape: Shape| match shape {
+        Shape::Prebuilt => 3u64.wrapping_mul(graphs),
+        Shape::Built => expected(graphs),
+    };
+    for (name, _, _, shape, run) in &chosen {
+        assert_eq!(run(), want(*shape), "{name}: warm-up checksum");
+    }
+    // Rounds, each timing every variant in turn: a load change on the box
+    // hits a round's rows alike, and each ratio is taken within a round
+    // (the median of the rounds' ratios), not across them.
+    let mut rates = vec![Vec::with_capacity(runs); chosen.len()];
+    let mut allocs = vec![0.0; chosen.len()];
+    for _ in 0..runs {
+        for (i, (name, _, _, shape, run)) in chosen.iter().enumerate() {
             let before = allocations();
             let start = Instant::now();
             let sum = run();
             let elapsed = start.elapsed();
-            allocs = (allocations() - before) as f64 / graphs as f64;
-            assert_eq!(sum, want, "{name}: checksum");
-            rates.push(graphs as f64 / elapsed.as_secs_f64());
+            allocs[i] = (allocations() - before) as f64 / graphs as f64;
+            assert_eq!(sum, want(*shape), "{name}: checksum");
+            rates[i].push(graphs as f64 / elapsed.as_secs_f64());
         }
-        rates.sort_by(f64::total_cmp);
-        let rate = rates[runs / 2];
-        if *is_peer {
-            peer = Some((*b, rate));
-        }
-        let ratio = match peer {
-            Some((pb, p)) if !is_peer && pb == *b => format!("{:.2}x", rate / p),
-            _ => String::new(),
-        };
+    }
+    let median = |mut values: Vec<f64>| {
+        values.sort_by(f64::total_cmp);
+        values[values.len() / 2]
+    };
+    for (i, (name, is_peer, b, _, _)) in chosen.iter().enumerate() {
+        let peer = chosen
+            .iter()
+            .position(|(_, peer, pb, _, _)| *peer && pb == b)
+            .filter(|_| !is_peer);
+        let ratio = peer.map_or(String::new(), |p| {
+            let ratios = rates[i].iter().zip(&rates[p]).map(|(r, p)| r / p).collect();
+            format!("{:.2}x", median(ratios))
+        });
         println!(
-            "{name:<52} {:>10.0} K {ratio:>12} {allocs:>14.1}",
-            rate / 1e3
+            "{name:<52} {:>10.0} K {ratio:>12} {:>14.1}",
+            median(rates[i].clone()) / 1e3,
+            allocs[i]
         );
     }
     #[cfg(not(feature = "peers"))]

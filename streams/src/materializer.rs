@@ -139,7 +139,8 @@ impl Materializer {
         drop(Arc::clone(&self.running).stop(Some(self.id())));
     }
 
-    /// How many islands of this materializer's streams are running.
+    /// How many islands of this materializer's streams are running (a
+    /// graph run as a pool task counts as one).
     #[doc(hidden)]
     pub fn running_islands(&self) -> usize {
         self.running.count(Some(self.id()))

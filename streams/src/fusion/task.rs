@@ -15,7 +15,6 @@
 //! torn down.
 
 use std::any::Any;
-use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -24,6 +23,7 @@ use weir_actor::{SpawnError, TaskHandle};
 
 use super::consumer::{Drain, IterConsumerStage, Turn};
 use crate::running::Registration;
+use crate::stage::Name;
 use crate::sync::Arc;
 use crate::{ErrorKind, Materializer, StreamError};
 
@@ -35,7 +35,7 @@ pub(crate) trait TaskStage: Send + Sync {
     /// its sink reports `AbruptTermination`).
     fn spawn(
         &self,
-        name: Cow<'static, str>,
+        name: Name,
         materializer: &Materializer,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Result<(), SpawnError>;
@@ -44,7 +44,7 @@ pub(crate) trait TaskStage: Send + Sync {
 impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
     fn spawn(
         &self,
-        name: Cow<'static, str>,
+        name: Name,
         materializer: &Materializer,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Result<(), SpawnError> {
@@ -64,7 +64,7 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
 /// The fused loop as a future.
 struct FusedTask<In> {
     drain: Drain<In>,
-    name: Cow<'static, str>,
+    name: Name,
     /// Its entry among the running streams, left when the task ends;
     /// `None` when the system's streams had been stopped already: the
     /// task then ends at once, as a stopped stream.
@@ -92,7 +92,7 @@ impl<In: Send + 'static> Future for FusedTask<In> {
             }
         }
         let name = &this.name;
-        match this.drain.turn(cx, || Arc::from(&**name)) {
+        match this.drain.turn(cx, || Arc::from(name.as_str())) {
             Turn::Budget => {
                 // Queued again behind what waits (see `ActorSystem::spawn_task`).
                 cx.waker().wake_by_ref();

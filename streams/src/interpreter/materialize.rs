@@ -2,7 +2,6 @@
 
 use crate::sync::Arc;
 use std::any::Any;
-use std::borrow::Cow;
 
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
@@ -16,7 +15,7 @@ use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
     StageResult, make_callback,
 };
-use crate::stage::{StageActor, StageActorMessage, make_stage_actor};
+use crate::stage::{Name, StageActor, StageActorMessage, make_stage_actor};
 use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
 
 /// What `create_logic` gets: the stage's attributes, the system, and async
@@ -272,8 +271,8 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
     }
     let name = planned
         .attributes
-        .name_cow()
-        .unwrap_or(Cow::Borrowed(stage.name()));
+        .shared_name()
+        .unwrap_or(Name::Static(stage.name()));
     let mut mats = Vec::with_capacity(planned.values.len());
     let spawned = task.spawn(name, materializer, &mut mats);
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();

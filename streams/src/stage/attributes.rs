@@ -45,7 +45,7 @@ pub fn upfront_capacity(limit: usize) -> usize {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Attributes {
-    name: Option<Cow<'static, str>>,
+    name: Option<Name>,
     input_buffer: Option<usize>,
     drop_log_level: Option<LogLevel>,
     dispatcher: Option<DispatcherKind>,
@@ -112,7 +112,7 @@ impl Attributes {
 
     /// Set the name.
     pub fn with_name(mut self, name: impl Into<Cow<'static, str>>) -> Self {
-        self.name = Some(name.into());
+        self.name = Some(Name::from(name.into()));
         self
     }
 
@@ -258,12 +258,11 @@ impl Attributes {
 
     /// The name, if one was set.
     pub fn name(&self) -> Option<&str> {
-        self.name.as_deref()
+        self.name.as_ref().map(Name::as_str)
     }
 
-    /// The name as kept (a clone that allocates only for a name made at
-    /// run time).
-    pub(crate) fn name_cow(&self) -> Option<Cow<'static, str>> {
+    /// The name as kept: a clone that never copies the text.
+    pub(crate) fn shared_name(&self) -> Option<Name> {
         self.name.clone()
     }
 
@@ -299,5 +298,32 @@ impl Attributes {
             self.log_levels = other.log_levels;
         }
         self
+    }
+}
+
+/// A stage name as attributes keep it: a `'static` string, or one made at
+/// run time (a fused chain's `single.map.head`), shared, so cloning the
+/// attributes for every run never copies the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Name {
+    Static(&'static str),
+    Shared(std::sync::Arc<str>),
+}
+
+impl Name {
+    pub(crate) fn as_str(&self) -> &str {
+        match self {
+            Self::Static(name) => name,
+            Self::Shared(name) => name,
+        }
+    }
+}
+
+impl From<Cow<'static, str>> for Name {
+    fn from(name: Cow<'static, str>) -> Self {
+        match name {
+            Cow::Borrowed(name) => Self::Static(name),
+            Cow::Owned(name) => Self::Shared(name.into()),
+        }
     }
 }

@@ -14,6 +14,7 @@ mod stage_actor;
 mod supervision;
 
 pub use crate::interpreter::MatContext;
+pub(crate) use attributes::Name;
 pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, LogLevels, upfront_capacity};
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
