@@ -201,3 +201,17 @@ fn an_island_whose_actor_panics_fails_its_stream_and_stops() {
     );
     shutdown(&system);
 }
+
+#[test]
+fn a_source_that_panics_while_being_made_fails_a_fused_stream_run_as_a_task() {
+    let (system, materializer) = stream_system("failures-task-make");
+    let source = Source::<u32>::from_poll_fn(|| -> fn(&mut std::task::Context<'_>) -> _ {
+        panic!("no source today")
+    });
+    let done = source
+        .map(|x| x + 1)
+        .run_with(Sink::fold(0u32, |a, x| a + x), &materializer);
+    let error = done.wait().unwrap_err();
+    assert_panicked(&error, "from_poll_fn.map.fold", "no source today", "task");
+    shutdown(&system);
+}

@@ -222,11 +222,7 @@ impl<In: Send + 'static> IterConsumerStage<In> {
     pub(crate) fn drain(&self, mats: &mut Vec<Box<dyn Any + Send>>) -> Drain<In> {
         let (consumer, mat) = (self.sink)();
         mats.push(mat);
-        Drain {
-            source: (self.source)(),
-            buf: Vec::new(),
-            consumer,
-        }
+        Drain::new((self.source)(), consumer)
     }
 }
 
@@ -277,6 +273,15 @@ pub(crate) enum Turn {
 }
 
 impl<In: Send + 'static> Drain<In> {
+    /// `source` feeding `consumer`.
+    pub(crate) fn new(source: BoxChunks<In>, consumer: Box<dyn Consumer<In>>) -> Self {
+        Self {
+            source,
+            buf: Vec::new(),
+            consumer,
+        }
+    }
+
     /// Whether the consumer asks for elements at all; if not, it has
     /// finished (`Sink::cancelled`).
     pub(crate) fn wants_elements(&mut self) -> bool {
@@ -315,11 +320,6 @@ impl<In: Send + 'static> Drain<In> {
             }
         }
         Turn::Done
-    }
-
-    /// The stream ends without its source: the consumer reports `error`.
-    pub(crate) fn fail(&mut self, error: StreamError) {
-        self.consumer.finish(Err(error));
     }
 }
 

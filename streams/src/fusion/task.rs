@@ -7,21 +7,30 @@
 //! behind other work after each budget, and woken by its source when that
 //! has nothing ready.
 //!
+//! Materializing it makes only the consumer (whose completion is the
+//! materialized value); the source and its fused operators are made at the
+//! task's first poll, on a worker, as Akka makes an iterator source's
+//! iterator when its stage starts.
+//!
 //! It keeps what the island gives such a stream: a panic fails the sink's
 //! completion naming the fused stage, and the registry of running streams
 //! (`crate::running`) stops it at shutdown by aborting the task. An
 //! aborted task, or one the pool drops unfinished, drops its consumer,
 //! whose completion then reports `AbruptTermination`, as for an island
 //! torn down.
+//!
+//! [`ActorSystem::spawn_task`]: weir_actor::ActorSystem::spawn_task
 
 use std::any::Any;
 use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
 use weir_actor::{SpawnError, TaskHandle};
 
-use super::consumer::{Drain, IterConsumerStage, Turn};
+use super::consumer::{Consumer, Drain, IterConsumerStage, Turn};
+use super::iter::IterFactory;
 use crate::running::Registration;
 use crate::stage::Name;
 use crate::sync::Arc;
@@ -30,15 +39,14 @@ use crate::{ErrorKind, Materializer, StreamError};
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {
     /// Start it on `materializer`'s system, registered among its running
-    /// streams, named `name` in errors; its materialized values go onto
-    /// `mats` (also when the spawn fails: the task is then dropped, and
-    /// its sink reports `AbruptTermination`).
+    /// streams, named `name` in errors. Its one materialized value comes
+    /// back also when the spawn failed (the task was then dropped, and its
+    /// sink reports `AbruptTermination`).
     fn spawn(
         &self,
         name: Name,
         materializer: &Materializer,
-        mats: &mut Vec<Box<dyn Any + Send>>,
-    ) -> Result<(), SpawnError>;
+    ) -> (Box<dyn Any + Send>, Result<(), SpawnError>);
 }
 
 impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
@@ -46,60 +54,98 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
         &self,
         name: Name,
         materializer: &Materializer,
-        mats: &mut Vec<Box<dyn Any + Send>>,
-    ) -> Result<(), SpawnError> {
-        let drain = self.drain(mats);
+    ) -> (Box<dyn Any + Send>, Result<(), SpawnError>) {
+        let (consumer, mat) = (self.sink)();
+        let source = Arc::clone(&self.source);
         let spawned = materializer
             .system()
             .spawn_task_with(|handle: &TaskHandle| FusedTask {
-                drain,
+                state: State::Start(source, consumer),
                 name,
                 registration: materializer.register_task(handle.clone()),
-                started: false,
             });
-        spawned.map(drop)
+        (mat, spawned.map(drop))
     }
 }
 
 /// The fused loop as a future.
 struct FusedTask<In> {
-    drain: Drain<In>,
+    state: State<In>,
     name: Name,
     /// Its entry among the running streams, left when the task ends;
     /// `None` when the system's streams had been stopped already: the
     /// task then ends at once, as a stopped stream.
     registration: Option<Registration>,
-    started: bool,
+}
+
+enum State<In> {
+    /// Not polled yet: the source is still to be made.
+    Start(IterFactory<In>, Box<dyn Consumer<In>>),
+    Running(Drain<In>),
+    Done,
 }
 
 // Nothing in it is pinned structurally: the task moves its parts freely.
 impl<In> Unpin for FusedTask<In> {}
+
+impl<In: Send + 'static> FusedTask<In> {
+    /// The first poll: the drain, or `None` when the stream already ended
+    /// (stopped before it started, a consumer that wants no elements, or a
+    /// source that panicked while being made).
+    fn start(
+        &self,
+        make: &IterFactory<In>,
+        mut consumer: Box<dyn Consumer<In>>,
+    ) -> Option<Drain<In>> {
+        if self.registration.is_none() {
+            consumer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
+            return None;
+        }
+        if !consumer.wants_elements() {
+            consumer.finish(Ok(()));
+            return None;
+        }
+        match catch_unwind(AssertUnwindSafe(|| make())) {
+            Ok(source) => Some(Drain::new(source, consumer)),
+            Err(payload) => {
+                let name: Arc<str> = Arc::from(self.name.as_str());
+                consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
+                None
+            }
+        }
+    }
+}
 
 impl<In: Send + 'static> Future for FusedTask<In> {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if !this.started {
-            this.started = true;
-            if this.registration.is_none() {
-                this.drain
-                    .fail(StreamError::from_kind(ErrorKind::AbruptTermination));
-                return Poll::Ready(());
-            }
-            if !this.drain.wants_elements() {
-                return Poll::Ready(());
+        if let State::Start(..) = this.state {
+            let State::Start(make, consumer) = std::mem::replace(&mut this.state, State::Done)
+            else {
+                unreachable!("matched above")
+            };
+            match this.start(&make, consumer) {
+                Some(drain) => this.state = State::Running(drain),
+                None => return Poll::Ready(()),
             }
         }
+        let State::Running(drain) = &mut this.state else {
+            return Poll::Ready(());
+        };
         let name = &this.name;
-        match this.drain.turn(cx, || Arc::from(name.as_str())) {
+        match drain.turn(cx, || Arc::from(name.as_str())) {
             Turn::Budget => {
                 // Queued again behind what waits (see `ActorSystem::spawn_task`).
                 cx.waker().wake_by_ref();
                 Poll::Pending
             }
             Turn::Pending => Poll::Pending,
-            Turn::Done => Poll::Ready(()),
+            Turn::Done => {
+                this.state = State::Done;
+                Poll::Ready(())
+            }
         }
     }
 }

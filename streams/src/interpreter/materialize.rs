@@ -269,21 +269,17 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
     if !plan.boundaries.is_empty() || planned.attributes.dispatcher().is_some() {
         return None;
     }
+    // One stage, one materialized value.
+    let [slot] = planned.values[..] else {
+        return None;
+    };
     let name = planned
         .attributes
         .shared_name()
         .unwrap_or(Name::Static(stage.name()));
-    let mut mats = Vec::with_capacity(planned.values.len());
-    let spawned = task.spawn(name, materializer, &mut mats);
+    let (mat, spawned) = task.spawn(name, materializer);
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
-    debug_assert_eq!(
-        mats.len(),
-        planned.values.len(),
-        "one value per planned slot"
-    );
-    for (slot, value) in planned.values.iter().zip(mats) {
-        values[*slot] = Some(value);
-    }
+    values[slot] = Some(mat);
     Some((fill_units(values), spawned.err().map(Into::into)))
 }
 
