@@ -60,24 +60,40 @@ pub enum Shape {
     Built,
 }
 
-/// `n` graphs on Weir, `batch` materialized before waiting for them.
-pub fn weir(n: u64, batch: u64, islands: usize, shape: Shape, mat: &Materializer) -> u64 {
-    let prebuilt = weir_graph(1, islands);
+/// Start graphs `0..n` with `start`, `batch` of them before waiting for
+/// them with `finish`; the wrapping sum of what `finish` returns.
+fn in_batches<P>(
+    n: u64,
+    batch: u64,
+    mut start: impl FnMut(u64) -> P,
+    mut finish: impl FnMut(P) -> u64,
+) -> u64 {
     let mut sum = 0u64;
     let mut pending = Vec::with_capacity(batch as usize);
     let mut i = 0;
     while i < n {
         let end = (i + batch).min(n);
-        pending.extend((i..end).map(|i| match shape {
-            Shape::Prebuilt => prebuilt.run(mat),
-            Shape::Built => weir_graph(i, islands).run(mat),
-        }));
-        for done in pending.drain(..) {
-            sum = sum.wrapping_add(done.wait().expect("the stream completes"));
+        pending.extend((i..end).map(&mut start));
+        for started in pending.drain(..) {
+            sum = sum.wrapping_add(finish(started));
         }
         i = end;
     }
     sum
+}
+
+/// `n` graphs on Weir, `batch` materialized before waiting for them.
+pub fn weir(n: u64, batch: u64, islands: usize, shape: Shape, mat: &Materializer) -> u64 {
+    let prebuilt = weir_graph(1, islands);
+    in_batches(
+        n,
+        batch,
+        |i| match shape {
+            Shape::Prebuilt => prebuilt.run(mat),
+            Shape::Built => weir_graph(i, islands).run(mat),
+        },
+        |done| done.wait().expect("the stream completes"),
+    )
 }
 
 /// The floor of a graph that runs on its own actor, as each Weir island
@@ -100,25 +116,19 @@ pub fn actor_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 
     }
 
     let props = Props::new(Once::default);
-    let mut sum = 0u64;
-    let mut pending = Vec::with_capacity(batch as usize);
-    let mut i = 0;
-    while i < n {
-        let end = (i + batch).min(n);
-        pending.extend((i..end).map(|_| {
+    in_batches(
+        n,
+        batch,
+        |_| {
             let done = Arc::new(Promise::new());
             let actor = system
                 .spawn_anonymous(props.clone())
                 .expect("the system runs");
             actor.tell(Arc::clone(&done));
             done
-        }));
-        for done in pending.drain(..) {
-            sum = sum.wrapping_add(done.wait_take());
-        }
-        i = end;
-    }
-    sum
+        },
+        |done| done.wait_take(),
+    )
 }
 
 /// The floor of a graph run as a pool task, as Weir runs a fused
@@ -128,12 +138,10 @@ pub fn task_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 {
     use std::sync::Arc;
     use weir_actor::Promise;
 
-    let mut sum = 0u64;
-    let mut pending = Vec::with_capacity(batch as usize);
-    let mut i = 0;
-    while i < n {
-        let end = (i + batch).min(n);
-        pending.extend((i..end).map(|_| {
+    in_batches(
+        n,
+        batch,
+        |_| {
             let done = Arc::new(Promise::new());
             let answer = Arc::clone(&done);
             system
@@ -142,35 +150,27 @@ pub fn task_floor(n: u64, batch: u64, system: &weir_actor::ActorSystem) -> u64 {
                 })
                 .expect("the system runs");
             done
-        }));
-        for done in pending.drain(..) {
-            sum = sum.wrapping_add(done.wait_take());
-        }
-        i = end;
-    }
-    sum
+        },
+        |done| done.wait_take(),
+    )
 }
 
 /// `n` graphs as tokio tasks, `batch` spawned before waiting for them.
 #[cfg(feature = "peers")]
 pub fn tokio_tasks(n: u64, batch: u64, shape: Shape, runtime: &tokio::runtime::Runtime) -> u64 {
     use futures_util::stream::{self, StreamExt};
-    let mut sum = 0u64;
-    let mut pending = Vec::with_capacity(batch as usize);
-    let mut i = 0;
-    while i < n {
-        let end = (i + batch).min(n);
-        pending.extend((i..end).map(|i| {
+    in_batches(
+        n,
+        batch,
+        |i| {
             let i = if shape == Shape::Prebuilt { 1 } else { i };
             runtime.spawn(async move { stream::iter(std::iter::once(i)).map(step).next().await })
-        }));
-        for task in pending.drain(..) {
+        },
+        |task| {
             let head = runtime.block_on(task).expect("the task completes");
-            sum = sum.wrapping_add(head.expect("one element"));
-        }
-        i = end;
-    }
-    sum
+            head.expect("one element")
+        },
+    )
 }
 
 /// `weir-bench materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]`;
