@@ -5,7 +5,7 @@
 //! streams of one materializer.
 //!
 //! An island registers its actor (a weak handle) when it is spawned, and a
-//! graph run as a pool task (`crate::fusion::task`) its abort signal; the
+//! graph run as a pool task (`crate::fusion::task`) its task's handle; the
 //! [`Registration`] it carries removes it when the island (or task) is
 //! dropped, that is when it has finished, failed or been aborted. Nothing
 //! runs per element.

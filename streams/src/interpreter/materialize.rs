@@ -159,8 +159,9 @@ pub(crate) trait BoundaryFactory: Send + Sync {
 pub(crate) type Materialized = (Vec<Option<Box<dyn Any + Send>>>, Option<MaterializeError>);
 
 /// Run a plan of a graph of `nodes` nodes: spawn one actor per island,
-/// build the islands, start them. Returns each node's materialized value
-/// (`()` for the nodes fused away).
+/// build the islands, start them (a graph that is one fused loop runs as
+/// a pool task instead: `run_as_task`). Returns each node's materialized
+/// value (`()` for the nodes fused away).
 ///
 /// When an island's actor cannot be spawned (the system has terminated),
 /// the stream does not run: the islands are still built (so every
@@ -252,9 +253,9 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
 }
 
 /// Run a graph that is one stage able to run as a pool task (see
-/// `crate::fusion::TaskStage`) as that task; `None` for any other graph,
-/// one that asks for another dispatcher, or once the system's streams
-/// were stopped (the island path then handles it).
+/// `crate::fusion::TaskStage`) as that task, with no island actor; `None`
+/// for any other graph, or one that asks for a dispatcher of its own (the
+/// island path runs those).
 fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option<Materialized> {
     let [island] = &plan.islands[..] else {
         return None;
