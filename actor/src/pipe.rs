@@ -101,6 +101,15 @@ where
     }
 }
 
+/// Drop the future where it lies (it is pinned: never moved out). A panic
+/// in its destructor (a value it owns reports from its `drop`, as a stream
+/// sink's completion callback does when an abort drops it) is caught here,
+/// as one in its poll is, and never unwinds into the worker that runs it.
+fn drop_in_place_guarded<F>(slot: &mut Option<F>) {
+    // On unwinding, the assignment still leaves `None` in the slot.
+    let _ = catch_unwind(AssertUnwindSafe(|| *slot = None));
+}
+
 impl<F> Runnable for PipeTask<F>
 where
     F: Future + Send + 'static,
@@ -112,7 +121,7 @@ where
         // After `start`: an abort's wake-up came before it (and its flag
         // is seen here) or after it (and queues another run).
         if self.aborted.load(Ordering::Acquire) {
-            *slot = None;
+            drop_in_place_guarded(&mut slot);
             self.state.done();
             return;
         }
@@ -124,7 +133,7 @@ where
         let mut cx = TaskContext::from_waker(&waker);
         match catch_unwind(AssertUnwindSafe(|| self.poll(future, &mut cx))) {
             Ok(Poll::Ready(msg)) => {
-                *slot = None;
+                drop_in_place_guarded(&mut slot);
                 drop(slot);
                 self.state.done();
                 if let Some(target) = &self.target {
@@ -143,7 +152,7 @@ where
             }
             Err(_) => {
                 // A panicking future is dropped: nothing to deliver.
-                *slot = None;
+                drop_in_place_guarded(&mut slot);
                 self.state.done();
             }
         }
@@ -212,8 +221,12 @@ impl ActorSystem {
     /// worker while it waits: its waker queues it again. A wake-up during
     /// its own poll queues it behind what waits, so a long job that wakes
     /// itself after each slice shares its worker. A panic in it is caught
-    /// and drops it (reported by the panic hook, like any other). The
-    /// returned handle can abort it; dropping the handle does not.
+    /// and drops it (reported by the panic hook, like any other), as is one
+    /// in its destructor. The returned handle can abort it; dropping the
+    /// handle does not. The system does not stop its tasks when it
+    /// terminates: its workers run until the tasks queued on them are done,
+    /// so a task that never ends (one that keeps waking itself) keeps
+    /// termination waiting. Abort such a task first.
     ///
     /// Futures that need another runtime's reactor: see the
     /// [`pipe` module docs](crate::pipe).

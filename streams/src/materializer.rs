@@ -156,10 +156,10 @@ impl Materializer {
         self.running.register(self.id(), island)
     }
 
-    /// Register a graph run as a pool task (`None` once the system's
-    /// streams were stopped).
-    pub(crate) fn register_task(&self, task: weir_actor::TaskHandle) -> Option<Registration> {
-        self.running.register_task(self.id(), task)
+    /// Reserve a place among the running streams for a graph about to run
+    /// as a pool task (`None`: it must run on an island).
+    pub(crate) fn reserve_task(&self) -> Option<Registration> {
+        self.running.reserve_task(self.id())
     }
 
     pub(crate) fn next_stream_id(&self) -> u64 {

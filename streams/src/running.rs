@@ -35,9 +35,10 @@ struct State {
     islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
-    /// The system's streams were stopped: a task registers no more (it
-    /// would not be stopped again); islands still do, and stop with their
-    /// actors.
+    /// No task may register: the system's streams were stopped, or this
+    /// registry was made too late to stop them at all (the shutdown had
+    /// started). Nothing would stop such a task, so a graph that would run
+    /// as one runs on an island instead, which stops with its actor.
     closed: bool,
 }
 
@@ -49,6 +50,9 @@ enum Stops {
     /// A graph run as a pool task: aborting it drops its consumer, which
     /// reports `AbruptTermination`.
     Task(TaskHandle),
+    /// A task reserved its place and is being spawned; `true` once a stop
+    /// came meanwhile (the task is aborted as soon as it attaches).
+    Starting(bool),
 }
 
 impl Running {
@@ -59,9 +63,9 @@ impl Running {
             .extension(|system| {
                 let running = Arc::new(Running::default());
                 let stopping = Arc::downgrade(&running);
-                // Refused once the shutdown started: then streams stop with
-                // their actors, as before.
-                let _ = system.coordinated_shutdown().add_task(
+                // Refused once the shutdown started: then islands stop with
+                // their actors, as before, and no task registers.
+                let added = system.coordinated_shutdown().add_task(
                     Phase::ServiceStop,
                     "stop-streams",
                     move || {
@@ -69,6 +73,7 @@ impl Running {
                         running.stop(None)
                     },
                 );
+                running.state.lock().closed = added.is_err();
                 RunningExt(running)
             })
             .0
@@ -85,18 +90,16 @@ impl Running {
         self.insert(&mut state, materializer, Stops::Actor(actor.downgrade()))
     }
 
-    /// Register a graph run as the pool task `task` for `materializer`;
-    /// `None` once the system's streams were stopped.
-    pub(crate) fn register_task(
-        self: &Arc<Self>,
-        materializer: u64,
-        task: TaskHandle,
-    ) -> Option<Registration> {
+    /// Reserve a place for a graph about to run as a pool task for
+    /// `materializer` (it attaches its handle with
+    /// [`Registration::attach`]); `None` when no task may register (see
+    /// `State::closed`): the graph then runs on an island.
+    pub(crate) fn reserve_task(self: &Arc<Self>, materializer: u64) -> Option<Registration> {
         let mut state = self.state.lock();
         if state.closed {
             return None;
         }
-        Some(self.insert(&mut state, materializer, Stops::Task(task)))
+        Some(self.insert(&mut state, materializer, Stops::Starting(false)))
     }
 
     fn insert(
@@ -123,9 +126,16 @@ impl Running {
             state.closed |= materializer.is_none();
             let matching = state
                 .islands
-                .values()
+                .values_mut()
                 .filter(|(m, _)| materializer.is_none_or(|id| *m == id));
-            matching.map(|(_, stops)| stops.clone()).collect()
+            matching
+                .map(|(_, stops)| {
+                    if let Stops::Starting(stop) = stops {
+                        *stop = true;
+                    }
+                    stops.clone()
+                })
+                .collect()
         };
         for stops in stops {
             match stops {
@@ -135,6 +145,7 @@ impl Running {
                     }
                 }
                 Stops::Task(task) => task.abort(),
+                Stops::Starting(_) => {} // marked above
             }
         }
         Stopped {
@@ -169,6 +180,26 @@ struct RunningExt(Arc<Running>);
 pub(crate) struct Registration {
     running: Arc<Running>,
     key: u64,
+}
+
+impl Registration {
+    /// The reserved task's handle, once spawned; a stop that came while it
+    /// was being spawned aborts it now.
+    pub(crate) fn attach(&self, task: &TaskHandle) {
+        let stopped = {
+            let mut state = self.running.state.lock();
+            match state.islands.get_mut(&self.key) {
+                Some((_, stops @ Stops::Starting(false))) => {
+                    *stops = Stops::Task(task.clone());
+                    false
+                }
+                _ => true,
+            }
+        };
+        if stopped {
+            task.abort();
+        }
+    }
 }
 
 impl Drop for Registration {

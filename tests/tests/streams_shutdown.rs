@@ -214,3 +214,93 @@ fn a_fused_stream_that_never_ends_shares_its_only_worker() {
         ErrorKind::AbruptTermination
     ));
 }
+
+#[test]
+fn a_fused_stream_started_once_shutdown_began_is_stopped_with_the_system() {
+    // The first materializer is made inside a shutdown task: its registry
+    // can no longer stop streams in `ServiceStop`, so a graph that would
+    // run as a task runs on an island, which stops with its actor.
+    let system = weir_actor::ActorSystem::new("streams-task-late-registry").unwrap();
+    let slot: Arc<Mutex<Option<Completion<()>>>> = Arc::default();
+    let (late, out) = (system.non_owning(), slot.clone());
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::BeforeServiceUnbind, "late-stream", move || {
+            let materializer = Materializer::new(&late);
+            *out.lock().unwrap() = Some(endless_task(&materializer));
+            std::future::ready(())
+        })
+        .unwrap();
+    system
+        .terminate()
+        .wait_timeout(PATIENCE)
+        .expect("termination does not wait for the stream");
+    let endless = slot.lock().unwrap().take().unwrap();
+    let outcome = endless.wait_timeout(PATIENCE).expect("it was stopped");
+    assert!(matches!(
+        outcome.unwrap_err().kind(),
+        ErrorKind::AbruptTermination
+    ));
+}
+
+#[test]
+fn a_stream_run_after_the_service_stop_phase_still_runs_fused_or_not() {
+    // A last flush in a late phase: the actors still run, and so does the
+    // stream, whether it fuses into one loop or not.
+    let (system, materializer) = stream_system("streams-task-after-stop");
+    // (whether across a boundary, what the flush summed)
+    type Flushed = Vec<(bool, Result<u64, StreamError>)>;
+    let seen: Arc<Mutex<Flushed>> = Arc::default();
+    for boundary in [false, true] {
+        let (materializer, seen) = (materializer.clone(), seen.clone());
+        let name = if boundary {
+            "flush-islands"
+        } else {
+            "flush-fused"
+        };
+        system
+            .coordinated_shutdown()
+            .add_task(Phase::BeforeActorSystemTerminate, name, move || {
+                let source = Source::from_iter(vec![1u64, 2, 3]);
+                let source = if boundary {
+                    source.async_boundary()
+                } else {
+                    source
+                };
+                let sum = source.run_with(Sink::fold(0u64, |a, x| a + x), &materializer);
+                async move {
+                    let sum = sum.await;
+                    seen.lock().unwrap().push((boundary, sum));
+                }
+            })
+            .unwrap();
+    }
+    shutdown(&system);
+    let mut seen = seen.lock().unwrap().clone();
+    seen.sort_by_key(|(boundary, _)| *boundary);
+    assert_eq!(seen, [(false, Ok(6)), (true, Ok(6))]);
+}
+
+#[test]
+fn a_completion_callback_that_panics_when_aborted_does_not_take_the_worker() {
+    // One worker: the abort drops the stream's consumer there, and its
+    // `on_complete` panics on the `AbruptTermination` it gets.
+    let system = weir_actor::ActorSystem::builder()
+        .name("streams-task-drop-panic")
+        .threads(1)
+        .build()
+        .unwrap();
+    let materializer = Materializer::new(&system);
+    Source::repeat(1u32)
+        .map(|x| x + 1)
+        .run_with(Sink::on_complete(|r| r.expect("stopped")), &materializer);
+    assert!(eventually(PATIENCE, || materializer.running_islands() == 1));
+    materializer.shutdown();
+    assert!(eventually(PATIENCE, || materializer.running_islands() == 0));
+    let after = Source::range(1u64..=3).run_with(Sink::fold(0u64, |a, x| a + x), &materializer);
+    assert_eq!(
+        after.wait_timeout(PATIENCE).expect("the worker still runs"),
+        Ok(6)
+    );
+    shutdown(&system);
+}

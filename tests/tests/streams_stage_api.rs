@@ -372,3 +372,12 @@ fn on_idle_runs_once_per_request_batch_when_the_island_runs_dry() {
     assert_eq!(seen, 2);
     shutdown(&system);
 }
+
+#[test]
+fn attributes_named_alike_are_equal_however_the_name_is_kept() {
+    let borrowed = weir_streams::Attributes::named("stage");
+    let owned = weir_streams::Attributes::named(String::from("stage"));
+    assert_eq!(borrowed, owned);
+    assert_eq!(format!("{borrowed:?}"), format!("{owned:?}"));
+    assert!(format!("{owned:?}").contains("name: Some(\"stage\")"));
+}

@@ -14,7 +14,8 @@
 //!
 //! It keeps what the island gives such a stream: a panic fails the sink's
 //! completion naming the fused stage, and the registry of running streams
-//! (`crate::running`) stops it at shutdown by aborting the task. An
+//! (`crate::running`) stops it at shutdown by aborting the task (once the
+//! registry can no longer stop tasks, such graphs run on islands). An
 //! aborted task, or one the pool drops unfinished, drops its consumer,
 //! whose completion then reports `AbruptTermination`, as for an island
 //! torn down.
@@ -34,17 +35,19 @@ use super::iter::IterFactory;
 use crate::running::Registration;
 use crate::stage::Name;
 use crate::sync::Arc;
-use crate::{ErrorKind, Materializer, StreamError};
+use crate::{Materializer, StreamError};
 
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {
-    /// Start it on `materializer`'s system, registered among its running
-    /// streams, named `name` in errors. Its one materialized value comes
-    /// back also when the spawn failed (the task was then dropped, and its
-    /// sink reports `AbruptTermination`).
+    /// Start it on `materializer`'s system, holding `registration` (its
+    /// reserved place among the running streams), named `name` in errors.
+    /// Its one materialized value comes back also when the spawn failed
+    /// (the task was then dropped, and its sink reports
+    /// `AbruptTermination`).
     fn spawn(
         &self,
         name: Name,
+        registration: Registration,
         materializer: &Materializer,
     ) -> (Box<dyn Any + Send>, Result<(), SpawnError>);
 }
@@ -53,16 +56,20 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
     fn spawn(
         &self,
         name: Name,
+        registration: Registration,
         materializer: &Materializer,
     ) -> (Box<dyn Any + Send>, Result<(), SpawnError>) {
         let (consumer, mat) = (self.sink)();
         let source = Arc::clone(&self.source);
         let spawned = materializer
             .system()
-            .spawn_task_with(|handle: &TaskHandle| FusedTask {
-                state: State::Start(source, consumer),
-                name,
-                registration: materializer.register_task(handle.clone()),
+            .spawn_task_with(|handle: &TaskHandle| {
+                registration.attach(handle);
+                FusedTask {
+                    state: State::Start(source, consumer),
+                    name,
+                    _registration: registration,
+                }
             });
         (mat, spawned.map(drop))
     }
@@ -72,10 +79,8 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
 struct FusedTask<In> {
     state: State<In>,
     name: Name,
-    /// Its entry among the running streams, left when the task ends;
-    /// `None` when the system's streams had been stopped already: the
-    /// task then ends at once, as a stopped stream.
-    registration: Option<Registration>,
+    /// Its entry among the running streams, left when the task ends.
+    _registration: Registration,
 }
 
 enum State<In> {
@@ -97,10 +102,6 @@ impl<In: Send + 'static> FusedTask<In> {
         make: &IterFactory<In>,
         mut consumer: Box<dyn Consumer<In>>,
     ) -> Option<Drain<In>> {
-        if self.registration.is_none() {
-            consumer.finish(Err(StreamError::from_kind(ErrorKind::AbruptTermination)));
-            return None;
-        }
         if !consumer.wants_elements() {
             consumer.finish(Ok(()));
             return None;

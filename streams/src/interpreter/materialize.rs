@@ -254,8 +254,9 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
 
 /// Run a graph that is one stage able to run as a pool task (see
 /// `crate::fusion::TaskStage`) as that task, with no island actor; `None`
-/// for any other graph, or one that asks for a dispatcher of its own (the
-/// island path runs those).
+/// for any other graph, one that asks for a dispatcher of its own, or when
+/// the registry of running streams can no longer stop a task (the island
+/// path runs those).
 fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option<Materialized> {
     let [island] = &plan.islands[..] else {
         return None;
@@ -278,7 +279,8 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
         .attributes
         .shared_name()
         .unwrap_or(Name::Static(stage.name()));
-    let (mat, spawned) = task.spawn(name, materializer);
+    let registration = materializer.reserve_task()?;
+    let (mat, spawned) = task.spawn(name, registration, materializer);
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
     values[slot] = Some(mat);
     Some((fill_units(values), spawned.err().map(Into::into)))

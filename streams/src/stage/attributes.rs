@@ -304,7 +304,7 @@ impl Attributes {
 /// A stage name as attributes keep it: a `'static` string, or one made at
 /// run time (a fused chain's `single.map.head`), shared, so cloning the
 /// attributes for every run never copies the text.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone)]
 pub(crate) enum Name {
     Static(&'static str),
     Shared(std::sync::Arc<str>),
@@ -316,6 +316,21 @@ impl Name {
             Self::Static(name) => name,
             Self::Shared(name) => name,
         }
+    }
+}
+
+// Equal and shown by the text, however it is kept.
+impl PartialEq for Name {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl Eq for Name {}
+
+impl std::fmt::Debug for Name {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
