@@ -54,6 +54,16 @@ pub(crate) trait Consumer<In>: Send + 'static {
         true
     }
 
+    /// Start: whether to ask for elements at all; a consumer that wants
+    /// none has finished here.
+    fn starts(&mut self) -> bool {
+        let wants = self.wants_elements();
+        if !wants {
+            self.finish(Ok(()));
+        }
+        wants
+    }
+
     /// Elements to ask a fused source for at a time: 1 for a consumer
     /// that may stop after any element (so nothing is made that it
     /// does not take).
@@ -82,6 +92,34 @@ pub(crate) trait Consumer<In>: Send + 'static {
                 if self.on_next(element).is_break() {
                     return Drained::Stopped;
                 }
+            }
+            if let Some(end) = Drained::after(fill) {
+                return end;
+            }
+        }
+        Drained::Budget
+    }
+
+    /// [`drain_chunks`](Self::drain_chunks) for a consumer that may stop
+    /// after any element: one element per request, so nothing is made
+    /// that it does not take, and no batch is filled (a `head` after
+    /// sources that make one element directly allocates none). `spare` is
+    /// for sources that can only fill: empty between elements, and what
+    /// such a source made before it panicked (still fed to the consumer by
+    /// the driver).
+    fn drain_one_by_one(
+        &mut self,
+        cx: &mut Context<'_>,
+        source: &mut dyn Chunks<In>,
+        spare: &mut Vec<In>,
+        budget: usize,
+    ) -> Drained {
+        for _ in 0..budget {
+            let (element, fill) = source.next_one(cx, spare);
+            if let Some(element) = element
+                && self.on_next(element).is_break()
+            {
+                return Drained::Stopped;
             }
             if let Some(end) = Drained::after(fill) {
                 return end;
@@ -158,10 +196,9 @@ const INLET: u16 = 0;
 impl<In: Send + 'static> GraphStageLogic for ConsumerLogic<In> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = Inlet::<In>::new(INLET);
-        if self.consumer.wants_elements() {
+        if self.consumer.starts() {
             ctx.pull(inlet)
         } else {
-            self.consumer.finish(Ok(()));
             ctx.cancel(inlet);
             Ok(())
         }
@@ -284,12 +321,8 @@ impl<In: Send + 'static> Drain<In> {
 
     /// Whether the consumer asks for elements at all; if not, it has
     /// finished (`Sink::cancelled`).
-    pub(crate) fn wants_elements(&mut self) -> bool {
-        let wants = self.consumer.wants_elements();
-        if !wants {
-            self.consumer.finish(Ok(()));
-        }
-        wants
+    pub(crate) fn starts(&mut self) -> bool {
+        self.consumer.starts()
     }
 
     /// Feed up to a budget of elements; a panic in the source or the
@@ -347,7 +380,7 @@ impl<In: Send + 'static> IterConsumerLogic<In> {
 
 impl<In: Send + 'static> GraphStageLogic for IterConsumerLogic<In> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if !self.drain.wants_elements() {
+        if !self.drain.starts() {
             return Ok(());
         }
         ctx.set_keep_going(true);

@@ -102,8 +102,7 @@ impl<In: Send + 'static> FusedTask<In> {
         make: &IterFactory<In>,
         mut consumer: Box<dyn Consumer<In>>,
     ) -> Option<Drain<In>> {
-        if !consumer.wants_elements() {
-            consumer.finish(Ok(()));
+        if !consumer.starts() {
             return None;
         }
         match catch_unwind(AssertUnwindSafe(|| make())) {

@@ -98,44 +98,6 @@ where
     }
 }
 
-impl<A, F, R, G> FoldInto<A, F, R, G> {
-    /// [`Consumer::drain_chunks`] for a fold that may stop after any
-    /// element: one element per request, so nothing is made that it does
-    /// not take, and no batch is filled (a `head` after sources that make
-    /// one element directly allocates none). `spare` is for sources that
-    /// can only fill: empty between elements, and what such a source made
-    /// before it panicked (still fed to this sink by the driver).
-    fn drain_one_by_one<T>(
-        &mut self,
-        cx: &mut Context<'_>,
-        source: &mut dyn Chunks<T>,
-        spare: &mut Vec<T>,
-        budget: usize,
-    ) -> Drained
-    where
-        F: FnMut(A, T) -> ControlFlow<A, A>,
-        G: FnMut(A) -> Result<R, StreamError>,
-    {
-        for _ in 0..budget {
-            let (element, fill) = source.next_one(cx, spare);
-            if let Some(element) = element {
-                let acc = self.acc.take().expect("present until finish");
-                match (self.f)(acc, element) {
-                    ControlFlow::Continue(next) => self.acc = Some(next),
-                    ControlFlow::Break(last) => {
-                        self.completer.complete((self.finish)(last));
-                        return Drained::Stopped;
-                    }
-                }
-            }
-            if let Some(end) = Drained::after(fill) {
-                return end;
-            }
-        }
-        Drained::Budget
-    }
-}
-
 fn fold_into<T, A, F, R, G>(name: &'static str, init: A, f: F, finish: G) -> Sink<T, Completion<R>>
 where
     T: Send + 'static,
