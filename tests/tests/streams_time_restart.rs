@@ -81,23 +81,134 @@ fn the_backoff_doubles_up_to_its_cap() {
 }
 
 #[test]
-fn the_backoff_resets_when_no_restart_began_within_the_window() {
+fn the_backoff_resets_after_a_run_that_lasted_the_window() {
     let (system, mat, clock) = clocked_stream_system("restart-reset");
     let settings = RestartSettings::new(ms(100), ms(10_000), 0.0)
         .unwrap()
         .with_max_restarts(u64::MAX, ms(150));
-    let (mut down, restarts, runs) = restarting(settings, false, |_| None, &mat);
+    // Each run emits its number and completes, but run 4 is a probe the
+    // test drives, so that it lasts as long as the test says.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let tx = std::sync::Mutex::new(tx);
+    let runs = Arc::new(AtomicU32::new(0));
+    let counter = runs.clone();
+    let source = RestartSource::with_backoff(settings, move || {
+        let run = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        if run == 4 {
+            let tx = tx.lock().unwrap().clone();
+            TestSource::probe::<u32>().map_materialized_value(move |p| tx.send(p).unwrap())
+        } else {
+            Source::single(run)
+        }
+    });
+    let (restarts, mut down) = source.to_mat(TestSink::probe(), Keep::both).run(&mat);
     down.request(100);
     assert_eq!(down.expect_next(), 1);
-    // 100, then 200 (the previous restart began 100 ms before, within the
-    // window), then 100 again: the 200 ms wait passed the 150 ms window.
-    for (run, wait) in [(2, 100), (3, 200), (4, 100), (5, 200)] {
+    // Runs that end as they start never reset the count, however long the
+    // backoff between them: 100, 200, 400. Run 4 lasts 200 ms, past the
+    // 150 ms window, so the wait before run 5 is back to 100, then 200.
+    for (run, wait) in [(2, 100), (3, 200), (4, 400), (5, 100), (6, 200)] {
         backoff_begun(&restarts, u64::from(run) - 1);
         clock.advance(ms(wait - 1));
+        down.wait_idle(); // the restart's timer, had it fired, is handled
         assert_eq!(runs.load(Ordering::SeqCst), run - 1, "not before {wait} ms");
         clock.advance(ms(1));
-        assert_eq!(down.expect_next(), run);
+        down.wait_idle();
+        assert_eq!(runs.load(Ordering::SeqCst), run, "after {wait} ms");
+        if run == 4 {
+            let mut up = rx.recv_timeout(PATIENCE).unwrap();
+            up.send_next(4);
+            assert_eq!(down.expect_next(), 4);
+            clock.advance(ms(200));
+            up.send_complete();
+        } else {
+            assert_eq!(down.expect_next(), run);
+        }
     }
+    shutdown(&system);
+}
+
+/// Settings whose window is no longer than the backoff (the default
+/// window is `min_backoff`): the window is counted from each run's start,
+/// so runs that fail at once still spend the budget.
+fn short_window(max_restarts: u64) -> RestartSettings {
+    RestartSettings::new(ms(100), ms(100), 0.0)
+        .unwrap()
+        .with_max_restarts(max_restarts, ms(50))
+}
+
+#[test]
+fn max_restarts_ends_the_source_when_the_window_is_shorter_than_the_backoff() {
+    let (system, mat, clock) = clocked_stream_system("restart-budget-short");
+    let (mut down, restarts, runs) = restarting(
+        short_window(2),
+        false,
+        |run| Some(StreamError::msg(format!("run {run}"))),
+        &mat,
+    );
+    down.request(100);
+    assert_eq!(down.expect_next(), 1);
+    for n in 1..=2 {
+        backoff_begun(&restarts, n);
+        clock.advance(ms(100));
+        assert_eq!(down.expect_next(), n as u32 + 1);
+    }
+    let error = down.expect_error();
+    assert!(
+        matches!(error.kind(), ErrorKind::Message(m) if m == "run 3"),
+        "{error:?}"
+    );
+    clock.advance(ms(1000));
+    assert_eq!(runs.load(Ordering::SeqCst), 3);
+    assert_eq!(restarts.count(), 2);
+    shutdown(&system);
+}
+
+#[test]
+fn max_restarts_ends_the_sink_when_the_window_is_shorter_than_the_backoff() {
+    let (system, mat, clock) = clocked_stream_system("restart-sink-short");
+    let copies = Arc::new(AtomicU32::new(0));
+    let counter = copies.clone();
+    // Each copy takes one element and cancels.
+    let sink = RestartSink::with_backoff(short_window(1), move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        Flow::new().take(1).to(Sink::ignore())
+    });
+    let (mut up, restarts) = TestSource::probe::<u32>()
+        .to_mat(sink, Keep::both)
+        .run(&mat);
+    up.expect_request();
+    up.send_next(1);
+    backoff_begun(&restarts, 1);
+    clock.advance(ms(100));
+    up.expect_request();
+    up.send_next(2);
+    up.expect_cancellation();
+    clock.advance(ms(1000));
+    assert_eq!(copies.load(Ordering::SeqCst), 2);
+    assert_eq!(restarts.count(), 1);
+    shutdown(&system);
+}
+
+#[test]
+fn max_restarts_ends_the_flow_when_the_window_is_shorter_than_the_backoff() {
+    let (system, mat, clock) = clocked_stream_system("restart-flow-short");
+    // Each copy passes one element, then completes.
+    let flow = RestartFlow::with_backoff(short_window(1), || Flow::new().take(1));
+    let ((mut up, restarts), mut down) = TestSource::probe::<u32>()
+        .via_mat(flow, Keep::both)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(10);
+    up.send_next(1);
+    assert_eq!(down.expect_next(), 1);
+    backoff_begun(&restarts, 1);
+    clock.advance(ms(100));
+    up.send_next(2);
+    assert_eq!(down.expect_next(), 2);
+    down.expect_complete();
+    up.expect_cancellation();
+    assert_eq!(restarts.count(), 1);
     shutdown(&system);
 }
 

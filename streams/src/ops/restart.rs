@@ -8,10 +8,12 @@
 //!
 //! The schedule: the n-th restart in a row waits `min_backoff * 2^n`,
 //! capped at `max_backoff`, times `1 + r * random_factor` (`r` uniform in
-//! `[0, 1)`). The count starts again from 0 when no restart has begun for
-//! `max_restarts_within`; once `max_restarts` restarts have begun within
-//! that window, the next end is final: the outer source completes, or
-//! fails with the wrapped source's error.
+//! `[0, 1)`). The count starts again from 0 when a run ends more than
+//! `max_restarts_within` after it started (the first run starts with the
+//! stage), as Akka's `RestartWithBackoffLogic`: a run that lasted the window
+//! was a success. Once `max_restarts` restarts have been counted, the next
+//! end is final: the outer source completes, or fails with the wrapped
+//! source's error.
 
 use std::time::{Duration, Instant};
 
@@ -29,9 +31,12 @@ use crate::{ArgumentError, Source, StreamError};
 ///
 /// The n-th restart in a row waits `min_backoff * 2^n`, capped at
 /// `max_backoff`, times `1 + r * random_factor` (`r` uniform in `[0, 1)`).
-/// The count starts again from 0 when no restart has begun for
-/// `max_restarts_within`; once `max_restarts` restarts have begun within
-/// that window, the next end is final.
+/// The count starts again from 0 when a run ends more than
+/// `max_restarts_within` after it started: a run that lasted that long
+/// counts as a success. Once `max_restarts` restarts in a row have been
+/// counted, the next end is final. As in Akka, the window is counted from
+/// each run's start, not from its end, so a window no longer than the
+/// backoff still limits runs that fail as they start.
 ///
 /// # Examples
 ///
@@ -60,7 +65,7 @@ pub struct RestartSettings {
 impl RestartSettings {
     /// Restart after `min_backoff`, doubling up to `max_backoff`, with up to
     /// `random_factor` (0.2 = 20%) added at random; restarts without limit,
-    /// and the count resets after `min_backoff` without a restart.
+    /// and the count resets after a run that lasted `min_backoff`.
     ///
     /// # Errors
     ///
@@ -92,8 +97,9 @@ impl RestartSettings {
         })
     }
 
-    /// At most `count` restarts within `within` (which is also how long
-    /// without a restart resets the backoff).
+    /// At most `count` restarts in a row, where a run that lasts longer
+    /// than `within` from its start ends the row: its end resets the count
+    /// (and the backoff) to 0. `within` defaults to `min_backoff`.
     pub fn with_max_restarts(mut self, count: u64, within: Duration) -> Self {
         self.max_restarts = count;
         self.max_restarts_within = within;
@@ -220,8 +226,9 @@ struct RestartLogic<T> {
 pub(crate) struct Backoff {
     settings: RestartSettings,
     restarts: Restarts,
-    /// Restarts in a row (resets after `max_restarts_within` without one).
+    /// Restarts in a row (resets when a run outlived its window).
     in_a_row: u64,
+    /// `max_restarts_within` after the current run started.
     window_ends: Option<Instant>,
     rng: u64,
 }
@@ -237,12 +244,22 @@ impl Backoff {
         }
     }
 
+    /// A run starts (the first with the stage, the others when the
+    /// [`BACKOFF`] timer fires): its window opens.
+    pub(crate) fn started(&mut self, ctx: &StageContext<'_>) {
+        self.window_ends = Some(deadline_after(
+            ctx.now(),
+            self.settings.max_restarts_within,
+        ));
+    }
+
     /// A run ended: arm the stage's [`BACKOFF`] timer for the next one and
     /// count the restart (after arming, so whoever sees the count sees the
     /// timer armed), or return `false` when the budget is spent.
     pub(crate) fn schedule(&mut self, ctx: &mut StageContext<'_>) -> bool {
         let now = ctx.now();
         if self.window_ends.is_some_and(|end| now > end) {
+            // The run lasted past its window: a success, the row ends.
             self.in_a_row = 0;
         }
         if self.in_a_row >= self.settings.max_restarts {
@@ -251,7 +268,6 @@ impl Backoff {
         let n = u32::try_from(self.in_a_row).unwrap_or(u32::MAX);
         let r = self.random();
         self.in_a_row += 1;
-        self.window_ends = Some(deadline_after(now, self.settings.max_restarts_within));
         ctx.schedule_once(BACKOFF, self.settings.backoff(n, r));
         self.restarts.0.fetch_add(1, Ordering::AcqRel);
         true
@@ -305,6 +321,7 @@ impl<T: Send + 'static> GraphStage for RestartStage<T> {
 impl<T: Send + 'static> RestartLogic<T> {
     fn start(&mut self, ctx: &mut StageContext<'_>) {
         self.run += 1;
+        self.backoff.started(ctx);
         let Some(events) = self.events.clone() else {
             return;
         };

@@ -157,6 +157,7 @@ impl<I: Send + 'static, O: Send + 'static> RestartFlowLogic<I, O> {
     fn start(&mut self, ctx: &mut StageContext<'_>) {
         self.run += 1;
         self.demanded = false;
+        self.backoff.started(ctx);
         let (Some(feed_events), Some(out_events)) =
             (self.feed_events.clone(), self.out_events.clone())
         else {

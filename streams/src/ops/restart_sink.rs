@@ -123,6 +123,7 @@ impl<T: Send + 'static> RestartSinkLogic<T> {
     fn start(&mut self, ctx: &mut StageContext<'_>) {
         self.run += 1;
         self.demanded = false;
+        self.backoff.started(ctx);
         let Some(events) = self.events.clone() else {
             return;
         };
