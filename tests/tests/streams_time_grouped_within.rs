@@ -67,8 +67,8 @@ fn without_demand_a_timed_out_group_keeps_filling_and_a_full_one_backpressures()
     rig.advance(ms(100)); // time is up, nobody asks
     assert_eq!(
         rig.requests(),
-        3,
-        "collected a full group, then stopped pulling"
+        4,
+        "collected a full group and the element that opens the next, then stopped pulling"
     );
     rig.expect_nothing();
     rig.down.request(1);
@@ -112,6 +112,72 @@ fn weighted_groups_close_before_the_weight_would_be_exceeded() {
     assert_eq!(rig.down.expect_next_n(3), [vec![4, 5], vec![3], vec![20]]);
     rig.advance(ms(100));
     assert_eq!(rig.down.expect_next(), [1]);
+    rig.shutdown();
+}
+
+fn weighted(max_weight: u64) -> Rig<u32, Vec<u32>> {
+    let flow = Flow::new()
+        .grouped_weighted_within(max_weight, ms(100), |x: &u32| u64::from(*x))
+        .unwrap();
+    Rig::new("grouped-weighted", flow)
+}
+
+#[test]
+fn zero_weight_elements_join_a_full_group_that_waits_for_demand() {
+    // As Akka's spec: a full group keeps taking elements of weight zero
+    // until downstream asks.
+    let mut rig = weighted(5);
+    rig.send([3, 2, 0, 0, 0]);
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [3, 2, 0, 0, 0]);
+    rig.send([0, 0]);
+    rig.up.send_complete();
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [0, 0]);
+    rig.down.expect_complete();
+    rig.shutdown();
+}
+
+#[test]
+fn a_full_group_goes_at_once_when_asked_and_zero_weights_open_the_next() {
+    let mut rig = weighted(5);
+    rig.down.request(10);
+    rig.send([3, 2, 0, 0, 0]);
+    assert_eq!(rig.down.expect_next(), [3, 2]);
+    rig.expect_nothing();
+    rig.advance(ms(100));
+    assert_eq!(rig.down.expect_next(), [0, 0, 0]);
+    rig.shutdown();
+}
+
+#[test]
+fn a_positive_weight_after_a_full_group_waits_for_the_next_and_is_not_lost() {
+    let mut rig = weighted(5);
+    rig.send([3, 2, 0, 4, 0]);
+    assert_eq!(
+        rig.requests(),
+        4,
+        "3, 2, 0, then the 4, which waits: no more"
+    );
+    rig.up.send_complete();
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [3, 2, 0]);
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [4, 0]);
+    rig.down.expect_complete();
+    rig.shutdown();
+}
+
+#[test]
+fn an_element_heavier_than_the_maximum_joins_a_group_of_weight_zero() {
+    let mut rig = weighted(10);
+    rig.send([0, 0, 11, 1]);
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [0, 0, 11]);
+    rig.up.send_complete();
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), [1]);
+    rig.down.expect_complete();
     rig.shutdown();
 }
 

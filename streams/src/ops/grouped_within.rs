@@ -4,10 +4,15 @@
 //! As Akka's `groupedWeightedWithin`: the stage pulls upstream eagerly and
 //! a group closes when its weight reaches the maximum or when `within` has
 //! passed since the last group was emitted (a periodic timer, restarted at
-//! each emission). A closed group waits for demand; meanwhile a group
-//! closed by time keeps collecting (until full), a full one back-pressures
-//! upstream. Empty groups are never emitted. At upstream completion what
-//! was collected is emitted, then the stage completes.
+//! each emission). A closed group waits for demand; meanwhile it keeps
+//! taking every element that fits: a group closed by time anything up to
+//! the maximum, a full one elements of weight zero. The first element that
+//! does not fit is held for the next group, and upstream is back-pressured
+//! until the group goes. An element heavier than the maximum joins a group
+//! of weight zero (it would never fit anywhere) and closes it. Empty groups
+//! are never emitted. At upstream completion what was collected is
+//! emitted (the held element in a group of its own), then the stage
+//! completes: no element is lost.
 
 use std::time::Duration;
 
@@ -26,15 +31,24 @@ struct GroupedWithin<T, W> {
     weight_fn: W,
     group: Vec<T>,
     weight: u64,
-    /// An element that did not fit in the full group; starts the next one.
+    /// An element that did not fit in the group; starts the next one.
+    /// While it waits, upstream is not pulled.
     pending: Option<(T, u64)>,
     /// The window passed with elements collected: emit on the next pull.
     timed_out: bool,
 }
 
 impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GroupedWithin<T, W> {
+    /// The group is closed by weight: it goes on the next pull.
     fn full(&self) -> bool {
         self.weight >= self.max_weight || self.pending.is_some()
+    }
+
+    /// Whether an element of `weight` joins the group: it fits, or the
+    /// group weighs nothing yet (an element heavier than the maximum fits
+    /// nowhere, so it goes with what weighs nothing).
+    fn fits(&self, weight: u64) -> bool {
+        self.weight == 0 || self.weight.saturating_add(weight) <= self.max_weight
     }
 
     fn emit_group(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -54,9 +68,11 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GroupedWithin<T, W
         self.weight = self.weight.saturating_add(weight);
     }
 
+    /// Pull unless an element waits for the next group: even a full group
+    /// takes elements of weight zero until it goes.
     fn pull_if_room(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
-        if !self.full() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
+        if self.pending.is_none() && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
             ctx.pull(inlet)?;
         }
         Ok(())
@@ -74,11 +90,11 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GraphStageLogic
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let weight = (self.weight_fn)(&element);
-        if !self.group.is_empty() && self.weight.saturating_add(weight) > self.max_weight {
-            // Does not fit: the group is full, this one opens the next.
-            self.pending = Some((element, weight));
-        } else {
+        if self.fits(weight) {
             self.add(element, weight);
+        } else {
+            // Does not fit: the group is closed, this one opens the next.
+            self.pending = Some((element, weight));
         }
         if self.full() && ctx.is_available(self.shape.out) {
             return self.emit_group(ctx);

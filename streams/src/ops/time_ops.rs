@@ -112,9 +112,12 @@ pub trait TimeOps: FlowOps {
         self.grouped_weighted_within(n as u64, within, |_| 1)
     }
 
-    /// [`grouped_within`](Self::grouped_within) by weight: a group closes when
-    /// the next element would take it past `max_weight` (an element heavier
-    /// than that travels alone).
+    /// [`grouped_within`](Self::grouped_within) by weight: a group closes
+    /// when its weight reaches `max_weight` or the next element would take
+    /// it past that (the element then opens the next group). Until
+    /// downstream asks, a full group still takes elements of weight zero;
+    /// an element heavier than `max_weight` goes in a group with nothing of
+    /// positive weight. No element is dropped.
     ///
     /// # Errors
     ///
