@@ -102,15 +102,23 @@ fn idle_timeout_counts_a_back_pressured_stream_as_idle_too() {
 #[test]
 fn backpressure_timeout_fails_when_downstream_does_not_ask_in_time() {
     let mut rig = Rig::new("bp", Flow::new().backpressure_timeout(ms(100)));
-    // No element pushed yet: nothing to wait for, however long.
-    rig.advance(ms(500));
-    rig.expect_nothing();
     rig.down.request(1);
     rig.send([1, 2]);
     assert_eq!(rig.down.expect_next(), 1);
     rig.advance(ms(99));
     rig.down.request(1); // in time
     assert_eq!(rig.down.expect_next(), 2);
+    rig.advance(ms(99));
+    rig.expect_nothing();
+    rig.advance(ms(1));
+    expect_timeout(&mut rig, TimeoutKind::Backpressure, ms(100));
+    rig.shutdown();
+}
+
+#[test]
+fn backpressure_timeout_fails_when_downstream_never_asks_for_the_first_element() {
+    // As Akka's: the stage waits for demand from its start.
+    let mut rig = Rig::new("bp-first", Flow::new().backpressure_timeout(ms(100)));
     rig.advance(ms(99));
     rig.expect_nothing();
     rig.advance(ms(1));

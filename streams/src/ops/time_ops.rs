@@ -301,7 +301,8 @@ pub trait TimeOps: FlowOps {
     }
 
     /// Fail with `TimeoutKind::Backpressure` when downstream does not ask
-    /// for the next element within `d` of the last one.
+    /// for the next element within `d` of the last one (for the first
+    /// element: within `d` of the start).
     ///
     /// ```
     /// use std::time::Duration;

@@ -25,10 +25,11 @@ struct Timeout<T> {
     shape: FlowShape<T, T>,
     kind: TimeoutKind,
     after: Duration,
-    /// Initial: the first element passed. Backpressure: an element was
-    /// pushed and downstream has not asked since.
+    /// Initial: the first element passed. Backpressure: downstream has
+    /// not asked since the start or the last push (as Akka's, the stage
+    /// waits for demand from its start).
     flag: bool,
-    /// Idle: the last element; Backpressure: the last push.
+    /// Idle: the last element; Backpressure: the start or the last push.
     last: Instant,
 }
 
@@ -43,6 +44,7 @@ impl<T: Send + 'static> Timeout<T> {
 impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.last = ctx.now();
+        self.flag = self.kind == TimeoutKind::Backpressure;
         ctx.schedule_once(TIMER, self.after);
         Ok(())
     }
