@@ -274,3 +274,119 @@ fn restart_source_pulls_each_run_only_on_outer_demand() {
     }
     shutdown(&system);
 }
+
+// ---- zero and huge durations ----
+
+/// A year: far beyond any window below but `Duration::MAX`, which the
+/// clock cannot reach (it saturates at a far future).
+const YEAR: Duration = Duration::from_secs(86_400 * 365);
+
+/// `flow` over 1, 2, 3 from a source that pushes as soon as asked, fused
+/// with it in one island: a stage that waits for its own timer message
+/// sees every element first.
+fn fused_run(name: &str, flow: Flow<u32, u32>) -> Result<Vec<u32>, StreamError> {
+    let (system, mat, _clock) = clocked_stream_system(name);
+    let got = Source::range(1u32..=3)
+        .via(flow)
+        .run_with(Sink::collect(), &mat)
+        .wait();
+    shutdown(&system);
+    got
+}
+
+#[test]
+fn drop_within_zero_drops_nothing() {
+    let got = fused_run("drop-within-zero", Flow::new().drop_within(Duration::ZERO));
+    assert_eq!(got, Ok(vec![1, 2, 3]));
+    let mut rig = Rig::new("drop-within-zero", Flow::new().drop_within(Duration::ZERO));
+    rig.down.request(10);
+    rig.send([1, 2]);
+    assert_eq!(rig.down.expect_next_n(2), [1, 2]);
+    rig.up.send_complete();
+    rig.down.expect_complete();
+    rig.shutdown();
+}
+
+#[test]
+fn take_within_zero_takes_nothing() {
+    let got = fused_run("take-within-zero", Flow::new().take_within(Duration::ZERO));
+    assert_eq!(got, Ok(vec![]));
+    let mut rig = Rig::new(
+        "take-within-zero",
+        Flow::<u32>::new().take_within(Duration::ZERO),
+    );
+    rig.down.expect_complete();
+    rig.up.expect_cancellation();
+    rig.shutdown();
+}
+
+#[test]
+fn initial_delay_zero_does_not_wait() {
+    let got = fused_run(
+        "initial-delay-zero",
+        Flow::new().initial_delay(Duration::ZERO),
+    );
+    assert_eq!(got, Ok(vec![1, 2, 3]));
+}
+
+#[test]
+fn the_windows_are_exact_at_their_end_without_waiting_for_their_timer() {
+    // The clock, not the order of the timer's message among the elements,
+    // decides: at the end of the window, drop_within passes and
+    // take_within takes no more.
+    let (system, mat, clock) = clocked_stream_system("windows-exact");
+    for (flow, expected) in [
+        (Flow::new().drop_within(ms(100)), vec![2]),
+        (Flow::new().take_within(ms(100)), vec![1]),
+    ] {
+        let (mut up, mut down) = TestSource::probe::<u32>()
+            .via(flow)
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(&mat);
+        down.request(10);
+        down.wait_idle();
+        up.send_next(1);
+        down.wait_idle();
+        clock.advance(ms(100));
+        up.send_next(2);
+        up.send_complete();
+        let mut got = Vec::new();
+        for _ in 0..expected.len() {
+            got.push(down.expect_next());
+        }
+        assert_eq!(got, expected);
+        down.expect_complete();
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn the_windows_take_duration_max_as_never() {
+    let mut rig = Rig::new("drop-within-max", Flow::new().drop_within(Duration::MAX));
+    rig.down.request(10);
+    rig.send([1, 2]);
+    rig.advance(YEAR);
+    rig.send([3]);
+    rig.expect_nothing();
+    rig.up.send_complete();
+    rig.down.expect_complete();
+    rig.shutdown();
+
+    let mut rig = Rig::new("take-within-max", Flow::new().take_within(Duration::MAX));
+    rig.down.request(10);
+    rig.advance(YEAR);
+    rig.send([1, 2]);
+    assert_eq!(rig.down.expect_next_n(2), [1, 2]);
+    rig.up.send_complete();
+    rig.down.expect_complete();
+    rig.shutdown();
+
+    let mut rig = Rig::new(
+        "initial-delay-max",
+        Flow::<u32>::new().initial_delay(Duration::MAX),
+    );
+    rig.down.request(10);
+    rig.advance(YEAR);
+    assert_eq!(rig.requests(), 0, "still waiting");
+    rig.shutdown();
+}

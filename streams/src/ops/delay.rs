@@ -210,6 +210,13 @@ where
 /// Pass elements only after `delay` from the start: until then, do not
 /// pull (`initial_delay`), or pull and drop (`drop_within`). `take_within`
 /// passes elements and completes when the time is up.
+///
+/// The window is `[start, start + delay)` on the system's clock, and the
+/// clock decides, not the order in which the timer's message and the
+/// elements reach the stage: an element that arrives at the end of the
+/// window is past it. So a zero window is empty (`drop_within` drops
+/// nothing, `take_within` takes nothing, `initial_delay` does not wait),
+/// and `Duration::MAX` is a window that never ends.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Window {
     InitialDelay,
@@ -221,20 +228,38 @@ struct Windowed<T> {
     shape: FlowShape<T, T>,
     after: Duration,
     window: Window,
-    open: bool,
+    /// When the window ends (set in `pre_start`).
+    ends: Instant,
+    /// The window has ended (seen on the clock or by the timer).
+    passed: bool,
+}
+
+impl<T: Send + 'static> Windowed<T> {
+    /// Whether the window has ended, reading the clock until it has.
+    fn passed(&mut self, ctx: &StageContext<'_>) -> bool {
+        if !self.passed && ctx.now() >= self.ends {
+            self.passed = true;
+        }
+        self.passed
+    }
 }
 
 impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         // Like Akka's DropWithin, nothing is pulled (or dropped) before
         // downstream asks.
-        ctx.schedule_once(TIMER, self.after);
+        self.ends = deadline_after(ctx.now(), self.after);
+        if !self.passed(ctx) {
+            ctx.schedule_once(TIMER, self.after);
+        } else if self.window == Window::TakeWithin {
+            ctx.complete_stage(); // an empty window takes nothing
+        }
         Ok(())
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
-        let may_pull = self.open || self.window != Window::InitialDelay;
+        let may_pull = self.window != Window::InitialDelay || self.passed(ctx);
         if may_pull && !ctx.has_been_pulled(inlet) {
             ctx.pull(inlet)?;
         }
@@ -243,17 +268,26 @@ impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        if self.window == Window::DropWithin && !self.open {
-            return ctx.pull(self.shape.inlet); // still inside the window: drop
+        let passed = self.window == Window::InitialDelay || self.passed(ctx);
+        match self.window {
+            Window::DropWithin if !passed => {
+                ctx.pull(self.shape.inlet) // still inside the window: drop
+            }
+            Window::TakeWithin if passed => {
+                ctx.complete_stage(); // past the window: not taken
+                Ok(())
+            }
+            _ => ctx.push(self.shape.out, element),
         }
-        ctx.push(self.shape.out, element)
     }
 
     fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
-        self.open = true;
+        self.passed = true;
         match self.window {
             Window::TakeWithin => ctx.complete_stage(),
-            Window::InitialDelay if ctx.is_available(self.shape.out) => {
+            Window::InitialDelay
+                if ctx.is_available(self.shape.out) && !ctx.has_been_pulled(self.shape.inlet) =>
+            {
                 ctx.pull(self.shape.inlet)?
             }
             Window::InitialDelay | Window::DropWithin => {}
@@ -272,6 +306,7 @@ pub(crate) fn windowed<T: Send + 'static>(after: Duration, window: Window) -> Fl
         shape: ports(),
         after,
         window,
-        open: false,
+        ends: Instant::now(), // replaced in pre_start by the system's clock
+        passed: false,
     })
 }

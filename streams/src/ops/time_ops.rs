@@ -194,7 +194,8 @@ pub trait TimeOps: FlowOps {
         self.via_flow(delay::delay_with(delay_of, strategy))
     }
 
-    /// Ask upstream for nothing until `by` has passed since the start.
+    /// Ask upstream for nothing until `by` has passed since the start
+    /// (zero: no wait; `Duration::MAX`: never).
     ///
     /// ```
     /// use std::time::Duration;
@@ -210,7 +211,10 @@ pub trait TimeOps: FlowOps {
         self.via_flow(delay::windowed(by, delay::Window::InitialDelay))
     }
 
-    /// Pass elements for `d` from the start, then complete.
+    /// Pass the elements that arrive within `d` from the start, then
+    /// complete (at `d` on the clock, also when an element arrives then
+    /// before the timer fires). Zero takes nothing; `Duration::MAX` never
+    /// ends.
     ///
     /// ```
     /// use std::time::Duration;
@@ -226,7 +230,9 @@ pub trait TimeOps: FlowOps {
         self.via_flow(delay::windowed(d, delay::Window::TakeWithin))
     }
 
-    /// Drop the elements that arrive within `d` from the start.
+    /// Drop the elements that arrive within `d` from the start (an element
+    /// that arrives at `d` passes). Zero drops nothing; `Duration::MAX`
+    /// drops everything.
     ///
     /// ```
     /// use std::time::Duration;
