@@ -285,7 +285,9 @@ fn completions_are_futures_on_any_executor() {
     let (system, mat) = stream_system("futures");
     let done = Source::range(1u64..=100).run_with(Sink::fold(0, |a, x| a + x), &mat);
     assert_eq!(futures_executor::block_on(done), Ok(5050));
-    let slow = Source::<u8, _>::tick(PATIENCE, PATIENCE, 0).run_with(Sink::ignore(), &mat);
+    let slow = Source::<u8, _>::tick(PATIENCE, PATIENCE, 0)
+        .unwrap()
+        .run_with(Sink::ignore(), &mat);
     let slow = slow
         .wait_timeout(std::time::Duration::from_millis(20))
         .unwrap_err();

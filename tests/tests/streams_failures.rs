@@ -37,6 +37,7 @@ fn a_panic_in_a_sink_closure_reaches_its_completion_after_any_operator() {
         (
             "tick",
             Source::tick(Duration::ZERO, Duration::from_millis(1), vec![1u32])
+                .unwrap()
                 .map_materialized_value(|_| ()),
         ),
     ];

@@ -189,6 +189,7 @@ fn a_panic_in_a_later_island_cancels_the_earlier_one() {
 fn stopping_the_system_fails_running_streams_instead_of_hanging() {
     let (system, mat) = stream_system("abrupt");
     let endless = Source::<u8, _>::tick(Duration::from_millis(1), Duration::from_millis(1), 1)
+        .unwrap()
         .async_boundary()
         .run_with(Sink::ignore(), &mat);
     let (_up, probe_done) = TestSource::probe::<u8>()

@@ -91,6 +91,7 @@ fn tick_emits_on_schedule_and_drops_ticks_without_demand() {
     let (system, mat, clock) = weir_tests::clocked_stream_system("tick");
     let ms = Duration::from_millis;
     let (handle, mut down) = Source::tick(ms(2), ms(2), 1u8)
+        .unwrap()
         .to_mat(TestSink::probe(), Keep::both)
         .run(&mat);
     down.request(2);

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{SourceProbe, TestSink, TestSource};
-use weir_streams::{ErrorKind, Flow, RestartSettings, RestartSource, StreamError};
+use weir_streams::{ArgumentError, ErrorKind, Flow, RestartSettings, RestartSource, StreamError};
 use weir_tests::clocked::Rig;
 use weir_tests::{PATIENCE, QUIET, clocked_stream_system, eventually, shutdown};
 
@@ -389,4 +389,29 @@ fn the_windows_take_duration_max_as_never() {
     rig.advance(YEAR);
     assert_eq!(rig.requests(), 0, "still waiting");
     rig.shutdown();
+}
+
+#[test]
+fn tick_refuses_a_zero_interval_and_takes_zero_and_huge_waits() {
+    // A zero interval ticked once and never again: refused at the call.
+    assert_eq!(
+        Source::tick(ms(1), Duration::ZERO, 1u8).err(),
+        Some(ArgumentError::Zero {
+            argument: "interval"
+        })
+    );
+    let (system, mat, clock) = clocked_stream_system("tick-edges");
+    // No initial wait; an interval too long to reach waits forever.
+    let (_handle, mut down) = Source::tick(Duration::ZERO, Duration::MAX, 7u8)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(2);
+    assert_eq!(down.expect_next(), 7);
+    down.wait_idle();
+    clock.advance(YEAR);
+    down.wait_idle();
+    down.expect_no_message(Duration::ZERO);
+    down.cancel();
+    shutdown(&system);
 }

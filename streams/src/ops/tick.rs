@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::Source;
+use crate::{ArgumentError, Source};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult, TimerKey,
@@ -81,6 +81,14 @@ impl<T: Clone + Send + Sync + 'static> Source<T, TickHandle> {
     /// `value` after `initial`, then every `interval`; a tick with no
     /// demand is dropped (as in Akka). Materializes a [`TickHandle`].
     ///
+    /// A zero `initial` ticks at once; an `interval` too long for the clock
+    /// (`Duration::MAX`) saturates: the next tick never comes.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a zero `interval` (a timer cannot repeat
+    /// every zero seconds; it would tick once and never again).
+    ///
     /// # Examples
     ///
     /// ```
@@ -90,15 +98,23 @@ impl<T: Clone + Send + Sync + 'static> Source<T, TickHandle> {
     /// let system = weir_actor::ActorSystem::new("tick").unwrap();
     /// let materializer = Materializer::new(&system);
     /// let ms = Duration::from_millis(1);
-    /// let ticks = Source::tick(ms, ms, "tick").take(3).run_with(Sink::collect(), &materializer);
+    /// let ticks = Source::tick(ms, ms, "tick")
+    ///     .unwrap()
+    ///     .take(3)
+    ///     .run_with(Sink::collect(), &materializer);
     /// assert_eq!(ticks.wait(), Ok(vec!["tick"; 3]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn tick(initial: Duration, interval: Duration, value: T) -> Self {
-        Source::from_graph(Tick {
+    pub fn tick(initial: Duration, interval: Duration, value: T) -> Result<Self, ArgumentError> {
+        if interval.is_zero() {
+            return Err(ArgumentError::Zero {
+                argument: "interval",
+            });
+        }
+        Ok(Source::from_graph(Tick {
             initial,
             interval,
             value,
-        })
+        }))
     }
 }
