@@ -57,6 +57,90 @@ fn a_full_bucket_lets_a_burst_through_and_refills_at_the_rate() {
 }
 
 #[test]
+fn a_rate_that_is_no_whole_number_of_nanoseconds_per_element_holds_exactly() {
+    // 3 per 5 ns: a token every 5/3 ns. Truncated to a token every 1 ns
+    // the rate was 5/3 too fast; above one per nanosecond (a period of 0)
+    // it was not limited at all.
+    let ns = Duration::from_nanos;
+    let mut rig = Rig::new("throttle-fraction", shaping(3, ns(5), 1));
+    rig.down.request(100);
+    rig.send(0..7);
+    assert_eq!(rig.down.expect_next(), 0); // the bucket starts full
+    // Tokens come at 5/3, 10/3, 5, 20/3, 25/3 and 10 ns: the elements go
+    // at 2, 4, 5, 7, 9 and 10 ns.
+    let (mut now, mut got) = (0, 1);
+    for (at, released) in [
+        (1, 1),
+        (2, 2),
+        (4, 3),
+        (5, 4),
+        (6, 4),
+        (7, 5),
+        (9, 6),
+        (10, 7),
+    ] {
+        rig.advance(ns(at - now));
+        now = at;
+        while got < released {
+            assert_eq!(rig.down.expect_next(), got, "at {at} ns");
+            got += 1;
+        }
+        rig.expect_nothing();
+    }
+    rig.shutdown();
+}
+
+#[test]
+fn extreme_rates_and_costs_neither_panic_nor_hang() {
+    // One per Duration::MAX: the first goes, the next never does.
+    let mut rig = Rig::new("throttle-max", shaping(1, Duration::MAX, 1));
+    rig.down.request(10);
+    rig.send([1, 2]);
+    assert_eq!(rig.down.expect_next(), 1);
+    rig.advance(Duration::from_secs(86_400 * 365));
+    rig.expect_nothing();
+    rig.shutdown();
+    // The greatest rate, burst and cost: what the bucket holds goes at
+    // once, more waits.
+    let flow = Flow::new()
+        .throttle_with_cost(
+            u32::MAX,
+            Duration::from_nanos(1),
+            u32::MAX,
+            |x: &u32| *x,
+            ThrottleMode::Shaping,
+        )
+        .unwrap();
+    let mut rig = Rig::new("throttle-huge", flow);
+    rig.down.request(10);
+    rig.send([u32::MAX, u32::MAX, 0]);
+    assert_eq!(rig.down.expect_next(), u32::MAX);
+    rig.expect_nothing();
+    rig.advance(Duration::from_nanos(1));
+    assert_eq!(rig.down.expect_next_n(2), [u32::MAX, 0]);
+    rig.shutdown();
+}
+
+#[test]
+fn more_than_one_element_per_nanosecond_is_still_a_limit() {
+    // 2 per nanosecond with no burst to spare: the second of two elements
+    // at the same instant breaks the rate.
+    let flow = Flow::new()
+        .throttle(2, Duration::from_nanos(1), 1, ThrottleMode::Enforcing)
+        .unwrap();
+    let mut rig = Rig::new("throttle-fast", flow);
+    rig.down.request(10);
+    rig.send([1, 2]);
+    assert_eq!(rig.down.expect_next(), 1);
+    let error = rig.down.expect_error();
+    assert!(
+        matches!(error.kind(), ErrorKind::RateExceeded { .. }),
+        "{error:?}"
+    );
+    rig.shutdown();
+}
+
+#[test]
 fn the_rate_holds_over_a_long_run() {
     // A token every 20 ms, none saved beyond one.
     let mut rig = Rig::new("throttle-rate", shaping(5, ms(100), 1));

@@ -1,8 +1,9 @@
 //! `throttle` and `throttle_with_cost`: a token bucket on the stream.
 //!
-//! The bucket holds up to `maximum_burst` tokens and starts full; one token
-//! comes back every `per / cost`, on a fixed grid from the start (Akka's `TokenBucket`, measured on the
-//! system's clock). An element costs `cost_fn(&element)` tokens. When the
+//! The bucket holds up to `maximum_burst` tokens and starts full; tokens
+//! come back at `cost` per `per`, exactly (no period rounded to whole
+//! nanoseconds), on a fixed grid from the start (Akka's `TokenBucket`,
+//! measured on the system's clock). An element costs `cost_fn(&element)` tokens. When the
 //! bucket holds enough, the element passes at once. Otherwise, in
 //! [`ThrottleMode::Shaping`], the stage holds the element on a timer until
 //! the tokens it lacks have come back (taking them in advance, so the rate
@@ -46,69 +47,83 @@ pub enum ThrottleMode {
     Enforcing,
 }
 
-/// Tokens refilled one per `period`, up to `capacity`; may go into debt by
-/// one offer (the one that is then delayed).
+/// Tokens refilled at `cost` per `per`, up to `capacity`; may go into debt
+/// by one offer (the one that is then delayed).
+///
+/// Counted exactly, with no period rounded to whole nanoseconds: the
+/// bucket keeps *units*, where a token is `per` (in nanoseconds) units and
+/// a nanosecond brings `cost` units. Whole tokens are capped at `capacity`
+/// and the progress towards the next one is kept, so tokens come on a
+/// fixed grid from the start, as with Akka's `TokenBucket` (which rounds
+/// the period down to whole nanoseconds, and so runs fast, or not at all
+/// when more than one token comes per nanosecond).
 #[derive(Debug, Clone)]
 pub(crate) struct TokenBucket {
-    capacity: u64,
-    period: Duration,
-    tokens: u64,
-    /// Tokens are counted up to here.
+    capacity: u128,
+    /// Units a nanosecond brings (the `cost` per `per`).
+    rate: u128,
+    /// Units a token is worth (`per` in nanoseconds).
+    token: u128,
+    /// Units in the bucket at `last`.
+    units: u128,
+    /// Units are counted up to here (in the future while in debt).
     last: Instant,
 }
 
 impl TokenBucket {
-    pub(crate) fn new(capacity: u64, period: Duration, now: Instant) -> Self {
+    pub(crate) fn new(capacity: u64, cost: u32, per: Duration, now: Instant) -> Self {
+        let token = per.as_nanos().max(1);
+        let capacity = u128::from(capacity);
         Self {
             capacity,
-            period,
-            tokens: capacity,
+            rate: u128::from(cost.max(1)),
+            token,
+            units: capacity.saturating_mul(token),
             last: now,
         }
     }
 
     fn refill(&mut self, now: Instant) {
-        if now <= self.last || self.period.is_zero() {
-            if self.period.is_zero() {
-                self.tokens = self.capacity;
-            }
+        if now <= self.last {
             return;
         }
-        let elapsed = now - self.last;
-        let periods = elapsed.as_nanos() / self.period.as_nanos();
-        let periods = u64::try_from(periods).unwrap_or(u64::MAX);
-        // Move `last` by whole periods, so partial progress is kept.
-        let moved = u32::try_from(periods)
-            .ok()
-            .and_then(|p| self.period.checked_mul(p))
-            .unwrap_or(elapsed);
-        self.last += moved.min(elapsed);
-        self.tokens = self.tokens.saturating_add(periods).min(self.capacity);
+        let arrived = (now - self.last).as_nanos().saturating_mul(self.rate);
+        let units = self.units.saturating_add(arrived);
+        // Whole tokens up to the capacity; the progress to the next is kept.
+        let whole = (units / self.token).min(self.capacity);
+        self.units = whole * self.token + units % self.token;
+        self.last = now;
     }
 
     /// Take `cost` tokens at `now`: the wait before the element may pass
     /// (zero when the bucket held enough).
     pub(crate) fn offer(&mut self, cost: u64, now: Instant) -> Duration {
         self.refill(now);
-        if cost <= self.tokens {
-            self.tokens -= cost;
+        let need = u128::from(cost).saturating_mul(self.token);
+        // Nothing owed and enough in the bucket (a free element always is).
+        if need == 0 || (self.last <= now && need <= self.units) {
+            self.units -= need;
             return Duration::ZERO;
         }
-        let lacking = cost - self.tokens;
-        // Progress towards the next token, or time still owed for tokens
-        // taken in advance.
-        let since_last = now.saturating_duration_since(self.last);
-        let owed = self.last.saturating_duration_since(now);
-        let wait = u32::try_from(lacking)
+        // Wait for the units lacking, counted from `last` (now, or the
+        // end of the debt of earlier offers): whole nanoseconds, rounded up.
+        let lacking = need.saturating_sub(self.units);
+        let nanos = lacking.div_ceil(self.rate);
+        let ready = u64::try_from(nanos)
             .ok()
-            .and_then(|n| self.period.checked_mul(n))
-            .unwrap_or(Duration::MAX)
-            .saturating_add(owed)
-            .saturating_sub(since_last);
-        self.tokens = 0;
-        // The lacking tokens are spent in advance: count from when they come.
-        self.last = now.checked_add(wait).unwrap_or(self.last);
-        wait
+            .and_then(|n| self.last.checked_add(Duration::from_nanos(n)));
+        let Some(ready) = ready else {
+            // Beyond what the clock can count: never (the caller's timer
+            // saturates the same way).
+            return Duration::MAX;
+        };
+        // The lacking units are spent in advance: count from when they come.
+        self.units = self
+            .units
+            .saturating_add(nanos.saturating_mul(self.rate))
+            .saturating_sub(need);
+        self.last = ready;
+        ready - now
     }
 }
 
@@ -128,8 +143,7 @@ struct Throttle<T, C> {
 
 impl<T: Send + 'static, C: FnMut(&T) -> u32 + Send + 'static> GraphStageLogic for Throttle<T, C> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let period = self.per / self.cost;
-        self.bucket = Some(TokenBucket::new(self.burst, period, ctx.now()));
+        self.bucket = Some(TokenBucket::new(self.burst, self.cost, self.per, ctx.now()));
         Ok(())
     }
 
@@ -229,7 +243,7 @@ mod tests {
     #[test]
     fn a_full_bucket_lets_a_burst_through_then_spaces_by_the_period() {
         let t0 = Instant::now();
-        let mut b = TokenBucket::new(3, 10 * MS, t0);
+        let mut b = TokenBucket::new(3, 1, 10 * MS, t0);
         assert_eq!(
             [b.offer(1, t0), b.offer(1, t0), b.offer(1, t0)],
             [Duration::ZERO; 3]
@@ -246,7 +260,7 @@ mod tests {
     #[test]
     fn refills_up_to_capacity_only() {
         let t0 = Instant::now();
-        let mut b = TokenBucket::new(2, MS, t0);
+        let mut b = TokenBucket::new(2, 1, MS, t0);
         assert_eq!(b.offer(2, t0), Duration::ZERO);
         let later = t0 + 1000 * MS;
         assert_eq!(b.offer(2, later), Duration::ZERO);
@@ -257,7 +271,7 @@ mod tests {
     /// has arrived and the one before it has gone out.
     fn releases(burst: u64, period: Duration, arrivals: &[Duration]) -> Vec<Duration> {
         let t0 = Instant::now();
-        let mut bucket = TokenBucket::new(burst, period, t0);
+        let mut bucket = TokenBucket::new(burst, 1, period, t0);
         let mut out: Vec<Duration> = Vec::new();
         for &arrival in arrivals {
             let offered = out.last().map_or(arrival, |&last| arrival.max(last));
@@ -304,9 +318,36 @@ mod tests {
     }
 
     #[test]
+    fn fractions_of_a_nanosecond_per_token_add_up_exactly() {
+        let t0 = Instant::now();
+        let ns = Duration::from_nanos;
+        // 3 per 5 ns, burst 1: tokens at 5/3, 10/3, 5, ... ns.
+        let mut b = TokenBucket::new(1, 3, ns(5), t0);
+        let waits: Vec<_> = (0..4).map(|_| b.offer(1, t0)).collect();
+        assert_eq!(waits, [ns(0), ns(2), ns(4), ns(5)]);
+        // A billion per 1 ns: a thousand at once is a microsecond's worth.
+        let mut b = TokenBucket::new(1, 1_000_000_000, ns(1), t0);
+        assert_eq!(b.offer(1, t0), ns(0));
+        assert_eq!(b.offer(1_000_000_000, t0), ns(1));
+        // A free element passes even while the bucket is in debt.
+        assert_eq!(b.offer(0, t0), ns(0));
+    }
+
+    #[test]
+    fn extreme_settings_saturate_instead_of_overflowing() {
+        let t0 = Instant::now();
+        let mut b = TokenBucket::new(u64::from(u32::MAX), u32::MAX, Duration::MAX, t0);
+        assert_eq!(b.offer(u64::from(u32::MAX), t0), Duration::ZERO);
+        assert_eq!(b.offer(u64::MAX, t0), Duration::MAX);
+        let mut b = TokenBucket::new(0, 1, Duration::MAX, t0);
+        assert_eq!(b.offer(1, t0), Duration::MAX);
+        assert_eq!(b.offer(1, t0 + Duration::from_secs(1)), Duration::MAX);
+    }
+
+    #[test]
     fn a_cost_above_the_burst_waits_for_the_tokens_it_lacks() {
         let t0 = Instant::now();
-        let mut b = TokenBucket::new(1, MS, t0);
+        let mut b = TokenBucket::new(1, 1, MS, t0);
         assert_eq!(b.offer(5, t0), 4 * MS);
         assert_eq!(b.offer(0, t0 + 4 * MS), Duration::ZERO);
     }
