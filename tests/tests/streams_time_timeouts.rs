@@ -196,3 +196,77 @@ fn keep_alive_injects_only_on_demand_and_completes_after_a_held_element() {
     rig.down.expect_complete();
     rig.shutdown();
 }
+
+/// Each timeout over 1, 2, 3 from a source fused with it, which pushes as
+/// soon as asked: a stage that waited for its own timer's message would
+/// see every element first.
+fn fused_runs(after: Duration) -> Vec<(TimeoutKind, Result<Vec<u32>, StreamError>)> {
+    let (system, mat, _clock) = weir_tests::clocked_stream_system("timeouts-fused");
+    let runs = [
+        (TimeoutKind::Initial, Flow::new().initial_timeout(after)),
+        (
+            TimeoutKind::Completion,
+            Flow::new().completion_timeout(after),
+        ),
+        (TimeoutKind::Idle, Flow::new().idle_timeout(after)),
+        (
+            TimeoutKind::Backpressure,
+            Flow::new().backpressure_timeout(after),
+        ),
+    ]
+    .into_iter()
+    .map(|(kind, flow)| {
+        let got = Source::range(1u32..=3)
+            .via(flow)
+            .run_with(Sink::collect(), &mat)
+            .wait();
+        (kind, got)
+    })
+    .collect();
+    weir_tests::shutdown(&system);
+    runs
+}
+
+#[test]
+fn a_zero_timeout_has_passed_at_the_start() {
+    // The clock decides, not whether the timer's message comes before
+    // the elements: fused or not, the stream fails and passes nothing.
+    for (kind, got) in fused_runs(Duration::ZERO) {
+        let error = got.expect_err("a zero timeout fails");
+        assert!(
+            matches!(error.kind(), ErrorKind::Timeout(k, d) if *k == kind && d.is_zero()),
+            "{kind:?}: {error:?}"
+        );
+    }
+}
+
+#[test]
+fn a_timeout_of_duration_max_never_fires() {
+    for (kind, got) in fused_runs(Duration::MAX) {
+        assert_eq!(got, Ok(vec![1, 2, 3]), "{kind:?}");
+    }
+    let mut rig = Rig::new(
+        "keep-alive-max",
+        Flow::new().keep_alive(Duration::MAX, || 0),
+    );
+    rig.down.request(1);
+    rig.advance(Duration::from_secs(86_400 * 365));
+    rig.expect_nothing();
+    rig.shutdown();
+}
+
+#[test]
+fn keep_alive_zero_injects_whenever_asked_with_nothing_to_send() {
+    let mut rig = Rig::new(
+        "keep-alive-zero",
+        Flow::new().keep_alive(Duration::ZERO, || 0),
+    );
+    rig.down.request(2);
+    assert_eq!(rig.down.expect_next_n(2), [0, 0]);
+    rig.send([7]);
+    rig.down.request(1);
+    assert_eq!(rig.down.expect_next(), 7, "an element waiting goes first");
+    rig.down.cancel();
+    rig.up.expect_cancellation();
+    rig.shutdown();
+}

@@ -251,6 +251,10 @@ pub trait TimeOps: FlowOps {
 
     /// Fail with `TimeoutKind::Initial` unless the first element passes within `d`.
     ///
+    /// As for every timeout here, the clock decides: a signal at the
+    /// deadline is late, so a zero timeout fails at once, and
+    /// `Duration::MAX` never fires.
+    ///
     /// ```
     /// use std::time::Duration;
     ///
@@ -325,7 +329,8 @@ pub trait TimeOps: FlowOps {
     }
 
     /// When downstream asks and nothing has gone to it for `after`, send
-    /// `inject()`.
+    /// `inject()` (an element waiting from upstream goes first). A zero
+    /// `after` injects whenever downstream asks and no element waits.
     ///
     /// ```
     /// use std::time::Duration;

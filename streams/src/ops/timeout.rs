@@ -4,11 +4,19 @@
 //! Each timeout passes elements through unchanged and fails the stream with
 //! [`ErrorKind::Timeout`](crate::ErrorKind::Timeout), naming its
 //! [`TimeoutKind`] and duration, when its limit passes. A stage keeps one
-//! timer, and an element costs a clock read at most: the idle and
+//! timer, and a signal costs a clock read at most: the idle and
 //! back-pressure timeouts record *when* and check lazily, re-arming their
 //! one timer for the current deadline when it fires early. So a stream that
 //! never times out costs one timer firing per period, not one per element,
 //! and nothing at all while the deadline keeps moving.
+//!
+//! The clock decides, not the turn of the timer's message among the
+//! signals: a signal that comes at or after the deadline (the first element
+//! for `initial_timeout`, any element or the completion for
+//! `completion_timeout`, an element for `idle_timeout`, a pull for
+//! `backpressure_timeout`) fails the stream instead of passing. So a zero
+//! timeout has passed at the start whether the stage is fused with a source
+//! that pushes at once or not, and `Duration::MAX` never passes.
 
 use std::time::{Duration, Instant};
 
@@ -39,6 +47,14 @@ impl<T: Send + 'static> Timeout<T> {
             self.kind, self.after,
         )))
     }
+
+    /// `Err` when the deadline counted from `self.last` has come.
+    fn check(&self, now: Instant) -> StageResult {
+        if now >= deadline_after(self.last, self.after) {
+            return self.fail();
+        }
+        Ok(())
+    }
 }
 
 impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
@@ -53,24 +69,39 @@ impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
         let element = ctx.grab(self.shape.inlet)?;
         match self.kind {
             TimeoutKind::Initial if !self.flag => {
+                self.check(ctx.now())?; // `last` is the start
                 self.flag = true;
                 ctx.cancel_timer(TIMER);
             }
-            TimeoutKind::Idle => self.last = ctx.now(),
+            TimeoutKind::Initial => {}
+            TimeoutKind::Completion => self.check(ctx.now())?,
+            TimeoutKind::Idle => {
+                let now = ctx.now();
+                self.check(now)?;
+                self.last = now;
+            }
             TimeoutKind::Backpressure => {
                 self.last = ctx.now();
                 self.flag = true;
             }
-            _ => {}
         }
         ctx.push(self.shape.out, element)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.kind == TimeoutKind::Backpressure {
+        if self.kind == TimeoutKind::Backpressure && self.flag {
+            self.check(ctx.now())?; // waiting for this pull since `last`
             self.flag = false;
         }
         ctx.pull(self.shape.inlet)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.kind == TimeoutKind::Completion {
+            self.check(ctx.now())?; // `last` is the start
+        }
+        ctx.complete_stage();
+        Ok(())
     }
 
     fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
