@@ -12,7 +12,10 @@ use std::time::Duration;
 
 use weir_streams::prelude::*;
 use weir_streams::testkit::{SourceProbe, TestSink, TestSource};
-use weir_streams::{ArgumentError, ErrorKind, Flow, RestartSettings, RestartSource, StreamError};
+use weir_streams::{
+    ArgumentError, DelayOverflowStrategy, ErrorKind, Flow, RestartSettings, RestartSource,
+    StreamError,
+};
 use weir_tests::clocked::Rig;
 use weir_tests::{PATIENCE, QUIET, clocked_stream_system, eventually, shutdown};
 
@@ -414,4 +417,33 @@ fn tick_refuses_a_zero_interval_and_takes_zero_and_huge_waits() {
     down.expect_no_message(Duration::ZERO);
     down.cancel();
     shutdown(&system);
+}
+
+#[test]
+fn delay_and_grouped_within_take_zero_and_duration_max() {
+    let got = fused_run(
+        "delay-zero",
+        Flow::new().delay(Duration::ZERO, DelayOverflowStrategy::Backpressure),
+    );
+    assert_eq!(got, Ok(vec![1, 2, 3]));
+
+    let flow = Flow::new().delay(Duration::MAX, DelayOverflowStrategy::Backpressure);
+    let mut rig = Rig::new("delay-max", flow);
+    rig.down.request(10);
+    rig.send([1]);
+    rig.advance(YEAR);
+    rig.expect_nothing();
+    rig.shutdown();
+
+    let flow = Flow::new().grouped_within(2, Duration::MAX).unwrap();
+    let mut rig = Rig::new("grouped-within-max", flow);
+    rig.down.request(10);
+    rig.send([1, 2, 3]);
+    assert_eq!(rig.down.expect_next(), [1, 2]);
+    rig.advance(YEAR);
+    rig.expect_nothing();
+    rig.up.send_complete();
+    assert_eq!(rig.down.expect_next(), [3]);
+    rig.down.expect_complete();
+    rig.shutdown();
 }

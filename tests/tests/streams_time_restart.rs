@@ -297,6 +297,24 @@ fn bad_settings_are_typed_errors() {
             ..
         })
     ));
+    for factor in [f64::INFINITY, f64::NAN] {
+        assert!(matches!(
+            RestartSettings::new(ms(1), ms(5), factor),
+            Err(ArgumentError::Invalid {
+                argument: "random_factor",
+                ..
+            })
+        ));
+    }
+    // Extremes saturate at max_backoff instead of overflowing.
+    let extreme = RestartSettings::new(Duration::ZERO, Duration::MAX, 1e300).unwrap();
+    assert_eq!(extreme.backoff(0, 0.5), Duration::ZERO);
+    assert_eq!(extreme.backoff(u32::MAX, 0.5), Duration::ZERO);
+    let wide = RestartSettings::new(ms(1), Duration::MAX, 1e300).unwrap();
+    assert_eq!(wide.backoff(u32::MAX, 0.0), Duration::MAX);
+    assert_eq!(wide.backoff(3, 0.5), Duration::MAX);
+    let huge = RestartSettings::new(Duration::MAX, Duration::MAX, 0.0).unwrap();
+    assert_eq!(huge.backoff(40, 0.0), Duration::MAX);
     let jittered = RestartSettings::new(ms(100), ms(100), 0.5).unwrap();
     assert_eq!(jittered.backoff(0, 0.0), ms(100));
     let most = jittered.backoff(0, 0.999_999);

@@ -70,7 +70,7 @@ impl RestartSettings {
     /// # Errors
     ///
     /// `ArgumentError::Invalid` for a `max_backoff` below `min_backoff`, or a
-    /// `random_factor` that is negative or not a number.
+    /// `random_factor` that is negative, infinite or not a number.
     pub fn new(
         min_backoff: Duration,
         max_backoff: Duration,
@@ -82,10 +82,10 @@ impl RestartSettings {
                 reason: "must not be below min_backoff",
             });
         }
-        if random_factor.is_nan() || random_factor < 0.0 {
+        if !(random_factor.is_finite() && random_factor >= 0.0) {
             return Err(ArgumentError::Invalid {
                 argument: "random_factor",
-                reason: "must be a number at least 0",
+                reason: "must be a finite number at least 0",
             });
         }
         Ok(Self {
@@ -109,10 +109,15 @@ impl RestartSettings {
     /// The wait before restart number `n` in a row (from 0), for a random
     /// draw `r` in `[0, 1)`.
     pub fn backoff(&self, n: u32, r: f64) -> Duration {
+        // Past what a Duration holds, the doubling is capped (zero stays zero).
         let doubled = 2u32
             .checked_pow(n)
             .and_then(|factor| self.min_backoff.checked_mul(factor))
-            .unwrap_or(self.max_backoff);
+            .unwrap_or(if self.min_backoff.is_zero() {
+                Duration::ZERO
+            } else {
+                self.max_backoff
+            });
         let base = doubled.min(self.max_backoff);
         let jitter = 1.0 + r.clamp(0.0, 1.0) * self.random_factor;
         Duration::try_from_secs_f64(base.as_secs_f64() * jitter).unwrap_or(self.max_backoff)
