@@ -103,7 +103,7 @@ pub enum TimeoutKind {
     /// `idle_timeout`: no element passed for that long.
     Idle,
     /// `backpressure_timeout`: downstream did not ask for the next element
-    /// for that long after the last one.
+    /// for that long after the last one (or after the start, for the first).
     Backpressure,
 }
 
