@@ -212,6 +212,11 @@ impl<D: Decoder> Frames<D> {
         }
     }
 
+    /// No byte is left unconsumed (a finished stream has no frame left).
+    pub(super) fn is_empty(&self) -> bool {
+        self.head.is_empty() && self.tail.is_empty()
+    }
+
     /// No whole frame is left: keep the partial one (copied, as the next
     /// chunk continues it).
     pub(super) fn keep_partial(&mut self) {
@@ -299,9 +304,15 @@ struct FramingLogic<D> {
 
 impl<D: Decoder> FramingLogic<D> {
     /// Push the next frame if there is one; otherwise pull, finish or fail.
+    /// A finished stream whose last frame this was completes with it, not
+    /// on the pull after it.
     fn next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if let Some(frame) = self.frames.next_frame()? {
-            return ctx.push(self.shape.out, frame);
+            ctx.push(self.shape.out, frame)?;
+            if self.finished && self.frames.is_empty() {
+                ctx.complete(self.shape.out);
+            }
+            return Ok(());
         }
         if !self.finished {
             // Keep the partial frame; the next chunk continues it.
@@ -329,7 +340,10 @@ impl<D: Decoder> GraphStageLogic for FramingLogic<D> {
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.finished = true;
-        if ctx.is_available(self.shape.out) {
+        if self.frames.is_empty() {
+            // Every frame has gone out: nothing to wait for a pull for.
+            ctx.complete(self.shape.out);
+        } else if ctx.is_available(self.shape.out) {
             self.next(ctx)?;
         }
         Ok(())
