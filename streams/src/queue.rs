@@ -96,11 +96,9 @@ impl<T: Send + 'static> Clone for SourceQueue<T> {
 impl<T: Send + 'static> SourceQueue<T> {
     /// Queue `element` if there is room; never blocks.
     ///
-    /// Room is counted in places the stream has given back: at most
-    /// `buffer_size` elements are ever queued, and the stream gives places
-    /// back in batches (half the buffer at a time, or all it holds
-    /// whenever it runs dry), so an offer can be `Dropped` while up to
-    /// half the buffer is emitted and not yet given back.
+    /// At most `buffer_size` elements are queued; an offer is `Dropped`
+    /// only when that many are (every element emitted frees its place at
+    /// once).
     pub fn offer(&self, element: T) -> QueueOfferResult<T> {
         match self.handle.offer(element) {
             Ok(()) => QueueOfferResult::Enqueued,
@@ -113,12 +111,9 @@ impl<T: Send + 'static> SourceQueue<T> {
     /// Queue `element`, waiting for room.
     ///
     /// Waiting senders are woken first come first served, one per place
-    /// the stream frees. The stream frees places in batches (half the
-    /// buffer at a time, or all it holds when it runs dry, as for
-    /// [`offer`](Self::offer)), so waiting sends are woken a batch at a
-    /// time. An [`offer`](Self::offer) may
-    /// take a freed place first; the woken send then waits again, first
-    /// in line.
+    /// the stream frees (each element emitted frees one). An
+    /// [`offer`](Self::offer) may take a freed place first; the woken
+    /// send then waits again, first in line.
     ///
     /// Cancel safety: dropping the future before it completes drops the
     /// element (it was not queued) and gives up its place in line; a

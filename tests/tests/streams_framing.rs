@@ -432,3 +432,79 @@ proptest! {
         shutdown(&system);
     }
 }
+
+/// The framings under test for signal timing, each with one chunk of five frames.
+fn five_frame_cases() -> Vec<(&'static str, Flow<Bytes, Bytes>, Bytes)> {
+    vec![
+        (
+            "delimiter",
+            Framing::delimiter(b"\n", 64, false).unwrap(),
+            Bytes::from_static(b"a\nb\nc\nd\ne\n"),
+        ),
+        (
+            "delimiter, the last frame truncated",
+            Framing::delimiter(b"\n", 64, true).unwrap(),
+            Bytes::from_static(b"a\nb\nc\nd\ne"),
+        ),
+        (
+            "length field",
+            Framing::length_field(1, 0, 64, ByteOrder::BigEndian).unwrap(),
+            Bytes::from_static(b"\x01a\x01b\x01c\x01d\x01e"),
+        ),
+        (
+            "json",
+            JsonFraming::object_scanner(64),
+            Bytes::from_static(b"{\"a\":1} {}\n{} {}{\"e\":[]}\n"),
+        ),
+    ]
+}
+
+/// One chunk of five frames, then upstream's end: five requests give the
+/// five frames and the completion, with no sixth request.
+#[test]
+fn framing_completes_with_its_last_frame_when_upstream_has_finished() {
+    use weir_streams::testkit::TestSink;
+    let (system, m) = stream_system("framing-complete-with-last");
+    for materializer in [&m.fused, &m.unfused] {
+        for (_, flow, chunk) in five_frame_cases() {
+            let mut probe = Source::single(chunk)
+                .via(flow)
+                .run_with(TestSink::probe(), materializer);
+            for _ in 0..5 {
+                probe.request(1);
+                probe.expect_next();
+            }
+            probe.wait_idle();
+            // The stream has completed already: no further demand needed.
+            probe.expect_complete();
+        }
+    }
+    shutdown(&system);
+}
+
+/// Upstream ends after the last frame has gone out: the stage completes at
+/// once, without waiting for another pull.
+#[test]
+fn framing_completes_when_upstream_ends_after_its_last_frame() {
+    use weir_streams::testkit::{TestSink, TestSource};
+    let (system, m) = stream_system("framing-complete-after-last");
+    for materializer in [&m.fused, &m.unfused] {
+        // Five whole frames (a truncated last one goes out only at the end).
+        let whole = five_frame_cases()
+            .into_iter()
+            .filter(|(name, ..)| !name.contains("truncated"));
+        for (name, flow, chunk) in whole {
+            let (mut source, mut sink) = TestSource::probe::<Bytes>()
+                .via(flow)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(materializer);
+            sink.request(5);
+            source.expect_request();
+            source.send_next(chunk);
+            assert_eq!(sink.expect_next_n(5).len(), 5, "{name}");
+            source.send_complete();
+            sink.expect_complete();
+        }
+    }
+    shutdown(&system);
+}

@@ -175,3 +175,58 @@ fn flushed_encoders_make_every_element_decodable_at_once() {
     assert_eq!(back.concat(), elements.concat());
     shutdown(&system);
 }
+
+/// A gzip file may hold several members one after another (RFC 1952,
+/// `cat a.gz b.gz`): gunzip decodes every member, however the input is cut.
+#[test]
+fn gunzip_decodes_every_member_of_a_multi_member_file() {
+    let (system, m) = stream_system("gunzip-members");
+    let (a, b) = (text(3_000), b"and the second member\n".to_vec());
+    let gz = |data: &[u8]| run(&m, vec![Bytes::copy_from_slice(data)], Compression::gzip());
+    let members = [gz(&a).unwrap().concat(), gz(&b).unwrap().concat()].concat();
+    for cuts in [&[][..], &[1], &[200, 1_000], &[members.len() - 30]] {
+        let out = run(
+            &m,
+            cut(&members, cuts),
+            Compression::gunzip(1 << 16).unwrap(),
+        );
+        assert_eq!(out.map(|c| c.concat()), Ok([a.clone(), b.clone()].concat()));
+    }
+    shutdown(&system);
+}
+
+/// Bytes after the end of the compressed stream are not dropped silently:
+/// they fail the stream with an IO error naming the decoder.
+#[test]
+fn trailing_garbage_after_the_compressed_stream_fails() {
+    let (system, m) = stream_system("trailing-garbage");
+    let data = text(1_000);
+    let cases = [
+        (
+            Compression::gzip(),
+            Compression::gunzip(1 << 16).unwrap(),
+            "gunzip",
+        ),
+        (
+            Compression::deflate(),
+            Compression::inflate(1 << 16).unwrap(),
+            "inflate",
+        ),
+    ];
+    for (encode, decode, name) in cases {
+        let packed = run(&m, vec![Bytes::from(data.clone())], encode)
+            .unwrap()
+            .concat();
+        let garbage = [packed, b"garbage after the end".to_vec()].concat();
+        for chunks in [
+            vec![Bytes::from(garbage.clone())],
+            cut(&garbage, &[garbage.len() - 21]),
+        ] {
+            let error = run(&m, chunks, decode.clone()).unwrap_err();
+            let io =
+                IoError::of(&error).unwrap_or_else(|| panic!("{name}: an IO error, not {error}"));
+            assert_eq!(io.operation(), name);
+        }
+    }
+    shutdown(&system);
+}

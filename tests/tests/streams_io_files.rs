@@ -251,3 +251,70 @@ fn readers_and_writers_copy_and_a_writer_error_fails_the_sink() {
     assert!(FileIO::from_path("x", 0).is_err());
     shutdown(&system);
 }
+
+/// A file source completes with its last chunk: requesting exactly the
+/// chunks there are gives them and the completion, with no further demand
+/// (whether the last chunk is short or fills its chunk size).
+#[test]
+fn a_file_source_completes_with_its_last_chunk() {
+    use weir_streams::testkit::TestSink;
+    let (system, m) = stream_system("file-complete-with-last");
+    let path = TempPath::new("complete-with-last");
+    for (len, chunks) in [(10usize, 3usize), (8, 2), (1, 1)] {
+        std::fs::write(&path.0, pattern(len)).unwrap();
+        let (read, mut probe) = FileIO::from_path(&path.0, 4)
+            .unwrap()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(&m);
+        probe.request(chunks as u64);
+        let got = probe.expect_next_n(chunks);
+        assert_eq!(got.concat(), pattern(len));
+        probe.expect_complete();
+        assert_eq!(wait(read), Ok(IoResult { count: len as u64 }));
+    }
+    shutdown(&system);
+}
+
+/// As Pekko's file source: a directory fails the stream when it starts,
+/// before anything is requested.
+#[test]
+fn a_directory_fails_the_file_source_at_start() {
+    use weir_streams::testkit::TestSink;
+    let (system, m) = stream_system("file-directory");
+    let dir = std::env::temp_dir();
+    let (read, mut probe) = FileIO::from_path(&dir, 16)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&m);
+    // No request.
+    let error = probe.expect_error();
+    let io = IoError::of(&error).expect("an IO error");
+    assert_eq!(io.kind(), std::io::ErrorKind::IsADirectory);
+    assert_eq!(io.operation(), "open");
+    assert_eq!(io.path(), Some(dir.as_path()));
+    assert_eq!(IoError::of(&wait(read).unwrap_err()), Some(io));
+    shutdown(&system);
+}
+
+/// A chunk size is a limit, not an allocation (as `grouped` and `buffer`
+/// sizes): a huge one reads the file in chunks no larger than the file.
+#[test]
+fn a_huge_chunk_size_reads_the_file() {
+    let (system, m) = stream_system("file-huge-chunk");
+    let path = TempPath::new("huge-chunk");
+    let data = pattern(10_000);
+    std::fs::write(&path.0, &data).unwrap();
+    for chunk_size in [usize::MAX, 1 << 40] {
+        let (read, out) = FileIO::from_path(&path.0, chunk_size)
+            .unwrap()
+            .to_mat(Sink::collect(), Keep::both)
+            .run(&m);
+        assert_eq!(wait(out).unwrap().concat(), data, "chunk size {chunk_size}");
+        assert_eq!(wait(read), Ok(IoResult { count: 10_000 }));
+        let read = StreamConverters::from_read(|| Cursor::new(pattern(100)), chunk_size)
+            .unwrap()
+            .run_with(Sink::collect(), &m);
+        assert_eq!(wait(read).unwrap().concat(), pattern(100));
+    }
+    shutdown(&system);
+}

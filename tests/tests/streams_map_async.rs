@@ -149,3 +149,74 @@ fn an_err_fails_the_stream_naming_the_stage() {
     );
     shutdown(&system);
 }
+
+/// A function whose futures never finish, counting how many it made.
+fn never_finishing(
+    made: &Arc<std::sync::atomic::AtomicUsize>,
+) -> impl FnMut(u64) -> std::future::Pending<Result<u64, StreamError>> + Clone + Send + Sync + 'static
+{
+    let made = Arc::clone(made);
+    move |_| {
+        made.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        std::future::pending()
+    }
+}
+
+/// Pekko's `mapAsync` starts no work before downstream asks for something;
+/// from the first request on it keeps up to `parallelism` futures running.
+#[test]
+fn no_future_starts_before_the_first_request() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (system, mat) = stream_system("map-async-no-demand");
+    for ordered in [false, true] {
+        let made = Arc::new(AtomicUsize::new(0));
+        let source = Source::range(1u64..=20);
+        let flow = if ordered {
+            source.map_async(8, never_finishing(&made))
+        } else {
+            source.map_async_unordered(8, never_finishing(&made))
+        };
+        let mut probe = flow
+            .unwrap()
+            .run_with(weir_streams::testkit::TestSink::probe(), &mat);
+        probe.wait_idle();
+        assert!(
+            !eventually(QUIET, || made.load(Ordering::Relaxed) > 0),
+            "no demand, no work (ordered: {ordered})"
+        );
+        probe.request(1);
+        assert!(eventually(PATIENCE, || made.load(Ordering::Relaxed) == 8));
+        assert!(!eventually(QUIET, || made.load(Ordering::Relaxed) > 8));
+        probe.cancel();
+    }
+    shutdown(&system);
+}
+
+/// `parallelism` is a bound; the stage caps it at 65 536 futures in flight
+/// (documented on `map_async`), so a huge one over an endless upstream
+/// makes no work before demand and bounded work after.
+#[test]
+fn a_huge_parallelism_over_an_endless_upstream_makes_bounded_work() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    const MOST_IN_FLIGHT: usize = 1 << 16;
+    let (system, mat) = stream_system("map-async-huge");
+    for ordered in [false, true] {
+        let made = Arc::new(AtomicUsize::new(0));
+        let source = Source::repeat(1u64);
+        let flow = if ordered {
+            source.map_async(usize::MAX, never_finishing(&made))
+        } else {
+            source.map_async_unordered(usize::MAX, never_finishing(&made))
+        };
+        let mut probe = flow
+            .unwrap()
+            .run_with(weir_streams::testkit::TestSink::probe(), &mat);
+        probe.wait_idle();
+        assert!(!eventually(QUIET, || made.load(Ordering::Relaxed) > 0));
+        probe.request(1);
+        assert!(eventually(PATIENCE, || made.load(Ordering::Relaxed) == MOST_IN_FLIGHT));
+        assert!(!eventually(QUIET, || made.load(Ordering::Relaxed) > MOST_IN_FLIGHT));
+        probe.cancel();
+    }
+    shutdown(&system);
+}

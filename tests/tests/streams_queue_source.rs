@@ -251,3 +251,27 @@ fn queue_send_errors_display_and_give_the_element_back() {
     assert_eq!(failed.into_inner(), 4);
     assert_eq!(closed.into_inner(), 3);
 }
+
+/// An offer is dropped only when the queue holds its capacity: every
+/// element emitted frees its place at once (places used to come back half
+/// the buffer at a time, so offers were dropped with half of it free).
+#[test]
+fn offer_is_dropped_only_when_the_queue_holds_its_capacity() {
+    let (system, mat) = stream_system("queue-offer-capacity");
+    let (queue, mut down) = Source::queue(8)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    for x in 0..8 {
+        assert_eq!(queue.offer(x), QueueOfferResult::Enqueued);
+    }
+    assert_eq!(queue.offer(8), QueueOfferResult::Dropped(8));
+    for x in 0..20 {
+        down.request(1);
+        assert_eq!(down.expect_next(), x);
+        // One emitted: one place free, taken at once; then full again.
+        assert_eq!(queue.offer(x + 8), QueueOfferResult::Enqueued, "after {x}");
+        assert_eq!(queue.offer(100), QueueOfferResult::Dropped(100));
+    }
+    shutdown(&system);
+}

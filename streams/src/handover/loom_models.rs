@@ -380,3 +380,51 @@ fn shared_failure_overtakes_the_batch_once() {
         assert!(matches!(producer.offer(2), Err(Refused::Failed(_, 2))));
     });
 }
+
+/// Every element the consumer passes on frees its place at once: an
+/// offer made after the consumer popped (a flag orders the two) is taken,
+/// so a shared channel refuses an offer only while it holds `capacity`
+/// elements (`Source::queue`'s promise). Given back in batches, the offer
+/// after the pop was refused with half the buffer free.
+#[test]
+fn shared_a_popped_place_is_offered_again() {
+    loom::model(|| {
+        // A capacity of 4: batches (of 2) would hold the place back.
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(4, Order::Pop);
+        for x in 0..4 {
+            assert_eq!(producer.offer(x), Ok(()));
+        }
+        assert_eq!(producer.offer(9), Err(Refused::Full(9)), "full");
+        let popped = Arc::new(loom::sync::atomic::AtomicBool::new(false));
+        let taker = {
+            let popped = Arc::clone(&popped);
+            thread::spawn(move || {
+                assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+                assert_eq!(consumer.pop(), Some(0));
+                popped.store(true, Ordering::Release);
+                consumer
+            })
+        };
+        let after_pop = popped.load(Ordering::Acquire);
+        let offered = producer.offer(4);
+        if after_pop {
+            assert_eq!(offered, Ok(()), "the popped place is free");
+        }
+        let mut consumer = taker.join().unwrap();
+        match offered {
+            // Taken: the channel holds its capacity again.
+            Ok(()) => assert_eq!(producer.offer(9), Err(Refused::Full(9))),
+            // Refused before the pop: the place is free now.
+            Err(refused) => {
+                assert_eq!(refused, Refused::Full(4));
+                assert_eq!(producer.offer(4), Ok(()));
+            }
+        }
+        assert_eq!(
+            std::iter::from_fn(|| consumer.pop()).collect::<Vec<_>>(),
+            vec![1, 2, 3]
+        );
+        assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+        assert_eq!(consumer.pop(), Some(4));
+    });
+}

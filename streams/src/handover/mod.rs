@@ -11,7 +11,8 @@
 //!   one per element it takes in. The [`Consumer`] gives credit back as it
 //!   passes elements on, `capacity / 2` at a time (and everything it owes
 //!   whenever it finds nothing handed over), so at most `capacity` elements
-//!   are ever between the two sides.
+//!   are ever between the two sides. (A shared producer's consumer gives
+//!   each place back as it passes the element on: see "Many producers".)
 //! - **Batches.** The producer collects elements locally and hands them
 //!   over under one lock per batch ([`Producer::hand_over`]); the consumer
 //!   takes everything handed over under one lock when its own batch is
@@ -32,7 +33,10 @@
 //!   puts each element straight into the handed-over queue under the same
 //!   one lock, spending credit kept in the shared state (no local batch),
 //!   and keeps the senders waiting for credit in that state, first in line
-//!   first. When the consumer gives credit back it wakes as many waiting
+//!   first. Its consumer gives credit back one element at a time (the
+//!   producers take the lock per element anyway, so a batch would save
+//!   little, and `Source::queue` promises to refuse an offer only when it
+//!   holds `capacity` elements). When the consumer gives credit back it wakes as many waiting
 //!   senders as places it freed (after releasing the lock); a sender woken
 //!   for a place it does not use passes the wake-up on. Its ends are a
 //!   completion (after every element) and a failure that overtakes what is
@@ -263,7 +267,7 @@ pub fn channel<T, P: Notify, C: Notify>(
 ) -> (Producer<T, P, C>, Consumer<T, P, C>) {
     let capacity = capacity.max(1);
     let batch = (capacity / 2).max(1);
-    let consumer = Consumer::new(capacity, 0, order);
+    let consumer = Consumer::new(capacity, 0, batch, order);
     let producer = Producer {
         shared: Arc::clone(&consumer.shared),
         local: Vec::with_capacity(crate::overflow::upfront_capacity(batch)),
@@ -475,8 +479,9 @@ pub struct Consumer<T, P: Notify, C: Notify> {
 
 impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// The consumer of a new channel of `capacity` (at least 1) whose
-    /// producer side starts with `returned` credit in the shared state.
-    fn new(capacity: usize, returned: usize, order: Order) -> Self {
+    /// producer side starts with `returned` credit in the shared state,
+    /// giving credit back `batch` (at least 1) at a time.
+    fn new(capacity: usize, returned: usize, batch: usize, order: Order) -> Self {
         // A huge buffer is a bound, not a size: reserve what every bounded
         // buffer does and grow as elements arrive.
         let reserve = crate::overflow::upfront_capacity(capacity);
@@ -506,7 +511,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             local: Vec::with_capacity(reserve),
             end: None,
             consumed: 0,
-            batch: (capacity / 2).max(1),
+            batch,
             order,
             woken: Vec::new(),
         }

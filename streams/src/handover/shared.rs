@@ -10,9 +10,12 @@
 //! - A send that finds no credit registers its [`Notify`] under a key kept
 //!   in its [`SendSlot`]; polling again replaces its entry, so the line
 //!   never holds more entries than there are pending sends.
-//! - The consumer gives credit back in batches (as for a single producer)
-//!   and takes one waiting sender per freed place out of the line, first
-//!   in line first; it notifies them after releasing the lock. The
+//! - The consumer gives each place back as it passes the element on
+//!   (not in batches, as for a single producer: producers take the lock
+//!   per element anyway, and an offer must be refused only when the
+//!   channel holds `capacity` elements, `Source::queue`'s promise), and
+//!   takes one waiting sender per freed place out of the line, first in
+//!   line first; it notifies them after releasing the lock. The
 //!   state's `producer_waiting` flag is up while anyone is in line, so
 //!   the consumer looks at the line only then.
 //! - A woken sender tries again: if someone else took the credit first (an
@@ -186,7 +189,8 @@ pub(crate) fn shared_channel<T, P: Notify, C: Notify>(
     order: Order,
 ) -> (SharedProducer<T, P, C>, Consumer<T, P, C>) {
     let capacity = capacity.max(1);
-    let consumer = Consumer::new(capacity, capacity, order);
+    // Credit back one place at a time (module docs).
+    let consumer = Consumer::new(capacity, capacity, 1, order);
     let producer = SharedProducer {
         shared: Arc::clone(&consumer.shared),
         capacity,

@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use bytes::Bytes;
-use flate2::write::{DeflateEncoder, GzDecoder, GzEncoder};
+use flate2::write::{DeflateEncoder, GzEncoder, MultiGzDecoder};
 use flate2::{Decompress, FlushDecompress, Status};
 
 use super::IoError;
@@ -23,7 +23,9 @@ pub const DEFAULT_LEVEL: u32 = 6;
 ///
 /// Corrupt input fails the stream with an [`IoError`] whose operation is
 /// `"gunzip"` or `"inflate"`; so does input that ends inside the
-/// compressed stream.
+/// compressed stream, and input that goes on after its end (trailing
+/// garbage; a gzip file of several members, RFC 1952's `cat a.gz b.gz`,
+/// is decoded member after member).
 ///
 /// # Examples
 ///
@@ -107,7 +109,10 @@ impl Compression {
         })
     }
 
-    /// Gunzip, in chunks of at most `max_bytes_per_chunk`.
+    /// Gunzip every member of the input (a gzip file may be several
+    /// members one after another), in chunks of at most
+    /// `max_bytes_per_chunk`. Bytes after the last member that do not
+    /// start another fail the stream.
     ///
     /// # Errors
     ///
@@ -115,7 +120,7 @@ impl Compression {
     pub fn gunzip(max_bytes_per_chunk: usize) -> Result<Flow<Bytes, Bytes>, ArgumentError> {
         nonzero(max_bytes_per_chunk)?;
         Ok(coder_flow("gunzip", max_bytes_per_chunk, || {
-            Coder::Gunzip(GzDecoder::new(Vec::new()))
+            Coder::Gunzip(MultiGzDecoder::new(Vec::new()))
         }))
     }
 
@@ -133,6 +138,7 @@ impl Compression {
     }
 
     /// Inflate raw deflate, in chunks of at most `max_bytes_per_chunk`.
+    /// Bytes after the end of the deflate stream fail the stream.
     ///
     /// # Errors
     ///
@@ -160,7 +166,8 @@ fn nonzero(max_bytes_per_chunk: usize) -> Result<(), ArgumentError> {
 /// One run's encoder or decoder, writing into its own `Vec`.
 enum Coder {
     Gzip(GzEncoder<Vec<u8>>),
-    Gunzip(GzDecoder<Vec<u8>>),
+    /// Every member, one after another.
+    Gunzip(MultiGzDecoder<Vec<u8>>),
     Deflate(DeflateEncoder<Vec<u8>>),
     /// Raw inflate on flate2's low-level API, which says where the
     /// deflate stream ends (so a truncated one is an error).
@@ -175,8 +182,12 @@ enum Coder {
 /// Output space added at a time while inflating.
 const INFLATE_STEP: usize = 32 * 1024;
 
-/// Inflate all of `input` (or up to the end of the deflate stream).
+/// Inflate all of `input`; input after the end of the deflate stream is
+/// an error (nothing may follow it).
 fn inflate(inflater: &mut Decompress, done: &mut bool, input: &[u8]) -> std::io::Result<Vec<u8>> {
+    if *done && !input.is_empty() {
+        return Err(trailing());
+    }
     let mut out = Vec::new();
     let mut used = 0;
     while !*done {
@@ -193,6 +204,9 @@ fn inflate(inflater: &mut Decompress, done: &mut bool, input: &[u8]) -> std::io:
         if !progress || (used == input.len() && out.len() < out.capacity()) {
             break;
         }
+    }
+    if *done && used < input.len() {
+        return Err(trailing());
     }
     Ok(out)
 }
@@ -231,6 +245,13 @@ impl Coder {
             Coder::Flushed(coder) => coder.finish(),
         }
     }
+}
+
+fn trailing() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidData,
+        "bytes after the end of the compressed stream",
+    )
 }
 
 fn truncated() -> std::io::Error {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::IoResult;
-use super::read_source::{ReadSource, read_source};
+use super::read_source::{Opened, ReadSource, read_source};
 use super::write_sink::{WriteSink, write_sink};
 use crate::{ArgumentError, Completion, Sink, Source};
 
@@ -50,7 +50,9 @@ pub struct StreamConverters;
 
 impl StreamConverters {
     /// The bytes `make_reader()` reads (a fresh reader per run), in
-    /// chunks of at most `chunk_size`.
+    /// chunks of at most `chunk_size` (at most 8 MiB a read, however
+    /// large `chunk_size` is). A reader tells its end only when a read
+    /// returns 0, so the stream completes on the pull after the last chunk.
     ///
     /// # Errors
     ///
@@ -68,7 +70,12 @@ impl StreamConverters {
                 argument: "chunk_size",
             });
         }
-        let open = move || Ok(Box::new(make_reader()) as Box<dyn Read + Send>);
+        let open = move || {
+            Ok(Opened {
+                reader: Box::new(make_reader()),
+                length: None,
+            })
+        };
         Ok(read_source(ReadSource {
             name: "read-source",
             open: Arc::new(open),

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::read_source::{ReadSource, read_source};
+use super::read_source::{Opened, ReadSource, read_source};
 use super::write_sink::{WriteSink, write_sink};
 use super::{IoError, IoResult};
 use crate::{ArgumentError, Completion, Sink, Source};
@@ -47,7 +47,11 @@ use crate::{ArgumentError, Completion, Sink, Source};
 pub struct FileIO;
 
 impl FileIO {
-    /// The file at `path`, in chunks of at most `chunk_size` bytes.
+    /// The file at `path`, in chunks of at most `chunk_size` bytes (a
+    /// limit, not an allocation: one read takes at most 8 MiB, so a huge
+    /// `chunk_size` reads in 8 MiB chunks). The stream completes with the
+    /// last chunk; a path that cannot be opened, or is a directory, fails
+    /// it when it starts, before anything is requested.
     ///
     /// # Errors
     ///
@@ -60,7 +64,7 @@ impl FileIO {
     }
 
     /// The file at `path` from byte `start_position` on, in chunks of at
-    /// most `chunk_size` bytes.
+    /// most `chunk_size` bytes (as [`from_path`](Self::from_path)).
     ///
     /// # Errors
     ///
@@ -78,13 +82,26 @@ impl FileIO {
         let path: PathBuf = path.as_ref().to_owned();
         let at = path.clone();
         let open = move || {
-            let mut file =
-                File::open(&at).map_err(|e| IoError::new("open", Some(at.clone()), &e))?;
+            let failed = |e: &std::io::Error| IoError::new("open", Some(at.clone()), e);
+            let mut file = File::open(&at).map_err(|e| failed(&e))?;
+            let metadata = file.metadata().map_err(|e| failed(&e))?;
+            // A directory opens, but every read of it fails: fail at start.
+            if metadata.is_dir() {
+                return Err(failed(&std::io::ErrorKind::IsADirectory.into()));
+            }
             if start_position > 0 {
                 file.seek(SeekFrom::Start(start_position))
                     .map_err(|e| IoError::new("seek", Some(at.clone()), &e))?;
             }
-            Ok(Box::new(file) as Box<dyn std::io::Read + Send>)
+            // A regular file's size says where its end is (a device or a
+            // pipe has none).
+            let length = metadata
+                .is_file()
+                .then(|| metadata.len().saturating_sub(start_position));
+            Ok(Opened {
+                reader: Box::new(file),
+                length,
+            })
         };
         Ok(read_source(ReadSource {
             name: "file-source",

@@ -48,8 +48,25 @@ fn next_region(buffer: &mut BytesMut, region: usize) -> bool {
     false
 }
 
+/// The most one read asks for, whatever the chunk size: a chunk size is a
+/// limit ("chunks of at most `chunk_size`"), not an allocation, as sizes
+/// are everywhere else (`crate::overflow::upfront_capacity`). The buffer a
+/// read fills must exist before a byte arrives, so `FileIO::from_path(p,
+/// 1 << 40)` asked for 8 TiB and aborted the process, and `usize::MAX`
+/// panicked with a capacity overflow. Reads beyond a few MiB gain nothing
+/// (the copy into the buffer is the cost per byte); 8 MiB chunks keep a
+/// region of [`CHUNKS_PER_ALLOCATION`] of them at 64 MiB.
+pub(crate) const MAX_READ_SIZE: usize = 8 << 20;
+
+/// What opening gives: the reader and, where it is known (a regular
+/// file), how many bytes it has left to read.
+pub(crate) struct Opened {
+    pub(crate) reader: Box<dyn Read + Send>,
+    pub(crate) length: Option<u64>,
+}
+
 /// Opens the reader for one run.
-pub(crate) type OpenReader = Arc<dyn Fn() -> Result<Box<dyn Read + Send>, IoError> + Send + Sync>;
+pub(crate) type OpenReader = Arc<dyn Fn() -> Result<Opened, IoError> + Send + Sync>;
 
 pub(crate) struct ReadSource {
     pub(crate) name: &'static str,
@@ -67,9 +84,18 @@ struct ReadLogic {
     shape: SourceShape<Bytes>,
     open: OpenReader,
     reader: Option<Box<dyn Read + Send>>,
-    chunk_size: usize,
+    /// Bytes per read: the chunk size, at most [`MAX_READ_SIZE`].
+    read_size: usize,
     path: Option<PathBuf>,
+    /// The bytes left when opened, if known: reaching them, the stage
+    /// reads once more at once to see the end with the last chunk.
+    length: Option<u64>,
     buffer: BytesMut,
+    /// Bytes at the start of `buffer` read ahead (by that look for the
+    /// end), to go out on the next pull.
+    held: usize,
+    /// What the look for the end met: reported on the next pull.
+    held_error: Option<std::io::Error>,
     count: u64,
     completer: Completer<IoResult>,
 }
@@ -92,9 +118,12 @@ impl GraphStage for ReadSource {
             shape: SourceShape::new(),
             open: Arc::clone(&self.open),
             reader: None,
-            chunk_size: self.chunk_size,
+            read_size: self.chunk_size.min(MAX_READ_SIZE),
             path: self.path.clone(),
+            length: None,
             buffer: BytesMut::new(),
+            held: 0,
+            held_error: None,
             count: 0,
             completer,
         };
@@ -108,51 +137,107 @@ impl ReadLogic {
         self.completer.complete(Err(error.clone()));
         ctx.fail_stage(error);
     }
+
+    /// Read once into the start of `buffer` (a fresh region if it has no
+    /// room for a whole read), retrying an interrupted read.
+    fn read(&mut self) -> std::io::Result<usize> {
+        let Some(reader) = self.reader.as_mut() else {
+            return Ok(0);
+        };
+        if self.buffer.len() < self.read_size {
+            let region = self.read_size.saturating_mul(CHUNKS_PER_ALLOCATION);
+            next_region(&mut self.buffer, region);
+        }
+        loop {
+            match reader.read(&mut self.buffer[..self.read_size]) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// The reader is done: `Ok(())` at its end, else the error.
+    fn finish(&mut self, result: std::io::Result<()>, ctx: &mut StageContext<'_>) {
+        self.reader = None;
+        self.buffer = BytesMut::new();
+        match result {
+            Ok(()) => {
+                self.completer.complete(Ok(IoResult { count: self.count }));
+                ctx.complete(self.shape.out);
+            }
+            Err(e) => self.fail(IoError::new("read", self.path.clone(), &e), ctx),
+        }
+    }
+
+    /// After a read of `n` bytes: is this where the reader should end? Only
+    /// a reader of known length is asked at once (a pipe or a socket
+    /// would block): at that length, or on a short read of it.
+    fn may_have_ended(&self, n: usize) -> bool {
+        self.length
+            .is_some_and(|length| self.count >= length || n < self.read_size)
+    }
 }
 
 impl GraphStageLogic for ReadLogic {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        // Opened on the stage's own (blocking) thread, not in `run`.
+        // Opened on the stage's own (blocking) thread, not in `run`; a
+        // failure to open fails the stream now, before any demand.
         match (self.open)() {
-            Ok(reader) => self.reader = Some(reader),
+            Ok(opened) => {
+                self.reader = Some(opened.reader);
+                self.length = opened.length;
+            }
             Err(error) => self.fail(error, ctx),
         }
         Ok(())
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let Some(reader) = self.reader.as_mut() else {
+        if self.reader.is_none() {
             return Ok(());
-        };
-        if self.buffer.len() < self.chunk_size {
-            let region = self.chunk_size.saturating_mul(CHUNKS_PER_ALLOCATION);
-            next_region(&mut self.buffer, region);
         }
-        let read = loop {
-            match reader.read(&mut self.buffer[..self.chunk_size]) {
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                other => break other,
+        if let Some(error) = self.held_error.take() {
+            self.finish(Err(error), ctx);
+            return Ok(());
+        }
+        let n = if self.held > 0 {
+            std::mem::take(&mut self.held)
+        } else {
+            match self.read() {
+                Ok(0) => {
+                    self.finish(Ok(()), ctx);
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.count += n as u64;
+                    n
+                }
+                Err(e) => {
+                    self.finish(Err(e), ctx);
+                    return Ok(());
+                }
             }
         };
-        match read {
+        let chunk = self.buffer.split_to(n).freeze();
+        if !self.may_have_ended(n) {
+            return ctx.push(self.shape.out, chunk);
+        }
+        // Look for the end now, so that the last chunk completes the
+        // stream rather than the pull after it; what the look finds waits
+        // for the next pull.
+        match self.read() {
             Ok(0) => {
-                self.buffer = BytesMut::new();
-                self.reader = None;
-                self.completer.complete(Ok(IoResult { count: self.count }));
-                ctx.complete(self.shape.out);
-                Ok(())
+                ctx.push(self.shape.out, chunk)?;
+                self.finish(Ok(()), ctx);
+                return Ok(());
             }
-            Ok(n) => {
-                self.count += n as u64;
-                let chunk = self.buffer.split_to(n).freeze();
-                ctx.push(self.shape.out, chunk)
+            Ok(more) => {
+                self.count += more as u64;
+                self.held = more;
             }
-            Err(e) => {
-                self.reader = None;
-                self.fail(IoError::new("read", self.path.clone(), &e), ctx);
-                Ok(())
-            }
+            Err(e) => self.held_error = Some(e),
         }
+        ctx.push(self.shape.out, chunk)
     }
 
     fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {

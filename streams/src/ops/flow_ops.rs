@@ -418,8 +418,11 @@ pub trait FlowOps: Sized {
     /// Run `f` on each element, at most `parallelism` futures at a time,
     /// emitting results in input order. An `Err` fails the stream.
     ///
-    /// `parallelism` is a bound, not an allocation: `usize::MAX` means
-    /// "no bound" and costs no more than the futures actually in flight.
+    /// `parallelism` is a bound, not an allocation: the stage takes no
+    /// element before downstream first asks for one, then keeps up to
+    /// `parallelism` futures running (as Pekko's `mapAsync`), and never
+    /// more than 65 536, so `usize::MAX` means "as many as the stage
+    /// allows" and costs no more than the futures actually in flight.
     ///
     /// # Where the futures run
     ///

@@ -2,6 +2,12 @@
 //! flight; results in input order (or as they finish); a failed future
 //! fails the stream.
 //!
+//! Demand (as Pekko's `mapAsync`): no element is taken and no future made
+//! before downstream's first pull; from then on the stage keeps up to
+//! `parallelism` futures in flight (capped at [`MAX_PARALLELISM`]),
+//! whether or not downstream has pulled again, so results are ready when
+//! it does.
+//!
 //! Each in-flight future sits in a slot. Slots are made as futures need
 //! them, up to `parallelism` (a limit, not a promise: `map_async(usize::MAX, ..)`
 //! reserves [`upfront_capacity`] of them, not `usize::MAX`), and reused
@@ -29,6 +35,15 @@ use crate::stage::{
     StageResult, SupervisionStrategy, supervised,
 };
 
+/// The most futures one `map_async` stage keeps in flight, whatever
+/// `parallelism` says. A stage cannot see how much downstream wants beyond
+/// its one pull, so `parallelism` futures are started ahead of demand:
+/// without a cap, `map_async(usize::MAX, ..)` over an endless upstream
+/// made futures without end (half a million in 500 ms) before the first
+/// result was taken. 65 536 is far beyond any concurrency a single stage
+/// profits from (and a few MiB of slots), yet bounded.
+pub(crate) const MAX_PARALLELISM: usize = 1 << 16;
+
 enum Slot<Fut, U> {
     Free,
     Running(Pin<Box<Fut>>),
@@ -53,6 +68,8 @@ pub(crate) struct MapAsync<T, U, F, Fut> {
     queue: VecDeque<usize>,
     in_flight: usize,
     upstream_done: bool,
+    /// Downstream has pulled at least once: upstream may be pulled.
+    demanded: bool,
     /// The strategy, and `f` as the blueprint holds it (for a restart).
     restart: Option<(SupervisionStrategy, F)>,
 }
@@ -69,7 +86,7 @@ impl<T, U, F: Clone, Fut> MapAsync<T, U, F, Fut> {
             f: f.clone(),
             restart: strategy.map(|s| (s.clone(), f.clone())),
             ordered,
-            parallelism,
+            parallelism: parallelism.min(MAX_PARALLELISM),
             slots: Vec::with_capacity(upfront_capacity(parallelism)),
             wakers: Vec::with_capacity(upfront_capacity(parallelism)),
             free: Vec::new(),
@@ -77,6 +94,7 @@ impl<T, U, F: Clone, Fut> MapAsync<T, U, F, Fut> {
             queue: VecDeque::with_capacity(upfront_capacity(parallelism)),
             in_flight: 0,
             upstream_done: false,
+            demanded: false,
         }
     }
 }
@@ -176,7 +194,8 @@ where
         }
         if self.upstream_done && self.in_flight == 0 {
             ctx.complete_stage();
-        } else if !self.upstream_done
+        } else if self.demanded
+            && !self.upstream_done
             && self.in_flight < self.parallelism
             && !ctx.has_been_pulled(self.shape.inlet)
         {
@@ -199,7 +218,8 @@ where
             this.drain(ctx)
         });
         self.wake = Some(callback);
-        ctx.pull(self.shape.inlet)
+        // No pull yet: the first one waits for downstream's (module docs).
+        Ok(())
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -223,6 +243,7 @@ where
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.demanded = true;
         self.drain(ctx)
     }
 

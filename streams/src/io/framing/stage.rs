@@ -285,6 +285,7 @@ impl<D: Decoder> GraphStage for FramingStage<D> {
             shape: FlowShape::new(),
             frames: Frames::new(self.decoder.clone()),
             finished: false,
+            ahead: None,
         };
         (Box::new(logic), ())
     }
@@ -295,23 +296,54 @@ struct FramingLogic<D> {
     frames: Frames<D>,
     /// Upstream has finished.
     finished: bool,
+    /// Once upstream has finished: the next frame, cut ahead to know
+    /// whether the one before it was the last ([`look_ahead`](Self::look_ahead)).
+    ahead: Option<Bytes>,
 }
 
 impl<D: Decoder> FramingLogic<D> {
-    /// Push the next frame if there is one; otherwise pull, finish or fail.
+    /// Push the next frame if there is one; otherwise pull, or (upstream
+    /// has finished) push the last one or complete.
     fn next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if let Some(frame) = self.frames.next_frame()? {
-            return ctx.push(self.shape.out, frame);
+        let frame = match self.ahead.take() {
+            Some(frame) => Some(frame),
+            None => self.frames.next_frame()?,
+        };
+        let frame = match frame {
+            Some(frame) => frame,
+            None if !self.finished => {
+                // Keep the partial frame; the next chunk continues it.
+                self.frames.keep_partial();
+                return ctx.pull(self.shape.inlet);
+            }
+            None => {
+                self.look_ahead(ctx)?;
+                match self.ahead.take() {
+                    Some(last) => last,
+                    None => return Ok(()), // completed
+                }
+            }
+        };
+        ctx.push(self.shape.out, frame)?;
+        if self.finished {
+            self.look_ahead(ctx)?;
         }
-        if !self.finished {
-            // Keep the partial frame; the next chunk continues it.
-            self.frames.keep_partial();
-            return ctx.pull(self.shape.inlet);
+        Ok(())
+    }
+
+    /// Upstream has finished: cut the next frame now (a whole one, else
+    /// the last one the rest makes), so that the stream completes with
+    /// its last frame rather than on the pull after it; with none left,
+    /// complete. A frame cut ahead waits for the next pull.
+    fn look_ahead(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        debug_assert!(self.finished && self.ahead.is_none());
+        self.ahead = match self.frames.next_frame()? {
+            Some(frame) => Some(frame),
+            None => self.frames.last_frame()?,
+        };
+        if self.ahead.is_none() {
+            ctx.complete(self.shape.out);
         }
-        if let Some(frame) = self.frames.last_frame()? {
-            ctx.push(self.shape.out, frame)?;
-        }
-        ctx.complete(self.shape.out);
         Ok(())
     }
 }
@@ -330,8 +362,9 @@ impl<D: Decoder> GraphStageLogic for FramingLogic<D> {
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.finished = true;
         if ctx.is_available(self.shape.out) {
-            self.next(ctx)?;
+            self.next(ctx)
+        } else {
+            self.look_ahead(ctx)
         }
-        Ok(())
     }
 }
