@@ -411,12 +411,16 @@ impl<A: Actor> Cell<A> {
     /// All children are gone: `post_stop`, close the mailbox, route what is
     /// left, tell watchers and the parent.
     fn finish_stop(&self, st: &mut RunState<A>) {
+        // Before post_stop, as before pre_restart: no timer is active there.
+        st.ctx.timers.cancel_all();
+        st.ctx.cancel_receive_timeout();
         if let Some(mut actor) = st.actor.take() {
             // A panic in post_stop cannot be supervised any more; the stop goes on.
             let _ = catch_unwind(AssertUnwindSafe(|| actor.post_stop(&mut st.ctx)));
         }
         st.phase = Phase::Stopped;
         self.lifecycle(|path, actor_type| LifecycleEvent::Stopped { path, actor_type });
+        // Again: post_stop may have started one.
         st.ctx.timers.cancel_all();
         st.ctx.cancel_receive_timeout();
         // SAFETY: this thread holds the run token.
