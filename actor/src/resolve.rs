@@ -302,9 +302,15 @@ fn descend<'p>(
 }
 
 /// The first step of an absolute path: `/temp` without the root guardian,
-/// anything else from it.
+/// `/#<uid>` the root itself, anything else from the root.
 fn at_top<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk<'p>, PathError> {
     let (segment, after) = split_first(path);
+    if let (Some(uid), None) = (segment.strip_prefix('#'), after) {
+        // The root's own full form, `weir://<system>/#<uid>`: its elements
+        // are empty, so the uid follows the address's slash.
+        let uid = parse_uid(uid)?;
+        return Ok(Walk::Done(system.root().filter(|r| r.path().uid() == uid)));
+    }
     if segment == TEMP {
         return Ok(match after {
             Some(after) => Walk::Restart(Node::TempDir, after, index + 1),

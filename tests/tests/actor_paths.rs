@@ -191,6 +191,21 @@ fn absolute_resolution_from_the_system() {
         system.resolve("/user/..").unwrap(),
         "the root"
     );
+    let root = system.resolve("/").unwrap();
+    assert_eq!(
+        system.resolve(&root.path().to_string()),
+        Ok(root.clone()),
+        "the root's own full form, with #uid"
+    );
+    assert_eq!(
+        system.resolve(&format!("/#{}", root.path().uid() + 1)),
+        Err(ResolveError::NotFound),
+        "another incarnation of the root"
+    );
+    assert!(matches!(
+        system.resolve("/#x"),
+        Err(ResolveError::Malformed(_))
+    ));
     assert_eq!(system.resolve("/user/top/zz"), Err(ResolveError::NotFound));
     assert_eq!(
         system.resolve("/.."),
