@@ -33,7 +33,9 @@ use std::sync::Weak;
 /// arrives within `timeout`, [`AskError::TargetStopped`] when the question
 /// could not be delivered, and [`AskError::Terminated`] when the system
 /// terminates first. A `timeout` too long for the clock (`Duration::MAX`)
-/// means no time-out: the ask waits for its reply or for termination.
+/// means no time-out: the ask waits for its reply or for termination. A
+/// zero `timeout` yields [`AskError::ZeroTimeout`] at once: the question is
+/// neither made nor sent.
 ///
 /// # Examples
 ///
@@ -93,6 +95,12 @@ pub(crate) fn ask_with<R: Send + 'static>(
         watchers: Watchers::new(),
         timer: Cancellable::new(),
     });
+    if timeout.is_zero() {
+        // No reply could be in time: refuse before sending, as
+        // `set_receive_timeout` refuses a zero.
+        let _ = cell.promise.complete(Err(AskError::ZeroTimeout));
+        return AskHandle { cell };
+    }
     system.register_temp(
         cell.path.name(),
         Arc::downgrade(&cell) as Weak<dyn AnyActor>,

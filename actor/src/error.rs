@@ -117,6 +117,9 @@ pub enum AskError {
     /// the handle from async code, have the answer sent to the actor as a
     /// message, or block from a pinned actor or a thread outside the system.
     WouldDeadlock,
+    /// The time-out was zero: no reply could ever be in time, so the
+    /// question was not sent.
+    ZeroTimeout,
 }
 
 impl fmt::Display for AskError {
@@ -128,6 +131,7 @@ impl fmt::Display for AskError {
             Self::WouldDeadlock => f.write_str(
                 "ask waited for on a thread the reply may need (the scheduler's, or its pool's last free worker)",
             ),
+            Self::ZeroTimeout => f.write_str("an ask needs a time-out above zero"),
         }
     }
 }

@@ -278,7 +278,8 @@ impl<M: Send + 'static> Router<M> {
     /// [`AskError::Timeout`](crate::AskError::Timeout) when no routee
     /// answers within `timeout`;
     /// [`AskError::TargetStopped`](crate::AskError::TargetStopped) when there
-    /// is no routee.
+    /// is no routee; [`AskError::ZeroTimeout`](crate::AskError::ZeroTimeout)
+    /// at once, without sending, for a zero `timeout`.
     ///
     /// # Examples
     ///
