@@ -487,14 +487,6 @@ impl ActorSystem {
         Some(ActorHandle { inner })
     }
 
-    pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
-        let temp = self.inner.temp.lock();
-        temp.values()
-            .filter_map(Weak::upgrade)
-            .map(|inner| ActorHandle { inner })
-            .collect()
-    }
-
     /// Before blocking on this system's work: `None` where that could
     /// deadlock (the scheduler's thread, a pool's last free worker).
     pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {

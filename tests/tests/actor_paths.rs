@@ -286,10 +286,37 @@ fn temporary_ask_actors_resolve_under_temp_while_alive() {
     let found = system.resolve(&path).expect("pending ask resolves");
     assert_eq!(found, reply_to.handle());
     assert_eq!(found.downcast::<u32>(), Some(reply_to.clone()));
+    let name = reply_to.path().name().to_owned();
     assert_eq!(
-        system.select("/temp/*").unwrap().resolve(),
-        vec![reply_to.handle()]
+        system.select(&format!("/temp/{name}")).unwrap().resolve(),
+        vec![reply_to.handle()],
+        "an exact selection of its own name reaches it"
     );
+    // Nothing else does: no wildcard, no parent step into /temp.
+    let other = ask(&holder, |r| r, PATIENCE);
+    let other_reply_to = probe.expect();
+    for pattern in [
+        "/temp/*".to_owned(),
+        "/temp/$?".to_owned(),
+        "/t*/*".to_owned(),
+        format!("/temp/../temp/{name}"),
+        format!("/user/../temp/{name}"),
+        format!("/temp/{}/../{name}", other_reply_to.path().name()),
+    ] {
+        let selection = system.select(&pattern).unwrap();
+        assert_eq!(selection.resolve(), vec![], "{pattern}");
+        assert_eq!(selection.tell(1u32), 0, "{pattern}");
+    }
+    for path in [
+        format!("/temp/../temp/{name}"),
+        format!("/user/../temp/{name}"),
+        format!("/temp/{}/../{name}", other_reply_to.path().name()),
+    ] {
+        assert_eq!(system.resolve(&path), Err(ResolveError::NotFound), "{path}");
+    }
+    assert_eq!(holder.handle().child(&format!("../../temp/{name}")), None);
+    other_reply_to.tell(6u32);
+    assert_eq!(other.wait(), Ok(6));
     reply_to.tell(5u32);
     assert_eq!(answer.wait(), Ok(5));
     assert_eq!(
