@@ -368,6 +368,12 @@ fn a_pool_is_resized_by_messages() {
         after,
         "a resize-removed routee does not count as a death"
     );
+    // Never below one routee: the router stays useful, as Akka's.
+    router.actor_ref().tell(RouterMsg::adjust_pool_size(-5));
+    assert_eq!(get(&router), after[..1]);
+    router.resize(0);
+    assert_eq!(get(&router), after[..1]);
+    assert_eq!(router.ask(Msg::Who, LONG).wait().map(|_| ()), Ok(()));
     // A group ignores resizing.
     let group = Group::new(group_of(&system, 1, "x"))
         .spawn(&system, "group")

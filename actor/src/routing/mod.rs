@@ -150,14 +150,14 @@ impl<M> RouterMsg<M> {
     }
 
     /// A pool: grow or shrink to `size` routees (removed ones get a poison
-    /// pill, so they finish the messages they already have). A group
-    /// ignores it.
+    /// pill, so they finish the messages they already have), keeping at
+    /// least one. A group ignores it.
     pub fn resize(size: usize) -> Self {
         Self(Op::Resize(size))
     }
 
     /// A pool: add (positive) or remove (negative) routees (Akka's
-    /// `AdjustPoolSize`). A group ignores it.
+    /// `AdjustPoolSize`), keeping at least one. A group ignores it.
     pub fn adjust_pool_size(delta: isize) -> Self {
         Self(Op::Adjust(delta))
     }
@@ -339,7 +339,8 @@ impl<M: Send + 'static> Router<M> {
         self.manager.path()
     }
 
-    /// A pool: grow or shrink to `size` routees ([`RouterMsg::resize`]).
+    /// A pool: grow or shrink to `size` routees, keeping at least one
+    /// ([`RouterMsg::resize`]).
     pub fn resize(&self, size: usize) {
         self.manager.tell(RouterMsg::resize(size));
     }
