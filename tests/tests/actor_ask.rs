@@ -68,8 +68,8 @@ fn no_reply_is_a_typed_timeout_and_a_late_reply_is_a_dead_letter() {
     let (recipient, value) = dead.expect();
     assert_eq!(value, 7);
     assert!(
-        recipient.starts_with("weir://timeout/temp/$"),
-        "{recipient}"
+        recipient.starts_with("weir://timeout/temp/r$"),
+        "the reply address is named after the target: {recipient}"
     );
     shutdown(&system);
 }

@@ -282,7 +282,7 @@ fn temporary_ask_actors_resolve_under_temp_while_alive() {
     let answer = ask(&holder, |r| r, PATIENCE);
     let reply_to = probe.expect();
     let path = reply_to.path().to_string_without_uid();
-    assert!(path.starts_with("weir://temp/temp/$"), "{path}");
+    assert!(path.starts_with("weir://temp/temp/holder$"), "{path}");
     let found = system.resolve(&path).expect("pending ask resolves");
     assert_eq!(found, reply_to.handle());
     assert_eq!(found.downcast::<u32>(), Some(reply_to.clone()));
@@ -297,7 +297,7 @@ fn temporary_ask_actors_resolve_under_temp_while_alive() {
     let other_reply_to = probe.expect();
     for pattern in [
         "/temp/*".to_owned(),
-        "/temp/$?".to_owned(),
+        "/temp/holder$?".to_owned(),
         "/t*/*".to_owned(),
         format!("/temp/../temp/{name}"),
         format!("/user/../temp/{name}"),

@@ -264,6 +264,7 @@ impl<M: Send + 'static> Router<M> {
     ) -> AskHandle<R> {
         ask_with(
             ActorSystem::of(self.manager.inner.system()),
+            self.manager.path().name(),
             |reply_to| self.shared.route(make(reply_to)).unwrap_or(false),
             timeout,
         )
@@ -312,6 +313,7 @@ impl<M: Send + 'static> Router<M> {
         let routees = self.shared.snapshot();
         ask_with(
             ActorSystem::of(self.manager.inner.system()),
+            self.manager.path().name(),
             |reply_to| {
                 let mut delivered = false;
                 for routee in &routees.refs {
