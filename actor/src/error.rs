@@ -376,6 +376,37 @@ impl<M> fmt::Display for WrongMessageType<M> {
 
 impl<M> std::error::Error for WrongMessageType<M> {}
 
+/// Why a [`Routing`](crate::routing::Routing) could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RoutingError {
+    /// A consistent-hashing ring needs at least one virtual node per routee.
+    ZeroVirtualNodes,
+    /// More virtual nodes per routee than a ring takes.
+    TooManyVirtualNodes {
+        /// The number asked for.
+        requested: usize,
+        /// The most allowed ([`MAX_VIRTUAL_NODES`](crate::routing::MAX_VIRTUAL_NODES)).
+        max: usize,
+    },
+}
+
+impl fmt::Display for RoutingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroVirtualNodes => {
+                f.write_str("a consistent-hashing ring needs at least one virtual node per routee")
+            }
+            Self::TooManyVirtualNodes { requested, max } => write!(
+                f,
+                "{requested} virtual nodes per routee asked for; a consistent-hashing ring takes at most {max}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RoutingError {}
+
 /// Why something could not be scheduled.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]

@@ -475,3 +475,30 @@ fn a_group_from_paths_resolves_once_with_typed_errors() {
     }
     system.terminate().wait().unwrap();
 }
+
+#[test]
+fn a_ring_with_too_many_virtual_nodes_is_a_typed_error() {
+    use weir_actor::routing::{MAX_VIRTUAL_NODES, RoutingError};
+    let key = |m: &Msg| matches!(m, Msg::Stop);
+    assert_eq!(
+        Routing::consistent_hashing_with_virtual_nodes(key, usize::MAX).err(),
+        Some(RoutingError::TooManyVirtualNodes {
+            requested: usize::MAX,
+            max: MAX_VIRTUAL_NODES
+        })
+    );
+    assert_eq!(
+        Routing::consistent_hashing_with_virtual_nodes(key, 0).err(),
+        Some(RoutingError::ZeroVirtualNodes)
+    );
+    // The largest ring allowed routes.
+    let system = ActorSystem::new("bigRing").unwrap();
+    let starts = Arc::new(AtomicUsize::new(0));
+    let routing = Routing::consistent_hashing_with_virtual_nodes(key, MAX_VIRTUAL_NODES).unwrap();
+    let router = Pool::new(2, routee_props(&starts))
+        .with_routing(routing)
+        .spawn(&system, "pool")
+        .unwrap();
+    assert!(router.ask(Msg::Who, LONG).wait().is_ok());
+    system.terminate().wait().unwrap();
+}

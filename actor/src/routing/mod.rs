@@ -66,7 +66,8 @@ use std::time::Duration;
 
 pub use build::{Group, Pool, RouteeError};
 use logic::Routees;
-pub use logic::{DEFAULT_VIRTUAL_NODES, Routing};
+pub use crate::error::RoutingError;
+pub use logic::{DEFAULT_VIRTUAL_NODES, MAX_VIRTUAL_NODES, Routing};
 
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
