@@ -124,7 +124,8 @@ impl<M: Send + 'static> Actor for Manager<M> {
         }
     }
 
-    /// Keep the routees across a restart of the router itself.
+    /// Keep the routees (the same references) across a restart of the
+    /// router itself; they are restarted with it, as kept children are.
     fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
 
     fn post_stop(&mut self, ctx: &mut Context<Self>) {
