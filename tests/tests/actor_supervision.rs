@@ -415,22 +415,25 @@ fn children_kept_by_a_restarted_parent_are_restarted_with_the_same_cause() {
 }
 
 /// An actor with a chain of `depth` descendants below it; answers `Get`
-/// with its depth and panics on `Crash`.
+/// with its depth and panics on `Crash`; escalates its child's failures
+/// when `escalate`.
 struct Node {
     depth: u64,
     refs: Sender<ActorRef<WorkerMsg>>,
+    escalate: bool,
 }
 
 impl Actor for Node {
     type Msg = WorkerMsg;
     fn pre_start(&mut self, ctx: &mut Context<Self>) {
         if self.depth > 0 {
-            let (depth, refs) = (self.depth - 1, self.refs.clone());
+            let (depth, refs, escalate) = (self.depth - 1, self.refs.clone(), self.escalate);
             let child = ctx
                 .spawn(
                     Props::new(move || Node {
                         depth,
                         refs: refs.clone(),
+                        escalate,
                     }),
                     "node",
                 )
@@ -447,12 +450,19 @@ impl Actor for Node {
     }
     fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
     fn post_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        match self.escalate {
+            true => SupervisorStrategy::one_for_one().with_decider(|_| Directive::Escalate),
+            false => SupervisorStrategy::default(),
+        }
+    }
 }
 
 /// A supervisor whose decider reports that it is deciding, then waits for
 /// the test to release it with a directive.
 fn held_decision(
     system: &ActorSystem,
+    escalate: bool,
 ) -> (
     Vec<ActorRef<WorkerMsg>>,
     std::sync::mpsc::Receiver<()>,
@@ -475,6 +485,7 @@ fn held_decision(
     let props = Props::new(move || Node {
         depth: 2,
         refs: tx.clone(),
+        escalate,
     });
     let top = supervised_node(system, strategy, props);
     let mut chain = vec![top];
@@ -526,7 +537,7 @@ fn answers(node: &ActorRef<WorkerMsg>, within: Duration) -> Option<u64> {
 #[test]
 fn the_descendants_of_a_failing_actor_wait_for_its_supervisor() {
     let system = ActorSystem::new("suspendSubtree").unwrap();
-    let (chain, deciding, release) = held_decision(&system);
+    let (chain, deciding, release) = held_decision(&system, false);
     assert_eq!(answers(&chain[2], PATIENCE), Some(0));
     chain[0].tell(WorkerMsg::Crash);
     deciding.recv_timeout(PATIENCE).unwrap();
@@ -546,7 +557,7 @@ fn the_descendants_of_a_failing_actor_wait_for_its_supervisor() {
 #[test]
 fn the_descendants_kept_across_a_restart_run_again_after_it() {
     let system = ActorSystem::new("suspendSubtreeRestart").unwrap();
-    let (chain, deciding, release) = held_decision(&system);
+    let (chain, deciding, release) = held_decision(&system, false);
     chain[0].tell(WorkerMsg::Crash);
     deciding.recv_timeout(PATIENCE).unwrap();
     assert_eq!(answers(&chain[2], weir_tests::QUIET), None);
@@ -555,5 +566,27 @@ fn the_descendants_kept_across_a_restart_run_again_after_it() {
     assert_eq!(answers(&chain[2], PATIENCE), Some(0));
     assert_eq!(answers(&chain[1], PATIENCE), Some(1));
     assert_eq!(answers(&chain[0], PATIENCE), Some(2));
+    shutdown(&system);
+}
+
+#[test]
+fn a_resumed_escalation_resumes_the_actor_that_failed_first() {
+    let system = ActorSystem::new("resumeEscalated").unwrap();
+    let (chain, deciding, release) = held_decision(&system, true);
+    // The grandchild fails; its parent and grandparent escalate.
+    chain[2].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    for node in &chain {
+        assert_eq!(answers(node, weir_tests::QUIET), None);
+    }
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
+    assert_eq!(answers(&chain[1], PATIENCE), Some(1));
+    assert_eq!(answers(&chain[0], PATIENCE), Some(2));
+    // Each failure is decided once: a second failure is decided again.
+    chain[2].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
     shutdown(&system);
 }
