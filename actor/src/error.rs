@@ -62,8 +62,8 @@ pub enum SpawnError {
     DispatcherUnavailable(String),
     /// The props name a pool the system builder did not declare.
     UnknownDispatcher(String),
-    /// A setting of the props that must be at least 1 was 0; names the
-    /// setting (`"throughput"`).
+    /// A setting of the props (or a pool router's size) that must be at
+    /// least 1 was 0; names the setting (`"throughput"`, `"pool size"`).
     Zero(&'static str),
 }
 

@@ -369,6 +369,12 @@ fn a_pool_is_resized_by_messages() {
         "a resize-removed routee does not count as a death"
     );
     // Never below one routee: the router stays useful, as Akka's.
+    assert_eq!(
+        Pool::new(0, routee_props(&starts))
+            .spawn(&system, "empty")
+            .err(),
+        Some(weir_actor::SpawnError::Zero("pool size"))
+    );
     router.actor_ref().tell(RouterMsg::adjust_pool_size(-5));
     assert_eq!(get(&router), after[..1]);
     router.resize(0);
