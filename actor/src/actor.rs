@@ -80,7 +80,9 @@ pub trait Actor: Send + Sized + 'static {
 
     /// Runs on the failed instance before it is replaced. The default stops
     /// every child and calls [`post_stop`](Actor::post_stop); the new instance
-    /// is created once those children have stopped.
+    /// is created once those children have stopped. Children it keeps are
+    /// restarted with the same failure once the new instance has run
+    /// [`post_restart`](Actor::post_restart), as in Akka.
     fn pre_restart(&mut self, ctx: &mut Context<Self>, failure: &Failure) {
         let _ = failure;
         ctx.stop_all_children();

@@ -33,6 +33,8 @@ impl SystemMsg {
             SystemMsg::ChildTerminated(_) => "weir::ChildTerminated",
             SystemMsg::Resume => "weir::Resume",
             SystemMsg::Recreate(_) => "weir::Recreate",
+            SystemMsg::Suspend => "weir::Suspend",
+            SystemMsg::Unsuspend => "weir::Unsuspend",
         }
     }
 }
@@ -52,8 +54,16 @@ pub(crate) enum SystemMsg {
     ChildFailed(ActorHandle, Failure),
     /// A child has stopped for good.
     ChildTerminated(ActorHandle),
+    /// The directive for the recipient's own failure: resume.
     Resume,
+    /// The directive for the recipient's own failure (or its parent's
+    /// restart, for a child the parent kept): restart with this cause.
     Recreate(Failure),
+    /// An ancestor failed: hold user messages until the matching
+    /// [`SystemMsg::Unsuspend`] (see `cell::supervise`).
+    Suspend,
+    /// An ancestor's failure was decided: lift one `Suspend`.
+    Unsuspend,
 }
 
 /// What sits in a user mailbox slot: the message itself, inline.

@@ -24,8 +24,10 @@ use std::sync::Weak;
 /// Send `target` the message `make(reply_to)` and wait for the first reply
 /// sent to `reply_to`.
 ///
-/// `reply_to` is a temporary actor under `/temp`. It takes one reply; later
-/// replies, and a reply after the time-out, go to dead letters.
+/// `reply_to` is a temporary actor under `/temp`, named after the target
+/// (`/temp/<target>$a`, as in Akka, so dead letters and logs say whom the
+/// ask was for). It takes one reply; later replies, and a reply after the
+/// time-out, go to dead letters.
 ///
 /// # Errors
 ///
@@ -33,7 +35,9 @@ use std::sync::Weak;
 /// arrives within `timeout`, [`AskError::TargetStopped`] when the question
 /// could not be delivered, and [`AskError::Terminated`] when the system
 /// terminates first. A `timeout` too long for the clock (`Duration::MAX`)
-/// means no time-out: the ask waits for its reply or for termination.
+/// means no time-out: the ask waits for its reply or for termination. A
+/// zero `timeout` yields [`AskError::ZeroTimeout`] at once: the question is
+/// neither made nor sent.
 ///
 /// # Examples
 ///
@@ -69,6 +73,7 @@ where
 {
     ask_with(
         ActorSystem::of(target.inner.system()),
+        target.path().name(),
         |reply_to| target.deliver(make(reply_to)) != Delivery::DeadLetter,
         timeout,
     )
@@ -76,16 +81,20 @@ where
 
 /// The machinery of [`ask`] for any way of sending the question: `send`
 /// gets the reply address and says whether the question was delivered
-/// anywhere (routers send it to one routee, or to all of them).
+/// anywhere (routers send it to one routee, or to all of them). The reply
+/// address is named after `target`, the name of the actor asked.
 pub(crate) fn ask_with<R: Send + 'static>(
     system: &ActorSystem,
+    target: &str,
     send: impl FnOnce(ActorRef<R>) -> bool,
     timeout: Duration,
 ) -> AskHandle<R> {
     let system = system.internal();
-    let path = ActorPath::root(system.inner.name.clone(), 0)
-        .child("temp", 0)
-        .child(system.next_temp_name(), system.next_uid());
+    let name = system.next_temp_name(target);
+    let path = system
+        .inner
+        .temp_dir
+        .child(Arc::clone(&name), system.next_uid());
     let cell = Arc::new(AskCell {
         path,
         system: system.clone(),
@@ -93,10 +102,13 @@ pub(crate) fn ask_with<R: Send + 'static>(
         watchers: Watchers::new(),
         timer: Cancellable::new(),
     });
-    system.register_temp(
-        cell.path.name(),
-        Arc::downgrade(&cell) as Weak<dyn AnyActor>,
-    );
+    if timeout.is_zero() {
+        // No reply could be in time: refuse before sending, as
+        // `set_receive_timeout` refuses a zero.
+        let _ = cell.promise.complete(Err(AskError::ZeroTimeout));
+        return AskHandle { cell };
+    }
+    system.register_temp(name, Arc::downgrade(&cell) as Weak<dyn AnyActor>);
     let reply_to = ActorRef::new(cell.clone() as Arc<dyn Recipient<R>>);
     if !send(reply_to) {
         let _ = cell.finish(Err(AskError::TargetStopped));

@@ -19,6 +19,56 @@ use crate::sync::{Arc, AtomicU64, Mutex, Ordering};
 pub enum Event {
     /// A message that could not be delivered.
     DeadLetter(DeadLetter),
+    /// A user event published with
+    /// [`EventStream::publish`](crate::EventStream::publish).
+    User(UserEvent),
+}
+
+/// A user event as a callback subscriber sees it (see
+/// [`EventStream::subscribe`](crate::EventStream::subscribe)): a copy of
+/// what was published, by type.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// use weir_actor::{ActorSystem, Event};
+///
+/// let system = ActorSystem::new("userEvents").unwrap();
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let log = Arc::clone(&seen);
+/// let _subscription = system.event_stream().subscribe(move |event| {
+///     if let Event::User(user) = event {
+///         log.lock().unwrap().extend(user.downcast_ref::<u32>().copied());
+///     }
+/// });
+/// system.event_stream().publish(7u32);
+/// assert_eq!(*seen.lock().unwrap(), [7]);
+/// system.terminate().wait().unwrap();
+/// ```
+pub struct UserEvent {
+    message_type: &'static str,
+    event: Box<dyn Any + Send>,
+}
+
+impl UserEvent {
+    /// The Rust type name of the event.
+    pub fn message_type(&self) -> &'static str {
+        self.message_type
+    }
+
+    /// The event, if it is an `E`.
+    pub fn downcast_ref<E: Any>(&self) -> Option<&E> {
+        self.event.downcast_ref()
+    }
+}
+
+impl fmt::Debug for UserEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UserEvent")
+            .field("message_type", &self.message_type)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A message that could not be delivered, with the reason.
@@ -238,6 +288,24 @@ impl DeadLetters {
             hooks.dead_letter(letter);
         }
         self.publish_event(&event);
+    }
+
+    /// Whether any callback subscriber listens (hooks aside).
+    pub(crate) fn has_subscribers(&self) -> bool {
+        self.inner.listening.load(Ordering::Acquire) > 0
+    }
+
+    /// Show a user event to the callback subscribers. Not from inside one's
+    /// callback on this stream (as for dead letters): a subscriber cannot
+    /// feed itself.
+    pub(crate) fn publish_user<E: Send + 'static>(&self, event: E) {
+        let Some(_publishing) = Publishing::enter(&self.inner) else {
+            return;
+        };
+        self.publish_event(&Event::User(UserEvent {
+            message_type: std::any::type_name::<E>(),
+            event: Box::new(event),
+        }));
     }
 
     fn publish_event(&self, event: &Event) {

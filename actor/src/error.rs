@@ -62,8 +62,8 @@ pub enum SpawnError {
     DispatcherUnavailable(String),
     /// The props name a pool the system builder did not declare.
     UnknownDispatcher(String),
-    /// A setting of the props that must be at least 1 was 0; names the
-    /// setting (`"throughput"`).
+    /// A setting of the props (or a pool router's size) that must be at
+    /// least 1 was 0; names the setting (`"throughput"`, `"pool size"`).
     Zero(&'static str),
 }
 
@@ -117,6 +117,9 @@ pub enum AskError {
     /// the handle from async code, have the answer sent to the actor as a
     /// message, or block from a pinned actor or a thread outside the system.
     WouldDeadlock,
+    /// The time-out was zero: no reply could ever be in time, so the
+    /// question was not sent.
+    ZeroTimeout,
 }
 
 impl fmt::Display for AskError {
@@ -128,6 +131,7 @@ impl fmt::Display for AskError {
             Self::WouldDeadlock => f.write_str(
                 "ask waited for on a thread the reply may need (the scheduler's, or its pool's last free worker)",
             ),
+            Self::ZeroTimeout => f.write_str("an ask needs a time-out above zero"),
         }
     }
 }
@@ -371,6 +375,37 @@ impl<M> fmt::Display for WrongMessageType<M> {
 }
 
 impl<M> std::error::Error for WrongMessageType<M> {}
+
+/// Why a [`Routing`](crate::routing::Routing) could not be made.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum RoutingError {
+    /// A consistent-hashing ring needs at least one virtual node per routee.
+    ZeroVirtualNodes,
+    /// More virtual nodes per routee than a ring takes.
+    TooManyVirtualNodes {
+        /// The number asked for.
+        requested: usize,
+        /// The most allowed ([`MAX_VIRTUAL_NODES`](crate::routing::MAX_VIRTUAL_NODES)).
+        max: usize,
+    },
+}
+
+impl fmt::Display for RoutingError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ZeroVirtualNodes => {
+                f.write_str("a consistent-hashing ring needs at least one virtual node per routee")
+            }
+            Self::TooManyVirtualNodes { requested, max } => write!(
+                f,
+                "{requested} virtual nodes per routee asked for; a consistent-hashing ring takes at most {max}"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for RoutingError {}
 
 /// Why something could not be scheduled.
 #[derive(Debug, Clone, PartialEq, Eq)]

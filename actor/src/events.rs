@@ -1,6 +1,6 @@
 //! The event stream: dead letters (see [`crate::dead_letters`]) and user
 //! events delivered by type to subscribed actors (`user`), a layer on top
-//! of the core's dead letters.
+//! of the core's dead letters. Callback subscribers see both.
 
 use crate::dead_letters::{DeadLetterReason, DeadLetters, Event, LogLevel, Subscription};
 use crate::instrument::Hooks;
@@ -64,7 +64,9 @@ impl EventStream {
     }
 
     /// Call `subscriber` for every event until the returned [`Subscription`]
-    /// is dropped.
+    /// is dropped: every dead letter ([`Event::DeadLetter`]) and every user
+    /// event published with [`publish`](Self::publish) ([`Event::User`]),
+    /// whether or not an actor subscribed to its type.
     #[must_use = "dropping the subscription unsubscribes at once"]
     pub fn subscribe(&self, subscriber: impl Fn(&Event) + Send + Sync + 'static) -> Subscription {
         self.letters.subscribe(subscriber)

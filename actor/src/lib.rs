@@ -127,7 +127,7 @@ runtime_modules! {
         AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
-    pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription};
+    pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
     pub use events::EventStream;
     pub use function_ref::FunctionRef;
     pub use pipe::TaskHandle;

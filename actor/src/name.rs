@@ -101,21 +101,58 @@ const NAME_CHARS: [bool; 128] = {
 };
 
 /// The generated name of the `n`-th anonymous child: `$` followed by a
-/// base-36 counter (`$a`, `$b`, ..., `$ba`), as in Akka.
-pub(crate) fn generated_name(mut n: u64) -> String {
+/// base-26 counter (`$a`, `$b`, ..., `$ba`), as in Akka.
+pub(crate) fn generated_name(n: u64) -> String {
+    let (digits, start) = counter(n);
+    let mut name = String::with_capacity(1 + digits.len() - start);
+    name.push('$');
+    name.push_str(ascii(&digits[start..]));
+    name
+}
+
+/// The name of the `n`-th temporary actor of an ask sent to an actor
+/// called `target`: `<target>$<counter>`, as Akka's `/temp/<target>$a`, so
+/// dead letters and logs say whom an ask was for. One allocation (the name
+/// itself) for a target name of up to [`TEMP_NAME_INLINE`] bytes.
+pub(crate) fn temp_name(target: &str, n: u64) -> crate::sync::Arc<str> {
+    let (digits, start) = counter(n);
+    let suffix = &digits[start..];
+    let len = target.len() + 1 + suffix.len();
+    if len > TEMP_NAME_INLINE {
+        return format!("{target}${}", ascii(suffix)).into();
+    }
+    let mut buf = [0u8; TEMP_NAME_INLINE];
+    buf[..target.len()].copy_from_slice(target.as_bytes());
+    buf[target.len()] = b'$';
+    buf[target.len() + 1..len].copy_from_slice(suffix);
+    std::str::from_utf8(&buf[..len])
+        .expect("a str followed by ASCII")
+        .into()
+}
+
+/// Temporary-actor names up to this long are built on the stack.
+const TEMP_NAME_INLINE: usize = 64;
+
+/// The base-26 digits of `n` (`a` = 0), most significant first, from the
+/// returned start index: no allocation.
+fn counter(mut n: u64) -> ([u8; 14], usize) {
     const DIGITS: &[u8; 26] = b"abcdefghijklmnopqrstuvwxyz";
-    let mut rev = Vec::new();
+    // 26^14 > 2^64: fourteen digits hold any u64.
+    let mut digits = [0u8; 14];
+    let mut start = digits.len();
     loop {
-        rev.push(DIGITS[(n % 26) as usize]);
+        start -= 1;
+        digits[start] = DIGITS[(n % 26) as usize];
         n /= 26;
         if n == 0 {
-            break;
+            return (digits, start);
         }
     }
-    let mut name = String::with_capacity(rev.len() + 1);
-    name.push('$');
-    name.extend(rev.iter().rev().map(|&b| b as char));
-    name
+}
+
+/// ASCII bytes as a `str`.
+fn ascii(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).expect("ASCII digits")
 }
 
 #[cfg(test)]
@@ -137,5 +174,16 @@ mod tests {
                 .iter()
                 .all(|n| validate_name(n) == Err(NameError::ReservedPrefix))
         );
+        assert_eq!(generated_name(u64::MAX).len(), 15);
+    }
+
+    #[test]
+    fn temp_names_carry_the_target() {
+        assert_eq!(&*temp_name("echo", 0), "echo$a");
+        assert_eq!(&*temp_name("", 27), "$bb");
+        let long = "x".repeat(80);
+        assert_eq!(&*temp_name(&long, 1), format!("{long}$b"));
+        let edge = "y".repeat(TEMP_NAME_INLINE - 2);
+        assert_eq!(&*temp_name(&edge, 0), format!("{edge}$a"));
     }
 }

@@ -8,7 +8,8 @@
 //! [`descend`]); only the result is cloned, so a lookup costs the hash
 //! lookups plus one uncontended lock each and allocates nothing. The virtual
 //! `/temp` directory under the root holds the temporary actors of `ask` while
-//! they wait for their answer.
+//! they wait for their answer; only a temporary actor's exact path reaches
+//! it (no `..` on the way), so no code can answer another's ask by walking.
 //!
 //! A name that is found needs no validation (only valid names are ever
 //! inserted); names are validated when a lookup misses, and every step after
@@ -179,11 +180,12 @@ fn validate(name: &str, index: usize) -> Result<(), PathError> {
     validate_element(name).map_err(|error| PathError::InvalidElement { index, error })
 }
 
-/// Where a step leaves the walk: done, or to go on from another node (after
-/// `..` or into `/temp`), with the locks taken so far released.
+/// Where a step leaves the walk: done, or to go on from another node (into
+/// `/temp`, or up after `..`), with the locks taken so far released.
 enum Walk<'p> {
     Done(Option<ActorHandle>),
     Restart(Node<'static>, &'p str, usize),
+    Up(Node<'static>, &'p str, usize),
 }
 
 /// The first segment of `path` and what follows the `/` after it.
@@ -219,16 +221,19 @@ pub(crate) fn walk(
         return Ok(None);
     };
     let (mut rest, mut index) = (path, 0);
+    // A temporary actor is reached only by its exact path: not after a `..`.
+    let mut climbed = false;
     loop {
         let step = match &node {
             Node::At(actor) => descend(system, actor, rest, index)?,
             Node::Actor(actor) => descend(system, actor, rest, index)?,
-            Node::TempDir => in_temp(system, rest, index)?,
+            Node::TempDir => in_temp(system, rest, index, climbed)?,
             Node::Top => at_top(system, rest, index)?,
         };
         match step {
             Walk::Done(found) => return Ok(found),
             Walk::Restart(next, r, i) => (node, rest, index) = (next, r, i),
+            Walk::Up(next, r, i) => (node, rest, index, climbed) = (next, r, i, true),
         }
     }
 }
@@ -255,7 +260,7 @@ fn descend<'p>(
                     return Ok(Walk::Done(None)); // above the root
                 };
                 return Ok(match after {
-                    Some(after) => Walk::Restart(up, after, index + 1),
+                    Some(after) => Walk::Up(up, after, index + 1),
                     None => Walk::Done(up.into_handle()),
                 });
             }
@@ -302,9 +307,15 @@ fn descend<'p>(
 }
 
 /// The first step of an absolute path: `/temp` without the root guardian,
-/// anything else from it.
+/// `/#<uid>` the root itself, anything else from the root.
 fn at_top<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk<'p>, PathError> {
     let (segment, after) = split_first(path);
+    if let (Some(uid), None) = (segment.strip_prefix('#'), after) {
+        // The root's own full form, `weir://<system>/#<uid>`: its elements
+        // are empty, so the uid follows the address's slash.
+        let uid = parse_uid(uid)?;
+        return Ok(Walk::Done(system.root().filter(|r| r.path().uid() == uid)));
+    }
     if segment == TEMP {
         return Ok(match after {
             Some(after) => Walk::Restart(Node::TempDir, after, index + 1),
@@ -320,16 +331,33 @@ fn at_top<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk<
     }
 }
 
-/// One step inside the virtual `/temp` directory.
-fn in_temp<'p>(system: &ActorSystem, path: &'p str, index: usize) -> Result<Walk<'p>, PathError> {
+/// One step inside the virtual `/temp` directory. After a `..` (`climbed`)
+/// its temporary actors are out of reach: only the exact path of one (the
+/// address its ask handed out) reaches it.
+fn in_temp<'p>(
+    system: &ActorSystem,
+    path: &'p str,
+    index: usize,
+    climbed: bool,
+) -> Result<Walk<'p>, PathError> {
     let (segment, after) = split_first(path);
     let next = match segment {
         "" | "." => Some(Node::TempDir),
-        ".." => system.root().map(Node::Actor),
+        ".." => {
+            return Ok(match (system.root(), after) {
+                (Some(root), Some(after)) => Walk::Up(Node::Actor(root), after, index + 1),
+                (root, None) => Walk::Done(root),
+                (None, Some(after)) => {
+                    validate_rest(Some(after), index + 1)?;
+                    Walk::Done(None)
+                }
+            });
+        }
         _ => {
             let (name, uid) = split_uid(segment)?;
-            let found = system
-                .temp_actor(name)
+            let found = (!climbed)
+                .then(|| system.temp_actor(name))
+                .flatten()
                 .filter(|h| uid.is_none_or(|uid| h.path().uid() == uid));
             if found.is_none() {
                 validate(name, index)?;

@@ -15,7 +15,9 @@ use crate::system::ActorSystem;
 ///
 /// A pattern is an absolute path (`/user/workers/*` or
 /// `weir://<system>/user/...`) whose elements may use `*` (any run of
-/// characters within one element) and `?` (one character), and `..`.
+/// characters within one element) and `?` (one character), and `..`. The
+/// temporary actors of pending asks (under `/temp`) match only a pattern
+/// that is exactly one's own path, with no wildcard and no `..`.
 /// Matching is linear in the pattern times the name length per element: no
 /// pattern can make it backtrack catastrophically.
 ///
@@ -72,14 +74,23 @@ impl ActorSelection {
             return Vec::new();
         };
         let mut frontier = vec![Node::Actor(root)];
+        // Temporary actors are reached only by their exact path: no `..`
+        // and no wildcard on the way (see `children_matching`).
+        let mut exact = true;
         for segment in local.split('/') {
             frontier = match segment {
                 "" | "." => frontier,
-                ".." => frontier.iter().filter_map(|n| n.up(&self.system)).collect(),
-                pattern => frontier
-                    .iter()
-                    .flat_map(|n| self.children_matching(n, pattern))
-                    .collect(),
+                ".." => {
+                    exact = false;
+                    frontier.iter().filter_map(|n| n.up(&self.system)).collect()
+                }
+                pattern => {
+                    exact &= !pattern.contains(['*', '?']);
+                    frontier
+                        .iter()
+                        .flat_map(|n| self.children_matching(n, pattern, exact))
+                        .collect()
+                }
             };
         }
         let mut found: Vec<ActorHandle> =
@@ -89,7 +100,11 @@ impl ActorSelection {
         found
     }
 
-    fn children_matching(&self, node: &Node<'_>, pattern: &str) -> Vec<Node<'static>> {
+    /// The children of `node` matching `pattern`. Inside `/temp` only an
+    /// `exact` pattern (so far) matches, and only the temporary actor of that
+    /// very name: a pending ask's reply address is not for anyone else to
+    /// find by walking or by wildcard.
+    fn children_matching(&self, node: &Node<'_>, pattern: &str, exact: bool) -> Vec<Node<'static>> {
         match node.actor() {
             Some(actor) => {
                 let Some(core) = actor.inner.core() else {
@@ -106,13 +121,13 @@ impl ActorSelection {
                 }
                 out
             }
-            None => self
+            None if exact => self
                 .system
-                .temp_actors()
-                .into_iter()
-                .filter(|a| glob_match(pattern, a.path().name()))
+                .temp_actor(pattern)
                 .map(Node::Actor)
+                .into_iter()
                 .collect(),
+            None => Vec::new(),
         }
     }
 

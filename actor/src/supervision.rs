@@ -8,12 +8,17 @@ use crate::path::ActorPath;
 use crate::sync::Arc;
 
 /// What to do with a failed child.
+///
+/// While its parent decides, the failed child and all its descendants hold
+/// their messages (they still stop when told to); the directive ends that.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Directive {
-    /// Keep the instance and its state; drop the failing message and go on.
+    /// Keep the instance and its state; drop the failing message and go on,
+    /// with its descendants.
     Resume,
     /// Replace the instance with a fresh one from its props. The mailbox is
-    /// kept; the failing message is dropped.
+    /// kept; the failing message is dropped. Children its `pre_restart`
+    /// keeps are restarted too, with the same failure.
     Restart,
     /// Stop the child.
     Stop,

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
 
+use crate::path::ActorPath;
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
@@ -208,10 +209,11 @@ impl ActorSystemBuilder {
             }
         };
         let hooks = Hooks::new(self.instrumentation);
+        let system_name: Arc<str> = self.name.into();
         let system = ActorSystem::owned(Arc::new(SystemInner {
             events: EventStream::new(hooks.clone()),
             hooks,
-            name: self.name.into(),
+            name: system_name.clone(),
             default_throughput: self.throughput,
             pool,
             named_pools,
@@ -223,6 +225,7 @@ impl ActorSystemBuilder {
             terminating: AtomicBool::new(false),
             termination,
             temp: Mutex::new(HashMap::default()),
+            temp_dir: ActorPath::root(system_name.clone(), 0).child(crate::resolve::TEMP, 0),
             shutdown: Arc::default(),
             extensions: Default::default(),
         }));
@@ -344,7 +347,9 @@ pub(crate) struct SystemInner {
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
     pub(crate) extensions: crate::extension::Extensions,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
-    temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
+    temp: Mutex<HashMap<Arc<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
+    /// `/temp`, the parent path of every temporary actor, made once.
+    pub(crate) temp_dir: ActorPath,
 }
 
 struct Guardians {
@@ -474,8 +479,10 @@ impl ActorSystem {
         self.inner.guardians.lock().as_ref().map(|g| g.root.clone())
     }
 
-    pub(crate) fn register_temp(&self, name: &str, actor: Weak<dyn AnyActor>) {
-        self.inner.temp.lock().insert(name.into(), actor);
+    /// Register a pending ask's temporary actor under its name, shared with
+    /// its path (no copy).
+    pub(crate) fn register_temp(&self, name: Arc<str>, actor: Weak<dyn AnyActor>) {
+        self.inner.temp.lock().insert(name, actor);
     }
 
     pub(crate) fn unregister_temp(&self, name: &str) {
@@ -485,14 +492,6 @@ impl ActorSystem {
     pub(crate) fn temp_actor(&self, name: &str) -> Option<ActorHandle> {
         let inner = self.inner.temp.lock().get(name)?.upgrade()?;
         Some(ActorHandle { inner })
-    }
-
-    pub(crate) fn temp_actors(&self) -> Vec<ActorHandle> {
-        let temp = self.inner.temp.lock();
-        temp.values()
-            .filter_map(Weak::upgrade)
-            .map(|inner| ActorHandle { inner })
-            .collect()
     }
 
     /// Before blocking on this system's work: `None` where that could
@@ -564,8 +563,10 @@ impl ActorSystem {
         self.inner.next_uid.fetch_add(1, Ordering::Relaxed)
     }
 
-    pub(crate) fn next_temp_name(&self) -> String {
-        crate::name::generated_name(self.inner.next_temp.fetch_add(1, Ordering::Relaxed))
+    /// The name of the next temporary actor, for an ask sent to an actor
+    /// called `target`.
+    pub(crate) fn next_temp_name(&self, target: &str) -> Arc<str> {
+        crate::name::temp_name(target, self.inner.next_temp.fetch_add(1, Ordering::Relaxed))
     }
 
     /// The root guardian has stopped: every actor is gone. Stop the threads.

@@ -68,8 +68,8 @@ fn no_reply_is_a_typed_timeout_and_a_late_reply_is_a_dead_letter() {
     let (recipient, value) = dead.expect();
     assert_eq!(value, 7);
     assert!(
-        recipient.starts_with("weir://timeout/temp/$"),
-        "{recipient}"
+        recipient.starts_with("weir://timeout/temp/r$"),
+        "the reply address is named after the target: {recipient}"
     );
     shutdown(&system);
 }
@@ -190,5 +190,27 @@ fn waiting_on_the_scheduler_thread_is_refused() {
             out.send(answer).unwrap();
         });
     assert_eq!(probe.expect(), Err(AskError::WouldDeadlock));
+    shutdown(&system);
+}
+
+#[test]
+fn an_ask_with_a_zero_time_out_is_refused_without_sending() {
+    let system = ActorSystem::new("zeroAsk").unwrap();
+    let r = system.spawn(Props::new(Responder::default), "r").unwrap();
+    let mut made = false;
+    let answer = ask(
+        &r,
+        |to| {
+            made = true;
+            Msg::Double(1, to)
+        },
+        Duration::ZERO,
+    );
+    assert_eq!(answer.wait(), Err(AskError::ZeroTimeout));
+    assert!(!made, "the question is never made, so never sent");
+    // The responder got nothing: a held ask is the first it sees.
+    let held = ask(&r, Msg::Hold, PATIENCE);
+    r.tell(Msg::Release(7));
+    assert_eq!(held.wait(), Ok(7));
     shutdown(&system);
 }

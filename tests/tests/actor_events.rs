@@ -182,3 +182,28 @@ fn publishers_on_many_threads_reach_every_subscriber_once_per_event() {
     }
     shutdown(&system);
 }
+
+#[test]
+fn a_callback_subscriber_sees_published_events_too() {
+    let system = ActorSystem::new("callbacks").unwrap();
+    let events = system.event_stream();
+    let seen = Probe::<(u32, &'static str)>::new();
+    let tx = std::sync::Mutex::new(seen.sender());
+    let _subscription = events.subscribe(move |event| {
+        if let weir_actor::Event::User(user) = event
+            && let Some(&Price(p)) = user.downcast_ref::<Price>()
+        {
+            tx.lock().unwrap().send((p, user.message_type())).unwrap();
+        }
+    });
+    // With no actor subscribed, and with one: the callback sees each event.
+    assert_eq!(events.publish(Price(1)), 0);
+    let prices = Probe::<Price>::new();
+    let actor = recorder(&system, "prices", &prices);
+    events.subscribe_actor(&actor);
+    assert_eq!(events.publish(Price(2)), 1);
+    assert_eq!(prices.expect(), Price(2));
+    let type_name = std::any::type_name::<Price>();
+    assert_eq!(seen.expect_n(2), [(1, type_name), (2, type_name)]);
+    shutdown(&system);
+}

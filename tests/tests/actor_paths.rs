@@ -191,6 +191,21 @@ fn absolute_resolution_from_the_system() {
         system.resolve("/user/..").unwrap(),
         "the root"
     );
+    let root = system.resolve("/").unwrap();
+    assert_eq!(
+        system.resolve(&root.path().to_string()),
+        Ok(root.clone()),
+        "the root's own full form, with #uid"
+    );
+    assert_eq!(
+        system.resolve(&format!("/#{}", root.path().uid() + 1)),
+        Err(ResolveError::NotFound),
+        "another incarnation of the root"
+    );
+    assert!(matches!(
+        system.resolve("/#x"),
+        Err(ResolveError::Malformed(_))
+    ));
     assert_eq!(system.resolve("/user/top/zz"), Err(ResolveError::NotFound));
     assert_eq!(
         system.resolve("/.."),
@@ -267,14 +282,41 @@ fn temporary_ask_actors_resolve_under_temp_while_alive() {
     let answer = ask(&holder, |r| r, PATIENCE);
     let reply_to = probe.expect();
     let path = reply_to.path().to_string_without_uid();
-    assert!(path.starts_with("weir://temp/temp/$"), "{path}");
+    assert!(path.starts_with("weir://temp/temp/holder$"), "{path}");
     let found = system.resolve(&path).expect("pending ask resolves");
     assert_eq!(found, reply_to.handle());
     assert_eq!(found.downcast::<u32>(), Some(reply_to.clone()));
+    let name = reply_to.path().name().to_owned();
     assert_eq!(
-        system.select("/temp/*").unwrap().resolve(),
-        vec![reply_to.handle()]
+        system.select(&format!("/temp/{name}")).unwrap().resolve(),
+        vec![reply_to.handle()],
+        "an exact selection of its own name reaches it"
     );
+    // Nothing else does: no wildcard, no parent step into /temp.
+    let other = ask(&holder, |r| r, PATIENCE);
+    let other_reply_to = probe.expect();
+    for pattern in [
+        "/temp/*".to_owned(),
+        "/temp/holder$?".to_owned(),
+        "/t*/*".to_owned(),
+        format!("/temp/../temp/{name}"),
+        format!("/user/../temp/{name}"),
+        format!("/temp/{}/../{name}", other_reply_to.path().name()),
+    ] {
+        let selection = system.select(&pattern).unwrap();
+        assert_eq!(selection.resolve(), vec![], "{pattern}");
+        assert_eq!(selection.tell(1u32), 0, "{pattern}");
+    }
+    for path in [
+        format!("/temp/../temp/{name}"),
+        format!("/user/../temp/{name}"),
+        format!("/temp/{}/../{name}", other_reply_to.path().name()),
+    ] {
+        assert_eq!(system.resolve(&path), Err(ResolveError::NotFound), "{path}");
+    }
+    assert_eq!(holder.handle().child(&format!("../../temp/{name}")), None);
+    other_reply_to.tell(6u32);
+    assert_eq!(other.wait(), Ok(6));
     reply_to.tell(5u32);
     assert_eq!(answer.wait(), Ok(5));
     assert_eq!(

@@ -368,6 +368,18 @@ fn a_pool_is_resized_by_messages() {
         after,
         "a resize-removed routee does not count as a death"
     );
+    // Never below one routee: the router stays useful, as Akka's.
+    assert_eq!(
+        Pool::new(0, routee_props(&starts))
+            .spawn(&system, "empty")
+            .err(),
+        Some(weir_actor::SpawnError::Zero("pool size"))
+    );
+    router.actor_ref().tell(RouterMsg::adjust_pool_size(-5));
+    assert_eq!(get(&router), after[..1]);
+    router.resize(0);
+    assert_eq!(get(&router), after[..1]);
+    assert_eq!(router.ask(Msg::Who, LONG).wait().map(|_| ()), Ok(()));
     // A group ignores resizing.
     let group = Group::new(group_of(&system, 1, "x"))
         .spawn(&system, "group")
@@ -467,5 +479,32 @@ fn a_group_from_paths_resolves_once_with_typed_errors() {
         }
         other => panic!("expected a type error, got {other:?}"),
     }
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn a_ring_with_too_many_virtual_nodes_is_a_typed_error() {
+    use weir_actor::routing::{MAX_VIRTUAL_NODES, RoutingError};
+    let key = |m: &Msg| matches!(m, Msg::Stop);
+    assert_eq!(
+        Routing::consistent_hashing_with_virtual_nodes(key, usize::MAX).err(),
+        Some(RoutingError::TooManyVirtualNodes {
+            requested: usize::MAX,
+            max: MAX_VIRTUAL_NODES
+        })
+    );
+    assert_eq!(
+        Routing::consistent_hashing_with_virtual_nodes(key, 0).err(),
+        Some(RoutingError::ZeroVirtualNodes)
+    );
+    // The largest ring allowed routes.
+    let system = ActorSystem::new("bigRing").unwrap();
+    let starts = Arc::new(AtomicUsize::new(0));
+    let routing = Routing::consistent_hashing_with_virtual_nodes(key, MAX_VIRTUAL_NODES).unwrap();
+    let router = Pool::new(2, routee_props(&starts))
+        .with_routing(routing)
+        .spawn(&system, "pool")
+        .unwrap();
+    assert!(router.ask(Msg::Who, LONG).wait().is_ok());
     system.terminate().wait().unwrap();
 }

@@ -346,3 +346,247 @@ fn escalate_hands_the_failure_to_the_grandparent() {
     assert_eq!(count(&new_leaf), 0);
     shutdown(&system);
 }
+
+/// A middle actor that escalates its children's failures and keeps them
+/// across its own restart (its `pre_restart` stops nothing).
+struct Keeper {
+    log: Sender<String>,
+    child: Sender<ActorRef<WorkerMsg>>,
+}
+
+impl Actor for Keeper {
+    type Msg = ();
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        self.log.send("keeper:pre_start".into()).unwrap();
+        self.child
+            .send(ctx.spawn(worker("leaf", &self.log), "leaf").unwrap())
+            .unwrap();
+    }
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+    fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {
+        self.log.send("keeper:pre_restart".into()).unwrap();
+    }
+    fn post_restart(&mut self, _: &mut Context<Self>, _: &Failure) {
+        self.log.send("keeper:post_restart".into()).unwrap();
+    }
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        SupervisorStrategy::one_for_one().with_decider(|_| Directive::Escalate)
+    }
+}
+
+#[test]
+fn children_kept_by_a_restarted_parent_are_restarted_with_the_same_cause() {
+    let system = ActorSystem::new("keptChildren").unwrap();
+    let log = Probe::new();
+    let children = Probe::new();
+    let (l, c) = (log.sender(), children.sender());
+    // Under the user guardian, which restarts on escalation.
+    system
+        .spawn(
+            Props::new(move || Keeper {
+                log: l.clone(),
+                child: c.clone(),
+            }),
+            "keeper",
+        )
+        .unwrap();
+    let leaf = children.expect();
+    assert_eq!(log.expect_n(2), ["keeper:pre_start", "leaf:pre_start"]);
+    leaf.tell(WorkerMsg::Add);
+    leaf.tell(WorkerMsg::Crash);
+    assert_eq!(
+        log.expect_n(2),
+        ["keeper:pre_restart", "keeper:post_restart"]
+    );
+    // The kept leaf is restarted (not left suspended), with the leaf's cause.
+    assert_eq!(
+        log.expect_n(4),
+        [
+            "leaf:pre_restart:boom",
+            "leaf:post_stop",
+            "leaf:post_restart",
+            "leaf:pre_start"
+        ]
+    );
+    assert_eq!(count(&leaf), 0, "the same leaf, restarted with fresh state");
+    assert!(!leaf.is_terminated());
+    children.expect_nothing();
+    shutdown(&system);
+}
+
+/// An actor with a chain of `depth` descendants below it; answers `Get`
+/// with its depth and panics on `Crash`; escalates its child's failures
+/// when `escalate`.
+struct Node {
+    depth: u64,
+    refs: Sender<ActorRef<WorkerMsg>>,
+    escalate: bool,
+}
+
+impl Actor for Node {
+    type Msg = WorkerMsg;
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        if self.depth > 0 {
+            let (depth, refs, escalate) = (self.depth - 1, self.refs.clone(), self.escalate);
+            let child = ctx
+                .spawn(
+                    Props::new(move || Node {
+                        depth,
+                        refs: refs.clone(),
+                        escalate,
+                    }),
+                    "node",
+                )
+                .unwrap();
+            self.refs.send(child).unwrap();
+        }
+    }
+    fn receive(&mut self, _: &mut Context<Self>, msg: WorkerMsg) {
+        match msg {
+            WorkerMsg::Add => {}
+            WorkerMsg::Crash => panic!("node down"),
+            WorkerMsg::Get(reply_to) => reply_to.tell(self.depth),
+        }
+    }
+    fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
+    fn post_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
+    fn supervisor_strategy(&self) -> SupervisorStrategy {
+        match self.escalate {
+            true => SupervisorStrategy::one_for_one().with_decider(|_| Directive::Escalate),
+            false => SupervisorStrategy::default(),
+        }
+    }
+}
+
+/// A supervisor whose decider reports that it is deciding, then waits for
+/// the test to release it with a directive.
+fn held_decision(
+    system: &ActorSystem,
+    escalate: bool,
+) -> (
+    Vec<ActorRef<WorkerMsg>>,
+    std::sync::mpsc::Receiver<()>,
+    Sender<Directive>,
+) {
+    let (deciding_tx, deciding) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<Directive>();
+    let deciding_tx = std::sync::Mutex::new(deciding_tx);
+    let release_rx = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
+    let strategy = SupervisorStrategy::one_for_one().with_decider(move |_| {
+        deciding_tx.lock().unwrap().send(()).unwrap();
+        release_rx
+            .lock()
+            .unwrap()
+            .recv_timeout(PATIENCE)
+            .unwrap_or(Directive::Stop)
+    });
+    let refs = Probe::new();
+    let tx = refs.sender();
+    let props = Props::new(move || Node {
+        depth: 2,
+        refs: tx.clone(),
+        escalate,
+    });
+    let top = supervised_node(system, strategy, props);
+    let mut chain = vec![top];
+    chain.extend(refs.expect_n(2));
+    (chain, deciding, release)
+}
+
+/// Spawns `props` as "node" under a supervisor with `strategy`.
+fn supervised_node(
+    system: &ActorSystem,
+    strategy: SupervisorStrategy,
+    props: Props<Node>,
+) -> ActorRef<WorkerMsg> {
+    struct Holder {
+        strategy: SupervisorStrategy,
+        props: Props<Node>,
+        out: Sender<ActorRef<WorkerMsg>>,
+    }
+    impl Actor for Holder {
+        type Msg = ();
+        fn pre_start(&mut self, ctx: &mut Context<Self>) {
+            let node = ctx.spawn(self.props.clone(), "node").unwrap();
+            self.out.send(node).unwrap();
+        }
+        fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+        fn supervisor_strategy(&self) -> SupervisorStrategy {
+            self.strategy.clone()
+        }
+    }
+    let out = Probe::new();
+    let tx = out.sender();
+    system
+        .spawn(
+            Props::new(move || Holder {
+                strategy: strategy.clone(),
+                props: props.clone(),
+                out: tx.clone(),
+            }),
+            "holder",
+        )
+        .unwrap();
+    out.expect()
+}
+
+fn answers(node: &ActorRef<WorkerMsg>, within: Duration) -> Option<u64> {
+    ask(node, WorkerMsg::Get, within).wait().ok()
+}
+
+#[test]
+fn the_descendants_of_a_failing_actor_wait_for_its_supervisor() {
+    let system = ActorSystem::new("suspendSubtree").unwrap();
+    let (chain, deciding, release) = held_decision(&system, false);
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
+    chain[0].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    // The failing actor's child and grandchild hold their messages too.
+    let child = ask(&chain[1], WorkerMsg::Get, PATIENCE);
+    let grandchild = ask(&chain[2], WorkerMsg::Get, PATIENCE);
+    assert_eq!(answers(&chain[2], weir_tests::QUIET), None);
+    assert_eq!(answers(&chain[1], weir_tests::QUIET), None);
+    // Resumed: the whole subtree takes its messages again.
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(child.wait(), Ok(1));
+    assert_eq!(grandchild.wait(), Ok(0));
+    assert_eq!(answers(&chain[0], PATIENCE), Some(2));
+    shutdown(&system);
+}
+
+#[test]
+fn the_descendants_kept_across_a_restart_run_again_after_it() {
+    let system = ActorSystem::new("suspendSubtreeRestart").unwrap();
+    let (chain, deciding, release) = held_decision(&system, false);
+    chain[0].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    assert_eq!(answers(&chain[2], weir_tests::QUIET), None);
+    // Restarted: the kept descendants are restarted and answer again.
+    release.send(Directive::Restart).unwrap();
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
+    assert_eq!(answers(&chain[1], PATIENCE), Some(1));
+    assert_eq!(answers(&chain[0], PATIENCE), Some(2));
+    shutdown(&system);
+}
+
+#[test]
+fn a_resumed_escalation_resumes_the_actor_that_failed_first() {
+    let system = ActorSystem::new("resumeEscalated").unwrap();
+    let (chain, deciding, release) = held_decision(&system, true);
+    // The grandchild fails; its parent and grandparent escalate.
+    chain[2].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    for node in &chain {
+        assert_eq!(answers(node, weir_tests::QUIET), None);
+    }
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
+    assert_eq!(answers(&chain[1], PATIENCE), Some(1));
+    assert_eq!(answers(&chain[0], PATIENCE), Some(2));
+    // Each failure is decided once: a second failure is decided again.
+    chain[2].tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(answers(&chain[2], PATIENCE), Some(0));
+    shutdown(&system);
+}

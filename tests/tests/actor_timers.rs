@@ -432,3 +432,32 @@ fn a_test_clock_is_debug_and_clones_share_time() {
     assert_eq!(clock.elapsed(), ms(7));
     assert!(format!("{clock:?}").contains("TestClock"));
 }
+
+#[test]
+fn timers_are_cancelled_before_post_stop() {
+    struct Ticking(Sender<bool>);
+    impl Actor for Ticking {
+        type Msg = ();
+        fn pre_start(&mut self, ctx: &mut Context<Self>) {
+            ctx.timers()
+                .start_timer_with_fixed_delay("tick", (), ms(10))
+                .unwrap();
+        }
+        fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+        fn post_stop(&mut self, ctx: &mut Context<Self>) {
+            self.0.send(ctx.timers().is_timer_active(&"tick")).unwrap();
+        }
+    }
+    let (system, _clock) = clocked_system("postStopTimers");
+    let probe = Probe::new();
+    let tx = probe.sender();
+    let t = system
+        .spawn(Props::new(move || Ticking(tx.clone())), "ticking")
+        .unwrap();
+    t.stop();
+    assert!(
+        !probe.expect(),
+        "a stopping actor's timers are cancelled before post_stop"
+    );
+    shutdown(&system);
+}

@@ -19,6 +19,7 @@
 pub(crate) mod receive_timeout;
 mod run;
 mod stash;
+mod supervise;
 pub(crate) mod timers;
 
 pub use stash::DEFAULT_STASH_CAPACITY;
@@ -129,6 +130,23 @@ pub(crate) struct RunState<A: Actor> {
     watchers: HashMap<usize, ActorHandle>,
     /// An influencing message was processed in this run (receive timeout).
     timeout_touched: bool,
+    /// How many ancestors' failures hold this actor's user messages (see
+    /// [`supervise`]).
+    suspended: u32,
+    /// This actor's failure suspended its children; they are owed one
+    /// `Unsuspend` each when it is decided.
+    children_suspended: bool,
+    /// The children whose failures this actor escalated, to be resumed
+    /// with it.
+    escalated: Vec<ActorHandle>,
+}
+
+impl<A: Actor> RunState<A> {
+    /// User messages run only while running and no ancestor's failure
+    /// holds them.
+    fn takes_user_messages(&self) -> bool {
+        self.phase.takes_user_messages() && self.suspended == 0
+    }
 }
 
 #[derive(Debug)]
@@ -136,7 +154,8 @@ enum Phase {
     /// Spawned; the factory and `pre_start` have not run yet.
     Created,
     Running,
-    /// Failed; waiting for the parent's directive. Only system messages run.
+    /// Failed; waiting for the parent's directive. Only system messages run
+    /// (the children are suspended too, see [`supervise`]).
     Suspended,
     /// Restarting; waiting for children stopped by `pre_restart`.
     Recreating(Failure),
@@ -244,6 +263,9 @@ fn new_cell<A: Actor>(
                 phase: Phase::Created,
                 watchers: HashMap::new(),
                 timeout_touched: false,
+                suspended: 0,
+                children_suspended: false,
+                escalated: Vec::new(),
             });
         }
     });

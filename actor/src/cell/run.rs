@@ -16,12 +16,12 @@ use super::receive_timeout::Check;
 use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
 use crate::path::ActorPath;
 
-use super::{Cell, Phase, RunState, restart_stats};
+use super::{Cell, Phase, RunState};
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
 use crate::dead_letters::DeadLetterReason;
 use crate::dispatcher::Runnable;
-use crate::supervision::{Directive, Failure, FailurePhase, Scope};
+use crate::supervision::{Failure, FailurePhase};
 use crate::sync::Arc;
 
 /// What to do with the run token after a batch.
@@ -100,7 +100,7 @@ impl<A: Actor> Cell<A> {
                     return AfterRun::Stopped;
                 }
             }
-            if !st.phase.takes_user_messages() || left == 0 {
+            if !st.takes_user_messages() || left == 0 {
                 break;
             }
             // Unstashed messages first (see `stash`).
@@ -124,7 +124,7 @@ impl<A: Actor> Cell<A> {
         if std::mem::take(&mut st.timeout_touched) {
             self.receive_timeout_touched(st);
         }
-        let with_user = st.phase.takes_user_messages();
+        let with_user = st.takes_user_messages();
         // SAFETY: this thread holds the run token.
         if with_user && (st.ctx.stash.has_unstashed() || !unsafe { self.mailbox.batch_is_empty() })
         {
@@ -145,7 +145,7 @@ impl<A: Actor> Cell<A> {
     fn start(&self, st: &mut RunState<A>) {
         st.phase = Phase::Running;
         if let Err(failure) = self.instantiate(st, FailurePhase::Start) {
-            return self.fail(st, failure);
+            return self.fail(st, failure, None);
         }
         let actor = st.actor.as_mut().expect("just instantiated");
         let result = catch_unwind(AssertUnwindSafe(|| actor.pre_start(&mut st.ctx)));
@@ -154,7 +154,7 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    fn instantiate(&self, st: &mut RunState<A>, phase: FailurePhase) -> Result<(), Failure> {
+    pub(super) fn instantiate(&self, st: &mut RunState<A>, phase: FailurePhase) -> Result<(), Failure> {
         let factory = &st.props.factory;
         match catch_unwind(AssertUnwindSafe(|| factory())) {
             Ok(actor) => {
@@ -184,7 +184,7 @@ impl<A: Actor> Cell<A> {
 
     /// Turn a caught result of user code into an outcome, failing the actor
     /// on a panic.
-    fn outcome(
+    pub(super) fn outcome(
         &self,
         st: &mut RunState<A>,
         result: std::thread::Result<()>,
@@ -203,14 +203,14 @@ impl<A: Actor> Cell<A> {
                 Some(error) => {
                     let failure = Failure::from_error(error, phase, self.core.path.clone());
                     let outcome = Outcome::Panicked(failure.message().into());
-                    self.fail(st, failure);
+                    self.fail(st, failure, None);
                     outcome
                 }
             },
             Err(p) => {
                 let failure = self.failure(&*p, phase);
                 let outcome = Outcome::Panicked(failure.message().into());
-                self.fail(st, failure);
+                self.fail(st, failure, None);
                 outcome
             }
         }
@@ -270,7 +270,7 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    fn lifecycle(&self, event: for<'p> fn(&'p ActorPath, &'static str) -> LifecycleEvent<'p>) {
+    pub(super) fn lifecycle(&self, event: for<'p> fn(&'p ActorPath, &'static str) -> LifecycleEvent<'p>) {
         if let Some(hooks) = &self.core.hooks
             && COMPILED_IN
         {
@@ -351,159 +351,14 @@ impl<A: Actor> Cell<A> {
             }
             SystemMsg::ChildFailed(child, failure) => self.supervise(st, &child, failure),
             SystemMsg::ChildTerminated(child) => self.child_terminated(st, &child),
-            SystemMsg::Resume => {
-                if let Phase::Suspended = st.phase {
-                    if st.actor.is_some() {
-                        st.phase = Phase::Running;
-                        // Children suspended by an escalation resume with us.
-                        for child in self.core.children() {
-                            child.send_system(SystemMsg::Resume);
-                        }
-                    } else {
-                        // Failed before an instance existed: resuming means
-                        // trying to make one again.
-                        let failure = Failure::from_panic(
-                            &"resumed without an instance",
-                            FailurePhase::Start,
-                            self.core.path.clone(),
-                        );
-                        self.restart(st, failure);
-                    }
-                }
-            }
+            SystemMsg::Resume => self.resume(st),
+            SystemMsg::Suspend => self.suspended_by_ancestor(st, true),
+            SystemMsg::Unsuspend => self.suspended_by_ancestor(st, false),
             SystemMsg::Recreate(failure) => {
                 if !matches!(st.phase, Phase::Terminating | Phase::Stopped) {
                     self.restart(st, failure);
                 }
             }
-        }
-    }
-
-    /// Suspend and report `failure` to the parent. The root has no parent: it
-    /// stops, which ends the system.
-    fn fail(&self, st: &mut RunState<A>, failure: Failure) {
-        if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
-            return; // already going away; nothing to decide
-        }
-        st.phase = Phase::Suspended;
-        match &self.core.parent {
-            Some(parent) => {
-                parent.send_system(SystemMsg::ChildFailed(st.ctx.handle(), failure));
-            }
-            None => self.begin_stop(st),
-        }
-    }
-
-    /// Apply this actor's supervisor strategy to a failed child.
-    fn supervise(&self, st: &mut RunState<A>, child: &ActorHandle, failure: Failure) {
-        if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
-            return; // the child is being stopped with us
-        }
-        let strategy = match &st.actor {
-            Some(actor) => {
-                catch_unwind(AssertUnwindSafe(|| actor.supervisor_strategy())).unwrap_or_default()
-            }
-            None => Default::default(),
-        };
-        let mut directive = catch_unwind(AssertUnwindSafe(|| strategy.decide(&failure)))
-            .unwrap_or(Directive::Escalate);
-        let mut children = self.core.children.lock();
-        let Some(entry) = children
-            .by_name
-            .get_mut(child.path().name())
-            .filter(|e| e.handle == *child)
-        else {
-            return; // not (or no longer) our child
-        };
-        let now = Instant::now();
-        if directive == Directive::Restart
-            && !strategy.allow_restart(restart_stats(entry, now), now)
-        {
-            directive = Directive::Stop; // the restart budget is spent
-        }
-        let targets: Vec<ActorHandle> = match strategy.scope {
-            Scope::OneForOne => vec![child.clone()],
-            Scope::AllForOne => children
-                .by_name
-                .values()
-                .filter(|e| !e.stopping)
-                .map(|e| e.handle.clone())
-                .collect(),
-        };
-        if directive == Directive::Stop {
-            for entry in children
-                .by_name
-                .values_mut()
-                .filter(|e| targets.contains(&e.handle))
-            {
-                entry.stopping = true;
-            }
-        }
-        drop(children);
-        match directive {
-            // Resume applies to the failed child only, in either scope.
-            Directive::Resume => {
-                child.send_system(SystemMsg::Resume);
-            }
-            Directive::Restart => {
-                for target in targets {
-                    target.send_system(SystemMsg::Recreate(failure.clone()));
-                }
-            }
-            Directive::Stop => {
-                for target in targets {
-                    target.send_system(SystemMsg::Terminate);
-                }
-            }
-            Directive::Escalate => self.fail(st, failure.escalated()),
-        }
-    }
-
-    /// Replace the instance: `pre_restart` on the old one, then a fresh one
-    /// once the children it stopped have gone.
-    fn restart(&self, st: &mut RunState<A>, failure: Failure) {
-        st.ctx.timers.cancel_all();
-        if let Some(mut old) = st.actor.take() {
-            // Best effort, as in Akka: a panic here does not stop the restart.
-            let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
-            st.ctx.failed = None; // best effort too: not the new instance's failure
-        }
-        // Kept across the restart: the new instance handles them first.
-        st.ctx.stash.unstash_all();
-        st.phase = Phase::Recreating(failure);
-        self.finish_restart_if_ready(st);
-    }
-
-    fn finish_restart_if_ready(&self, st: &mut RunState<A>) {
-        if !matches!(st.phase, Phase::Recreating(_))
-            || self
-                .core
-                .children
-                .lock()
-                .by_name
-                .values()
-                .any(|c| c.stopping)
-        {
-            return;
-        }
-        let Phase::Recreating(failure) = std::mem::replace(&mut st.phase, Phase::Running) else {
-            unreachable!("checked above");
-        };
-        if let Err(failure) = self.instantiate(st, FailurePhase::Restart) {
-            return self.fail(st, failure);
-        }
-        // A receive timeout survives the restart, measured afresh from now
-        // (one set again by post_restart replaces it anyway).
-        if let Some(state) = st.ctx.receive_timeout.as_mut() {
-            let scheduler = self.core.runtime.scheduler();
-            state.restart_from(scheduler.now(), &st.ctx.me, scheduler);
-        }
-        let actor = st.actor.as_mut().expect("just instantiated");
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            actor.post_restart(&mut st.ctx, &failure)
-        }));
-        if self.outcome(st, result, FailurePhase::Restart) == Outcome::Handled {
-            self.lifecycle(|path, actor_type| LifecycleEvent::Restarted { path, actor_type });
         }
     }
 
@@ -528,7 +383,7 @@ impl<A: Actor> Cell<A> {
     }
 
     /// Stop: children first (each is told to stop), then [`Self::finish_stop`].
-    fn begin_stop(&self, st: &mut RunState<A>) {
+    pub(super) fn begin_stop(&self, st: &mut RunState<A>) {
         if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
             return;
         }
@@ -556,12 +411,16 @@ impl<A: Actor> Cell<A> {
     /// All children are gone: `post_stop`, close the mailbox, route what is
     /// left, tell watchers and the parent.
     fn finish_stop(&self, st: &mut RunState<A>) {
+        // Before post_stop, as before pre_restart: no timer is active there.
+        st.ctx.timers.cancel_all();
+        st.ctx.cancel_receive_timeout();
         if let Some(mut actor) = st.actor.take() {
             // A panic in post_stop cannot be supervised any more; the stop goes on.
             let _ = catch_unwind(AssertUnwindSafe(|| actor.post_stop(&mut st.ctx)));
         }
         st.phase = Phase::Stopped;
         self.lifecycle(|path, actor_type| LifecycleEvent::Stopped { path, actor_type });
+        // Again: post_stop may have started one.
         st.ctx.timers.cancel_all();
         st.ctx.cancel_receive_timeout();
         // SAFETY: this thread holds the run token.

@@ -155,8 +155,9 @@ impl<M> TimerTable<M> {
 ///
 /// Starting a timer with a key that is in use replaces the old timer; a
 /// message from a replaced or cancelled timer is never delivered, even if it
-/// was already on its way. Restart and stop cancel all timers. Keys can be of
-/// any `Hash + Eq + Debug + Send` type; keys of different types never match.
+/// was already on its way. Restart and stop cancel all timers, before
+/// `pre_restart` and `post_stop`. Keys can be of any `Hash + Eq + Debug +
+/// Send` type; keys of different types never match.
 ///
 /// # Examples
 ///

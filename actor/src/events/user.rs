@@ -2,6 +2,9 @@
 //! anyone and delivered by type to the actors that subscribed to it (Akka's
 //! `eventStream.subscribe(ref, classOf[E])` / `publish(e)`).
 //!
+//! Callback subscribers ([`EventStream::subscribe`]) see every event too,
+//! as [`Event::User`](crate::Event::User).
+//!
 //! Each event type has its own channel: a copy-on-write list of subscriber
 //! refs, so `publish` takes the lock only to clone one `Arc` and tells
 //! outside it (a subscriber run on the calling thread may publish or
@@ -141,12 +144,17 @@ impl EventStream {
         removed
     }
 
-    /// Tell `event` to every running subscriber of its type; returns how
-    /// many it was told to. With no subscriber the event is dropped (it is
-    /// not a dead letter: nobody was addressed). Never blocks on a
-    /// subscriber and never panics; a subscriber's bounded mailbox applies
-    /// its overflow strategy as for any `tell`.
+    /// Tell `event` to every running subscriber of its type, and show a
+    /// copy to every callback subscriber ([`subscribe`](Self::subscribe), as
+    /// [`Event::User`](crate::Event::User)); returns how many actors it was
+    /// told to. With no subscriber the event is dropped (it is not a dead
+    /// letter: nobody was addressed). Never blocks on a subscriber and never
+    /// panics; a subscriber's bounded mailbox applies its overflow strategy
+    /// as for any `tell`.
     pub fn publish<E: Clone + Send + 'static>(&self, event: E) -> usize {
+        if self.dead_letters().has_subscribers() {
+            self.dead_letters().publish_user(event.clone());
+        }
         let Some(subscribers) = self.channels.subscribers::<E>() else {
             return 0;
         };

@@ -137,7 +137,8 @@ impl<A: Actor> Pool<A> {
     /// # Errors
     ///
     /// As [`ActorSystem::spawn`], for the router or any routee (the router
-    /// is stopped again then).
+    /// is stopped again then); [`SpawnError::Zero`] for a pool of no
+    /// routees.
     pub fn spawn(self, system: &ActorSystem, name: &str) -> Result<Router<A::Msg>, SpawnError> {
         self.start(|props| system.spawn(props, name))
     }
@@ -146,7 +147,8 @@ impl<A: Actor> Pool<A> {
     ///
     /// # Errors
     ///
-    /// As [`Context::spawn`], for the router or any routee.
+    /// As [`Context::spawn`], for the router or any routee;
+    /// [`SpawnError::Zero`] for a pool of no routees.
     pub fn spawn_in<P: Actor>(
         self,
         ctx: &mut Context<P>,
@@ -159,6 +161,10 @@ impl<A: Actor> Pool<A> {
         self,
         spawn: impl FnOnce(Props<Manager<A::Msg>>) -> Result<ActorRef<RouterMsg<A::Msg>>, SpawnError>,
     ) -> Result<Router<A::Msg>, SpawnError> {
+        if self.size == 0 {
+            // A pool keeps at least one routee (see `RouterMsg::resize`).
+            return Err(SpawnError::Zero("pool size"));
+        }
         let shared = Shared::new(self.routing, Vec::new());
         let props = self.props.clone();
         let spec = PoolSpec {

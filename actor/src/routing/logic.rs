@@ -4,6 +4,7 @@ use std::fmt;
 use std::hash::{BuildHasher, Hash};
 
 use crate::actor_ref::{ActorRef, Delivery, Envelope};
+use crate::error::RoutingError;
 use crate::instrument::Stamp;
 use crate::mailbox::BalanceQueue;
 use crate::sync::{Arc, AtomicUsize, Ordering};
@@ -11,6 +12,12 @@ use crate::sync::{Arc, AtomicUsize, Ordering};
 /// Virtual nodes per routee on a consistent-hashing ring (Akka's
 /// `virtual-nodes-factor` default).
 pub const DEFAULT_VIRTUAL_NODES: usize = 10;
+
+/// The most virtual nodes per routee a consistent-hashing ring takes. The
+/// ring holds 16 bytes per point and is rebuilt (one hash per point) on
+/// every change of routees: at this cap that is 64 KiB and 4096 hashes per
+/// routee, already far past where more points even out the shares.
+pub const MAX_VIRTUAL_NODES: usize = 4096;
 
 /// How a [`Router`](super::Router) picks the routee for a message.
 ///
@@ -110,19 +117,51 @@ impl<M: Send + 'static> Routing<M> {
     /// ring with [`DEFAULT_VIRTUAL_NODES`] points per routee, so adding or
     /// removing a routee moves only the keys of its share of the ring.
     pub fn consistent_hashing<K: Hash>(key: impl Fn(&M) -> K + Send + Sync + 'static) -> Self {
-        Self::consistent_hashing_with_virtual_nodes(key, DEFAULT_VIRTUAL_NODES)
+        Self::ring(key, DEFAULT_VIRTUAL_NODES)
     }
 
     /// [`consistent_hashing`](Self::consistent_hashing) with
-    /// `virtual_nodes` points per routee on the ring (at least 1).
+    /// `virtual_nodes` points per routee on the ring.
+    ///
+    /// # Errors
+    ///
+    /// [`RoutingError::ZeroVirtualNodes`] for zero points, and
+    /// [`RoutingError::TooManyVirtualNodes`] above [`MAX_VIRTUAL_NODES`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::routing::{MAX_VIRTUAL_NODES, Routing, RoutingError};
+    ///
+    /// let fine = Routing::<u64>::consistent_hashing_with_virtual_nodes(|n: &u64| *n, 100);
+    /// assert!(fine.is_ok());
+    /// let huge = Routing::<u64>::consistent_hashing_with_virtual_nodes(|n: &u64| *n, usize::MAX);
+    /// assert_eq!(
+    ///     huge.err(),
+    ///     Some(RoutingError::TooManyVirtualNodes { requested: usize::MAX, max: MAX_VIRTUAL_NODES })
+    /// );
+    /// ```
     pub fn consistent_hashing_with_virtual_nodes<K: Hash>(
         key: impl Fn(&M) -> K + Send + Sync + 'static,
         virtual_nodes: usize,
-    ) -> Self {
+    ) -> Result<Self, RoutingError> {
+        if virtual_nodes == 0 {
+            return Err(RoutingError::ZeroVirtualNodes);
+        }
+        if virtual_nodes > MAX_VIRTUAL_NODES {
+            return Err(RoutingError::TooManyVirtualNodes {
+                requested: virtual_nodes,
+                max: MAX_VIRTUAL_NODES,
+            });
+        }
+        Ok(Self::ring(key, virtual_nodes))
+    }
+
+    fn ring<K: Hash>(key: impl Fn(&M) -> K + Send + Sync + 'static, virtual_nodes: usize) -> Self {
         Self {
             kind: Kind::ConsistentHashing {
                 key: Arc::new(move |msg: &M| ring_hasher().hash_one(key(msg))),
-                virtual_nodes: virtual_nodes.max(1),
+                virtual_nodes,
             },
         }
     }

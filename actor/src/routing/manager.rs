@@ -39,12 +39,15 @@ impl<M: Send + 'static> Manager<M> {
         }
     }
 
-    /// Grow or shrink a pool to `size` routees. Removed routees get a
-    /// poison pill: they finish what they were sent first.
+    /// Grow or shrink a pool to `size` routees, but never below one (a
+    /// pool resized to nothing would live on routing everything to dead
+    /// letters). Removed routees get a poison pill: they finish what they
+    /// were sent first.
     fn resize(&mut self, ctx: &mut Context<Self>, size: usize) {
         let Some(pool) = self.pool.clone() else {
             return;
         };
+        let size = size.max(1);
         let mut refs = self.shared.snapshot().refs.clone();
         while refs.len() < size {
             let Some(routee) = (pool.spawn)(ctx) else {
@@ -121,7 +124,8 @@ impl<M: Send + 'static> Actor for Manager<M> {
         }
     }
 
-    /// Keep the routees across a restart of the router itself.
+    /// Keep the routees (the same references) across a restart of the
+    /// router itself; they are restarted with it, as kept children are.
     fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
 
     fn post_stop(&mut self, ctx: &mut Context<Self>) {

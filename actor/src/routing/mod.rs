@@ -66,7 +66,8 @@ use std::time::Duration;
 
 pub use build::{Group, Pool, RouteeError};
 use logic::Routees;
-pub use logic::{DEFAULT_VIRTUAL_NODES, Routing};
+pub use crate::error::RoutingError;
+pub use logic::{DEFAULT_VIRTUAL_NODES, MAX_VIRTUAL_NODES, Routing};
 
 use crate::actor_ref::{ActorRef, Delivery};
 use crate::ask::{AskHandle, ask_with};
@@ -150,14 +151,14 @@ impl<M> RouterMsg<M> {
     }
 
     /// A pool: grow or shrink to `size` routees (removed ones get a poison
-    /// pill, so they finish the messages they already have). A group
-    /// ignores it.
+    /// pill, so they finish the messages they already have), keeping at
+    /// least one. A group ignores it.
     pub fn resize(size: usize) -> Self {
         Self(Op::Resize(size))
     }
 
     /// A pool: add (positive) or remove (negative) routees (Akka's
-    /// `AdjustPoolSize`). A group ignores it.
+    /// `AdjustPoolSize`), keeping at least one. A group ignores it.
     pub fn adjust_pool_size(delta: isize) -> Self {
         Self(Op::Adjust(delta))
     }
@@ -264,6 +265,7 @@ impl<M: Send + 'static> Router<M> {
     ) -> AskHandle<R> {
         ask_with(
             ActorSystem::of(self.manager.inner.system()),
+            self.manager.path().name(),
             |reply_to| self.shared.route(make(reply_to)).unwrap_or(false),
             timeout,
         )
@@ -278,7 +280,8 @@ impl<M: Send + 'static> Router<M> {
     /// [`AskError::Timeout`](crate::AskError::Timeout) when no routee
     /// answers within `timeout`;
     /// [`AskError::TargetStopped`](crate::AskError::TargetStopped) when there
-    /// is no routee.
+    /// is no routee; [`AskError::ZeroTimeout`](crate::AskError::ZeroTimeout)
+    /// at once, without sending, for a zero `timeout`.
     ///
     /// # Examples
     ///
@@ -311,6 +314,7 @@ impl<M: Send + 'static> Router<M> {
         let routees = self.shared.snapshot();
         ask_with(
             ActorSystem::of(self.manager.inner.system()),
+            self.manager.path().name(),
             |reply_to| {
                 let mut delivered = false;
                 for routee in &routees.refs {
@@ -338,7 +342,8 @@ impl<M: Send + 'static> Router<M> {
         self.manager.path()
     }
 
-    /// A pool: grow or shrink to `size` routees ([`RouterMsg::resize`]).
+    /// A pool: grow or shrink to `size` routees, keeping at least one
+    /// ([`RouterMsg::resize`]).
     pub fn resize(&self, size: usize) {
         self.manager.tell(RouterMsg::resize(size));
     }
