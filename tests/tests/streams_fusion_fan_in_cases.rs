@@ -353,3 +353,115 @@ fn flat_map_concat_into_a_fold_fails_and_stops() {
     }
     shutdown(&system);
 }
+
+/// Every fan-in completes with its last element: a subscriber that asks
+/// for exactly as many elements as come sees the completion without
+/// asking again, fused and unfused alike (a fused merge once completed
+/// only on the next request).
+#[test]
+fn every_fan_in_completes_without_a_request_beyond_its_last_element() {
+    let (system, mats) = both("fan-in-complete-on-last");
+    type Case = (&'static str, usize, fn() -> Source<u32>);
+    let cases: [Case; 21] = [
+        ("merge empty", 4, || {
+            Source::range(1u32..=4).merge(Source::empty())
+        }),
+        ("empty merge", 4, || {
+            Source::empty().merge(Source::range(1u32..=4))
+        }),
+        ("merge", 4, || {
+            Source::range(1u32..=2).merge(Source::range(3..=4))
+        }),
+        ("merge filtered", 2, || {
+            Source::range(1u32..=4)
+                .filter(|x| x % 2 == 0)
+                .merge(Source::empty())
+        }),
+        ("merge preferred", 4, || {
+            Source::range(1u32..=2).merge_preferred(Source::range(3..=4), true)
+        }),
+        ("merge prioritized", 4, || {
+            Source::range(1u32..=2)
+                .merge_prioritized(Source::range(3..=4), 2, 1)
+                .expect("priorities are positive")
+        }),
+        ("merge sorted", 4, || {
+            Source::range(1u32..=2).merge_sorted(Source::range(3..=4))
+        }),
+        ("merge sorted empty", 4, || {
+            Source::range(1u32..=4).merge_sorted(Source::empty())
+        }),
+        ("concat empty", 4, || {
+            Source::range(1u32..=4).concat(Source::empty())
+        }),
+        ("concat", 4, || {
+            Source::range(1u32..=2).concat(Source::range(3..=4))
+        }),
+        ("empty concat", 4, || {
+            Source::empty().concat(Source::range(1u32..=4))
+        }),
+        ("prepend", 4, || {
+            Source::range(3u32..=4).prepend(Source::range(1..=2))
+        }),
+        ("interleave", 4, || {
+            Source::range(1u32..=2)
+                .interleave(Source::range(3..=4), 1)
+                .expect("1 is at least 1")
+        }),
+        ("interleave uneven", 5, || {
+            Source::range(1u32..=4)
+                .interleave(Source::single(9), 2)
+                .expect("2 is at least 1")
+        }),
+        ("or else", 4, || {
+            Source::range(1u32..=4).or_else(Source::empty())
+        }),
+        ("empty or else", 4, || {
+            Source::empty().or_else(Source::range(1u32..=4))
+        }),
+        ("zip", 4, || {
+            Source::range(1u32..=4).zip_with(Source::range(1u32..=4), |a, b| a + b)
+        }),
+        ("zip longer", 4, || {
+            Source::range(1u32..=4).zip_with(Source::range(1u32..), |a, b| a + b)
+        }),
+        ("zip n", 4, || {
+            Source::zip_with_n([Source::range(1u32..=4), Source::range(1..=5)], |[a, b]| {
+                a + b
+            })
+        }),
+        ("combine", 4, || {
+            Source::combine(
+                Source::range(1u32..=2),
+                Source::single(3),
+                [Source::single(4)],
+            )
+        }),
+        ("nested", 6, || {
+            Source::range(1u32..=2)
+                .concat(Source::range(3..=4))
+                .merge(Source::range(5..=6).zip_with(Source::range(0..), |a, _| a))
+        }),
+    ];
+    let mut late = Vec::new();
+    for (i, mat) in mats.iter().enumerate() {
+        for (name, n, source) in cases {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut probe = source()
+                    .run_with(weir_streams::testkit::TestSink::probe(), mat)
+                    .with_timeout(Duration::from_secs(1));
+                probe.request(n as u64);
+                probe.expect_next_n(n);
+                probe.expect_complete();
+            }));
+            if outcome.is_err() {
+                late.push((if i == 0 { "fused" } else { "unfused" }, name));
+            }
+        }
+    }
+    assert!(
+        late.is_empty(),
+        "no completion with the last element: {late:?}"
+    );
+    shutdown(&system);
+}

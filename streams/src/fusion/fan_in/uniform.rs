@@ -6,7 +6,7 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
-use super::node::{FanInNode, FusedFanIn, ROUNDS, factories};
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
 use super::or_else::OrElseChunks;
 
 /// A uniform junction of `T`s: which one, and its settings.
@@ -48,18 +48,18 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
             let sources: Vec<BoxChunks<T>> = inputs.iter().map(|f| f()).collect();
             match kind {
                 Uniform::Merge { eager, preferred } => {
-                    Box::new(MergeChunks::new(sources, eager, preferred))
+                    Box::new(EndsWithLast(MergeChunks::new(sources, eager, preferred)))
                 }
-                Uniform::Concat => Box::new(ConcatChunks { sources, at: 0 }),
-                Uniform::OrElse => Box::new(OrElseChunks::new(sources)),
-                Uniform::Interleave { segment, eager } => Box::new(InterleaveChunks {
+                Uniform::Concat => Box::new(EndsWithLast(ConcatChunks { sources, at: 0 })),
+                Uniform::OrElse => Box::new(EndsWithLast(OrElseChunks::new(sources))),
+                Uniform::Interleave { segment, eager } => Box::new(EndsWithLast(InterleaveChunks {
                     done: vec![false; sources.len()],
                     sources,
                     segment,
                     eager,
                     at: 0,
                     taken: 0,
-                }),
+                })),
             }
         });
         Arc::new(FusedIter(factory))

@@ -20,7 +20,7 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
-use super::node::{FanInNode, FusedFanIn, ROUNDS, factories};
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
 
 /// One input of a fused zip: its source and the elements it made that
 /// wait for partners.
@@ -222,11 +222,11 @@ where
         let lanes = R::lanes(inputs);
         let f = self.f.clone();
         let factory: IterFactory<O> = Arc::new(move || {
-            Box::new(ZipChunks {
+            Box::new(EndsWithLast(ZipChunks {
                 lanes: lanes(),
                 ended: false,
                 f: f.clone(),
-            })
+            }))
         });
         Arc::new(FusedIter(factory))
     }
