@@ -141,3 +141,27 @@ fn merge_sorted_keeps_sorted_inputs_sorted_whatever_the_demand() {
     assert_eq!(got, want);
     shutdown(&system);
 }
+
+/// The diverted-to sink cancelling cancels upstream and completes the
+/// main output, as `also_to` does (Pekko's `divertTo` cancels eagerly).
+#[test]
+fn divert_to_stops_when_the_diverted_sink_cancels() {
+    let (system, mat) = stream_system("divert-cancel");
+    let (mut up, mut main) = weir_streams::testkit::TestSource::probe::<u32>()
+        .divert_to(Sink::head(), |x| x % 2 == 0)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    main.request(10);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(main.expect_next(), 1);
+    up.send_next(2);
+    up.expect_cancellation();
+    main.expect_complete();
+    // An endless source all diverted: the head takes one and all stop.
+    let kept = Source::from_iter(0u32..)
+        .divert_to(Sink::head(), |_| true)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(kept.wait(), Ok(vec![]));
+    shutdown(&system);
+}

@@ -194,7 +194,8 @@ pub trait JunctionOps: FlowOps {
     }
 
     /// The elements for which `divert` is true go to `sink` instead
-    /// ([`Partition`]); back-pressure from either side holds both.
+    /// ([`Partition`] with eager cancel); back-pressure from either side
+    /// holds both, and the stream stops when either cancels.
     fn divert_to<M, F>(self, sink: Sink<Self::Out, M>, divert: F) -> Self::Repr<Self::Out>
     where
         M: 'static,
@@ -203,7 +204,8 @@ pub trait JunctionOps: FlowOps {
         let mut b = GraphBuilder::new();
         let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| {
             usize::from(divert(x))
-        }));
+        })
+        .eager_cancel());
         let sink = b.sink(sink);
         let [on, side] = split.outs();
         b.connect(side, sink).expect(WIRED);
