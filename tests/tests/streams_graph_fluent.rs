@@ -165,3 +165,45 @@ fn divert_to_stops_when_the_diverted_sink_cancels() {
     assert_eq!(kept.wait(), Ok(vec![]));
     shutdown(&system);
 }
+
+/// A `map_materialized_value` on a blueprint whose value a junction drops
+/// still runs, once per run (as in Pekko, every value is made at
+/// materialization), whichever fluent junction or builder holds it.
+#[test]
+fn map_materialized_value_runs_when_a_junction_drops_the_value() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (system, mat) = stream_system("dropped-mat-value");
+    let runs = Arc::new(AtomicUsize::new(0));
+    fn counted<M>(runs: &Arc<AtomicUsize>) -> impl Fn(M) -> M + Send + Sync + 'static {
+        let runs = Arc::clone(runs);
+        move |m| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            m
+        }
+    }
+    let side = || Source::range(5u32..7).map_materialized_value(counted(&runs));
+    let sink = || Sink::<u32, _>::ignore().map_materialized_value(counted(&runs));
+    let graphs: Vec<Source<u32>> = vec![
+        Source::range(1u32..=3).also_to(sink()),
+        Source::range(1u32..=3).divert_to(sink(), |x| x % 2 == 0),
+        Source::range(1u32..=3).wire_tap(sink()),
+        Source::range(1u32..=3).merge(side()),
+        Source::range(1u32..=3).concat(side()),
+        Source::range(1u32..=3).zip_with(side(), |a, b| a + b),
+        Source::combine(side(), side(), [side()]),
+    ];
+    let want = [1, 1, 1, 1, 1, 1, 3];
+    for (i, (graph, want)) in graphs.into_iter().zip(want).enumerate() {
+        for _ in 0..2 {
+            runs.store(0, Ordering::SeqCst);
+            graph
+                .clone()
+                .run_with(Sink::ignore(), &mat)
+                .wait()
+                .expect("completes");
+            assert_eq!(runs.load(Ordering::SeqCst), want, "graph {i}");
+        }
+    }
+    shutdown(&system);
+}

@@ -1,12 +1,13 @@
 //! [`GraphBuilder`]: Akka's GraphDSL in Rust terms.
 
+use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 mod fan_in_ports;
 
 use super::bidi::BidiPorts;
-use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
+use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatValues, Node, PortRef};
 use crate::stage::{
     BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
     SourceShape, UniformFanInShape, UniformFanOutShape,
@@ -25,7 +26,10 @@ static BUILDERS: StaticAtomicU64 = StaticAtomicU64::new(0);
 /// building) a port left unconnected are a [`GraphError`]. Each added
 /// blueprint's materialized value is reached through the [`MatKey`] it
 /// was added with; the function given to `build_*` combines them, once per
-/// run. A built graph runs any number of times, each run independent.
+/// run. As in Akka, every added blueprint's value is made in each run, in
+/// the order they were added, before that function runs, whether it takes
+/// the value or not (a `map_materialized_value` inside always runs). A
+/// built graph runs any number of times, each run independent.
 ///
 /// Cycles are allowed; as in Akka, a cycle without a buffer in it may
 /// deadlock (every stage in it waits for the next one's demand).
@@ -73,6 +77,15 @@ pub struct GraphBuilder {
     outlets: Vec<PortRef>,
     connected_in: Vec<PortRef>,
     connected_out: Vec<PortRef>,
+    /// Every added blueprint's value function, in the order added.
+    imports: Vec<Import>,
+}
+
+/// An added blueprint's nodes and the function making its value of them.
+struct Import {
+    offset: usize,
+    len: usize,
+    mat: Arc<dyn Fn(MatValues<'_>) -> Box<dyn Any> + Send + Sync>,
 }
 
 /// A typed inlet of a node in a [`GraphBuilder`].
@@ -93,15 +106,18 @@ pub struct Out<T> {
 /// [`GraphBuilder`]: pass it to [`Mats::take`] in the build function.
 pub struct MatKey<M> {
     builder: u64,
+    /// The blueprint's place among the builder's imports.
+    index: usize,
+    /// Its first node.
     offset: usize,
-    len: usize,
-    mat: MatFn<M>,
+    _m: PhantomData<fn() -> M>,
 }
 
 /// The materialized values of one run of a built graph.
 pub struct Mats<'a> {
     builder: u64,
-    values: MatValues<'a>,
+    /// One per added blueprint, in the order added; `None` once taken.
+    values: &'a mut [Option<Box<dyn Any>>],
 }
 
 /// The ports of a stage added with [`GraphBuilder::add`], typed by its shape.
@@ -127,9 +143,9 @@ impl<M> Clone for MatKey<M> {
     fn clone(&self) -> Self {
         Self {
             builder: self.builder,
+            index: self.index,
             offset: self.offset,
-            len: self.len,
-            mat: Arc::clone(&self.mat),
+            _m: PhantomData,
         }
     }
 }
@@ -141,12 +157,16 @@ impl Mats<'_> {
     ///
     /// If `key` is of another builder, or its value was taken before in
     /// this run.
-    pub fn take<M>(&mut self, key: &MatKey<M>) -> M {
+    pub fn take<M: 'static>(&mut self, key: &MatKey<M>) -> M {
         assert_eq!(
             key.builder, self.builder,
             "a MatKey of another GraphBuilder"
         );
-        (key.mat)(&mut self.values[key.offset..key.offset + key.len])
+        *self.values[key.index]
+            .take()
+            .expect("each materialized value is taken once per run")
+            .downcast::<M>()
+            .expect("a MatKey has its blueprint's value type")
     }
 }
 
@@ -282,6 +302,7 @@ impl GraphBuilder {
             outlets: Vec::new(),
             connected_in: Vec::new(),
             connected_out: Vec::new(),
+            imports: Vec::new(),
         }
     }
 
@@ -295,10 +316,16 @@ impl GraphBuilder {
         let at = |(n, p): PortRef| (n + shift, p);
         let key = MatKey {
             builder: self.id,
+            index: self.imports.len(),
+            offset,
+            _m: PhantomData,
+        };
+        let mat = graph.mat;
+        self.imports.push(Import {
             offset,
             len: graph.nodes.len(),
-            mat: graph.mat,
-        };
+            mat: Arc::new(move |values| Box::new(mat(values))),
+        });
         self.nodes.extend(graph.nodes);
         self.edges.extend(graph.edges.iter().map(|e| Edge {
             from: at(e.from),
@@ -463,12 +490,23 @@ impl GraphBuilder {
     ) -> Result<Graph<M>, GraphError> {
         self.check(&inlets, &outlets)?;
         let builder = self.id;
+        let imports = self.imports;
         Ok(Graph {
             nodes: self.nodes,
             edges: self.edges,
             inlets,
             outlets,
-            mat: Arc::new(move |values| mat(&mut Mats { builder, values })),
+            mat: Arc::new(move |values| {
+                // Every value is made, whether `mat` takes it or not.
+                let mut made: Vec<Option<Box<dyn Any>>> = imports
+                    .iter()
+                    .map(|i| Some((i.mat)(&mut values[i.offset..i.offset + i.len])))
+                    .collect();
+                mat(&mut Mats {
+                    builder,
+                    values: &mut made,
+                })
+            }),
         })
     }
 
