@@ -207,3 +207,63 @@ fn map_materialized_value_runs_when_a_junction_drops_the_value() {
     }
     shutdown(&system);
 }
+
+/// `concat` is Akka's: the second source runs from the start, so its
+/// failure fails the stream at once, before the first source's rest.
+#[test]
+fn concat_runs_the_second_source_from_the_start() {
+    let (system, mat) = stream_system("concat-eager");
+    let mut probe = Source::from_iter(0u32..)
+        .concat(Source::failed(StreamError::msg("second broke")))
+        .run_with(TestSink::probe(), &mat);
+    let error = probe.expect_error();
+    assert!(error.to_string().contains("second broke"), "{error}");
+    shutdown(&system);
+}
+
+/// `concat_lazy` starts the second source only once the first completes
+/// (and more is asked for):
+/// its failure comes after the first source's elements, it is
+/// materialized only then, and not at all when the first fails.
+#[test]
+fn concat_lazy_starts_the_second_source_when_the_first_completes() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (system, mat) = stream_system("concat-lazy");
+    let mut probe = Source::range(1u32..=3)
+        .concat_lazy(Source::failed(StreamError::msg("second broke")))
+        .run_with(TestSink::probe(), &mat);
+    assert_eq!(probe.request_next_n(3), vec![1, 2, 3]);
+    probe.request(1);
+    let error = probe.expect_error();
+    assert!(error.to_string().contains("second broke"), "{error}");
+
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&started);
+    // The poll function's factory runs when the source is materialized.
+    let second = Source::from_poll_fn(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let mut next = 7u32..=8;
+        move |_: &mut std::task::Context<'_>| std::task::Poll::Ready(next.next().map(Ok))
+    });
+    let lazy = weir_streams::testkit::TestSource::probe::<u32>().concat_lazy(second);
+    for run in 0..2 {
+        let (mut up, mut down) = lazy.clone().to_mat(TestSink::probe(), Keep::both).run(&mat);
+        down.request(10);
+        up.expect_request();
+        up.send_next(1);
+        assert_eq!(down.expect_next(), 1);
+        assert_eq!(started.load(Ordering::SeqCst), run, "not started yet");
+        up.send_complete();
+        assert_eq!(down.expect_next_n(2), vec![7, 8]);
+        down.expect_complete();
+        assert_eq!(started.load(Ordering::SeqCst), run + 1, "started once");
+    }
+    // The first fails: the second never starts.
+    let (mut up, mut down) = lazy.to_mat(TestSink::probe(), Keep::both).run(&mat);
+    down.request(1);
+    up.send_error(StreamError::msg("first broke"));
+    assert!(down.expect_error().to_string().contains("first broke"));
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}

@@ -7,6 +7,7 @@ use super::junctions::{
     Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
 use crate::ArgumentError;
+use crate::ops::SubstreamOps;
 use crate::{Flow, FlowOps, Sink, Source};
 
 const WIRED: &str = "a junction flow has every other port connected";
@@ -151,13 +152,66 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(with_other(ZipLatestWith::new(f), other, true))
     }
 
-    /// This stream's elements, then `other`'s ([`Concat`]): `other` is
-    /// asked for elements only after this stream completes.
+    /// This stream's elements, then `other`'s ([`Concat`]), as Akka's
+    /// `concat`: `other` runs from the start, alongside this stream, but
+    /// is asked for elements only after this stream completes. So a
+    /// failure of `other` before then fails the concatenation at once
+    /// (this stream's remaining elements are not emitted), as any failed
+    /// input of Akka's `Concat` does. To start `other` only once this
+    /// stream has completed, use [`concat_lazy`](Self::concat_lazy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("concat-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let all = Source::range(1u32..=2).concat(Source::range(7u32..=8));
+    /// assert_eq!(all.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 7, 8]));
+    /// // `other` runs from the start: its failure is the stream's at once.
+    /// let broken = Source::from_iter(0u32..).concat(Source::failed(weir_streams::StreamError::msg("no")));
+    /// assert!(broken.run_with(Sink::collect(), &mat).wait().is_err());
+    /// system.terminate().wait().unwrap();
+    /// ```
     fn concat<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 0))
     }
 
-    /// `other`'s elements, then this stream's ([`Concat`]).
+    /// This stream's elements, then `other`'s, with `other` materialized
+    /// (started) only once this stream has completed and downstream asks
+    /// for more (as Akka's `Source.lazySource`): nothing of `other`
+    /// (its start, a `map_materialized_value` in it, its elements, its
+    /// failure) happens before, and nothing at all if this stream fails
+    /// or is cancelled first. In Akka terms this is
+    /// `concatLazy(Source.lazySource(() => other))`: Akka's own
+    /// `concatLazy` materializes `other` with this stream and only delays
+    /// asking it for elements. Each run materializes `other` afresh.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("concat-lazy").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // `other` fails only once it runs, after this stream's elements.
+    /// let later = Source::range(1u32..=3).concat_lazy(Source::failed(weir_streams::StreamError::msg("later")));
+    /// let mut probe = later.run_with(weir_streams::testkit::TestSink::probe(), &mat);
+    /// assert_eq!(probe.request_next_n(3), vec![1, 2, 3]);
+    /// probe.request(1);
+    /// assert!(probe.expect_error().to_string().contains("later"));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn concat_lazy<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        // Concat asks its second input only after the first completes; the
+        // single element that asking makes starts `other`.
+        let later = Source::single(()).flat_map_concat(move |()| other.clone());
+        self.concat(later)
+    }
+
+    /// `other`'s elements, then this stream's ([`Concat`]); both run from
+    /// the start, as for [`concat`](Self::concat).
     fn prepend<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 1))
     }
