@@ -7,7 +7,7 @@ use std::sync::Arc;
 mod fan_in_ports;
 
 use super::bidi::BidiPorts;
-use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatValues, Node, PortRef};
+use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::{
     BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
     SourceShape, UniformFanInShape, UniformFanOutShape,
@@ -482,7 +482,7 @@ impl GraphBuilder {
         Ok(())
     }
 
-    pub(super) fn finish<M>(
+    pub(super) fn finish<M: 'static>(
         self,
         inlets: Vec<PortRef>,
         outlets: Vec<PortRef>,
@@ -496,7 +496,7 @@ impl GraphBuilder {
             edges: self.edges,
             inlets,
             outlets,
-            mat: Arc::new(move |values| {
+            mat: MatFn::new(move |values| {
                 // Every value is made, whether `mat` takes it or not.
                 let mut made: Vec<Option<Box<dyn Any>>> = imports
                     .iter()

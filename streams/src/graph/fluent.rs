@@ -378,7 +378,10 @@ impl<T: Send + 'static> Source<T, ()> {
         zipped(ZipWithN::new(f), sources)
     }
 
-    /// The elements of every source, as they arrive (nested [`Merge`]s).
+    /// The elements of every source, as they arrive (a balanced tree of
+    /// [`Merge`]s, one fused merge when every source fuses). Any number
+    /// of sources: the tree is built without recursion and is only
+    /// log2(n) deep.
     ///
     /// # Examples
     ///
@@ -401,8 +404,26 @@ impl<T: Send + 'static> Source<T, ()> {
         second: Source<T, M2>,
         rest: impl IntoIterator<Item = Source<T, M>>,
     ) -> Source<T, ()> {
-        let merged = first.map_materialized_value(|_| ()).merge(second);
-        rest.into_iter().fold(merged, |all, next| all.merge(next))
+        // A balanced tree of two-input merges, built level by level: as
+        // deep as log2 of the number of sources, so thousands of sources
+        // run unfused too (each element passes ~log2(n) merges), and fused
+        // the planner splices the merges into one.
+        let mut level: Vec<Source<T, ()>> = [first.map_materialized_value(|_| ()), second.map_materialized_value(|_| ())]
+            .into_iter()
+            .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
+            .collect();
+        while level.len() > 1 {
+            let mut sources = level.into_iter();
+            let mut next = Vec::with_capacity(sources.len().div_ceil(2));
+            while let Some(a) = sources.next() {
+                next.push(match sources.next() {
+                    Some(b) => a.merge(b),
+                    None => a,
+                });
+            }
+            level = next;
+        }
+        level.pop().expect("two sources at least")
     }
 }
 

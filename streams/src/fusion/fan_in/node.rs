@@ -9,8 +9,21 @@ use super::super::nodes::{FusedIter, IterNode};
 
 /// A junction that can run fused iterator inputs as one fused iterator.
 pub(crate) trait FanInNode: Send + Sync {
+    fn as_any(&self) -> &dyn std::any::Any;
+
     /// The junction over `inputs` (one per inlet, in port order).
     fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode>;
+
+    /// Whether this junction over the inputs of `inner` (an input of it
+    /// that is the fused `inner` junction, with no operator between) in
+    /// place of `inner` is the same stream: a concat of a concat, a merge
+    /// of a merge. The planner then makes one wide fused junction of the
+    /// two, so a chain of thousands (`Source::combine`, a fold of
+    /// `concat`s) is one level deep, not one level per junction.
+    fn splices(&self, inner: &dyn FanInNode) -> bool {
+        let _ = inner;
+        false
+    }
 }
 
 /// What a junction stage offers the planner's fan-in rule (see

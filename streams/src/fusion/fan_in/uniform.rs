@@ -41,6 +41,33 @@ impl<T: Send + 'static> UniformFanIn<T> {
 }
 
 impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn splices(&self, inner: &dyn FanInNode) -> bool {
+        let Some(inner) = inner.as_any().downcast_ref::<Self>() else {
+            return false;
+        };
+        // Concat is associative; merges that serve their inputs alike
+        // (no preferred input) and end alike are too, up to the order of
+        // turns, which a merge leaves open.
+        match (self.kind, inner.kind) {
+            (Uniform::Concat, Uniform::Concat) => true,
+            (
+                Uniform::Merge {
+                    eager,
+                    preferred: false,
+                },
+                Uniform::Merge {
+                    eager: inner_eager,
+                    preferred: false,
+                },
+            ) => eager == inner_eager,
+            _ => false,
+        }
+    }
+
     fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode> {
         let inputs = factories::<T>(inputs);
         let kind = self.kind;

@@ -218,6 +218,10 @@ where
     O: Send + 'static,
     F: FnMut(R) -> O + Clone + Send + Sync + 'static,
 {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode> {
         let lanes = R::lanes(inputs);
         let f = self.f.clone();
