@@ -1,6 +1,7 @@
 //! [`GraphBuilder`]: Akka's GraphDSL in Rust terms.
 
 use std::any::Any;
+use std::collections::HashSet;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -75,8 +76,8 @@ pub struct GraphBuilder {
     /// Every port of every added node or blueprint that was open when added.
     inlets: Vec<PortRef>,
     outlets: Vec<PortRef>,
-    connected_in: Vec<PortRef>,
-    connected_out: Vec<PortRef>,
+    connected_in: HashSet<PortRef>,
+    connected_out: HashSet<PortRef>,
     /// Every added blueprint's value function, in the order added.
     imports: Vec<Import>,
 }
@@ -244,6 +245,11 @@ impl<T, O, const N: usize> StagePorts<FanInShapeN<T, O, N>> {
     pub fn ins(&self) -> [In<T>; N] {
         std::array::from_fn(|i| self.in_at(i))
     }
+    /// Inlet `i` (of `0..N`).
+    pub(crate) fn inlet(&self, i: usize) -> In<T> {
+        debug_assert!(i < N, "inlet {i} of {N}");
+        self.in_at(i)
+    }
     /// The outlet.
     pub fn out(&self) -> Out<O> {
         self.out_at(0)
@@ -300,8 +306,8 @@ impl GraphBuilder {
             edges: Vec::new(),
             inlets: Vec::new(),
             outlets: Vec::new(),
-            connected_in: Vec::new(),
-            connected_out: Vec::new(),
+            connected_in: HashSet::new(),
+            connected_out: HashSet::new(),
             imports: Vec::new(),
         }
     }
@@ -452,8 +458,8 @@ impl GraphBuilder {
                 return Err(GraphError::AlreadyConnected { stage, side, port });
             }
         }
-        self.connected_out.push(from.port);
-        self.connected_in.push(to.port);
+        self.connected_out.insert(from.port);
+        self.connected_in.insert(to.port);
         self.edges.push(Edge {
             from: from.port,
             to: to.port,

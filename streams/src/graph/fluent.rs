@@ -7,6 +7,7 @@ use super::junctions::{
     Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
 use crate::ArgumentError;
+use crate::blueprint::graph::Graph;
 use crate::ops::SubstreamOps;
 use crate::{Flow, FlowOps, Sink, Source};
 
@@ -351,8 +352,10 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(got.wait(), Ok(vec![[0, 5], [1, 6]]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_n<M: 'static, const N: usize>(sources: [Source<T, M>; N]) -> Source<[T; N], ()> {
-        zipped(ZipN::<T, N>::new(), sources)
+    pub fn zip_n<M: 'static, const N: usize>(
+        mut sources: [Source<T, M>; N],
+    ) -> Source<[T; N], ()> {
+        zipped(ZipN::<T, N>::new(), &mut sources)
     }
 
     /// One element of each source at a time, combined by `f`
@@ -369,13 +372,16 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(max.run_with(Sink::collect(), &mat).wait(), Ok(vec![Some(4), Some(9)]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_with_n<O, F, M, const N: usize>(sources: [Source<T, M>; N], f: F) -> Source<O, ()>
+    pub fn zip_with_n<O, F, M, const N: usize>(
+        mut sources: [Source<T, M>; N],
+        f: F,
+    ) -> Source<O, ()>
     where
         O: Send + 'static,
         F: FnMut([T; N]) -> O + Clone + Send + Sync + 'static,
         M: 'static,
     {
-        zipped(ZipWithN::new(f), sources)
+        zipped(ZipWithN::new(f), &mut sources)
     }
 
     /// The elements of every source, as they arrive (a balanced tree of
@@ -441,8 +447,11 @@ fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(
     builder.build_sink(broadcast.inlet(), |_| ()).expect(WIRED)
 }
 
-/// `sources` into the inputs of `stage`, in order.
-fn zipped<T, O, S, M, const N: usize>(stage: S, sources: [Source<T, M>; N]) -> Source<O, ()>
+/// `sources` into the inputs of `stage`, in order, each taken out in
+/// place (left as a blueprint that is never run): an array of thousands
+/// of sources moved by value would be copied into each frame it passes
+/// in a debug build, overflowing the caller's stack.
+fn zipped<T, O, S, M, const N: usize>(stage: S, sources: &mut [Source<T, M>; N]) -> Source<O, ()>
 where
     T: Send + 'static,
     O: Send + 'static,
@@ -451,9 +460,12 @@ where
 {
     let mut b = GraphBuilder::new();
     let zip = b.add(stage);
-    for (source, inlet) in sources.into_iter().zip(zip.ins()) {
-        let out = b.source(source);
-        b.connect(out, inlet).expect(WIRED);
+    for (i, slot) in sources.iter_mut().enumerate() {
+        let taken = Source::from_graph_parts(
+            Graph::<()>::empty().map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
+        );
+        let out = b.source(std::mem::replace(slot, taken));
+        b.connect(out, zip.inlet(i)).expect(WIRED);
     }
     b.build_source(zip.out(), |_| ()).expect(WIRED)
 }
