@@ -368,8 +368,7 @@ fn many_sources() -> Box<[Source<u32>; MANY]> {
     let all: Vec<Source<u32>> = (0..MANY as u32).map(Source::single).collect();
     all.into_boxed_slice()
         .try_into()
-        .ok()
-        .expect("MANY sources")
+        .unwrap_or_else(|_| unreachable!("MANY sources"))
 }
 
 /// `zip_with_n` over them: this frame holds the array once (the caller's

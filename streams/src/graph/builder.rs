@@ -82,11 +82,14 @@ pub struct GraphBuilder {
     imports: Vec<Import>,
 }
 
+/// An added blueprint's value function, its value type erased.
+type ValueFn = Arc<dyn Fn(MatValues<'_>) -> Box<dyn Any> + Send + Sync>;
+
 /// An added blueprint's nodes and the function making its value of them.
 struct Import {
     offset: usize,
     len: usize,
-    mat: Arc<dyn Fn(MatValues<'_>) -> Box<dyn Any> + Send + Sync>,
+    mat: ValueFn,
 }
 
 /// A typed inlet of a node in a [`GraphBuilder`].

@@ -197,11 +197,12 @@ pub trait JunctionOps: FlowOps {
     /// let system = weir_actor::ActorSystem::new("concat-lazy").unwrap();
     /// let mat = Materializer::new(&system);
     /// // `other` fails only once it runs, after this stream's elements.
-    /// let later = Source::range(1u32..=3).concat_lazy(Source::failed(weir_streams::StreamError::msg("later")));
-    /// let mut probe = later.run_with(weir_streams::testkit::TestSink::probe(), &mat);
-    /// assert_eq!(probe.request_next_n(3), vec![1, 2, 3]);
-    /// probe.request(1);
-    /// assert!(probe.expect_error().to_string().contains("later"));
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let done = Source::range(1u32..=3)
+    ///     .concat_lazy(Source::failed(weir_streams::StreamError::msg("later")))
+    ///     .run_with(Sink::fold((), move |(), x| tx.send(x).unwrap()), &mat);
+    /// assert!(done.wait().is_err());
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), vec![1, 2, 3]);
     /// system.terminate().wait().unwrap();
     /// ```
     fn concat_lazy<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {

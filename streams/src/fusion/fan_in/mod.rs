@@ -22,6 +22,9 @@
 //!
 //! A failure of any input in use fails the junction after the elements
 //! made before it; a pending input is skipped when another can go on.
+//! Each ends with its last element when its inputs are known to have
+//! ended (`EndsWithLast`), as the unfused junction does, not on the next
+//! request.
 //!
 //! [`Chunks`]: super::Chunks
 //! [`Chunks::at_least`]: super::Chunks::at_least
