@@ -5,9 +5,10 @@
 //! closures, a chain of thousands of compositions (`Source::combine` over
 //! thousands of sources, a fold of `concat`s) would nest a call per
 //! composition when the stream is materialized, and a drop per composition
-//! when the blueprint is dropped: either overflows a thread's stack. So the
-//! compositions are an expression tree ([`MatExpr`]) that is evaluated and
-//! dropped with an explicit stack; only the user's functions are closures.
+//! when the blueprint is dropped: either overflows a thread's stack. So
+//! past a few dozen levels ([`NEST_LIMIT`]) the compositions are an
+//! expression tree ([`MatExpr`]) that is evaluated and dropped with an
+//! explicit stack, its leaves the shallow closures.
 
 use std::any::Any;
 use std::ops::Deref;
@@ -98,18 +99,32 @@ impl Drop for MatExpr {
     }
 }
 
+/// How many compositions deep a [`MatFn`] nests plain closures before it
+/// becomes a [`MatExpr`]: shallow functions (almost all) are typed
+/// closures calling each other, with no boxing and no evaluation stack
+/// (materializing a small graph allocates nothing more for its value);
+/// deeper ones are expression nodes whose leaves nest at most this many
+/// calls. A few dozen frames are nothing next to a thread's stack.
+const NEST_LIMIT: usize = 32;
+
 /// A blueprint's materialized-value function: callable as a
-/// `Fn(MatValues) -> M` (through `Deref`), composable without nesting.
+/// `Fn(MatValues) -> M` (through `Deref`), composable to any depth
+/// without nesting more than [`NEST_LIMIT`] calls or drops.
 pub(crate) struct MatFn<M> {
-    expr: Arc<MatExpr>,
     call: Arc<dyn Fn(MatValues<'_>) -> M + Send + Sync>,
+    /// How many closures deep `call` nests; [`NEST_LIMIT`] once it
+    /// evaluates `tree` (so compositions of it are expressions too).
+    depth: usize,
+    /// The expression `call` evaluates, past the limit.
+    tree: Option<Arc<MatExpr>>,
 }
 
 impl<M> Clone for MatFn<M> {
     fn clone(&self) -> Self {
         Self {
-            expr: Arc::clone(&self.expr),
             call: Arc::clone(&self.call),
+            depth: self.depth,
+            tree: self.tree.clone(),
         }
     }
 }
@@ -123,36 +138,59 @@ impl<M> Deref for MatFn<M> {
 }
 
 impl<M: 'static> MatFn<M> {
+    /// The function evaluating `expr`.
     fn of(expr: MatExpr) -> Self {
-        let expr = Arc::new(expr);
-        let tree = Arc::clone(&expr);
+        let tree = Arc::new(expr);
+        let eval = Arc::clone(&tree);
         Self {
-            expr,
             call: Arc::new(move |values| {
-                *tree
+                *eval
                     .eval(values)
                     .downcast::<M>()
                     .expect("a materialized-value function makes its type")
             }),
+            depth: NEST_LIMIT,
+            tree: Some(tree),
         }
     }
 
-    /// `f` over the graph's node values.
-    pub(crate) fn new(f: impl Fn(MatValues<'_>) -> M + Send + Sync + 'static) -> Self {
-        Self::of(MatExpr {
-            op: Op::Leaf(Arc::new(move |values| Box::new(f(values)))),
+    /// This function as an expression node.
+    fn expr(&self) -> Arc<MatExpr> {
+        if let Some(tree) = &self.tree {
+            return Arc::clone(tree);
+        }
+        let call = Arc::clone(&self.call);
+        Arc::new(MatExpr {
+            op: Op::Leaf(Arc::new(move |values| Box::new(call(values)))),
             children: Vec::new(),
         })
     }
 
+    /// `f` over the graph's node values.
+    pub(crate) fn new(f: impl Fn(MatValues<'_>) -> M + Send + Sync + 'static) -> Self {
+        Self {
+            call: Arc::new(f),
+            depth: 1,
+            tree: None,
+        }
+    }
+
     /// `f` of this function's value.
     pub(crate) fn map<M2: 'static>(&self, f: impl Fn(M) -> M2 + Send + Sync + 'static) -> MatFn<M2> {
+        if self.depth < NEST_LIMIT {
+            let inner = Arc::clone(&self.call);
+            return MatFn {
+                call: Arc::new(move |values| f(inner(values))),
+                depth: self.depth + 1,
+                tree: None,
+            };
+        }
         MatFn::of(MatExpr {
             op: Op::Map(Arc::new(move |value| {
                 let value = *value.downcast::<M>().expect("typed by its MatFn");
                 Box::new(f(value))
             })),
-            children: vec![Arc::clone(&self.expr)],
+            children: vec![self.expr()],
         })
     }
 
@@ -164,6 +202,18 @@ impl<M: 'static> MatFn<M> {
         right: &MatFn<M2>,
         combine: impl Fn(M, M2) -> M3 + Send + Sync + 'static,
     ) -> MatFn<M3> {
+        let depth = self.depth.max(right.depth);
+        if depth < NEST_LIMIT {
+            let (left, right) = (Arc::clone(&self.call), Arc::clone(&right.call));
+            return MatFn {
+                call: Arc::new(move |values| {
+                    let (l, r) = values.split_at_mut(split);
+                    combine(left(l), right(r))
+                }),
+                depth: depth + 1,
+                tree: None,
+            };
+        }
         MatFn::of(MatExpr {
             op: Op::Pair {
                 split,
@@ -173,7 +223,42 @@ impl<M: 'static> MatFn<M> {
                     Box::new(combine(left, right))
                 }),
             },
-            children: vec![Arc::clone(&self.expr), Arc::clone(&right.expr)],
+            children: vec![self.expr(), right.expr()],
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::any::Any;
+
+    use super::{MatFn, NEST_LIMIT};
+
+    /// A function over one node's value, a `u32`, as a one-element list.
+    fn leaf() -> MatFn<Vec<u32>> {
+        MatFn::new(|values| {
+            let value = values[0].take().expect("one value").downcast::<u32>();
+            vec![*value.expect("a u32")]
+        })
+    }
+
+    /// Compositions far past the nesting limit (closures below it,
+    /// expression nodes above) see each part's own values, left to right.
+    #[test]
+    fn deep_compositions_keep_order_and_slices() {
+        let n = NEST_LIMIT * 5;
+        let mut f = leaf();
+        for i in 1..n {
+            f = f
+                .pair(i, &leaf(), |mut all, next| {
+                    all.extend(next);
+                    all
+                })
+                .map(|all| all);
+        }
+        let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..n as u32)
+            .map(|i| Some(Box::new(i) as Box<dyn Any + Send>))
+            .collect();
+        assert_eq!(f(&mut values), (0..n as u32).collect::<Vec<_>>());
     }
 }
