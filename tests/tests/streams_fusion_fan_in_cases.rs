@@ -362,7 +362,7 @@ fn flat_map_concat_into_a_fold_fails_and_stops() {
 fn every_fan_in_completes_without_a_request_beyond_its_last_element() {
     let (system, mats) = both("fan-in-complete-on-last");
     type Case = (&'static str, usize, fn() -> Source<u32>);
-    let cases: [Case; 21] = [
+    let cases: [Case; 23] = [
         ("merge empty", 4, || {
             Source::range(1u32..=4).merge(Source::empty())
         }),
@@ -376,6 +376,18 @@ fn every_fan_in_completes_without_a_request_beyond_its_last_element() {
             Source::range(1u32..=4)
                 .filter(|x| x % 2 == 0)
                 .merge(Source::empty())
+        }),
+        // The merge stage asks an input again as soon as its element has
+        // gone out, so it sees the rest of a filtered input rejected.
+        ("merge filtered tail", 2, || {
+            Source::range(1u32..=5)
+                .filter(|x| x % 2 == 0)
+                .merge(Source::empty())
+        }),
+        ("merge filtered all", 0, || {
+            Source::range(1u32..=5)
+                .filter(|_| false)
+                .merge(Source::range(0u32..0))
         }),
         ("merge preferred", 4, || {
             Source::range(1u32..=2).merge_preferred(Source::range(3..=4), true)
@@ -450,7 +462,9 @@ fn every_fan_in_completes_without_a_request_beyond_its_last_element() {
                 let mut probe = source()
                     .run_with(weir_streams::testkit::TestSink::probe(), mat)
                     .with_timeout(Duration::from_secs(1));
-                probe.request(n as u64);
+                if n > 0 {
+                    probe.request(n as u64);
+                }
                 probe.expect_next_n(n);
                 probe.expect_complete();
             }));

@@ -8,6 +8,8 @@
 //!   `futures::stream::select` does), skipping an input with nothing
 //!   ready; it ends when all inputs have (or, eager, when the first has);
 //!   a merge preferring input 0 takes from it whenever it has elements.
+//!   As the stage, it keeps each input's next element made (`Ahead`), so
+//!   it sees an input end or fail when the stage would.
 //! - **concat** drains its inputs one after another.
 //! - **interleave** takes `segment_size` elements of each input in turn;
 //!   once an input ends, the others go on (or all end, eager).
@@ -29,6 +31,7 @@
 //! [`Chunks`]: super::Chunks
 //! [`Chunks::at_least`]: super::Chunks::at_least
 
+mod ahead;
 mod node;
 mod or_else;
 mod uniform;

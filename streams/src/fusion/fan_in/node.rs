@@ -74,6 +74,10 @@ impl<T, C: Chunks<T>> Chunks<T> for EndsWithLast<C> {
         }
     }
 
+    fn prime(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
+        self.0.prime(cx)
+    }
+
     fn is_exhausted(&self) -> bool {
         self.0.is_exhausted()
     }

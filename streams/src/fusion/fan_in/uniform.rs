@@ -6,6 +6,7 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
+use super::ahead::Ahead;
 use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
 use super::or_else::OrElseChunks;
 
@@ -75,6 +76,7 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
             let sources: Vec<BoxChunks<T>> = inputs.iter().map(|f| f()).collect();
             match kind {
                 Uniform::Merge { eager, preferred } => {
+                    let sources = sources.into_iter().map(Ahead::new).collect();
                     Box::new(EndsWithLast(MergeChunks::new(sources, eager, preferred)))
                 }
                 Uniform::Concat => Box::new(EndsWithLast(ConcatChunks { sources, at: 0 })),
@@ -95,7 +97,7 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
 
 /// Inputs served in turn, one element each per turn.
 struct MergeChunks<T> {
-    sources: Vec<BoxChunks<T>>,
+    sources: Vec<Ahead<T>>,
     /// Each input's elements of this round, reversed (popped in order).
     scratch: Vec<Vec<T>>,
     done: Vec<bool>,
@@ -108,7 +110,7 @@ struct MergeChunks<T> {
 }
 
 impl<T: Send> MergeChunks<T> {
-    fn new(sources: Vec<BoxChunks<T>>, eager: bool, preferred: bool) -> Self {
+    fn new(sources: Vec<Ahead<T>>, eager: bool, preferred: bool) -> Self {
         let n = sources.len();
         Self {
             scratch: (0..n).map(|_| Vec::new()).collect(),
@@ -209,8 +211,12 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
         Fill::More
     }
 
+    fn prime(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
+        self.sources.iter_mut().find_map(|source| source.prime(cx))
+    }
+
     fn is_exhausted(&self) -> bool {
-        inputs_ended(&self.sources, &self.done, self.eager)
+        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), self.eager)
     }
 
     fn at_least(&self) -> usize {
@@ -328,17 +334,18 @@ impl<T: Send> Chunks<T> for InterleaveChunks<T> {
     }
 
     fn is_exhausted(&self) -> bool {
-        inputs_ended(&self.sources, &self.done, self.eager)
+        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), self.eager)
     }
 }
 
-/// Whether a merge or interleave over `sources` has ended: one input ended
-/// (`eager`) or all of them did.
-fn inputs_ended<T>(sources: &[BoxChunks<T>], done: &[bool], eager: bool) -> bool {
-    let ended = |i: usize| done[i] || sources[i].is_exhausted();
+/// Whether a merge or interleave of `done.len()` inputs has ended: one
+/// input ended (`eager`) or all of them did; `exhausted(i)` says whether
+/// input `i` knows it has nothing left.
+fn inputs_ended(done: &[bool], exhausted: impl Fn(usize) -> bool, eager: bool) -> bool {
+    let ended = |i: usize| done[i] || exhausted(i);
     if eager {
-        (0..sources.len()).any(ended)
+        (0..done.len()).any(ended)
     } else {
-        (0..sources.len()).all(ended)
+        (0..done.len()).all(ended)
     }
 }
