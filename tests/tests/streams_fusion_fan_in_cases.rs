@@ -504,3 +504,48 @@ fn ten_thousand_sources_combine_and_concat() {
     assert_eq!(first, Ok(vec![0, 1, 2, 3, 4]));
     shutdown(&system);
 }
+
+/// An eager merge ends when its first input does, after emitting what the
+/// others had already made (the stage holds one element per input, asked
+/// for ahead): no element an input made is lost, fused or unfused.
+#[test]
+fn an_eager_merge_emits_every_element_its_inputs_made() {
+    let (system, mats) = both("merge-eager-held");
+    type Inputs = fn() -> (Source<u32>, Source<u32>);
+    let cases: [Inputs; 3] = [
+        || (Source::single(7), Source::range(100..)),
+        || (Source::range(100..), Source::single(7)),
+        || {
+            (
+                Source::range(0..3),
+                Source::range(100..110).filter(|x| x % 2 == 0),
+            )
+        },
+    ];
+    for (m, mat) in mats.iter().enumerate() {
+        for (i, inputs) in cases.iter().enumerate() {
+            let made = Arc::new(AtomicU64::new(0));
+            let counted = |source: Source<u32>| {
+                let made = Arc::clone(&made);
+                source.inspect(move |_| {
+                    made.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let (first, second) = inputs();
+            let mut g = GraphBuilder::new();
+            let join = g.add(Merge::<u32, 2>::new().eager_complete());
+            let [a, b] = join.ins();
+            let (x, y) = (g.source(counted(first)), g.source(counted(second)));
+            g.connect(x, a).unwrap();
+            g.connect(y, b).unwrap();
+            let merged = g.build_source(join.out(), |_| ()).unwrap();
+            let got = merged
+                .run_with(Sink::collect(), mat)
+                .wait()
+                .expect("completes");
+            let made = made.load(Ordering::SeqCst);
+            assert_eq!(got.len() as u64, made, "run {m} case {i}: {got:?}");
+        }
+    }
+    shutdown(&system);
+}

@@ -39,6 +39,22 @@ impl<T> Ahead<T> {
 }
 
 impl<T: Send> Ahead<T> {
+    /// Whether the source has ended (an element made ahead may be held).
+    pub(super) fn source_ended(&self) -> bool {
+        self.ended || self.source.is_exhausted()
+    }
+
+    /// The element made ahead, if any, without making another (what an
+    /// eager merge that has ended still emits, as its stage does).
+    pub(super) fn take_held(&mut self) -> Option<T> {
+        self.next.take()
+    }
+
+    /// Whether an element made ahead is held.
+    pub(super) fn holds(&self) -> bool {
+        self.next.is_some()
+    }
+
     /// Make the next element if none is held (as the stage's pull of this
     /// input does); a failure is reported (at once, as the stage fails on
     /// an input's failure). Operators that drop elements are asked again,

@@ -107,12 +107,16 @@ struct MergeChunks<T> {
     preferred: bool,
     /// The input whose turn comes next.
     turn: usize,
+    /// Each input has been asked for its first element (as the stage
+    /// asks every input as it starts).
+    primed: bool,
 }
 
 impl<T: Send> MergeChunks<T> {
     fn new(sources: Vec<Ahead<T>>, eager: bool, preferred: bool) -> Self {
         let n = sources.len();
         Self {
+            primed: false,
             scratch: (0..n).map(|_| Vec::new()).collect(),
             done: vec![false; n],
             pending: vec![false; n],
@@ -171,6 +175,7 @@ impl<T: Send> MergeChunks<T> {
                 Fill::Exhausted => {
                     self.done[i] = true;
                     if self.eager {
+                        // The rest is what the other inputs hold.
                         return Some(Fill::Exhausted);
                     }
                 }
@@ -182,10 +187,45 @@ impl<T: Send> MergeChunks<T> {
     }
 }
 
+impl<T: Send> MergeChunks<T> {
+    /// An eager merge whose first input has ended: it asks no input
+    /// again.
+    fn ended_eagerly(&self) -> bool {
+        self.eager && (0..self.sources.len()).any(|i| self.done[i] || self.sources[i].source_ended())
+    }
+
+    /// After an eager end, what the inputs hold, in turn, up to `max`
+    /// (the stage emits the elements it holds before completing).
+    fn drain_held(&mut self, out: &mut Vec<T>, max: usize) -> Fill {
+        let n = self.sources.len();
+        let mut left = max;
+        for i in (self.turn..n).chain(0..self.turn) {
+            if left == 0 {
+                break;
+            }
+            if let Some(x) = self.sources[i].take_held() {
+                out.push(x);
+                left -= 1;
+            }
+        }
+        if self.sources.iter().any(Ahead::holds) {
+            Fill::More
+        } else {
+            Fill::Exhausted
+        }
+    }
+}
+
 impl<T: Send> Chunks<T> for MergeChunks<T> {
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill {
         let n = self.sources.len();
         let start = out.len();
+        if let Some(failed) = self.prime(cx) {
+            return failed;
+        }
+        if self.ended_eagerly() {
+            return self.drain_held(out, max);
+        }
         self.pending.iter_mut().for_each(|p| *p = false);
         for _ in 0..ROUNDS {
             let want = max - (out.len() - start);
@@ -204,19 +244,34 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
             }
             let end = self.round(cx, want, ready);
             self.interleave(out);
-            if let Some(end) = end {
-                return end;
+            match end {
+                Some(Fill::Exhausted) => {
+                    let want = max - (out.len() - start);
+                    return if want == 0 {
+                        Fill::More
+                    } else {
+                        self.drain_held(out, want)
+                    };
+                }
+                Some(end) => return end,
+                None => {}
             }
         }
         Fill::More
     }
 
     fn prime(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
+        if std::mem::replace(&mut self.primed, true) {
+            return None;
+        }
         self.sources.iter_mut().find_map(|source| source.prime(cx))
     }
 
     fn is_exhausted(&self) -> bool {
-        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), self.eager)
+        if self.eager {
+            return self.ended_eagerly() && !self.sources.iter().any(Ahead::holds);
+        }
+        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), false)
     }
 
     fn at_least(&self) -> usize {
