@@ -353,3 +353,199 @@ fn flat_map_concat_into_a_fold_fails_and_stops() {
     }
     shutdown(&system);
 }
+
+/// Every fan-in completes with its last element: a subscriber that asks
+/// for exactly as many elements as come sees the completion without
+/// asking again, fused and unfused alike (a fused merge once completed
+/// only on the next request).
+#[test]
+fn every_fan_in_completes_without_a_request_beyond_its_last_element() {
+    let (system, mats) = both("fan-in-complete-on-last");
+    type Case = (&'static str, usize, fn() -> Source<u32>);
+    let cases: [Case; 23] = [
+        ("merge empty", 4, || {
+            Source::range(1u32..=4).merge(Source::empty())
+        }),
+        ("empty merge", 4, || {
+            Source::empty().merge(Source::range(1u32..=4))
+        }),
+        ("merge", 4, || {
+            Source::range(1u32..=2).merge(Source::range(3..=4))
+        }),
+        ("merge filtered", 2, || {
+            Source::range(1u32..=4)
+                .filter(|x| x % 2 == 0)
+                .merge(Source::empty())
+        }),
+        // The merge stage asks an input again as soon as its element has
+        // gone out, so it sees the rest of a filtered input rejected.
+        ("merge filtered tail", 2, || {
+            Source::range(1u32..=5)
+                .filter(|x| x % 2 == 0)
+                .merge(Source::empty())
+        }),
+        ("merge filtered all", 0, || {
+            Source::range(1u32..=5)
+                .filter(|_| false)
+                .merge(Source::range(0u32..0))
+        }),
+        ("merge preferred", 4, || {
+            Source::range(1u32..=2).merge_preferred(Source::range(3..=4), true)
+        }),
+        ("merge prioritized", 4, || {
+            Source::range(1u32..=2)
+                .merge_prioritized(Source::range(3..=4), 2, 1)
+                .expect("priorities are positive")
+        }),
+        ("merge sorted", 4, || {
+            Source::range(1u32..=2).merge_sorted(Source::range(3..=4))
+        }),
+        ("merge sorted empty", 4, || {
+            Source::range(1u32..=4).merge_sorted(Source::empty())
+        }),
+        ("concat empty", 4, || {
+            Source::range(1u32..=4).concat(Source::empty())
+        }),
+        ("concat", 4, || {
+            Source::range(1u32..=2).concat(Source::range(3..=4))
+        }),
+        ("empty concat", 4, || {
+            Source::empty().concat(Source::range(1u32..=4))
+        }),
+        ("prepend", 4, || {
+            Source::range(3u32..=4).prepend(Source::range(1..=2))
+        }),
+        ("interleave", 4, || {
+            Source::range(1u32..=2)
+                .interleave(Source::range(3..=4), 1)
+                .expect("1 is at least 1")
+        }),
+        ("interleave uneven", 5, || {
+            Source::range(1u32..=4)
+                .interleave(Source::single(9), 2)
+                .expect("2 is at least 1")
+        }),
+        ("or else", 4, || {
+            Source::range(1u32..=4).or_else(Source::empty())
+        }),
+        ("empty or else", 4, || {
+            Source::empty().or_else(Source::range(1u32..=4))
+        }),
+        ("zip", 4, || {
+            Source::range(1u32..=4).zip_with(Source::range(1u32..=4), |a, b| a + b)
+        }),
+        ("zip longer", 4, || {
+            Source::range(1u32..=4).zip_with(Source::range(1u32..), |a, b| a + b)
+        }),
+        ("zip n", 4, || {
+            Source::zip_with_n([Source::range(1u32..=4), Source::range(1..=5)], |[a, b]| {
+                a + b
+            })
+        }),
+        ("combine", 4, || {
+            Source::combine(
+                Source::range(1u32..=2),
+                Source::single(3),
+                [Source::single(4)],
+            )
+        }),
+        ("nested", 6, || {
+            Source::range(1u32..=2)
+                .concat(Source::range(3..=4))
+                .merge(Source::range(5..=6).zip_with(Source::range(0..), |a, _| a))
+        }),
+    ];
+    let mut late = Vec::new();
+    for (i, mat) in mats.iter().enumerate() {
+        for (name, n, source) in cases {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                let mut probe = source()
+                    .run_with(weir_streams::testkit::TestSink::probe(), mat)
+                    .with_timeout(Duration::from_secs(1));
+                if n > 0 {
+                    probe.request(n as u64);
+                }
+                probe.expect_next_n(n);
+                probe.expect_complete();
+            }));
+            if outcome.is_err() {
+                late.push((if i == 0 { "fused" } else { "unfused" }, name));
+            }
+        }
+    }
+    assert!(
+        late.is_empty(),
+        "no completion with the last element: {late:?}"
+    );
+    shutdown(&system);
+}
+
+/// Ten thousand sources in one `Source::combine`, or in a chain of ten
+/// thousand `concat`s, run fused and unfused: no composition nests a call
+/// per source (building, materializing, starting or pulling), which
+/// overflowed a thread's stack.
+#[test]
+fn ten_thousand_sources_combine_and_concat() {
+    const N: u32 = 10_000;
+    let (system, mats) = both("fan-in-ten-thousand");
+    let count = || Sink::fold(0u64, |n, _| n + 1);
+    let rest: Vec<Source<u32>> = (2..N).map(Source::single).collect();
+    let combined = Source::combine(Source::single(0u32), Source::single(1), rest);
+    let chain = (1..N).fold(Source::single(0u32), |all, i| all.concat(Source::single(i)));
+    for mat in &mats {
+        let got = combined.clone().run_with(count(), mat).wait();
+        assert_eq!(got, Ok(u64::from(N)));
+    }
+    // Fused, the chain is one concat; unfused, each element passes every
+    // concat stage after its source, so only the first few are asked for.
+    let got = chain.clone().run_with(Sink::collect(), &mats[0]).wait();
+    assert_eq!(got, Ok((0..N).collect()));
+    let first = chain.take(5).run_with(Sink::collect(), &mats[1]).wait();
+    assert_eq!(first, Ok(vec![0, 1, 2, 3, 4]));
+    shutdown(&system);
+}
+
+/// An eager merge ends when its first input does, after emitting what the
+/// others had already made (the stage holds one element per input, asked
+/// for ahead): no element an input made is lost, fused or unfused.
+#[test]
+fn an_eager_merge_emits_every_element_its_inputs_made() {
+    let (system, mats) = both("merge-eager-held");
+    type Inputs = fn() -> (Source<u32>, Source<u32>);
+    let cases: [Inputs; 3] = [
+        || (Source::single(7), Source::range(100..)),
+        || (Source::range(100..), Source::single(7)),
+        || {
+            (
+                Source::range(0..3),
+                Source::range(100..110).filter(|x| x % 2 == 0),
+            )
+        },
+    ];
+    for (m, mat) in mats.iter().enumerate() {
+        for (i, inputs) in cases.iter().enumerate() {
+            let made = Arc::new(AtomicU64::new(0));
+            let counted = |source: Source<u32>| {
+                let made = Arc::clone(&made);
+                source.inspect(move |_| {
+                    made.fetch_add(1, Ordering::SeqCst);
+                })
+            };
+            let (first, second) = inputs();
+            let mut g = GraphBuilder::new();
+            let join = g.add(Merge::<u32, 2>::new().eager_complete());
+            let [a, b] = join.ins();
+            let (x, y) = (g.source(counted(first)), g.source(counted(second)));
+            g.connect(x, a).unwrap();
+            g.connect(y, b).unwrap();
+            let merged = g.build_source(join.out(), |_| ()).unwrap();
+            let got = merged
+                .run_with(Sink::collect(), mat)
+                .wait()
+                .expect("completes");
+            let made = made.load(Ordering::SeqCst);
+            assert_eq!(got.len() as u64, made, "run {m} case {i}: {got:?}");
+        }
+    }
+    shutdown(&system);
+}

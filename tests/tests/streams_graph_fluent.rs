@@ -141,3 +141,129 @@ fn merge_sorted_keeps_sorted_inputs_sorted_whatever_the_demand() {
     assert_eq!(got, want);
     shutdown(&system);
 }
+
+/// The diverted-to sink cancelling cancels upstream and completes the
+/// main output, as `also_to` does (Pekko's `divertTo` cancels eagerly).
+#[test]
+fn divert_to_stops_when_the_diverted_sink_cancels() {
+    let (system, mat) = stream_system("divert-cancel");
+    let (mut up, mut main) = weir_streams::testkit::TestSource::probe::<u32>()
+        .divert_to(Sink::head(), |x| x % 2 == 0)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    main.request(10);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(main.expect_next(), 1);
+    up.send_next(2);
+    up.expect_cancellation();
+    main.expect_complete();
+    // An endless source all diverted: the head takes one and all stop.
+    let kept = Source::from_iter(0u32..)
+        .divert_to(Sink::head(), |_| true)
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(kept.wait(), Ok(vec![]));
+    shutdown(&system);
+}
+
+/// A `map_materialized_value` on a blueprint whose value a junction drops
+/// still runs, once per run (as in Pekko, every value is made at
+/// materialization), whichever fluent junction or builder holds it.
+#[test]
+fn map_materialized_value_runs_when_a_junction_drops_the_value() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (system, mat) = stream_system("dropped-mat-value");
+    let runs = Arc::new(AtomicUsize::new(0));
+    fn counted<M>(runs: &Arc<AtomicUsize>) -> impl Fn(M) -> M + Send + Sync + 'static {
+        let runs = Arc::clone(runs);
+        move |m| {
+            runs.fetch_add(1, Ordering::SeqCst);
+            m
+        }
+    }
+    let side = || Source::range(5u32..7).map_materialized_value(counted(&runs));
+    let sink = || Sink::<u32, _>::ignore().map_materialized_value(counted(&runs));
+    let graphs: Vec<Source<u32>> = vec![
+        Source::range(1u32..=3).also_to(sink()),
+        Source::range(1u32..=3).divert_to(sink(), |x| x % 2 == 0),
+        Source::range(1u32..=3).wire_tap(sink()),
+        Source::range(1u32..=3).merge(side()),
+        Source::range(1u32..=3).concat(side()),
+        Source::range(1u32..=3).zip_with(side(), |a, b| a + b),
+        Source::combine(side(), side(), [side()]),
+    ];
+    let want = [1, 1, 1, 1, 1, 1, 3];
+    for (i, (graph, want)) in graphs.into_iter().zip(want).enumerate() {
+        for _ in 0..2 {
+            runs.store(0, Ordering::SeqCst);
+            graph
+                .clone()
+                .run_with(Sink::ignore(), &mat)
+                .wait()
+                .expect("completes");
+            assert_eq!(runs.load(Ordering::SeqCst), want, "graph {i}");
+        }
+    }
+    shutdown(&system);
+}
+
+/// `concat` is Akka's: the second source runs from the start, so its
+/// failure fails the stream at once, before the first source's rest.
+#[test]
+fn concat_runs_the_second_source_from_the_start() {
+    let (system, mat) = stream_system("concat-eager");
+    let mut probe = Source::from_iter(0u32..)
+        .concat(Source::failed(StreamError::msg("second broke")))
+        .run_with(TestSink::probe(), &mat);
+    let error = probe.expect_error();
+    assert!(error.to_string().contains("second broke"), "{error}");
+    shutdown(&system);
+}
+
+/// `concat_lazy` starts the second source only once the first completes
+/// (and more is asked for):
+/// its failure comes after the first source's elements, it is
+/// materialized only then, and not at all when the first fails.
+#[test]
+fn concat_lazy_starts_the_second_source_when_the_first_completes() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let (system, mat) = stream_system("concat-lazy");
+    let mut probe = Source::range(1u32..=3)
+        .concat_lazy(Source::failed(StreamError::msg("second broke")))
+        .run_with(TestSink::probe(), &mat);
+    assert_eq!(probe.request_next_n(3), vec![1, 2, 3]);
+    probe.request(1);
+    let error = probe.expect_error();
+    assert!(error.to_string().contains("second broke"), "{error}");
+
+    let started = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&started);
+    // The poll function's factory runs when the source is materialized.
+    let second = Source::from_poll_fn(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        let mut next = 7u32..=8;
+        move |_: &mut std::task::Context<'_>| std::task::Poll::Ready(next.next().map(Ok))
+    });
+    let lazy = weir_streams::testkit::TestSource::probe::<u32>().concat_lazy(second);
+    for run in 0..2 {
+        let (mut up, mut down) = lazy.clone().to_mat(TestSink::probe(), Keep::both).run(&mat);
+        down.request(10);
+        up.expect_request();
+        up.send_next(1);
+        assert_eq!(down.expect_next(), 1);
+        assert_eq!(started.load(Ordering::SeqCst), run, "not started yet");
+        up.send_complete();
+        assert_eq!(down.expect_next_n(2), vec![7, 8]);
+        down.expect_complete();
+        assert_eq!(started.load(Ordering::SeqCst), run + 1, "started once");
+    }
+    // The first fails: the second never starts.
+    let (mut up, mut down) = lazy.to_mat(TestSink::probe(), Keep::both).run(&mat);
+    down.request(1);
+    up.send_error(StreamError::msg("first broke"));
+    assert!(down.expect_error().to_string().contains("first broke"));
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    shutdown(&system);
+}

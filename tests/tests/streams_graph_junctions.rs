@@ -316,6 +316,72 @@ fn balance_gives_each_element_to_one_output_that_asked() {
     shutdown(&system);
 }
 
+/// An element pulled for an output that then cancelled goes to the next
+/// output that asks, not nowhere (Pekko #25387).
+#[test]
+fn balance_keeps_an_element_pulled_for_an_output_that_cancelled() {
+    let (system, mat) = stream_system("balance-cancelled-asker");
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let balance = b.add(Balance::<u32, 2>::new());
+    let (s0, k0) = b.sink_mat(TestSink::probe());
+    let (s1, k1) = b.sink_mat(TestSink::probe());
+    let [o0, o1] = balance.outs();
+    b.connect(up, balance.inlet()).unwrap();
+    b.connect(o0, s0).unwrap();
+    b.connect(o1, s1).unwrap();
+    let (mut up, mut a, mut c) = b
+        .build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+        .unwrap()
+        .run(&mat);
+    a.request(1);
+    up.expect_request();
+    a.cancel();
+    a.wait_idle();
+    up.send_next(7);
+    c.request(1);
+    assert_eq!(c.expect_next(), 7);
+    // It was delivered once: upstream is asked again only for the next.
+    c.request(1);
+    up.expect_request();
+    up.send_next(8);
+    assert_eq!(c.expect_next(), 8);
+    // Completion waits for nothing held, and reaches the output left.
+    up.send_complete();
+    c.expect_complete();
+    shutdown(&system);
+}
+
+/// Upstream completing while an element waits for an output delivers the
+/// element first.
+#[test]
+fn balance_delivers_a_held_element_before_completing() {
+    let (system, mat) = stream_system("balance-held-then-complete");
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let balance = b.add(Balance::<u32, 2>::new());
+    let (s0, k0) = b.sink_mat(TestSink::probe());
+    let (s1, k1) = b.sink_mat(TestSink::probe());
+    let [o0, o1] = balance.outs();
+    b.connect(up, balance.inlet()).unwrap();
+    b.connect(o0, s0).unwrap();
+    b.connect(o1, s1).unwrap();
+    let (mut up, mut a, mut c) = b
+        .build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+        .unwrap()
+        .run(&mat);
+    a.request(1);
+    up.expect_request();
+    a.cancel();
+    a.wait_idle();
+    up.send_next(7);
+    up.send_complete();
+    c.request(1);
+    assert_eq!(c.expect_next(), 7);
+    c.expect_complete();
+    shutdown(&system);
+}
+
 #[test]
 fn partition_routes_by_index_and_fails_on_a_bad_one() {
     let (system, mat) = stream_system("partition");

@@ -360,3 +360,50 @@ fn flow_zip_n_fails_with_a_source_and_keeps_the_flows_materialized_value() {
     up.expect_cancellation();
     shutdown(&system);
 }
+
+/// Ten thousand single-element sources, on the heap.
+const MANY: usize = 10_000;
+
+fn many_sources() -> Box<[Source<u32>; MANY]> {
+    let all: Vec<Source<u32>> = (0..MANY as u32).map(Source::single).collect();
+    all.into_boxed_slice()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("MANY sources"))
+}
+
+/// `zip_with_n` over them: this frame holds the array once (the caller's
+/// part), `zip_with_n` must add no copy of it.
+#[inline(never)]
+fn many_sums() -> Source<u64> {
+    Source::zip_with_n(*many_sources(), |xs| {
+        xs.iter().map(|x| u64::from(*x)).sum::<u64>()
+    })
+}
+
+/// `zip_n` over them, each row summarized.
+#[inline(never)]
+fn many_rows() -> Source<(u32, u32, usize)> {
+    Source::zip_n(*many_sources()).map(|row| (row[0], row[MANY - 1], row.len()))
+}
+
+/// `zip_n` and `zip_with_n` over ten thousand sources, fused and unfused,
+/// on a test thread's stack in a debug build: the sources are taken out
+/// of the array in place and the fused zip keeps its lanes on the heap
+/// (each overflowed a stack before).
+#[test]
+fn zip_n_over_ten_thousand_sources() {
+    let (system, fused) = stream_system("zip-n-ten-thousand");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    for mat in [&fused, &unfused] {
+        let want = (MANY as u64 - 1) * MANY as u64 / 2;
+        assert_eq!(
+            many_sums().run_with(Sink::collect(), mat).wait(),
+            Ok(vec![want])
+        );
+        assert_eq!(
+            many_rows().run_with(Sink::collect(), mat).wait(),
+            Ok(vec![(0, MANY as u32 - 1, MANY)])
+        );
+    }
+    shutdown(&system);
+}

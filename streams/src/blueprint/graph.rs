@@ -21,7 +21,7 @@ use crate::interpreter::{BoundaryFactory, ErasedStage};
 /// blueprint's function takes the values of its own nodes.
 pub(crate) type MatValues<'a> = &'a mut [Option<Box<dyn Any + Send>>];
 
-pub(crate) type MatFn<M> = Arc<dyn Fn(MatValues<'_>) -> M + Send + Sync>;
+pub(crate) use super::mat::MatFn;
 
 /// What a node is, as its constructor recorded it.
 #[derive(Clone)]
@@ -149,7 +149,7 @@ impl<M> Clone for Graph<M> {
             edges: self.edges.clone(),
             inlets: self.inlets.clone(),
             outlets: self.outlets.clone(),
-            mat: Arc::clone(&self.mat),
+            mat: self.mat.clone(),
         }
     }
 }
@@ -175,7 +175,7 @@ impl<M: 'static> Graph<M> {
             edges: Vec::new(),
             inlets: Vec::new(),
             outlets: Vec::new(),
-            mat: Arc::new(|_| ()),
+            mat: MatFn::new(|_| ()),
         }
     }
 
@@ -187,14 +187,14 @@ impl<M: 'static> Graph<M> {
             edges: Vec::new(),
             inlets: (0..ins).map(|p| (0, p)).collect(),
             outlets: (0..outs).map(|p| (0, p)).collect(),
-            mat: Arc::new(|v| take_value::<M>(v, 0)),
+            mat: MatFn::new(|v| take_value::<M>(v, 0)),
         }
     }
 
     /// `self` then `next`: `self`'s first open outlet joined to `next`'s
     /// first open inlet (an empty side joins nothing), the values combined
     /// by `combine`.
-    pub(crate) fn then<M2: 'static, M3>(
+    pub(crate) fn then<M2: 'static, M3: 'static>(
         self,
         next: Graph<M2>,
         combine: impl Fn(M, M2) -> M3 + Send + Sync + 'static,
@@ -228,21 +228,20 @@ impl<M: 'static> Graph<M> {
             edges,
             inlets,
             outlets,
-            mat: Arc::new(move |v| {
-                let (l, r) = v.split_at_mut(split);
-                combine(left(l), right(r))
-            }),
+            mat: left.pair(split, &right, combine),
         }
     }
 
-    pub(crate) fn map_mat<M2>(self, f: impl Fn(M) -> M2 + Send + Sync + 'static) -> Graph<M2> {
-        let mat = self.mat;
+    pub(crate) fn map_mat<M2: 'static>(
+        self,
+        f: impl Fn(M) -> M2 + Send + Sync + 'static,
+    ) -> Graph<M2> {
         Graph {
             nodes: self.nodes,
             edges: self.edges,
             inlets: self.inlets,
             outlets: self.outlets,
-            mat: Arc::new(move |v| f(mat(v))),
+            mat: self.mat.map(f),
         }
     }
 

@@ -4,7 +4,7 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Kind, Node};
+use super::graph::{Graph, Kind, MatFn, Node};
 use crate::Attributes;
 use crate::fusion::{Consumer, ConsumerFactory, FusedConsumer, PullSink};
 use crate::pull::{Pull, PullFactory};
@@ -111,7 +111,7 @@ impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
         // When the planner ran the pull, the value of the node it marks is
         // the pull's result: the sink's value, whatever its stages are.
         let inner = graph.mat;
-        graph.mat = Arc::new(move |v| {
+        graph.mat = MatFn::new(move |v| {
             if v[slot].as_ref().is_some_and(|b| b.is::<PullResult>()) {
                 let pulled = v[slot]
                     .take()

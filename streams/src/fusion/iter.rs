@@ -54,6 +54,15 @@ pub(crate) trait Chunks<T>: Send {
         (spare.pop(), fill)
     }
 
+    /// Start: make what the source makes before it is asked (a fused
+    /// merge makes each input's next element, as the merge stage asks
+    /// every input as it starts). A failure met then is returned; a
+    /// pending source wakes the waker in `cx`. Most sources make nothing.
+    fn prime(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
+        let _ = cx;
+        None
+    }
+
     /// Whether the source knows, without making an element, that it has
     /// none left (an iterator whose `size_hint` says so). A source stage
     /// completes at once then, without waiting for a pull.
@@ -215,9 +224,10 @@ const FILLS_PER_TURN: usize = 64;
 impl<T: Send + 'static> IterLogic<T> {
     /// Answer the pending pull: push the next element, complete, fail, or
     /// wait for the source's wake-up.
-    fn emit_next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+    /// The callback that runs a pull again, and its waker (made once).
+    fn resume(&mut self, ctx: &mut StageContext<'_>) -> &(AsyncCallback<()>, Waker) {
         let out = self.shape.out;
-        let (resume, waker) = self.resume.get_or_insert_with(|| {
+        self.resume.get_or_insert_with(|| {
             let resume = ctx.async_callback(move |this: &mut Self, (), ctx| {
                 if ctx.is_available(out) {
                     this.emit_next(ctx)
@@ -227,7 +237,13 @@ impl<T: Send + 'static> IterLogic<T> {
             });
             let waker = resume.waker(());
             (resume, waker)
-        });
+        })
+    }
+
+    fn emit_next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let out = self.shape.out;
+        self.resume(ctx);
+        let (resume, waker) = self.resume.as_ref().expect("made above");
         let mut cx = Context::from_waker(waker);
         for _ in 0..FILLS_PER_TURN {
             let (element, fill) = self.source.next_one(&mut cx, &mut self.buf);
@@ -258,6 +274,11 @@ impl<T: Send + 'static> IterLogic<T> {
 
 impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let waker = self.resume(ctx).1.clone();
+        if let Some(Fill::Failed(error)) = self.source.prime(&mut Context::from_waker(&waker)) {
+            ctx.fail(self.shape.out, error);
+            return Ok(());
+        }
         // Completion needs no demand (Reactive Streams 1.5 and 2.9): an
         // empty source completes a sink that never pulls.
         if self.source.is_exhausted() {

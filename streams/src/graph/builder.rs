@@ -1,16 +1,15 @@
 //! [`GraphBuilder`]: Akka's GraphDSL in Rust terms.
 
+use std::any::Any;
+use std::collections::HashSet;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
 mod fan_in_ports;
+mod shape_ports;
 
-use super::bidi::BidiPorts;
 use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
-use crate::stage::{
-    BidiShape, FanInShape2, FanInShapeN, FanOutShape2, FlowShape, GraphStage, SinkShape,
-    SourceShape, UniformFanInShape, UniformFanOutShape,
-};
+use crate::stage::GraphStage;
 use crate::sync::{Ordering, StaticAtomicU64};
 use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};
 
@@ -25,7 +24,10 @@ static BUILDERS: StaticAtomicU64 = StaticAtomicU64::new(0);
 /// building) a port left unconnected are a [`GraphError`]. Each added
 /// blueprint's materialized value is reached through the [`MatKey`] it
 /// was added with; the function given to `build_*` combines them, once per
-/// run. A built graph runs any number of times, each run independent.
+/// run. As in Akka, every added blueprint's value is made in each run, in
+/// the order they were added, before that function runs, whether it takes
+/// the value or not (a `map_materialized_value` inside always runs). A
+/// built graph runs any number of times, each run independent.
 ///
 /// Cycles are allowed; as in Akka, a cycle without a buffer in it may
 /// deadlock (every stage in it waits for the next one's demand).
@@ -71,8 +73,20 @@ pub struct GraphBuilder {
     /// Every port of every added node or blueprint that was open when added.
     inlets: Vec<PortRef>,
     outlets: Vec<PortRef>,
-    connected_in: Vec<PortRef>,
-    connected_out: Vec<PortRef>,
+    connected_in: HashSet<PortRef>,
+    connected_out: HashSet<PortRef>,
+    /// Every added blueprint's value function, in the order added.
+    imports: Vec<Import>,
+}
+
+/// An added blueprint's value function, its value type erased.
+type ValueFn = Arc<dyn Fn(MatValues<'_>) -> Box<dyn Any> + Send + Sync>;
+
+/// An added blueprint's nodes and the function making its value of them.
+struct Import {
+    offset: usize,
+    len: usize,
+    mat: ValueFn,
 }
 
 /// A typed inlet of a node in a [`GraphBuilder`].
@@ -93,15 +107,18 @@ pub struct Out<T> {
 /// [`GraphBuilder`]: pass it to [`Mats::take`] in the build function.
 pub struct MatKey<M> {
     builder: u64,
+    /// The blueprint's place among the builder's imports.
+    index: usize,
+    /// Its first node.
     offset: usize,
-    len: usize,
-    mat: MatFn<M>,
+    _m: PhantomData<fn() -> M>,
 }
 
 /// The materialized values of one run of a built graph.
 pub struct Mats<'a> {
     builder: u64,
-    values: MatValues<'a>,
+    /// One per added blueprint, in the order added; `None` once taken.
+    values: &'a mut [Option<Box<dyn Any>>],
 }
 
 /// The ports of a stage added with [`GraphBuilder::add`], typed by its shape.
@@ -127,9 +144,9 @@ impl<M> Clone for MatKey<M> {
     fn clone(&self) -> Self {
         Self {
             builder: self.builder,
+            index: self.index,
             offset: self.offset,
-            len: self.len,
-            mat: Arc::clone(&self.mat),
+            _m: PhantomData,
         }
     }
 }
@@ -141,12 +158,16 @@ impl Mats<'_> {
     ///
     /// If `key` is of another builder, or its value was taken before in
     /// this run.
-    pub fn take<M>(&mut self, key: &MatKey<M>) -> M {
+    pub fn take<M: 'static>(&mut self, key: &MatKey<M>) -> M {
         assert_eq!(
             key.builder, self.builder,
             "a MatKey of another GraphBuilder"
         );
-        (key.mat)(&mut self.values[key.offset..key.offset + key.len])
+        *self.values[key.index]
+            .take()
+            .expect("each materialized value is taken once per run")
+            .downcast::<M>()
+            .expect("a MatKey has its blueprint's value type")
     }
 }
 
@@ -173,97 +194,6 @@ impl<S> StagePorts<S> {
     }
 }
 
-impl<T> StagePorts<SourceShape<T>> {
-    /// The outlet.
-    pub fn out(&self) -> Out<T> {
-        self.out_at(0)
-    }
-}
-impl<I, O> StagePorts<FlowShape<I, O>> {
-    /// The inlet.
-    pub fn inlet(&self) -> In<I> {
-        self.in_at(0)
-    }
-    /// The outlet.
-    pub fn out(&self) -> Out<O> {
-        self.out_at(0)
-    }
-}
-impl<T> StagePorts<SinkShape<T>> {
-    /// The inlet.
-    pub fn inlet(&self) -> In<T> {
-        self.in_at(0)
-    }
-}
-impl<T, const N: usize> StagePorts<UniformFanInShape<T, N>> {
-    /// The inlets, in port order.
-    pub fn ins(&self) -> [In<T>; N] {
-        std::array::from_fn(|i| self.in_at(i))
-    }
-    /// The outlet.
-    pub fn out(&self) -> Out<T> {
-        self.out_at(0)
-    }
-}
-impl<A, B, O> StagePorts<FanInShape2<A, B, O>> {
-    /// The first inlet.
-    pub fn in0(&self) -> In<A> {
-        self.in_at(0)
-    }
-    /// The second inlet.
-    pub fn in1(&self) -> In<B> {
-        self.in_at(1)
-    }
-    /// The outlet.
-    pub fn out(&self) -> Out<O> {
-        self.out_at(0)
-    }
-}
-impl<T, O, const N: usize> StagePorts<FanInShapeN<T, O, N>> {
-    /// The inlets, in port order.
-    pub fn ins(&self) -> [In<T>; N] {
-        std::array::from_fn(|i| self.in_at(i))
-    }
-    /// The outlet.
-    pub fn out(&self) -> Out<O> {
-        self.out_at(0)
-    }
-}
-impl<I1, O1, I2, O2> StagePorts<BidiShape<I1, O1, I2, O2>> {
-    /// The ports, as a [`BidiPorts`].
-    pub fn bidi(&self) -> BidiPorts<I1, O1, I2, O2> {
-        BidiPorts {
-            in1: self.in_at(0),
-            out1: self.out_at(0),
-            in2: self.in_at(1),
-            out2: self.out_at(1),
-        }
-    }
-}
-impl<T, const N: usize> StagePorts<UniformFanOutShape<T, N>> {
-    /// The inlet.
-    pub fn inlet(&self) -> In<T> {
-        self.in_at(0)
-    }
-    /// The outlets, in port order.
-    pub fn outs(&self) -> [Out<T>; N] {
-        std::array::from_fn(|i| self.out_at(i))
-    }
-}
-impl<I, A, B> StagePorts<FanOutShape2<I, A, B>> {
-    /// The inlet.
-    pub fn inlet(&self) -> In<I> {
-        self.in_at(0)
-    }
-    /// The first outlet.
-    pub fn out0(&self) -> Out<A> {
-        self.out_at(0)
-    }
-    /// The second outlet.
-    pub fn out1(&self) -> Out<B> {
-        self.out_at(1)
-    }
-}
 
 impl Default for GraphBuilder {
     fn default() -> Self {
@@ -280,8 +210,9 @@ impl GraphBuilder {
             edges: Vec::new(),
             inlets: Vec::new(),
             outlets: Vec::new(),
-            connected_in: Vec::new(),
-            connected_out: Vec::new(),
+            connected_in: HashSet::new(),
+            connected_out: HashSet::new(),
+            imports: Vec::new(),
         }
     }
 
@@ -295,10 +226,16 @@ impl GraphBuilder {
         let at = |(n, p): PortRef| (n + shift, p);
         let key = MatKey {
             builder: self.id,
+            index: self.imports.len(),
+            offset,
+            _m: PhantomData,
+        };
+        let mat = graph.mat;
+        self.imports.push(Import {
             offset,
             len: graph.nodes.len(),
-            mat: graph.mat,
-        };
+            mat: Arc::new(move |values| Box::new(mat(values))),
+        });
         self.nodes.extend(graph.nodes);
         self.edges.extend(graph.edges.iter().map(|e| Edge {
             from: at(e.from),
@@ -425,8 +362,8 @@ impl GraphBuilder {
                 return Err(GraphError::AlreadyConnected { stage, side, port });
             }
         }
-        self.connected_out.push(from.port);
-        self.connected_in.push(to.port);
+        self.connected_out.insert(from.port);
+        self.connected_in.insert(to.port);
         self.edges.push(Edge {
             from: from.port,
             to: to.port,
@@ -455,7 +392,7 @@ impl GraphBuilder {
         Ok(())
     }
 
-    pub(super) fn finish<M>(
+    pub(super) fn finish<M: 'static>(
         self,
         inlets: Vec<PortRef>,
         outlets: Vec<PortRef>,
@@ -463,12 +400,23 @@ impl GraphBuilder {
     ) -> Result<Graph<M>, GraphError> {
         self.check(&inlets, &outlets)?;
         let builder = self.id;
+        let imports = self.imports;
         Ok(Graph {
             nodes: self.nodes,
             edges: self.edges,
             inlets,
             outlets,
-            mat: Arc::new(move |values| mat(&mut Mats { builder, values })),
+            mat: MatFn::new(move |values| {
+                // Every value is made, whether `mat` takes it or not.
+                let mut made: Vec<Option<Box<dyn Any>>> = imports
+                    .iter()
+                    .map(|i| Some((i.mat)(&mut values[i.offset..i.offset + i.len])))
+                    .collect();
+                mat(&mut Mats {
+                    builder,
+                    values: &mut made,
+                })
+            }),
         })
     }
 

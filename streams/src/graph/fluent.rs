@@ -7,6 +7,8 @@ use super::junctions::{
     Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
 use crate::ArgumentError;
+use crate::blueprint::graph::Graph;
+use crate::ops::SubstreamOps;
 use crate::{Flow, FlowOps, Sink, Source};
 
 const WIRED: &str = "a junction flow has every other port connected";
@@ -151,13 +153,67 @@ pub trait JunctionOps: FlowOps {
         self.via_flow(with_other(ZipLatestWith::new(f), other, true))
     }
 
-    /// This stream's elements, then `other`'s ([`Concat`]): `other` is
-    /// asked for elements only after this stream completes.
+    /// This stream's elements, then `other`'s ([`Concat`]), as Akka's
+    /// `concat`: `other` runs from the start, alongside this stream, but
+    /// is asked for elements only after this stream completes. So a
+    /// failure of `other` before then fails the concatenation at once
+    /// (this stream's remaining elements are not emitted), as any failed
+    /// input of Akka's `Concat` does. To start `other` only once this
+    /// stream has completed, use [`concat_lazy`](Self::concat_lazy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("concat-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let all = Source::range(1u32..=2).concat(Source::range(7u32..=8));
+    /// assert_eq!(all.run_with(Sink::collect(), &mat).wait(), Ok(vec![1, 2, 7, 8]));
+    /// // `other` runs from the start: its failure is the stream's at once.
+    /// let broken = Source::from_iter(0u32..).concat(Source::failed(weir_streams::StreamError::msg("no")));
+    /// assert!(broken.run_with(Sink::collect(), &mat).wait().is_err());
+    /// system.terminate().wait().unwrap();
+    /// ```
     fn concat<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 0))
     }
 
-    /// `other`'s elements, then this stream's ([`Concat`]).
+    /// This stream's elements, then `other`'s, with `other` materialized
+    /// (started) only once this stream has completed and downstream asks
+    /// for more (as Akka's `Source.lazySource`): nothing of `other`
+    /// (its start, a `map_materialized_value` in it, its elements, its
+    /// failure) happens before, and nothing at all if this stream fails
+    /// or is cancelled first. In Akka terms this is
+    /// `concatLazy(Source.lazySource(() => other))`: Akka's own
+    /// `concatLazy` materializes `other` with this stream and only delays
+    /// asking it for elements. Each run materializes `other` afresh.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("concat-lazy").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // `other` fails only once it runs, after this stream's elements.
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let done = Source::range(1u32..=3)
+    ///     .concat_lazy(Source::failed(weir_streams::StreamError::msg("later")))
+    ///     .run_with(Sink::fold((), move |(), x| tx.send(x).unwrap()), &mat);
+    /// assert!(done.wait().is_err());
+    /// assert_eq!(rx.try_iter().collect::<Vec<_>>(), vec![1, 2, 3]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn concat_lazy<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        // Concat asks its second input only after the first completes; the
+        // single element that asking makes starts `other`.
+        let later = Source::single(()).flat_map_concat(move |()| other.clone());
+        self.concat(later)
+    }
+
+    /// `other`'s elements, then this stream's ([`Concat`]); both run from
+    /// the start, as for [`concat`](Self::concat).
     fn prepend<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
         self.via_flow(uniform_with_other(Concat::<Self::Out, 2>::new(), other, 1))
     }
@@ -194,7 +250,8 @@ pub trait JunctionOps: FlowOps {
     }
 
     /// The elements for which `divert` is true go to `sink` instead
-    /// ([`Partition`]); back-pressure from either side holds both.
+    /// ([`Partition`] with eager cancel); back-pressure from either side
+    /// holds both, and the stream stops when either cancels.
     fn divert_to<M, F>(self, sink: Sink<Self::Out, M>, divert: F) -> Self::Repr<Self::Out>
     where
         M: 'static,
@@ -203,7 +260,8 @@ pub trait JunctionOps: FlowOps {
         let mut b = GraphBuilder::new();
         let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| {
             usize::from(divert(x))
-        }));
+        })
+        .eager_cancel());
         let sink = b.sink(sink);
         let [on, side] = split.outs();
         b.connect(side, sink).expect(WIRED);
@@ -295,8 +353,10 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(got.wait(), Ok(vec![[0, 5], [1, 6]]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_n<M: 'static, const N: usize>(sources: [Source<T, M>; N]) -> Source<[T; N], ()> {
-        zipped(ZipN::<T, N>::new(), sources)
+    pub fn zip_n<M: 'static, const N: usize>(
+        mut sources: [Source<T, M>; N],
+    ) -> Source<[T; N], ()> {
+        zipped(ZipN::<T, N>::new(), &mut sources)
     }
 
     /// One element of each source at a time, combined by `f`
@@ -313,16 +373,22 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(max.run_with(Sink::collect(), &mat).wait(), Ok(vec![Some(4), Some(9)]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_with_n<O, F, M, const N: usize>(sources: [Source<T, M>; N], f: F) -> Source<O, ()>
+    pub fn zip_with_n<O, F, M, const N: usize>(
+        mut sources: [Source<T, M>; N],
+        f: F,
+    ) -> Source<O, ()>
     where
         O: Send + 'static,
         F: FnMut([T; N]) -> O + Clone + Send + Sync + 'static,
         M: 'static,
     {
-        zipped(ZipWithN::new(f), sources)
+        zipped(ZipWithN::new(f), &mut sources)
     }
 
-    /// The elements of every source, as they arrive (nested [`Merge`]s).
+    /// The elements of every source, as they arrive (a balanced tree of
+    /// [`Merge`]s, one fused merge when every source fuses). Any number
+    /// of sources: the tree is built without recursion and is only
+    /// log2(n) deep.
     ///
     /// # Examples
     ///
@@ -345,8 +411,26 @@ impl<T: Send + 'static> Source<T, ()> {
         second: Source<T, M2>,
         rest: impl IntoIterator<Item = Source<T, M>>,
     ) -> Source<T, ()> {
-        let merged = first.map_materialized_value(|_| ()).merge(second);
-        rest.into_iter().fold(merged, |all, next| all.merge(next))
+        // A balanced tree of two-input merges, built level by level: as
+        // deep as log2 of the number of sources, so thousands of sources
+        // run unfused too (each element passes ~log2(n) merges), and fused
+        // the planner splices the merges into one.
+        let mut level: Vec<Source<T, ()>> = [first.map_materialized_value(|_| ()), second.map_materialized_value(|_| ())]
+            .into_iter()
+            .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
+            .collect();
+        while level.len() > 1 {
+            let mut sources = level.into_iter();
+            let mut next = Vec::with_capacity(sources.len().div_ceil(2));
+            while let Some(a) = sources.next() {
+                next.push(match sources.next() {
+                    Some(b) => a.merge(b),
+                    None => a,
+                });
+            }
+            level = next;
+        }
+        level.pop().expect("two sources at least")
     }
 }
 
@@ -364,8 +448,11 @@ fn broadcast_to<T: Clone + Send + 'static, A: 'static, B: 'static>(
     builder.build_sink(broadcast.inlet(), |_| ()).expect(WIRED)
 }
 
-/// `sources` into the inputs of `stage`, in order.
-fn zipped<T, O, S, M, const N: usize>(stage: S, sources: [Source<T, M>; N]) -> Source<O, ()>
+/// `sources` into the inputs of `stage`, in order, each taken out in
+/// place (left as a blueprint that is never run): an array of thousands
+/// of sources moved by value would be copied into each frame it passes
+/// in a debug build, overflowing the caller's stack.
+fn zipped<T, O, S, M, const N: usize>(stage: S, sources: &mut [Source<T, M>; N]) -> Source<O, ()>
 where
     T: Send + 'static,
     O: Send + 'static,
@@ -374,9 +461,12 @@ where
 {
     let mut b = GraphBuilder::new();
     let zip = b.add(stage);
-    for (source, inlet) in sources.into_iter().zip(zip.ins()) {
-        let out = b.source(source);
-        b.connect(out, inlet).expect(WIRED);
+    for (i, slot) in sources.iter_mut().enumerate() {
+        let taken = Source::from_graph_parts(
+            Graph::<()>::empty().map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
+        );
+        let out = b.source(std::mem::replace(slot, taken));
+        b.connect(out, zip.inlet(i)).expect(WIRED);
     }
     b.build_source(zip.out(), |_| ()).expect(WIRED)
 }

@@ -14,20 +14,48 @@
 //!
 //! The fused node keeps the junction's node index (its materialized value
 //! is `()`, as the junction's); the absorbed nodes produce `()` too.
+//!
+//! A junction fed straight (no operator between) by a fused junction it
+//! can splice ([`FanInNode::splices`]: a concat of a concat, a merge of a
+//! merge) takes the inner one's inputs as its own, so a chain of any
+//! length (`Source::combine` over thousands of sources, a fold of
+//! `concat`s) is one wide fused junction, and neither starting it nor
+//! pulling an element nests a call per junction.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::rules::adapted;
 use crate::Attributes;
-use crate::blueprint::graph::{Edge, Fuses, Kind, Node};
-use crate::fusion::{IterNode, StepNode};
+use crate::blueprint::graph::{Edge, Fuses, Kind, Node, PortRef};
+use crate::fusion::{FanInNode, IterNode, StepNode};
 
 /// A graph after the rule, with the nodes it absorbed marked.
 pub(super) struct Rewritten {
     pub(super) nodes: Vec<Node>,
     pub(super) edges: Vec<Edge>,
     pub(super) absorbed: Vec<bool>,
+    /// A junction fused in this pass and not yet made: its fan-in and its
+    /// fused inputs (taken by a junction after it that splices it).
+    spliceable: Vec<Option<Spliceable>>,
+    /// The node feeding each connected inlet (edges as given: an edge
+    /// that touches a node the rule absorbed is found and then refused).
+    feeds: HashMap<PortRef, usize>,
+    /// The junctions this rule fused (their inlets' edges go at the end).
+    fused: Vec<bool>,
 }
+
+/// A fused junction as an outer one may splice it.
+struct Spliceable {
+    fan_in: Arc<dyn FanInNode>,
+    inputs: Vec<Arc<dyn IterNode>>,
+}
+
+/// The longest name a fused node gets by joining the names of the nodes
+/// it absorbed; past it, the junction's name and a count (a chain of
+/// thousands of junctions would otherwise make names of millions of
+/// characters).
+const NAME_LIMIT: usize = 200;
 
 /// The graph with every fusable fan-in junction fused, or `None` when
 /// there is none.
@@ -42,21 +70,48 @@ pub(super) fn rewrite(nodes: &[Node], edges: &[Edge]) -> Option<Rewritten> {
         nodes: nodes.to_vec(),
         edges: edges.to_vec(),
         absorbed: vec![false; nodes.len()],
+        spliceable: (0..nodes.len()).map(|_| None).collect(),
+        feeds: edges.iter().map(|e| (e.to, e.from.0 as usize)).collect(),
+        fused: vec![false; nodes.len()],
     };
     let mut changed = false;
-    // Each pass fuses at least one junction or stops.
-    while let Some(j) = (0..graph.nodes.len()).find(|&j| fusable(&graph, j).is_some()) {
-        let inputs = fusable(&graph, j).expect("found fusable");
-        fuse(&mut graph, j, inputs);
+    // Sweep until a sweep fuses nothing: a junction fed by one fused in
+    // the same sweep (a later node) fuses in that sweep too, so a chain
+    // built from the inside out takes one sweep.
+    loop {
+        let mut progressed = false;
+        for j in 0..graph.nodes.len() {
+            if let Some(inputs) = fusable(&graph, j) {
+                fuse(&mut graph, j, inputs);
+                progressed = true;
+            }
+        }
+        if !progressed {
+            break;
+        }
         changed = true;
     }
-    changed.then_some(graph)
+    if !changed {
+        return None;
+    }
+    for j in 0..graph.nodes.len() {
+        if graph.spliceable[j].is_some() {
+            make(&mut graph, j);
+        }
+    }
+    let (absorbed, fused) = (&graph.absorbed, &graph.fused);
+    graph.edges.retain(|e| {
+        !fused[e.to.0 as usize] && !absorbed[e.from.0 as usize] && !absorbed[e.to.0 as usize]
+    });
+    Some(graph)
 }
 
 /// One input of a junction: its source node and its operators, in order.
 struct Input {
     source: usize,
-    iter: Arc<dyn IterNode>,
+    /// `None` for a junction fused in this pass and not yet made (see
+    /// [`Spliceable`]).
+    iter: Option<Arc<dyn IterNode>>,
     steps: Vec<(usize, Arc<dyn StepNode>)>,
 }
 
@@ -65,6 +120,7 @@ struct Input {
 fn fusable(graph: &Rewritten, j: usize) -> Option<Vec<Input>> {
     let node = &graph.nodes[j];
     if graph.absorbed[j]
+        || graph.fused[j]
         || !matches!(node.fuses, Some(Fuses::FanIn(_)))
         || !matches!(node.kind, Kind::Stage(_))
     {
@@ -75,15 +131,11 @@ fn fusable(graph: &Rewritten, j: usize) -> Option<Vec<Input>> {
 }
 
 /// The chain feeding inlet `port` of node `j`, if it is an iterator
-/// source and simple operators.
+/// source (or a fused junction) and simple operators.
 fn input(graph: &Rewritten, j: usize, port: u16) -> Option<Input> {
     let into = |node: usize, port: u16| {
         let to = (u32::try_from(node).ok()?, port);
-        graph
-            .edges
-            .iter()
-            .find(|e| e.to == to)
-            .map(|e| e.from.0 as usize)
+        graph.feeds.get(&to).copied()
     };
     let mut steps = Vec::new();
     let mut at = into(j, port)?;
@@ -92,54 +144,82 @@ fn input(graph: &Rewritten, j: usize, port: u16) -> Option<Input> {
         if at == j || graph.absorbed[at] {
             return None;
         }
-        match &graph.nodes[at].kind {
+        let iter = match &graph.nodes[at].kind {
             Kind::Step(step) => {
                 steps.push((at, Arc::clone(step)));
                 at = into(at, 0)?;
+                continue;
             }
-            Kind::Iter(iter) => {
-                steps.reverse();
-                return Some(Input {
-                    source: at,
-                    iter: Arc::clone(iter),
-                    steps,
-                });
-            }
+            Kind::Iter(iter) => Some(Arc::clone(iter)),
+            _ if graph.spliceable[at].is_some() => None,
             _ => return None,
-        }
+        };
+        steps.reverse();
+        return Some(Input {
+            source: at,
+            iter,
+            steps,
+        });
     }
     None
 }
 
-/// Replace junction `j` by its fused form over `inputs`.
+/// Fuse junction `j` over `inputs`: mark what it absorbs and keep it as
+/// [`Spliceable`], made by [`make`] once no junction after it splices it.
 fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
+    let Some(Fuses::FanIn(fan_in)) = &graph.nodes[j].fuses else {
+        unreachable!("a fusable junction");
+    };
+    let fan_in = Arc::clone(fan_in);
     let mut attributes = Attributes::new();
     let mut names = Vec::new();
     let mut iters = Vec::new();
-    for input in &inputs {
+    for input in inputs {
         for node in std::iter::once(input.source).chain(input.steps.iter().map(|(i, _)| *i)) {
             graph.absorbed[node] = true;
             attributes = attributes.and(&graph.nodes[node].attributes);
             names.push(graph.nodes[node].name());
         }
+        let inner = graph.spliceable[input.source].take_if(|inner| {
+            input.steps.is_empty() && fan_in.splices(&*inner.fan_in)
+        });
+        if let Some(inner) = inner {
+            iters.extend(inner.inputs);
+            continue;
+        }
+        let iter = match input.iter {
+            Some(iter) => iter,
+            None => make(graph, input.source),
+        };
         let steps: Vec<&Arc<dyn StepNode>> = input.steps.iter().map(|(_, s)| s).collect();
-        iters.push(adapted(&input.iter, &steps));
+        iters.push(adapted(&iter, &steps));
     }
     let junction = &graph.nodes[j];
-    names.push(junction.name());
-    let Some(Fuses::FanIn(fan_in)) = &junction.fuses else {
-        unreachable!("a fusable junction");
+    let joined = names.iter().map(String::len).sum::<usize>() + names.len();
+    let name = if joined <= NAME_LIMIT {
+        names.push(junction.name());
+        names.join(".")
+    } else {
+        format!("{}-of-{}-fused", junction.name(), names.len())
     };
-    let fused = fan_in.fuse(&iters);
-    let attributes = attributes
-        .and(&junction.attributes)
-        .with_name(names.join("."));
-    graph.nodes[j] = Node::new(Kind::Iter(fused), attributes);
-    let absorbed = &graph.absorbed;
-    let to_junction = u32::try_from(j).expect("fewer than 2^32 nodes");
-    graph.edges.retain(|e| {
-        e.to.0 != to_junction && !absorbed[e.from.0 as usize] && !absorbed[e.to.0 as usize]
+    graph.nodes[j].attributes = attributes.and(&junction.attributes).with_name(name);
+    graph.spliceable[j] = Some(Spliceable {
+        fan_in,
+        inputs: iters,
     });
+    graph.fused[j] = true;
+}
+
+/// Make the fused junction `j` kept as [`Spliceable`]: its node becomes
+/// the fused iterator source. Making it only once nothing splices it
+/// keeps a chain of `n` junctions linear (each would otherwise make a
+/// fused form over all the inputs gathered so far).
+fn make(graph: &mut Rewritten, j: usize) -> Arc<dyn IterNode> {
+    let Spliceable { fan_in, inputs } = graph.spliceable[j].take().expect("a fused junction");
+    let fused = fan_in.fuse(&inputs);
+    let attributes = std::mem::take(&mut graph.nodes[j].attributes);
+    graph.nodes[j] = Node::new(Kind::Iter(Arc::clone(&fused)), attributes);
+    fused
 }
 
 #[cfg(test)]

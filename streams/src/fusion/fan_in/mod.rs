@@ -8,6 +8,8 @@
 //!   `futures::stream::select` does), skipping an input with nothing
 //!   ready; it ends when all inputs have (or, eager, when the first has);
 //!   a merge preferring input 0 takes from it whenever it has elements.
+//!   As the stage, it keeps each input's next element made (`Ahead`), so
+//!   it sees an input end or fail when the stage would.
 //! - **concat** drains its inputs one after another.
 //! - **interleave** takes `segment_size` elements of each input in turn;
 //!   once an input ends, the others go on (or all end, eager).
@@ -22,10 +24,14 @@
 //!
 //! A failure of any input in use fails the junction after the elements
 //! made before it; a pending input is skipped when another can go on.
+//! Each ends with its last element when its inputs are known to have
+//! ended (`EndsWithLast`), as the unfused junction does, not on the next
+//! request.
 //!
 //! [`Chunks`]: super::Chunks
 //! [`Chunks::at_least`]: super::Chunks::at_least
 
+mod ahead;
 mod node;
 mod or_else;
 mod uniform;

@@ -6,7 +6,8 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
-use super::node::{FanInNode, FusedFanIn, ROUNDS, factories};
+use super::ahead::Ahead;
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
 use super::or_else::OrElseChunks;
 
 /// A uniform junction of `T`s: which one, and its settings.
@@ -41,6 +42,33 @@ impl<T: Send + 'static> UniformFanIn<T> {
 }
 
 impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
+    fn splices(&self, inner: &dyn FanInNode) -> bool {
+        let Some(inner) = inner.as_any().downcast_ref::<Self>() else {
+            return false;
+        };
+        // Concat is associative; merges that serve their inputs alike
+        // (no preferred input) and end alike are too, up to the order of
+        // turns, which a merge leaves open.
+        match (self.kind, inner.kind) {
+            (Uniform::Concat, Uniform::Concat) => true,
+            (
+                Uniform::Merge {
+                    eager,
+                    preferred: false,
+                },
+                Uniform::Merge {
+                    eager: inner_eager,
+                    preferred: false,
+                },
+            ) => eager == inner_eager,
+            _ => false,
+        }
+    }
+
     fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode> {
         let inputs = factories::<T>(inputs);
         let kind = self.kind;
@@ -48,18 +76,19 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
             let sources: Vec<BoxChunks<T>> = inputs.iter().map(|f| f()).collect();
             match kind {
                 Uniform::Merge { eager, preferred } => {
-                    Box::new(MergeChunks::new(sources, eager, preferred))
+                    let sources = sources.into_iter().map(Ahead::new).collect();
+                    Box::new(EndsWithLast(MergeChunks::new(sources, eager, preferred)))
                 }
-                Uniform::Concat => Box::new(ConcatChunks { sources, at: 0 }),
-                Uniform::OrElse => Box::new(OrElseChunks::new(sources)),
-                Uniform::Interleave { segment, eager } => Box::new(InterleaveChunks {
+                Uniform::Concat => Box::new(EndsWithLast(ConcatChunks { sources, at: 0 })),
+                Uniform::OrElse => Box::new(EndsWithLast(OrElseChunks::new(sources))),
+                Uniform::Interleave { segment, eager } => Box::new(EndsWithLast(InterleaveChunks {
                     done: vec![false; sources.len()],
                     sources,
                     segment,
                     eager,
                     at: 0,
                     taken: 0,
-                }),
+                })),
             }
         });
         Arc::new(FusedIter(factory))
@@ -68,7 +97,7 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
 
 /// Inputs served in turn, one element each per turn.
 struct MergeChunks<T> {
-    sources: Vec<BoxChunks<T>>,
+    sources: Vec<Ahead<T>>,
     /// Each input's elements of this round, reversed (popped in order).
     scratch: Vec<Vec<T>>,
     done: Vec<bool>,
@@ -78,12 +107,16 @@ struct MergeChunks<T> {
     preferred: bool,
     /// The input whose turn comes next.
     turn: usize,
+    /// Each input has been asked for its first element (as the stage
+    /// asks every input as it starts).
+    primed: bool,
 }
 
 impl<T: Send> MergeChunks<T> {
-    fn new(sources: Vec<BoxChunks<T>>, eager: bool, preferred: bool) -> Self {
+    fn new(sources: Vec<Ahead<T>>, eager: bool, preferred: bool) -> Self {
         let n = sources.len();
         Self {
+            primed: false,
             scratch: (0..n).map(|_| Vec::new()).collect(),
             done: vec![false; n],
             pending: vec![false; n],
@@ -142,6 +175,7 @@ impl<T: Send> MergeChunks<T> {
                 Fill::Exhausted => {
                     self.done[i] = true;
                     if self.eager {
+                        // The rest is what the other inputs hold.
                         return Some(Fill::Exhausted);
                     }
                 }
@@ -153,10 +187,45 @@ impl<T: Send> MergeChunks<T> {
     }
 }
 
+impl<T: Send> MergeChunks<T> {
+    /// An eager merge whose first input has ended: it asks no input
+    /// again.
+    fn ended_eagerly(&self) -> bool {
+        self.eager && (0..self.sources.len()).any(|i| self.done[i] || self.sources[i].source_ended())
+    }
+
+    /// After an eager end, what the inputs hold, in turn, up to `max`
+    /// (the stage emits the elements it holds before completing).
+    fn drain_held(&mut self, out: &mut Vec<T>, max: usize) -> Fill {
+        let n = self.sources.len();
+        let mut left = max;
+        for i in (self.turn..n).chain(0..self.turn) {
+            if left == 0 {
+                break;
+            }
+            if let Some(x) = self.sources[i].take_held() {
+                out.push(x);
+                left -= 1;
+            }
+        }
+        if self.sources.iter().any(Ahead::holds) {
+            Fill::More
+        } else {
+            Fill::Exhausted
+        }
+    }
+}
+
 impl<T: Send> Chunks<T> for MergeChunks<T> {
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill {
         let n = self.sources.len();
         let start = out.len();
+        if let Some(failed) = self.prime(cx) {
+            return failed;
+        }
+        if self.ended_eagerly() {
+            return self.drain_held(out, max);
+        }
         self.pending.iter_mut().for_each(|p| *p = false);
         for _ in 0..ROUNDS {
             let want = max - (out.len() - start);
@@ -175,15 +244,34 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
             }
             let end = self.round(cx, want, ready);
             self.interleave(out);
-            if let Some(end) = end {
-                return end;
+            match end {
+                Some(Fill::Exhausted) => {
+                    let want = max - (out.len() - start);
+                    return if want == 0 {
+                        Fill::More
+                    } else {
+                        self.drain_held(out, want)
+                    };
+                }
+                Some(end) => return end,
+                None => {}
             }
         }
         Fill::More
     }
 
+    fn prime(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
+        if std::mem::replace(&mut self.primed, true) {
+            return None;
+        }
+        self.sources.iter_mut().find_map(|source| source.prime(cx))
+    }
+
     fn is_exhausted(&self) -> bool {
-        inputs_ended(&self.sources, &self.done, self.eager)
+        if self.eager {
+            return self.ended_eagerly() && !self.sources.iter().any(Ahead::holds);
+        }
+        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), false)
     }
 
     fn at_least(&self) -> usize {
@@ -301,17 +389,18 @@ impl<T: Send> Chunks<T> for InterleaveChunks<T> {
     }
 
     fn is_exhausted(&self) -> bool {
-        inputs_ended(&self.sources, &self.done, self.eager)
+        inputs_ended(&self.done, |i| self.sources[i].is_exhausted(), self.eager)
     }
 }
 
-/// Whether a merge or interleave over `sources` has ended: one input ended
-/// (`eager`) or all of them did.
-fn inputs_ended<T>(sources: &[BoxChunks<T>], done: &[bool], eager: bool) -> bool {
-    let ended = |i: usize| done[i] || sources[i].is_exhausted();
+/// Whether a merge or interleave of `done.len()` inputs has ended: one
+/// input ended (`eager`) or all of them did; `exhausted(i)` says whether
+/// input `i` knows it has nothing left.
+fn inputs_ended(done: &[bool], exhausted: impl Fn(usize) -> bool, eager: bool) -> bool {
+    let ended = |i: usize| done[i] || exhausted(i);
     if eager {
-        (0..sources.len()).any(ended)
+        (0..done.len()).any(ended)
     } else {
-        (0..sources.len()).all(ended)
+        (0..done.len()).all(ended)
     }
 }

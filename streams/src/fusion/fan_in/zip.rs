@@ -20,7 +20,7 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
-use super::node::{FanInNode, FusedFanIn, ROUNDS, factories};
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
 
 /// One input of a fused zip: its source and the elements it made that
 /// wait for partners.
@@ -101,7 +101,12 @@ pub(crate) trait Lanes: Send {
     fn rows<O>(&mut self, n: usize, out: &mut Vec<O>, f: &mut impl FnMut(Self::Row) -> O);
 }
 
-impl<T: Send, const N: usize> Lanes for [Lane<T>; N] {
+/// The `N` lanes of a zip of one element type, on the heap: a zip of
+/// thousands of inputs keeps no per-input array on a thread's stack
+/// (only each row, the `[T; N]` its function takes).
+pub(crate) struct ArrayLanes<T, const N: usize>(Vec<Lane<T>>);
+
+impl<T: Send, const N: usize> Lanes for ArrayLanes<T, N> {
     type Row = [T; N];
 
     fn width(&self) -> usize {
@@ -109,18 +114,19 @@ impl<T: Send, const N: usize> Lanes for [Lane<T>; N] {
     }
 
     fn lane(&mut self, i: usize) -> &mut dyn LaneOps {
-        &mut self[i]
+        &mut self.0[i]
     }
 
     fn lane_ref(&self, i: usize) -> &dyn LaneOps {
-        &self[i]
+        &self.0[i]
     }
 
     fn rows<O>(&mut self, n: usize, out: &mut Vec<O>, f: &mut impl FnMut([T; N]) -> O) {
-        let mut drains = self.each_mut().map(|lane| lane.waiting.drain(..n));
+        let mut drains: Vec<_> = self.0.iter_mut().map(|lane| lane.waiting.drain(..n)).collect();
         out.reserve(n);
         for _ in 0..n {
-            out.push(f(drains.each_mut().map(|d| d.next().expect("n waiting"))));
+            let row = std::array::from_fn(|i| drains[i].next().expect("n waiting"));
+            out.push(f(row));
         }
     }
 }
@@ -135,11 +141,11 @@ pub(crate) trait FusedRow: Sized + Send + 'static {
 }
 
 impl<T: Send + 'static, const N: usize> FusedRow for [T; N] {
-    type Lanes = [Lane<T>; N];
+    type Lanes = ArrayLanes<T, N>;
 
     fn lanes(inputs: &[Arc<dyn IterNode>]) -> Arc<dyn Fn() -> Self::Lanes + Send + Sync> {
         let sources = factories::<T>(inputs);
-        Arc::new(move || std::array::from_fn(|i| Lane::new(sources[i]())))
+        Arc::new(move || ArrayLanes(sources.iter().map(|source| Lane::new(source())).collect()))
     }
 }
 
@@ -218,15 +224,19 @@ where
     O: Send + 'static,
     F: FnMut(R) -> O + Clone + Send + Sync + 'static,
 {
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+
     fn fuse(&self, inputs: &[Arc<dyn IterNode>]) -> Arc<dyn IterNode> {
         let lanes = R::lanes(inputs);
         let f = self.f.clone();
         let factory: IterFactory<O> = Arc::new(move || {
-            Box::new(ZipChunks {
+            Box::new(EndsWithLast(ZipChunks {
                 lanes: lanes(),
                 ended: false,
                 f: f.clone(),
-            })
+            }))
         });
         Arc::new(FusedIter(factory))
     }

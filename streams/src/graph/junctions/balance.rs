@@ -12,8 +12,10 @@ use crate::stage::{
 /// workers at their own speeds. With
 /// [`wait_for_all_downstreams`](Self::wait_for_all_downstreams) nothing is
 /// asked of upstream until every output has asked once. An output that
-/// cancels is left out; upstream is cancelled when all have. Completion
-/// and failure reach every output.
+/// cancels is left out; upstream is cancelled when all have. An element
+/// asked for by an output that cancelled before it came goes to the next
+/// output that asks (it is never dropped). Completion (after such an
+/// element is out) and failure reach every output.
 ///
 /// # Examples
 ///
@@ -80,6 +82,7 @@ impl<T: Send + 'static, const N: usize> GraphStage for Balance<T, N> {
         let logic = BalanceLogic::<T, N> {
             shape: UniformFanOutShape::new(),
             waiting: VecDeque::with_capacity(N),
+            held: None,
             asked: [false; N],
             started: !self.wait_for_all,
             running: N,
@@ -92,6 +95,9 @@ struct BalanceLogic<T, const N: usize> {
     shape: UniformFanOutShape<T, N>,
     /// Outputs that asked and got nothing yet, in order.
     waiting: VecDeque<u16>,
+    /// An element that came when no output waited (the one that asked for
+    /// it cancelled meanwhile): the next output to ask gets it.
+    held: Option<T>,
     /// Outputs that have asked at least once (for `wait_for_all`).
     asked: [bool; N],
     started: bool,
@@ -123,16 +129,33 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for BalanceLogic<T, N> {
                 return self.pull_if_wanted(ctx);
             }
         }
+        // Whoever asked for it has cancelled: keep it for the next asker.
+        self.held = Some(element);
         Ok(())
     }
 
     fn on_pull(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.waiting.push_back(port.0);
         self.asked[usize::from(port.0)] = true;
+        if let Some(element) = self.held.take() {
+            ctx.push(self.shape.outs[usize::from(port.0)], element)?;
+            if ctx.is_closed(self.shape.inlet) {
+                ctx.complete_stage();
+            }
+            return Ok(());
+        }
+        self.waiting.push_back(port.0);
         if !self.started && self.asked.iter().all(|a| *a) {
             self.started = true;
         }
         self.pull_if_wanted(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // A held element goes out first (on the next pull).
+        if self.held.is_none() {
+            ctx.complete_stage();
+        }
+        Ok(())
     }
 
     fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {

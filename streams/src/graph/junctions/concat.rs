@@ -7,9 +7,11 @@ use crate::stage::{
 
 /// Emits every element of its first input, then of its second, and so on:
 /// an input is asked for elements only once the ones before it have
-/// completed (so a later input is not run early). Completes after the
-/// last input; fails when any input fails; cancels every input when
-/// downstream cancels.
+/// completed. Every input runs from the start, though (as in Akka): one
+/// that fails, even before its turn, fails the concatenation at once.
+/// Completes after the last input; cancels every input when downstream
+/// cancels. To start a later input only when its turn comes, see
+/// [`JunctionOps::concat_lazy`](crate::graph::JunctionOps::concat_lazy).
 ///
 /// # Examples
 ///

@@ -31,7 +31,9 @@ impl std::error::Error for PartitionOutOfRange {}
 /// Emits each element to the output `partitioner(&element)` names, when
 /// that output has asked (back-pressure: one slow output holds the rest).
 /// An element for an output that cancelled is dropped; upstream is
-/// cancelled when every output has. An index out of range fails the
+/// cancelled when every output has (or, with
+/// [`eager_cancel`](Self::eager_cancel), when the first one does). An
+/// index out of range fails the
 /// stream with [`ErrorKind::Custom`](crate::ErrorKind::Custom) holding a
 /// [`PartitionOutOfRange`].
 ///
@@ -62,6 +64,7 @@ impl std::error::Error for PartitionOutOfRange {}
 /// ```
 pub struct Partition<T, const N: usize, F> {
     partitioner: F,
+    eager_cancel: bool,
     _t: std::marker::PhantomData<fn(T)>,
 }
 
@@ -70,14 +73,52 @@ impl<T, const N: usize, F: Fn(&T) -> usize> Partition<T, N, F> {
     pub fn new(partitioner: F) -> Self {
         Self {
             partitioner,
+            eager_cancel: false,
             _t: std::marker::PhantomData,
         }
+    }
+
+    /// A partition that stops as soon as any output cancels: it cancels
+    /// upstream and completes the other outputs (Akka's `eagerCancel`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::graph::{GraphBuilder, Partition};
+    /// use weir_streams::prelude::*;
+    ///
+    /// # fn main() -> Result<(), weir_streams::GraphError> {
+    /// let system = weir_actor::ActorSystem::new("partition-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let mut b = GraphBuilder::new();
+    /// let source = b.source(Source::from_iter(0u32..));
+    /// let split = b.add(Partition::<u32, 2, _>::new(|x: &u32| (x % 2) as usize).eager_cancel());
+    /// let (evens, even_key) = b.sink_mat(Sink::collect());
+    /// let (first_odd, odd_key) = b.sink_mat(Sink::head());
+    /// let [to_evens, to_odds] = split.outs();
+    /// b.connect(source, split.inlet())?;
+    /// b.connect(to_evens, evens)?;
+    /// b.connect(to_odds, first_odd)?;
+    /// let (evens, odd) = b.build(move |m| (m.take(&even_key), m.take(&odd_key)))?.run(&mat);
+    /// // The head cancels after 1: the endless source stops.
+    /// assert_eq!(odd.wait(), Ok(1));
+    /// assert!(evens.wait().is_ok());
+    /// system.terminate().wait().unwrap();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn eager_cancel(mut self) -> Self {
+        self.eager_cancel = true;
+        self
     }
 }
 
 impl<T, const N: usize, F> std::fmt::Debug for Partition<T, N, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Partition").field("outputs", &N).finish()
+        f.debug_struct("Partition")
+            .field("outputs", &N)
+            .field("eager_cancel", &self.eager_cancel)
+            .finish()
     }
 }
 
@@ -98,7 +139,7 @@ where
             shape: UniformFanOutShape::new(),
             partitioner: self.partitioner.clone(),
             held: None,
-            running: N,
+            running: if self.eager_cancel { 1 } else { N },
             upstream_done: false,
         };
         (Box::new(logic), ())
@@ -110,6 +151,8 @@ struct PartitionLogic<T, const N: usize, F> {
     partitioner: F,
     /// An element waiting for its output to ask.
     held: Option<(usize, T)>,
+    /// Outputs whose cancelling is not yet the end: all of them, or one
+    /// (eager cancel).
     running: usize,
     /// Upstream's completion has been delivered. (`is_closed` on the inlet
     /// turns true as soon as upstream completes, while its last element

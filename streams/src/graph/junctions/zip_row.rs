@@ -72,6 +72,10 @@ pub(super) struct ZipLogic<R, O, F> {
     out: Outlet<O>,
     /// An input completed while its element waited: complete after it.
     finishing: bool,
+    /// Inputs with an element waiting: each input is pulled once per
+    /// row, so a row is complete when all have (counting, not asking
+    /// every input on every push, keeps a zip of thousands linear).
+    waiting: u16,
     _row: PhantomData<fn() -> R>,
 }
 
@@ -82,6 +86,7 @@ impl<R: ZipRow, O: Send + 'static, F: FnMut(R) -> O + Send + 'static> ZipLogic<R
             f,
             out: Outlet::new(0),
             finishing: false,
+            waiting: 0,
             _row: PhantomData,
         })
     }
@@ -107,9 +112,12 @@ where
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        if !Self::inlets().all(|inlet| ctx.is_available(inlet)) {
+        self.waiting += 1;
+        if self.waiting < R::WIDTH {
             return Ok(());
         }
+        debug_assert!(Self::inlets().all(|inlet| ctx.is_available(inlet)));
+        self.waiting = 0;
         let row = R::grab(ctx)?;
         ctx.push(self.out, (self.f)(row))?;
         if self.finishing || Self::inlets().any(|inlet| ctx.is_closed(inlet)) {
