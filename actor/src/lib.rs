@@ -113,6 +113,8 @@ runtime_modules! {
     mod supervision;
     mod system;
     mod termination;
+    #[cfg(feature = "testkit")]
+    mod test_probe;
     mod threads;
     mod watchers;
 
@@ -142,10 +144,12 @@ runtime_modules! {
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
     pub use termination::Termination;
 
-    /// Test support: a [`TestClock`](testkit::TestClock) to drive every timer
-    /// of a system by hand (feature `testkit`).
+    /// Test support (feature `testkit`): a [`TestClock`](testkit::TestClock)
+    /// to drive every timer of a system by hand, and a
+    /// [`TestProbe`](testkit::TestProbe) whose messages a test expects.
     #[cfg(feature = "testkit")]
     pub mod testkit {
         pub use crate::scheduler::TestClock;
+        pub use crate::test_probe::{DEFAULT_PROBE_TIMEOUT, TestProbe};
     }
 }
