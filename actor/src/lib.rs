@@ -85,6 +85,7 @@ mod dispatcher;
 runtime_modules! {
     mod actor;
     mod actor_ref;
+    mod adapter;
     mod ask;
     pub mod backoff;
     mod bounded;
