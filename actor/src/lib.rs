@@ -107,6 +107,8 @@ runtime_modules! {
     mod runtime;
     pub mod routing;
     mod selection;
+    mod sleep;
+    pub use sleep::{After, Sleep};
     pub mod shutdown;
     pub mod stash;
     mod scheduled;
@@ -127,7 +129,7 @@ runtime_modules! {
     pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
     pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
