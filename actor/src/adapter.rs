@@ -77,7 +77,7 @@ impl<A: Actor> Context<A> {
     /// }
     ///
     /// enum Msg {
-    ///     Start(ActorRef<Pong>, std::sync::mpsc::Sender<u32>),
+    ///     Start(ActorRef<(u32, ActorRef<Pong>)>, std::sync::mpsc::Sender<u32>),
     ///     GotPong(Pong),
     /// }
     /// #[derive(Default)]

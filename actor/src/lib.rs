@@ -13,9 +13,15 @@
 //! * [`ActorRef<M>`]: a typed, cloneable address; [`tell`](ActorRef::tell)
 //!   never blocks on the recipient and never panics. [`ActorHandle`] is the
 //!   untyped form (path, stop, downcast).
-//! * [`Context`]: spawn children, watch, stop, reach yourself and the system.
+//! * [`Context`]: spawn children, watch, stop, reach yourself and the system;
+//!   [`message_adapter`](Context::message_adapter) takes replies and events
+//!   of other types into the actor's own mailbox.
 //! * [`SupervisorStrategy`]: what a parent does when a child panics.
-//! * [`ask`]: a question whose answer is a future (or a blocking `wait`).
+//! * [`ask`]: a question whose answer is a future (or a blocking `wait`);
+//!   [`ActorSystem::sleep`] and [`ActorSystem::after`]: timer futures on the
+//!   system's clock.
+//! * `testkit` (feature `testkit`): a `TestClock` that drives every timer by
+//!   hand and a `TestProbe` whose messages a test expects.
 //! * [`routing`]: pool and group routers that route on the sender's thread;
 //!   [`backoff`]: restart a failing child after growing delays.
 //!

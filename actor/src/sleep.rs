@@ -23,8 +23,8 @@ impl ActorSystem {
     /// A future that completes `delay` from now on the system's clock
     /// (tokio's `sleep`, on this system's scheduler).
     ///
-    /// It reads the system's clock: on a system built with a
-    /// [`TestClock`](crate::testkit::TestClock) it completes when the test
+    /// It reads the system's clock: on a system built with a test clock
+    /// (`testkit::TestClock`, feature `testkit`) it completes when the test
     /// advances the clock past its deadline (during that `advance`, which
     /// wakes the task awaiting it), never by itself. A zero delay is due at
     /// once.

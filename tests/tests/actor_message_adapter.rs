@@ -208,14 +208,14 @@ impl Actor for Parent {
     }
     fn receive(&mut self, _: &mut Context<Self>, (): ()) {}
     fn supervisor_strategy(&self) -> SupervisorStrategy {
-        let (failures, directive) = (self.failures.clone(), self.directive.clone());
+        let (failures, directive) = (self.failures.clone(), self.directive);
         SupervisorStrategy::one_for_one().with_decider(move |failure| {
             let _ = failures.send((
                 failure.message().to_owned(),
                 failure.phase(),
                 failure.origin().name().to_owned(),
             ));
-            directive.clone()
+            directive
         })
     }
 }
