@@ -7,8 +7,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 
-use weir_actor::SchedulerStopped;
-use weir_tests::{PATIENCE, clocked_system, shutdown};
+use weir_actor::testkit::TestProbe;
+use weir_actor::{Actor, ActorRef, ActorSystem, Props, SchedulerStopped};
+use weir_tests::{PATIENCE, QUIET, clocked_system, shutdown};
 
 /// A waker that counts its wake-ups.
 #[derive(Default)]
@@ -90,7 +91,7 @@ fn a_pending_sleep_fails_when_the_system_terminates_instead_of_hanging() {
 
 #[test]
 fn a_sleep_on_the_real_clock_completes_under_an_executor() {
-    let system = weir_actor::ActorSystem::new("sleep-real").unwrap();
+    let system = ActorSystem::new("sleep-real").unwrap();
     let started = std::time::Instant::now();
     futures_executor::block_on(system.sleep(Duration::from_millis(20))).unwrap();
     let waited = started.elapsed();
@@ -98,5 +99,34 @@ fn a_sleep_on_the_real_clock_completes_under_an_executor() {
         waited >= Duration::from_millis(20) && waited < PATIENCE,
         "{waited:?}"
     );
+    shutdown(&system);
+}
+
+/// Waits with `after` and `pipe_to_self`, then reports.
+struct Delayed(ActorRef<&'static str>);
+impl Actor for Delayed {
+    type Msg = &'static str;
+    fn pre_start(&mut self, ctx: &mut weir_actor::Context<Self>) {
+        let later = ctx.system().after(secs(30), "woke");
+        ctx.pipe_to_self(later, |woke| woke.unwrap_or("stopped"));
+        self.0.tell("waiting");
+    }
+    fn receive(&mut self, _: &mut weir_actor::Context<Self>, msg: &'static str) {
+        self.0.tell(msg);
+    }
+}
+
+#[test]
+fn an_actor_awaits_after_through_pipe_to_self_on_the_test_clock() {
+    let (system, clock) = clocked_system("after-actor");
+    let mut probe = TestProbe::new(&system);
+    let to = probe.actor_ref();
+    system
+        .spawn(Props::new(move || Delayed(to.clone())), "delayed")
+        .unwrap();
+    probe.expect_msg("waiting");
+    probe.expect_no_msg(QUIET);
+    clock.advance(secs(30));
+    probe.expect_msg("woke");
     shutdown(&system);
 }
