@@ -117,6 +117,10 @@ pub(crate) enum Control {
     Timer(u64),
     /// The receive-timeout check armed with this generation fired.
     ReceiveTimeout(u32),
+    /// A message adapter's function panicked on the sender's side (see
+    /// `crate::adapter`): fail here, as if the handler had panicked on the
+    /// message. Boxed so the envelope stays two words of signal.
+    Failed(Box<Failure>),
 }
 
 /// Something that takes messages of type `M`.

@@ -429,3 +429,18 @@ impl fmt::Display for ScheduleError {
 }
 
 impl std::error::Error for ScheduleError {}
+
+/// The system terminated before a timer future fired
+/// ([`ActorSystem::sleep`](crate::ActorSystem::sleep),
+/// [`ActorSystem::after`](crate::ActorSystem::after)): its scheduler is gone
+/// and the timer never will. Holds the value `after` would have given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SchedulerStopped<T = ()>(pub T);
+
+impl<T> fmt::Display for SchedulerStopped<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("the actor system terminated before the timer fired")
+    }
+}
+
+impl<T: fmt::Debug> std::error::Error for SchedulerStopped<T> {}

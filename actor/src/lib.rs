@@ -13,9 +13,15 @@
 //! * [`ActorRef<M>`]: a typed, cloneable address; [`tell`](ActorRef::tell)
 //!   never blocks on the recipient and never panics. [`ActorHandle`] is the
 //!   untyped form (path, stop, downcast).
-//! * [`Context`]: spawn children, watch, stop, reach yourself and the system.
+//! * [`Context`]: spawn children, watch, stop, reach yourself and the system;
+//!   [`message_adapter`](Context::message_adapter) takes replies and events
+//!   of other types into the actor's own mailbox.
 //! * [`SupervisorStrategy`]: what a parent does when a child panics.
-//! * [`ask`]: a question whose answer is a future (or a blocking `wait`).
+//! * [`ask`]: a question whose answer is a future (or a blocking `wait`);
+//!   [`ActorSystem::sleep`] and [`ActorSystem::after`]: timer futures on the
+//!   system's clock.
+//! * `testkit` (feature `testkit`): a `TestClock` that drives every timer by
+//!   hand and a `TestProbe` whose messages a test expects.
 //! * [`routing`]: pool and group routers that route on the sender's thread;
 //!   [`backoff`]: restart a failing child after growing delays.
 //!
@@ -85,6 +91,7 @@ mod dispatcher;
 runtime_modules! {
     mod actor;
     mod actor_ref;
+    mod adapter;
     mod ask;
     pub mod backoff;
     mod bounded;
@@ -106,6 +113,8 @@ runtime_modules! {
     mod runtime;
     pub mod routing;
     mod selection;
+    mod sleep;
+    pub use sleep::{After, Sleep};
     pub mod shutdown;
     pub mod stash;
     mod scheduled;
@@ -113,6 +122,8 @@ runtime_modules! {
     mod supervision;
     mod system;
     mod termination;
+    #[cfg(feature = "testkit")]
+    mod test_probe;
     mod threads;
     mod watchers;
 
@@ -124,7 +135,7 @@ runtime_modules! {
     pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SpawnError, StashError, TellError, WaitError,
+        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
     pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
@@ -142,10 +153,12 @@ runtime_modules! {
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
     pub use termination::Termination;
 
-    /// Test support: a [`TestClock`](testkit::TestClock) to drive every timer
-    /// of a system by hand (feature `testkit`).
+    /// Test support (feature `testkit`): a [`TestClock`](testkit::TestClock)
+    /// to drive every timer of a system by hand, and a
+    /// [`TestProbe`](testkit::TestProbe) whose messages a test expects.
     #[cfg(feature = "testkit")]
     pub mod testkit {
         pub use crate::scheduler::TestClock;
+        pub use crate::test_probe::{DEFAULT_PROBE_TIMEOUT, TestProbe};
     }
 }

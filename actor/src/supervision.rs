@@ -32,7 +32,8 @@ pub enum Directive {
 pub enum FailurePhase {
     /// In the props factory or `pre_start`, when the actor first started.
     Start,
-    /// In `receive` or `on_terminated`.
+    /// In `receive` or `on_terminated`, or in a message adapter's function
+    /// (see [`Context::message_adapter`](crate::Context::message_adapter)).
     Receive,
     /// In the props factory or `post_restart`, during a restart.
     Restart,

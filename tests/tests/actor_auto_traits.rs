@@ -5,6 +5,7 @@ use weir_actor::{
     DeadLetter, Event, EventStream, Failure, MailboxOverflow, NameError, Props, SendFuture,
     SpawnError, StashError, Subscription, SupervisorStrategy, TellError, Termination, WaitError,
 };
+use weir_actor::{After, SchedulerStopped, Sleep, testkit::TestProbe};
 
 fn send_sync<T: Send + Sync>() {}
 fn send<T: Send>() {}
@@ -34,6 +35,9 @@ fn handles_cross_threads() {
     send::<Context<Dummy>>();
     send_sync::<MailboxOverflow>();
     send::<SendFuture<'static, String>>();
+    send_sync::<Sleep>();
+    send_sync::<After<String>>();
+    send::<TestProbe<String>>();
 }
 
 #[test]
@@ -41,6 +45,8 @@ fn errors_are_std_errors() {
     error::<NameError>();
     error::<SpawnError>();
     error::<TellError<String>>();
+    error::<SchedulerStopped>();
+    error::<SchedulerStopped<String>>();
     error::<StashError<String>>();
     error::<AskError>();
     error::<BuildError>();

@@ -223,9 +223,9 @@ impl<A: Actor> Cell<A> {
             Some(hooks) if COMPILED_IN => {
                 let (meta, stamp) = match &envelope {
                     Envelope::Msg(_, stamp) => (MetaOf::<A, A::Msg>::USER, *stamp),
-                    Envelope::Control(Control::Timer(_) | Control::ReceiveTimeout(_)) => {
-                        (MetaOf::<A, A::Msg>::USER, Stamp::default())
-                    }
+                    Envelope::Control(
+                        Control::Timer(_) | Control::ReceiveTimeout(_) | Control::Failed(_),
+                    ) => (MetaOf::<A, A::Msg>::USER, Stamp::default()),
                     Envelope::Control(Control::Terminated(_)) => {
                         (MetaOf::<A, A::Msg>::TERMINATED, Stamp::default())
                     }
@@ -295,6 +295,11 @@ impl<A: Actor> Cell<A> {
             Envelope::Control(Control::PoisonPill) => {
                 self.begin_stop(st);
                 Outcome::Handled
+            }
+            Envelope::Control(Control::Failed(failure)) => {
+                let outcome = Outcome::Panicked(failure.message().into());
+                self.fail(st, *failure, None);
+                outcome
             }
             Envelope::Control(Control::Terminated(who)) => {
                 // Exactly once per watch: the entry is removed on first notice.

@@ -52,6 +52,7 @@ const SYSTEM: &[&str] = &["promise", "resolve", "selection", "system", "terminat
 
 /// Features, each a layer that uses the core and the system, never the reverse.
 const FEATURES: &[&str] = &[
+    "adapter",
     "ask",
     "backoff",
     "events",
@@ -60,7 +61,9 @@ const FEATURES: &[&str] = &[
     "pipe",
     "routing",
     "shutdown",
+    "sleep",
     "stash",
+    "test_probe",
     "watchers",
 ];
 
