@@ -153,7 +153,7 @@ fn a_panicking_task_is_reported_and_the_shutdown_goes_on() {
 }
 
 #[test]
-fn it_runs_once_and_takes_no_task_after_it_started() {
+fn it_runs_once_and_takes_no_task_after_it_ran() {
     let system = ActorSystem::new("once").unwrap();
     let shutdown = system.coordinated_shutdown();
     shutdown
@@ -161,15 +161,62 @@ fn it_runs_once_and_takes_no_task_after_it_started() {
         .unwrap();
     let first = shutdown.run("first");
     assert!(shutdown.is_started());
-    assert_eq!(
-        shutdown.add_task(Phase::ActorSystemTerminate, "late", || async {}),
-        Err(ShutdownError::AlreadyStarted)
-    );
     let second = shutdown.run("second");
     let (a, b) = (first.wait().unwrap(), second.wait().unwrap());
     assert_eq!(a, b);
     assert_eq!(a.reason, "first");
     assert_eq!(a.tasks.len(), 1);
+    assert_eq!(
+        shutdown.add_task(Phase::ActorSystemTerminate, "late", || async {}),
+        Err(ShutdownError::AlreadyStarted)
+    );
+}
+
+#[test]
+fn a_task_may_add_tasks_to_later_phases_not_to_started_ones() {
+    // On a test clock that never moves: no phase ends by its time-out.
+    let (system, _clock) = clocked_system("later-phase");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let (inner, task_log, task_refused) = (system.clone(), log.clone(), refused.clone());
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::ServiceUnbind, "unbind", move || {
+            let shutdown = inner.coordinated_shutdown();
+            task_log.lock().unwrap().push("unbind".to_owned());
+            for phase in [Phase::ServiceStop, Phase::ActorSystemTerminate] {
+                let name = format!("added-to-{}", phase.name());
+                shutdown
+                    .add_task(phase, name.clone(), logger(&task_log, &name))
+                    .expect("a later phase takes tasks");
+            }
+            for phase in [Phase::BeforeServiceUnbind, Phase::ServiceUnbind] {
+                task_refused
+                    .lock()
+                    .unwrap()
+                    .push(shutdown.add_task(phase, "too-late", || async {}));
+            }
+            std::future::ready(())
+        })
+        .unwrap();
+    let report = system.coordinated_shutdown().run("late").wait().unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "unbind",
+            "added-to-service-stop",
+            "added-to-actor-system-terminate"
+        ]
+    );
+    assert_eq!(
+        *refused.lock().unwrap(),
+        [
+            Err(ShutdownError::PhaseStarted(Phase::BeforeServiceUnbind)),
+            Err(ShutdownError::PhaseStarted(Phase::ServiceUnbind)),
+        ]
+    );
+    assert!(report.all_done(), "{report:?}");
+    assert_eq!(report.tasks.len(), 3, "{report:?}");
 }
 
 #[test]

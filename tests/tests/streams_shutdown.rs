@@ -216,10 +216,10 @@ fn a_fused_stream_that_never_ends_shares_its_only_worker() {
 }
 
 #[test]
-fn a_fused_stream_started_once_shutdown_began_is_stopped_with_the_system() {
-    // The first materializer is made inside a shutdown task: its registry
-    // can no longer stop streams in `ServiceStop`, so a graph that would
-    // run as a task runs on an island, which stops with its actor.
+fn a_fused_stream_started_once_shutdown_began_is_stopped_in_service_stop() {
+    // The first materializer is made inside a shutdown task of an earlier
+    // phase: its registry still adds its task to `ServiceStop`, which stops
+    // the stream there, before the actors go.
     let system = weir_actor::ActorSystem::new("streams-task-late-registry").unwrap();
     let slot: Arc<Mutex<Option<Completion<()>>>> = Arc::default();
     let (late, out) = (system.non_owning(), slot.clone());
@@ -241,6 +241,15 @@ fn a_fused_stream_started_once_shutdown_began_is_stopped_with_the_system() {
         outcome.unwrap_err().kind(),
         ErrorKind::AbruptTermination
     ));
+    let report = system.coordinated_shutdown().run("again").report();
+    assert!(
+        report.tasks.contains(&(
+            Phase::ServiceStop,
+            "stop-streams".to_owned(),
+            TaskOutcome::Done
+        )),
+        "{report:?}"
+    );
 }
 
 #[test]
