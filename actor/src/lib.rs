@@ -140,7 +140,7 @@ runtime_modules! {
     pub use scheduler::{Cancellable, Scheduler};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
-    pub use termination::Termination;
+    pub use termination::{Termination, TerminationReport};
 
     /// Test support: a [`TestClock`](testkit::TestClock) to drive every timer
     /// of a system by hand (feature `testkit`).

@@ -172,6 +172,11 @@ struct Run {
 }
 
 impl Shared {
+    /// How long `phase` may take.
+    pub(crate) fn phase_timeout(&self, phase: Phase) -> Duration {
+        self.state.lock().timeouts[phase.index()].unwrap_or(DEFAULT_PHASE_TIMEOUT)
+    }
+
     /// Start the phases from `run.phase` on, skipping those with no task;
     /// after the last one, complete `done` and terminate the system.
     fn start_phase(self: &Arc<Self>, system: &ActorSystem) {

@@ -14,12 +14,11 @@ use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
-use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
-use crate::termination::{Owner, Termination};
+use crate::termination::{Ending, Owner, Termination};
 use crate::threads::Threads;
 
 mod services;
@@ -164,13 +163,11 @@ impl ActorSystemBuilder {
             return Err(BuildError::Zero("throughput_deadline"));
         }
         let id = NEXT_SYSTEM_ID.fetch_add(1, Ordering::Relaxed);
-        let termination = Arc::new(Promise::new());
-        let on_exit = termination.clone();
+        let ending = Arc::new(Ending::default());
+        let on_exit = ending.clone();
         let threads = Arc::new(Threads::new(
             id,
-            Box::new(move || {
-                let _ = on_exit.complete(());
-            }),
+            Box::new(move || on_exit.finish(Vec::new())),
         ));
         // Start the threads; on any failure, stop what was started.
         let mut started: Vec<Arc<Pool>> = Vec::new();
@@ -195,7 +192,9 @@ impl ActorSystemBuilder {
             for p in std::iter::once(&pool).chain(named.values()) {
                 p.set_timer(timer.clone());
             }
-            Ok::<_, std::io::Error>((pool, named, timer.with_clock(self.clock.as_ref())))
+            let scheduler = timer.with_clock(self.clock.as_ref());
+            ending.set_scheduler(scheduler.clone());
+            Ok::<_, std::io::Error>((pool, named, scheduler))
         })();
         let (pool, named_pools, scheduler) = match pools {
             Ok(started) => started,
@@ -221,7 +220,7 @@ impl ActorSystemBuilder {
             next_temp: AtomicU64::new(0),
             guardians: Mutex::new(None),
             terminating: AtomicBool::new(false),
-            termination,
+            ending,
             temp: Mutex::new(HashMap::default()),
             shutdown: Arc::default(),
             extensions: Default::default(),
@@ -295,8 +294,10 @@ impl ActorSystemBuilder {
 /// The drop only starts termination, without blocking, on one of the
 /// system's own threads (an actor held the last owning handle) and while
 /// the thread is panicking (a failed test stays a failure, not a hang).
-/// A handler that never returns makes the drop wait for ever, as it would
-/// make [`Termination::wait`] do.
+/// A handler that never returns delays the drop, as it delays
+/// [`Termination::wait`], by the `ActorSystemTerminate` phase's time-out
+/// at most: its actor and thread are then left behind (see
+/// [`terminate`](Self::terminate)).
 ///
 /// ```
 /// use weir_actor::{Actor, ActorSystem, Context, Props};
@@ -340,7 +341,7 @@ pub(crate) struct SystemInner {
     /// Dropped when the root stops, which breaks the cycle system -> cells.
     guardians: Mutex<Option<Guardians>>,
     terminating: AtomicBool,
-    pub(crate) termination: Arc<Promise<()>>,
+    pub(crate) ending: Arc<Ending>,
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
     pub(crate) extensions: crate::extension::Extensions,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
@@ -530,7 +531,14 @@ impl ActorSystem {
     /// With no shutdown task added, the actors start stopping before
     /// `terminate` returns. Tasks run on the system's pool; each phase is
     /// bounded by its time-out, so a task that never finishes delays
-    /// termination by that time-out, no more.
+    /// termination by that time-out, no more, even one that blocks its
+    /// thread. The actors' stopping is bounded too, by the
+    /// [`ActorSystemTerminate`](crate::shutdown::Phase::ActorSystemTerminate)
+    /// phase's time-out: an actor that does not stop by then (its thread
+    /// blocked in a system call, say) is left behind, with the threads
+    /// still running a short grace (100 ms) after the pools were shut
+    /// down, and the [`TerminationReport`](crate::TerminationReport) lists
+    /// them. Termination never waits for ever.
     pub fn terminate(&self) -> Termination {
         if !self.is_terminating() {
             drop(
@@ -549,6 +557,7 @@ impl ActorSystem {
         {
             user.stop();
         }
+        self.bound_stopping();
     }
 
     /// Completes when the system has terminated, without starting it.
@@ -570,15 +579,44 @@ impl ActorSystem {
 
     /// The root guardian has stopped: every actor is gone. Stop the threads.
     pub(crate) fn root_stopped(&self) {
+        self.tear_down();
+    }
+
+    /// Drop the guardians and shut the pools down, once: the root stopped,
+    /// or termination gave up waiting for it. The scheduler goes when
+    /// termination finishes (it times the giving up).
+    pub(crate) fn tear_down(&self) {
+        if self.inner.ending.tear_down_once() {
+            return;
+        }
         let guardians = self.inner.guardians.lock().take();
         drop(guardians);
         self.inner.terminating.store(true, Ordering::Release);
-        self.inner.scheduler.shutdown();
         self.inner.pool.shutdown();
         for pool in self.inner.named_pools.values() {
             pool.shutdown();
         }
         self.inner.threads.release_system_count();
+    }
+
+    /// The actors still running, innermost first: those without a running
+    /// child (their parents wait only for them).
+    pub(crate) fn actors_left(&self) -> Vec<crate::path::ActorPath> {
+        fn walk(actor: &ActorHandle, out: &mut Vec<crate::path::ActorPath>) {
+            let children = actor.inner.core().map(|c| c.children()).unwrap_or_default();
+            if children.is_empty() && !actor.is_terminated() {
+                out.push(actor.path().clone());
+            }
+            for child in &children {
+                walk(child, out);
+            }
+        }
+        let root = self.root();
+        let mut left = Vec::new();
+        if let Some(root) = root {
+            walk(&root, &mut left);
+        }
+        left
     }
 }
 
@@ -628,6 +666,9 @@ impl Actor for RootGuardian {
             .inner
             .terminating
             .store(true, Ordering::Release);
+        // Stopping without the coordinated shutdown (an escalated failure)
+        // is bounded too.
+        ctx.system().bound_stopping();
         match ctx
             .child_entry("system")
             .filter(|_| terminated.actor().path().name() == "user")

@@ -406,3 +406,55 @@ fn terminate_from_a_shutdown_task_joins_the_run() {
     assert_eq!(report.reason, "outer");
     assert!(report.all_done(), "{report:?}");
 }
+
+#[test]
+fn a_task_that_blocks_its_thread_does_not_hang_termination() {
+    // One worker, and the task blocks it: the later phases, the actors'
+    // stop and termination must all go on without it, each bounded.
+    let system = ActorSystem::builder()
+        .name("blocking-task")
+        .threads(1)
+        .build()
+        .unwrap();
+    system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let shutdown = system.coordinated_shutdown();
+    let short = Duration::from_millis(300);
+    for phase in [Phase::ServiceUnbind, Phase::ActorSystemTerminate] {
+        shutdown.set_phase_timeout(phase, short);
+    }
+    shutdown
+        .add_task(Phase::ServiceUnbind, "blocks", move || async move {
+            let _ = blocked.recv();
+        })
+        .unwrap();
+    let started = std::time::Instant::now();
+    let outcome = system.terminate().wait_timeout(PATIENCE);
+    let elapsed = started.elapsed();
+    release.send(()).unwrap(); // let the worker go, whatever happened
+    let report = outcome.expect("termination ends within the phase time-outs");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(
+        report.actors.iter().any(|path| path.name() == "counter"),
+        "{report:?}"
+    );
+    assert_eq!(report.threads.len(), 1, "the blocked worker: {report:?}");
+    assert!(!report.is_clean());
+    let tasks = system.coordinated_shutdown().run("again").report().tasks;
+    assert_eq!(
+        tasks,
+        [(
+            Phase::ServiceUnbind,
+            "blocks".to_owned(),
+            TaskOutcome::TimedOut
+        )]
+    );
+}
+
+#[test]
+fn a_clean_termination_leaves_nothing_behind() {
+    let system = ActorSystem::new("clean-report").unwrap();
+    system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    let report = system.terminate().wait().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+}
