@@ -102,6 +102,15 @@ impl Ending {
         let _ = self.promise.complete(());
     }
 
+    /// Record the actors a giving up leaves behind, unless termination
+    /// finished meanwhile.
+    fn note_actors(&self, actors: Vec<ActorPath>) {
+        let mut report = self.report.lock();
+        if !self.finished.load(Ordering::Acquire) {
+            report.actors = actors;
+        }
+    }
+
     /// Whether the pools have been shut down already (and mark them so).
     pub(crate) fn tear_down_once(&self) -> bool {
         self.torn_down.swap(true, Ordering::AcqRel)
@@ -144,7 +153,7 @@ impl ActorSystem {
         if ending.is_completed() {
             return;
         }
-        ending.report.lock().actors = self.actors_left();
+        ending.note_actors(self.actors_left());
         self.tear_down();
         self.inner.threads.wait_exited(THREAD_EXIT_GRACE);
         ending.finish(self.inner.threads.abandon_running());
