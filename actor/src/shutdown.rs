@@ -264,6 +264,9 @@ impl Shared {
             }
             None => run.pending.clear(), // they stay `TimedOut`
         }
+        // The phase has ended: whatever of it comes later is late, also
+        // when no later phase has a task (which would bump it again).
+        run.generation += 1;
         run.phase += 1;
         drop(state);
         self.start_phase(system);

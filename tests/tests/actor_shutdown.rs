@@ -11,7 +11,7 @@ use std::time::Duration;
 use weir_actor::shutdown::{
     DEFAULT_PHASE_TIMEOUT, Phase, ShutdownError, TERMINATE_REASON, TaskOutcome,
 };
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, WaitError, ask};
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, DispatcherKind, Props, WaitError, ask};
 use weir_tests::{PATIENCE, Probe, QUIET, clocked_system, eventually};
 
 /// A future that never completes.
@@ -423,9 +423,11 @@ fn a_task_that_blocks_its_thread_does_not_hang_termination() {
     for phase in [Phase::ServiceUnbind, Phase::ActorSystemTerminate] {
         shutdown.set_phase_timeout(phase, short);
     }
+    let (done, finished) = std::sync::mpsc::channel::<()>();
     shutdown
         .add_task(Phase::ServiceUnbind, "blocks", move || async move {
             let _ = blocked.recv();
+            let _ = done.send(());
         })
         .unwrap();
     let started = std::time::Instant::now();
@@ -440,14 +442,18 @@ fn a_task_that_blocks_its_thread_does_not_hang_termination() {
     );
     assert_eq!(report.threads.len(), 1, "the blocked worker: {report:?}");
     assert!(!report.is_clean());
-    let tasks = system.coordinated_shutdown().run("again").report().tasks;
-    assert_eq!(
-        tasks,
-        [(
-            Phase::ServiceUnbind,
-            "blocks".to_owned(),
-            TaskOutcome::TimedOut
-        )]
+    // The task ends late, on its abandoned thread: the report stays.
+    finished.recv_timeout(PATIENCE).unwrap();
+    let handle = system.coordinated_shutdown().run("again");
+    let timed_out = [(
+        Phase::ServiceUnbind,
+        "blocks".to_owned(),
+        TaskOutcome::TimedOut,
+    )];
+    assert!(
+        !eventually(QUIET, || handle.report().tasks != timed_out),
+        "{:?}",
+        handle.report()
     );
 }
 
@@ -457,4 +463,49 @@ fn a_clean_termination_leaves_nothing_behind() {
     system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
     let report = system.terminate().wait().unwrap();
     assert!(report.is_clean(), "{report:?}");
+}
+
+/// Tells it entered, then blocks its thread until released.
+struct Blocks {
+    entered: std::sync::mpsc::Sender<()>,
+    release: std::sync::mpsc::Receiver<()>,
+}
+impl Actor for Blocks {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, (): ()) {
+        self.entered.send(()).unwrap();
+        let _ = self.release.recv();
+    }
+}
+
+#[test]
+fn an_actor_blocked_in_its_handler_is_left_behind_at_the_time_out() {
+    let system = ActorSystem::new("blocked-actor").unwrap();
+    system
+        .coordinated_shutdown()
+        .set_phase_timeout(Phase::ActorSystemTerminate, Duration::from_millis(300));
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let slot = Mutex::new(Some((entered_tx, release_rx)));
+    let blocked = system
+        .spawn(
+            Props::new(move || {
+                let (entered, release) = slot.lock().unwrap().take().expect("started once");
+                Blocks { entered, release }
+            })
+            .with_dispatcher(DispatcherKind::Pinned),
+            "blocked",
+        )
+        .unwrap();
+    blocked.tell(());
+    entered.recv_timeout(PATIENCE).unwrap();
+    let started = std::time::Instant::now();
+    let outcome = system.terminate().wait_timeout(PATIENCE);
+    let elapsed = started.elapsed();
+    release.send(()).unwrap();
+    let report = outcome.expect("termination ends at the time-out");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let names: Vec<&str> = report.actors.iter().map(|path| path.name()).collect();
+    assert!(names.contains(&"blocked"), "{report:?}");
+    assert_eq!(report.threads.len(), 1, "its pinned thread: {report:?}");
 }
