@@ -339,8 +339,8 @@ pub(crate) struct SystemInner {
     next_uid: AtomicU64,
     next_temp: AtomicU64,
     /// Dropped when the root stops, which breaks the cycle system -> cells.
-    guardians: Mutex<Option<Guardians>>,
-    terminating: AtomicBool,
+    pub(crate) guardians: Mutex<Option<Guardians>>,
+    pub(crate) terminating: AtomicBool,
     pub(crate) ending: Arc<Ending>,
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
     pub(crate) extensions: crate::extension::Extensions,
@@ -348,7 +348,7 @@ pub(crate) struct SystemInner {
     temp: Mutex<HashMap<Box<str>, Weak<dyn AnyActor>, foldhash::fast::RandomState>>,
 }
 
-struct Guardians {
+pub(crate) struct Guardians {
     root: ActorHandle,
     user: ActorHandle,
     system: ActorHandle,
@@ -580,43 +580,6 @@ impl ActorSystem {
     /// The root guardian has stopped: every actor is gone. Stop the threads.
     pub(crate) fn root_stopped(&self) {
         self.tear_down();
-    }
-
-    /// Drop the guardians and shut the pools down, once: the root stopped,
-    /// or termination gave up waiting for it. The scheduler goes when
-    /// termination finishes (it times the giving up).
-    pub(crate) fn tear_down(&self) {
-        if self.inner.ending.tear_down_once() {
-            return;
-        }
-        let guardians = self.inner.guardians.lock().take();
-        drop(guardians);
-        self.inner.terminating.store(true, Ordering::Release);
-        self.inner.pool.shutdown();
-        for pool in self.inner.named_pools.values() {
-            pool.shutdown();
-        }
-        self.inner.threads.release_system_count();
-    }
-
-    /// The actors still running, innermost first: those without a running
-    /// child (their parents wait only for them).
-    pub(crate) fn actors_left(&self) -> Vec<crate::path::ActorPath> {
-        fn walk(actor: &ActorHandle, out: &mut Vec<crate::path::ActorPath>) {
-            let children = actor.inner.core().map(|c| c.children()).unwrap_or_default();
-            if children.is_empty() && !actor.is_terminated() {
-                out.push(actor.path().clone());
-            }
-            for child in &children {
-                walk(child, out);
-            }
-        }
-        let root = self.root();
-        let mut left = Vec::new();
-        if let Some(root) = root {
-            walk(&root, &mut left);
-        }
-        left
     }
 }
 

@@ -24,6 +24,7 @@ use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
+use crate::actor_ref::ActorHandle;
 use crate::error::WaitError;
 use crate::path::ActorPath;
 use crate::promise::Promise;
@@ -144,6 +145,43 @@ impl ActorSystem {
             self.scheduler()
                 .schedule_once_fn(timeout, move || system.give_up_stopping()),
         );
+    }
+
+    /// Drop the guardians and shut the pools down, once: the root stopped,
+    /// or termination gave up waiting for it. The scheduler goes when
+    /// termination finishes (it times the giving up).
+    pub(crate) fn tear_down(&self) {
+        if self.inner.ending.tear_down_once() {
+            return;
+        }
+        let guardians = self.inner.guardians.lock().take();
+        drop(guardians);
+        self.inner.terminating.store(true, Ordering::Release);
+        self.inner.pool.shutdown();
+        for pool in self.inner.named_pools.values() {
+            pool.shutdown();
+        }
+        self.inner.threads.release_system_count();
+    }
+
+    /// The actors still running, innermost first: those without a running
+    /// child (their parents wait only for them).
+    pub(crate) fn actors_left(&self) -> Vec<ActorPath> {
+        fn walk(actor: &ActorHandle, out: &mut Vec<ActorPath>) {
+            let children = actor.inner.core().map(|c| c.children()).unwrap_or_default();
+            if children.is_empty() && !actor.is_terminated() {
+                out.push(actor.path().clone());
+            }
+            for child in &children {
+                walk(child, out);
+            }
+        }
+        let root = self.root();
+        let mut left = Vec::new();
+        if let Some(root) = root {
+            walk(&root, &mut left);
+        }
+        left
     }
 
     /// The stop bound passed: list what is still running, tear the system
