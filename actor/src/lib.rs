@@ -151,7 +151,7 @@ runtime_modules! {
     pub use scheduler::{Cancellable, Scheduler};
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
     pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
-    pub use termination::Termination;
+    pub use termination::{Termination, TerminationReport};
 
     /// Test support (feature `testkit`): a [`TestClock`](testkit::TestClock)
     /// to drive every timer of a system by hand, and a

@@ -82,15 +82,24 @@ pub const DEFAULT_PHASE_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ShutdownError {
-    /// The shutdown has started (or the system is terminating): a task
-    /// added now might never run.
+    /// The system is terminating, or the shutdown has run every phase: no
+    /// task added now would run.
     AlreadyStarted,
+    /// The running shutdown has reached this phase (it runs or has run):
+    /// a task added to it now would never run. Later phases still take
+    /// tasks.
+    PhaseStarted(Phase),
 }
 
 impl fmt::Display for ShutdownError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::AlreadyStarted => f.write_str("the coordinated shutdown has already started"),
+            Self::AlreadyStarted => f.write_str("the coordinated shutdown has already run"),
+            Self::PhaseStarted(phase) => write!(
+                f,
+                "the coordinated shutdown has already reached its phase {}",
+                phase.name()
+            ),
         }
     }
 }
@@ -163,6 +172,11 @@ struct Run {
 }
 
 impl Shared {
+    /// How long `phase` may take.
+    pub(crate) fn phase_timeout(&self, phase: Phase) -> Duration {
+        self.state.lock().timeouts[phase.index()].unwrap_or(DEFAULT_PHASE_TIMEOUT)
+    }
+
     /// Start the phases from `run.phase` on, skipping those with no task;
     /// after the last one, complete `done` and terminate the system.
     fn start_phase(self: &Arc<Self>, system: &ActorSystem) {
@@ -250,6 +264,9 @@ impl Shared {
             }
             None => run.pending.clear(), // they stay `TimedOut`
         }
+        // The phase has ended: whatever of it comes later is late, also
+        // when no later phase has a task (which would bump it again).
+        run.generation += 1;
         run.phase += 1;
         drop(state);
         self.start_phase(system);
@@ -347,10 +364,41 @@ impl<'a> CoordinatedShutdown<'a> {
     /// Add a task to `phase`: `task` is called when the phase starts and
     /// the future it returns is run to completion on the system's pool.
     ///
+    /// A running shutdown still takes tasks for the phases it has not
+    /// reached: a task of an earlier phase (or a service starting meanwhile)
+    /// may add one to a later phase, and it runs there (as in Akka).
+    ///
     /// # Errors
     ///
-    /// [`ShutdownError::AlreadyStarted`] once [`run`](Self::run) was called
-    /// or the system is terminating.
+    /// [`ShutdownError::PhaseStarted`] when the running shutdown has
+    /// reached `phase` (it runs or has run); [`ShutdownError::AlreadyStarted`]
+    /// when every phase has run or the system is terminating without the
+    /// shutdown (an escalated failure stopped it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::ActorSystem;
+    /// use weir_actor::shutdown::{Phase, ShutdownError};
+    ///
+    /// let system = ActorSystem::new("late-task").unwrap();
+    /// let inner = system.non_owning();
+    /// system
+    ///     .coordinated_shutdown()
+    ///     .add_task(Phase::ServiceUnbind, "unbind", move || {
+    ///         let shutdown = inner.coordinated_shutdown();
+    ///         // A later phase still takes tasks; this one has started.
+    ///         assert!(shutdown.add_task(Phase::ServiceStop, "close", || async {}).is_ok());
+    ///         assert_eq!(
+    ///             shutdown.add_task(Phase::ServiceUnbind, "too-late", || async {}),
+    ///             Err(ShutdownError::PhaseStarted(Phase::ServiceUnbind))
+    ///         );
+    ///         std::future::ready(())
+    ///     })
+    ///     .unwrap();
+    /// let report = system.coordinated_shutdown().run("deploy").wait().unwrap();
+    /// assert_eq!(report.tasks.len(), 2);
+    /// ```
     pub fn add_task<F, Fut>(
         &self,
         phase: Phase,
@@ -362,8 +410,19 @@ impl<'a> CoordinatedShutdown<'a> {
         Fut: Future<Output = ()> + Send + 'static,
     {
         let mut state = self.shared().state.lock();
-        if state.run.is_some() || self.system.is_terminating() {
-            return Err(ShutdownError::AlreadyStarted);
+        match &state.run {
+            // `run.phase` only grows, under this lock, and a phase takes its
+            // tasks when the run reaches it (`start_phase`): a task for a
+            // later phase is there in time.
+            Some(run) if run.phase >= Phase::ALL.len() => {
+                return Err(ShutdownError::AlreadyStarted);
+            }
+            Some(run) if phase.index() <= run.phase => {
+                return Err(ShutdownError::PhaseStarted(phase));
+            }
+            Some(_) => {}
+            None if self.system.is_terminating() => return Err(ShutdownError::AlreadyStarted),
+            None => {}
         }
         state.tasks.push((
             phase,

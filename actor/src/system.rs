@@ -15,12 +15,11 @@ use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
-use crate::promise::Promise;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
-use crate::termination::{Owner, Termination};
+use crate::termination::{Ending, Owner, Termination};
 use crate::threads::Threads;
 
 mod services;
@@ -165,13 +164,11 @@ impl ActorSystemBuilder {
             return Err(BuildError::Zero("throughput_deadline"));
         }
         let id = NEXT_SYSTEM_ID.fetch_add(1, Ordering::Relaxed);
-        let termination = Arc::new(Promise::new());
-        let on_exit = termination.clone();
+        let ending = Arc::new(Ending::default());
+        let on_exit = ending.clone();
         let threads = Arc::new(Threads::new(
             id,
-            Box::new(move || {
-                let _ = on_exit.complete(());
-            }),
+            Box::new(move || on_exit.finish(Vec::new())),
         ));
         // Start the threads; on any failure, stop what was started.
         let mut started: Vec<Arc<Pool>> = Vec::new();
@@ -196,7 +193,9 @@ impl ActorSystemBuilder {
             for p in std::iter::once(&pool).chain(named.values()) {
                 p.set_timer(timer.clone());
             }
-            Ok::<_, std::io::Error>((pool, named, timer.with_clock(self.clock.as_ref())))
+            let scheduler = timer.with_clock(self.clock.as_ref());
+            ending.set_scheduler(scheduler.clone());
+            Ok::<_, std::io::Error>((pool, named, scheduler))
         })();
         let (pool, named_pools, scheduler) = match pools {
             Ok(started) => started,
@@ -223,7 +222,7 @@ impl ActorSystemBuilder {
             next_temp: AtomicU64::new(0),
             guardians: Mutex::new(None),
             terminating: AtomicBool::new(false),
-            termination,
+            ending,
             temp: Mutex::new(HashMap::default()),
             temp_dir: ActorPath::root(system_name.clone(), 0).child(crate::resolve::TEMP, 0),
             shutdown: Arc::default(),
@@ -298,8 +297,10 @@ impl ActorSystemBuilder {
 /// The drop only starts termination, without blocking, on one of the
 /// system's own threads (an actor held the last owning handle) and while
 /// the thread is panicking (a failed test stays a failure, not a hang).
-/// A handler that never returns makes the drop wait for ever, as it would
-/// make [`Termination::wait`] do.
+/// A handler that never returns delays the drop, as it delays
+/// [`Termination::wait`], by the `ActorSystemTerminate` phase's time-out
+/// at most: its actor and thread are then left behind (see
+/// [`terminate`](Self::terminate)).
 ///
 /// ```
 /// use weir_actor::{Actor, ActorSystem, Context, Props};
@@ -341,9 +342,9 @@ pub(crate) struct SystemInner {
     next_uid: AtomicU64,
     next_temp: AtomicU64,
     /// Dropped when the root stops, which breaks the cycle system -> cells.
-    guardians: Mutex<Option<Guardians>>,
-    terminating: AtomicBool,
-    pub(crate) termination: Arc<Promise<()>>,
+    pub(crate) guardians: Mutex<Option<Guardians>>,
+    pub(crate) terminating: AtomicBool,
+    pub(crate) ending: Arc<Ending>,
     pub(crate) shutdown: Arc<crate::shutdown::Shared>,
     pub(crate) extensions: crate::extension::Extensions,
     /// The temporary actors of pending asks, by name, for `/temp` lookups.
@@ -352,7 +353,7 @@ pub(crate) struct SystemInner {
     pub(crate) temp_dir: ActorPath,
 }
 
-struct Guardians {
+pub(crate) struct Guardians {
     root: ActorHandle,
     user: ActorHandle,
     system: ActorHandle,
@@ -529,7 +530,14 @@ impl ActorSystem {
     /// With no shutdown task added, the actors start stopping before
     /// `terminate` returns. Tasks run on the system's pool; each phase is
     /// bounded by its time-out, so a task that never finishes delays
-    /// termination by that time-out, no more.
+    /// termination by that time-out, no more, even one that blocks its
+    /// thread. The actors' stopping is bounded too, by the
+    /// [`ActorSystemTerminate`](crate::shutdown::Phase::ActorSystemTerminate)
+    /// phase's time-out: an actor that does not stop by then (its thread
+    /// blocked in a system call, say) is left behind, with the threads
+    /// still running a short grace (100 ms) after the pools were shut
+    /// down, and the [`TerminationReport`](crate::TerminationReport) lists
+    /// them. Termination never waits for ever.
     pub fn terminate(&self) -> Termination {
         if !self.is_terminating() {
             drop(
@@ -548,6 +556,7 @@ impl ActorSystem {
         {
             user.stop();
         }
+        self.bound_stopping();
     }
 
     /// Completes when the system has terminated, without starting it.
@@ -571,15 +580,7 @@ impl ActorSystem {
 
     /// The root guardian has stopped: every actor is gone. Stop the threads.
     pub(crate) fn root_stopped(&self) {
-        let guardians = self.inner.guardians.lock().take();
-        drop(guardians);
-        self.inner.terminating.store(true, Ordering::Release);
-        self.inner.scheduler.shutdown();
-        self.inner.pool.shutdown();
-        for pool in self.inner.named_pools.values() {
-            pool.shutdown();
-        }
-        self.inner.threads.release_system_count();
+        self.tear_down();
     }
 }
 
@@ -629,6 +630,9 @@ impl Actor for RootGuardian {
             .inner
             .terminating
             .store(true, Ordering::Release);
+        // Stopping without the coordinated shutdown (an escalated failure)
+        // is bounded too.
+        ctx.system().bound_stopping();
         match ctx
             .child_entry("system")
             .filter(|_| terminated.actor().path().name() == "user")

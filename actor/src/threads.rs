@@ -1,16 +1,29 @@
 //! The registry of every thread an actor system starts.
 
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
-use crate::sync::{Arc, AtomicUsize, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, Ordering};
 
 /// Counts live threads and keeps their join handles. When the count drops to
 /// zero after the system was told to shut down, `on_all_exited` runs once.
 pub(crate) struct Threads {
     system_id: usize,
     live: AtomicUsize,
-    handles: Mutex<Vec<JoinHandle<()>>>,
+    started: Mutex<Vec<Started>>,
+    /// Signalled (under `started`'s lock) each time a counted thread exits,
+    /// for [`Threads::wait_exited`].
+    exited: Condvar,
     on_all_exited: Box<dyn Fn() + Send + Sync>,
+}
+
+/// One started thread.
+struct Started {
+    handle: JoinHandle<()>,
+    /// Set when its body has returned.
+    exited: Arc<AtomicBool>,
+    /// Whether it holds termination (see [`Threads::spawn_uncounted`]).
+    counted: bool,
 }
 
 thread_local! {
@@ -25,7 +38,8 @@ impl Threads {
             // One count is held by the system itself until shutdown begins,
             // so threads that exit early (pinned actors) never reach zero.
             live: AtomicUsize::new(1),
-            handles: Mutex::new(Vec::new()),
+            started: Mutex::new(Vec::new()),
+            exited: Condvar::new(),
             on_all_exited,
         }
     }
@@ -36,22 +50,56 @@ impl Threads {
         name: String,
         body: impl FnOnce() + Send + 'static,
     ) -> std::io::Result<()> {
-        self.live.fetch_add(1, Ordering::AcqRel);
+        self.start(name, true, body)
+    }
+
+    /// Start a named thread of the system that does not hold termination
+    /// up: the timer thread, which bounds termination (its time-out for the
+    /// actors to stop) and is shut down when the counted threads have
+    /// exited. Joined like the others.
+    pub(crate) fn spawn_uncounted(
+        self: &Arc<Self>,
+        name: String,
+        body: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        self.start(name, false, body)
+    }
+
+    fn start(
+        self: &Arc<Self>,
+        name: String,
+        counted: bool,
+        body: impl FnOnce() + Send + 'static,
+    ) -> std::io::Result<()> {
+        if counted {
+            self.live.fetch_add(1, Ordering::AcqRel);
+        }
         let me = self.clone();
+        let exited = Arc::new(AtomicBool::new(false));
+        let done = exited.clone();
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
             SYSTEM_OF_THREAD.with(|s| s.set(me.system_id));
             body();
-            me.exit();
+            done.store(true, Ordering::Release);
+            if counted {
+                me.exit();
+            }
         });
         match spawned {
             Ok(handle) => {
-                let mut handles = self.handles.lock();
-                handles.retain(|h| !h.is_finished());
-                handles.push(handle);
+                let mut started = self.started.lock();
+                started.retain(|s| !s.handle.is_finished());
+                started.push(Started {
+                    handle,
+                    exited,
+                    counted,
+                });
                 Ok(())
             }
             Err(e) => {
-                self.live.fetch_sub(1, Ordering::AcqRel);
+                if counted {
+                    self.live.fetch_sub(1, Ordering::AcqRel);
+                }
                 Err(e)
             }
         }
@@ -66,15 +114,50 @@ impl Threads {
         if self.live.fetch_sub(1, Ordering::AcqRel) == 1 {
             (self.on_all_exited)();
         }
+        // Under the lock: a waiter checks `live` under it, then sleeps.
+        drop(self.started.lock());
+        self.exited.notify_all();
     }
 
-    /// Join every thread that has been started (except the calling one).
+    /// Block until every counted thread has exited, or `timeout` has
+    /// passed; whether they all exited.
+    pub(crate) fn wait_exited(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut started = self.started.lock();
+        while self.live.load(Ordering::Acquire) > 0 {
+            let now = Instant::now();
+            if now >= deadline {
+                return false;
+            }
+            started = self
+                .started
+                .wait_timeout(&self.exited, started, deadline - now);
+        }
+        true
+    }
+
+    /// Give up on the counted threads still running (blocked in user code):
+    /// they are no longer joined; returns their names.
+    pub(crate) fn abandon_running(&self) -> Vec<String> {
+        let mut started = self.started.lock();
+        let (running, others): (Vec<Started>, Vec<Started>) = std::mem::take(&mut *started)
+            .into_iter()
+            .partition(|s| s.counted && !s.exited.load(Ordering::Acquire));
+        *started = others;
+        running
+            .into_iter()
+            .map(|s| s.handle.thread().name().unwrap_or("unnamed").to_owned())
+            .collect()
+    }
+
+    /// Join every thread that has been started (except the calling one and
+    /// the abandoned ones).
     pub(crate) fn join_all(&self) {
-        let handles = std::mem::take(&mut *self.handles.lock());
+        let started = std::mem::take(&mut *self.started.lock());
         let me = std::thread::current().id();
-        for h in handles {
-            if h.thread().id() != me {
-                let _ = h.join();
+        for s in started {
+            if s.handle.thread().id() != me {
+                let _ = s.handle.join();
             }
         }
     }

@@ -221,3 +221,92 @@ fn an_invalid_subject_fails_the_publish_with_it() {
     let nats = nats_error(&error).expect("a NatsError");
     assert_eq!(nats.subject(), Some("bad subject"), "{nats:?}");
 }
+
+/// A client for a server that is not there: a closed loopback port, with
+/// the client retrying in the background (it connects "successfully").
+fn unreachable(runtime: &tokio::runtime::Runtime, options: async_nats::ConnectOptions) -> Nats {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free loopback port")
+        .port(); // closed again when the listener drops
+    let options = options.retry_on_initial_connect();
+    Nats::connect_with(
+        runtime.handle(),
+        &format!("nats://127.0.0.1:{port}"),
+        options,
+    )
+    .expect("retries in the background")
+}
+
+#[test]
+fn an_unreachable_server_fails_the_publish_at_its_time_out() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let nats = unreachable(&runtime, async_nats::ConnectOptions::new());
+    let system = weir_actor::ActorSystem::new("core-unreachable").expect("a valid name");
+    let materializer = Materializer::new(&system);
+    let started = Instant::now();
+    let result = Source::from_iter(["a", "b"])
+        .run_with(
+            NatsSink::publish_within(&nats, Duration::from_millis(300), |_: &&str| {
+                "events.x".to_string()
+            }),
+            &materializer,
+        )
+        .wait_timeout(PATIENCE)
+        .expect("the flush is bounded");
+    let error = result.expect_err("nothing reached a server");
+    // The two publishes wait in the client's buffer; the flush times out.
+    assert!(
+        matches!(
+            nats_error(&error),
+            Some(NatsError::TimedOut { subject: None, after }) if *after == Duration::from_millis(300)
+        ),
+        "{error:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    system.terminate().wait().unwrap();
+}
+
+#[test]
+fn an_unreachable_server_fails_a_publish_waiting_for_room_at_its_time_out() {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    // Room for two commands: the third publish waits for room that never comes.
+    let nats = unreachable(
+        &runtime,
+        async_nats::ConnectOptions::new().client_capacity(2),
+    );
+    let system = weir_actor::ActorSystem::new("core-unreachable-full").expect("a valid name");
+    let materializer = Materializer::new(&system);
+    let result = Source::from_iter(0..100u32)
+        .map(|n| n.to_string())
+        .run_with(
+            NatsSink::publish_within(&nats, Duration::from_millis(300), |_: &String| {
+                "events.full".to_string()
+            }),
+            &materializer,
+        )
+        .wait_timeout(PATIENCE)
+        .expect("the publish is bounded");
+    let error = result.expect_err("nothing reached a server");
+    let nats_error = nats_error(&error).expect("a NatsError");
+    assert!(
+        matches!(
+            nats_error,
+            NatsError::TimedOut {
+                subject: Some(_),
+                ..
+            }
+        ),
+        "{nats_error:?}"
+    );
+    assert_eq!(nats_error.subject(), Some("events.full"));
+    system.terminate().wait().unwrap();
+}

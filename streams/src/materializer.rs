@@ -20,8 +20,13 @@ use weir_actor::{ActorHandle, ActorSystem};
 /// [`ActorSystem::terminate`] runs): every running stream is aborted, its
 /// sinks' completions fail with `ErrorKind::AbruptTermination`, and the
 /// phase waits until they have all stopped (at most the phase's time-out).
-/// [`shutdown`](Self::shutdown) does the same for the streams of one
-/// materializer.
+/// A stream started by a shutdown task of an earlier phase is stopped
+/// there too; one started later stops with the actors. A stream that
+/// cannot stop (an IO stage blocked in a system call) does not hold
+/// termination up: it is left behind, and the
+/// [`TerminationReport`](weir_actor::TerminationReport) lists its actor and
+/// thread. [`shutdown`](Self::shutdown) does the same for the streams of
+/// one materializer.
 ///
 /// # Examples
 ///

@@ -37,7 +37,7 @@ struct State {
     waiters: Vec<Waker>,
     /// No task may register: the system's streams were stopped, or this
     /// registry was made too late to stop them at all (the shutdown had
-    /// started). Nothing would stop such a task, so a graph that would run
+    /// reached `ServiceStop`). Nothing would stop such a task, so a graph that would run
     /// as one runs on an island instead, which stops with its actor.
     closed: bool,
 }
@@ -63,8 +63,9 @@ impl Running {
             .extension(|system| {
                 let running = Arc::new(Running::default());
                 let stopping = Arc::downgrade(&running);
-                // Refused once the shutdown started: then islands stop with
-                // their actors, as before, and no task registers.
+                // Refused once the shutdown has reached `ServiceStop`: then
+                // islands stop with their actors, and no task registers. A
+                // registry made in an earlier phase still gets its task.
                 let added = system.coordinated_shutdown().add_task(
                     Phase::ServiceStop,
                     "stop-streams",

@@ -11,7 +11,7 @@ use std::time::Duration;
 use weir_actor::shutdown::{
     DEFAULT_PHASE_TIMEOUT, Phase, ShutdownError, TERMINATE_REASON, TaskOutcome,
 };
-use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, WaitError, ask};
+use weir_actor::{Actor, ActorRef, ActorSystem, Context, DispatcherKind, Props, WaitError, ask};
 use weir_tests::{PATIENCE, Probe, QUIET, clocked_system, eventually};
 
 /// A future that never completes.
@@ -153,7 +153,7 @@ fn a_panicking_task_is_reported_and_the_shutdown_goes_on() {
 }
 
 #[test]
-fn it_runs_once_and_takes_no_task_after_it_started() {
+fn it_runs_once_and_takes_no_task_after_it_ran() {
     let system = ActorSystem::new("once").unwrap();
     let shutdown = system.coordinated_shutdown();
     shutdown
@@ -161,15 +161,62 @@ fn it_runs_once_and_takes_no_task_after_it_started() {
         .unwrap();
     let first = shutdown.run("first");
     assert!(shutdown.is_started());
-    assert_eq!(
-        shutdown.add_task(Phase::ActorSystemTerminate, "late", || async {}),
-        Err(ShutdownError::AlreadyStarted)
-    );
     let second = shutdown.run("second");
     let (a, b) = (first.wait().unwrap(), second.wait().unwrap());
     assert_eq!(a, b);
     assert_eq!(a.reason, "first");
     assert_eq!(a.tasks.len(), 1);
+    assert_eq!(
+        shutdown.add_task(Phase::ActorSystemTerminate, "late", || async {}),
+        Err(ShutdownError::AlreadyStarted)
+    );
+}
+
+#[test]
+fn a_task_may_add_tasks_to_later_phases_not_to_started_ones() {
+    // On a test clock that never moves: no phase ends by its time-out.
+    let (system, _clock) = clocked_system("later-phase");
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let refused = Arc::new(Mutex::new(Vec::new()));
+    let (inner, task_log, task_refused) = (system.clone(), log.clone(), refused.clone());
+    system
+        .coordinated_shutdown()
+        .add_task(Phase::ServiceUnbind, "unbind", move || {
+            let shutdown = inner.coordinated_shutdown();
+            task_log.lock().unwrap().push("unbind".to_owned());
+            for phase in [Phase::ServiceStop, Phase::ActorSystemTerminate] {
+                let name = format!("added-to-{}", phase.name());
+                shutdown
+                    .add_task(phase, name.clone(), logger(&task_log, &name))
+                    .expect("a later phase takes tasks");
+            }
+            for phase in [Phase::BeforeServiceUnbind, Phase::ServiceUnbind] {
+                task_refused
+                    .lock()
+                    .unwrap()
+                    .push(shutdown.add_task(phase, "too-late", || async {}));
+            }
+            std::future::ready(())
+        })
+        .unwrap();
+    let report = system.coordinated_shutdown().run("late").wait().unwrap();
+    assert_eq!(
+        *log.lock().unwrap(),
+        [
+            "unbind",
+            "added-to-service-stop",
+            "added-to-actor-system-terminate"
+        ]
+    );
+    assert_eq!(
+        *refused.lock().unwrap(),
+        [
+            Err(ShutdownError::PhaseStarted(Phase::BeforeServiceUnbind)),
+            Err(ShutdownError::PhaseStarted(Phase::ServiceUnbind)),
+        ]
+    );
+    assert!(report.all_done(), "{report:?}");
+    assert_eq!(report.tasks.len(), 3, "{report:?}");
 }
 
 #[test]
@@ -358,4 +405,107 @@ fn terminate_from_a_shutdown_task_joins_the_run() {
     assert_eq!(probe.expect(), Ok(0));
     assert_eq!(report.reason, "outer");
     assert!(report.all_done(), "{report:?}");
+}
+
+#[test]
+fn a_task_that_blocks_its_thread_does_not_hang_termination() {
+    // One worker, and the task blocks it: the later phases, the actors'
+    // stop and termination must all go on without it, each bounded.
+    let system = ActorSystem::builder()
+        .name("blocking-task")
+        .threads(1)
+        .build()
+        .unwrap();
+    system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    let (release, blocked) = std::sync::mpsc::channel::<()>();
+    let shutdown = system.coordinated_shutdown();
+    let short = Duration::from_millis(300);
+    for phase in [Phase::ServiceUnbind, Phase::ActorSystemTerminate] {
+        shutdown.set_phase_timeout(phase, short);
+    }
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    shutdown
+        .add_task(Phase::ServiceUnbind, "blocks", move || async move {
+            let _ = blocked.recv();
+            let _ = done.send(());
+        })
+        .unwrap();
+    let started = std::time::Instant::now();
+    let outcome = system.terminate().wait_timeout(PATIENCE);
+    let elapsed = started.elapsed();
+    release.send(()).unwrap(); // let the worker go, whatever happened
+    let report = outcome.expect("termination ends within the phase time-outs");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    assert!(
+        report.actors.iter().any(|path| path.name() == "counter"),
+        "{report:?}"
+    );
+    assert_eq!(report.threads.len(), 1, "the blocked worker: {report:?}");
+    assert!(!report.is_clean());
+    // The task ends late, on its abandoned thread: the report stays.
+    finished.recv_timeout(PATIENCE).unwrap();
+    let handle = system.coordinated_shutdown().run("again");
+    let timed_out = [(
+        Phase::ServiceUnbind,
+        "blocks".to_owned(),
+        TaskOutcome::TimedOut,
+    )];
+    assert!(
+        !eventually(QUIET, || handle.report().tasks != timed_out),
+        "{:?}",
+        handle.report()
+    );
+}
+
+#[test]
+fn a_clean_termination_leaves_nothing_behind() {
+    let system = ActorSystem::new("clean-report").unwrap();
+    system.spawn(Props::new(|| Counter(0)), "counter").unwrap();
+    let report = system.terminate().wait().unwrap();
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// Tells it entered, then blocks its thread until released.
+struct Blocks {
+    entered: std::sync::mpsc::Sender<()>,
+    release: std::sync::mpsc::Receiver<()>,
+}
+impl Actor for Blocks {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, (): ()) {
+        self.entered.send(()).unwrap();
+        let _ = self.release.recv();
+    }
+}
+
+#[test]
+fn an_actor_blocked_in_its_handler_is_left_behind_at_the_time_out() {
+    let system = ActorSystem::new("blocked-actor").unwrap();
+    system
+        .coordinated_shutdown()
+        .set_phase_timeout(Phase::ActorSystemTerminate, Duration::from_millis(300));
+    let (entered_tx, entered) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel();
+    let slot = Mutex::new(Some((entered_tx, release_rx)));
+    let blocked = system
+        .spawn(
+            Props::new(move || {
+                let (entered, release) = slot.lock().unwrap().take().expect("started once");
+                Blocks { entered, release }
+            })
+            .with_dispatcher(DispatcherKind::Pinned),
+            "blocked",
+        )
+        .unwrap();
+    blocked.tell(());
+    entered.recv_timeout(PATIENCE).unwrap();
+    let started = std::time::Instant::now();
+    let outcome = system.terminate().wait_timeout(PATIENCE);
+    let elapsed = started.elapsed();
+    release.send(()).unwrap();
+    let report = outcome.expect("termination ends at the time-out");
+    assert!(elapsed < Duration::from_secs(3), "{elapsed:?}");
+    let names: Vec<&str> = report.actors.iter().map(|path| path.name()).collect();
+    assert!(names.contains(&"blocked"), "{report:?}");
+    assert_eq!(report.threads.len(), 1, "its pinned thread: {report:?}");
 }

@@ -3,10 +3,12 @@
 //! materializer's streams, and a materializer does not keep its system
 //! alive.
 
+use std::os::unix::fs::OpenOptionsExt;
 use std::sync::{Arc, Mutex};
 
 use weir_actor::shutdown::{Phase, TaskOutcome};
 use weir_streams::ErrorKind;
+use weir_streams::io::FileIO;
 use weir_streams::prelude::*;
 use weir_tests::{PATIENCE, QUIET, clocked_stream_system, eventually, shutdown, stream_system};
 
@@ -216,10 +218,10 @@ fn a_fused_stream_that_never_ends_shares_its_only_worker() {
 }
 
 #[test]
-fn a_fused_stream_started_once_shutdown_began_is_stopped_with_the_system() {
-    // The first materializer is made inside a shutdown task: its registry
-    // can no longer stop streams in `ServiceStop`, so a graph that would
-    // run as a task runs on an island, which stops with its actor.
+fn a_fused_stream_started_once_shutdown_began_is_stopped_in_service_stop() {
+    // The first materializer is made inside a shutdown task of an earlier
+    // phase: its registry still adds its task to `ServiceStop`, which stops
+    // the stream there, before the actors go.
     let system = weir_actor::ActorSystem::new("streams-task-late-registry").unwrap();
     let slot: Arc<Mutex<Option<Completion<()>>>> = Arc::default();
     let (late, out) = (system.non_owning(), slot.clone());
@@ -241,6 +243,15 @@ fn a_fused_stream_started_once_shutdown_began_is_stopped_with_the_system() {
         outcome.unwrap_err().kind(),
         ErrorKind::AbruptTermination
     ));
+    let report = system.coordinated_shutdown().run("again").report();
+    assert!(
+        report.tasks.contains(&(
+            Phase::ServiceStop,
+            "stop-streams".to_owned(),
+            TaskOutcome::Done
+        )),
+        "{report:?}"
+    );
 }
 
 #[test]
@@ -303,4 +314,63 @@ fn a_completion_callback_that_panics_when_aborted_does_not_take_the_worker() {
         Ok(6)
     );
     shutdown(&system);
+}
+
+#[test]
+fn terminate_leaves_an_io_stage_blocked_in_a_system_call_behind() {
+    // Opening a FIFO with no writer blocks the stage's own thread in
+    // `open`: neither the streams' stop nor the actors' stop can reach it.
+    let fifo = std::env::temp_dir().join(format!("weir-fifo-{}", std::process::id()));
+    let _ = std::fs::remove_file(&fifo);
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+    let (system, materializer) = stream_system("streams-fifo");
+    let shutdown = system.coordinated_shutdown();
+    let short = std::time::Duration::from_millis(300);
+    for phase in [Phase::ServiceStop, Phase::ActorSystemTerminate] {
+        shutdown.set_phase_timeout(phase, short);
+    }
+    let _read = FileIO::from_path(&fifo, 64)
+        .unwrap()
+        .run_with(Sink::ignore(), &materializer);
+    assert!(
+        eventually(PATIENCE, blocked_in_fifo_open),
+        "the stage opens the FIFO"
+    );
+    let started = std::time::Instant::now();
+    let outcome = system.terminate().wait_timeout(PATIENCE);
+    let elapsed = started.elapsed();
+    // Open the writing end: the blocked `open` returns, the stage ends.
+    // Without blocking (`O_NONBLOCK`): with no reader it fails instead.
+    drop(
+        std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(0o4000)
+            .open(&fifo),
+    );
+    let _ = std::fs::remove_file(&fifo);
+    let report = outcome.expect("termination ends within the phase time-outs");
+    assert!(elapsed < std::time::Duration::from_secs(3), "{elapsed:?}");
+    assert_eq!(report.actors.len(), 1, "the island: {report:?}");
+    assert_eq!(report.threads.len(), 1, "its thread: {report:?}");
+    let tasks = system.coordinated_shutdown().run("again").report().tasks;
+    assert!(
+        tasks.contains(&(
+            Phase::ServiceStop,
+            "stop-streams".to_owned(),
+            TaskOutcome::TimedOut
+        )),
+        "{tasks:?}"
+    );
+}
+
+/// Whether a thread of this process waits in the kernel for a FIFO's other
+/// end (Linux: its wait channel is `wait_for_partner`).
+fn blocked_in_fifo_open() -> bool {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return false;
+    };
+    tasks.flatten().any(|task| {
+        std::fs::read_to_string(task.path().join("wchan")).is_ok_and(|w| w == "wait_for_partner")
+    })
 }

@@ -148,7 +148,7 @@ impl TimerThread {
     pub(crate) fn start(name: String, registry: &Arc<Threads>) -> std::io::Result<Arc<Self>> {
         let timer = Self::new(Clock::Real);
         let me = timer.clone();
-        registry.spawn(name, move || me.work())?;
+        registry.spawn_uncounted(name, move || me.work())?;
         Ok(timer)
     }
 

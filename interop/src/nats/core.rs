@@ -4,6 +4,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use async_nats::Message;
 use bytes::Bytes;
@@ -15,7 +16,7 @@ use weir_streams::stage::{
 };
 use weir_streams::{Completer, Completion, StreamError};
 
-use super::{Nats, NatsError, NatsSink, NatsSource};
+use super::{InRuntime, Nats, NatsError, NatsSink, NatsSource};
 
 /// What [`NatsSource::subscribe`] materializes: when the subscription is
 /// in place, and how many messages were dropped.
@@ -294,12 +295,23 @@ impl GraphStageLogic for SubscribeLogic {
 }
 
 impl NatsSink {
+    /// How long [`publish`](Self::publish) waits for room in the client's
+    /// buffer, and for the server to confirm its final flush, before it
+    /// fails with [`NatsError::TimedOut`]: async-nats' own request time-out.
+    pub const DEFAULT_PUBLISH_TIMEOUT: Duration = Duration::from_secs(10);
+
     /// A sink that publishes every element on core NATS on the subject
     /// `subject_fn` gives it (fire and forget: at-most-once), waiting while
     /// the client's outgoing buffer is full, and flushes when upstream
     /// completes. It materializes the number published; a publish the
     /// client refuses (an invalid subject, a payload over the server's
     /// limit) fails the stream with [`NatsError::Publish`].
+    ///
+    /// Each wait is bounded by
+    /// [`DEFAULT_PUBLISH_TIMEOUT`](Self::DEFAULT_PUBLISH_TIMEOUT): when the server
+    /// is unreachable the stream fails with [`NatsError::TimedOut`] instead
+    /// of waiting for ever. [`publish_within`](Self::publish_within) sets
+    /// another bound.
     ///
     /// # Examples
     ///
@@ -320,7 +332,46 @@ impl NatsSink {
         T: Into<Bytes> + Send + 'static,
         F: Fn(&T) -> String + Clone + Send + Sync + 'static,
     {
-        let client = nats.client().clone();
+        Self::publish_within(nats, Self::DEFAULT_PUBLISH_TIMEOUT, subject_fn)
+    }
+
+    /// [`publish`](Self::publish), with each wait bounded by `timeout`: a
+    /// publish waiting for room in the client's full buffer, and the final
+    /// flush waiting for the server to confirm what was sent. When either
+    /// takes longer (the server is unreachable or too slow to keep up), the
+    /// stream fails with [`NatsError::TimedOut`]. A zero `timeout` allows
+    /// no wait at all.
+    ///
+    /// The time-out runs on the client's tokio runtime (which async-nats
+    /// needs with its timers enabled anyway).
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use weir_interop::{Nats, NatsSink};
+    /// use weir_streams::prelude::*;
+    ///
+    /// let runtime = tokio::runtime::Runtime::new().unwrap();
+    /// let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+    /// let system = weir_actor::ActorSystem::new("core").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let sink = NatsSink::publish_within(&nats, Duration::from_secs(2), |_: &&str| {
+    ///     "events.x".to_string()
+    /// });
+    /// let published = Source::from_iter(["a", "b"]).run_with(sink, &materializer);
+    /// assert_eq!(published.wait().unwrap(), 2);
+    /// ```
+    pub fn publish_within<T, F>(
+        nats: &Nats,
+        timeout: Duration,
+        subject_fn: F,
+    ) -> Sink<T, Completion<u64>>
+    where
+        T: Into<Bytes> + Send + 'static,
+        F: Fn(&T) -> String + Clone + Send + Sync + 'static,
+    {
+        let (client, handle) = (nats.client().clone(), nats.handle().clone());
         // A last `None` after upstream completes flushes the connection.
         Flow::<T>::new()
             .map(Some)
@@ -328,26 +379,43 @@ impl NatsSink {
             .map_async(1, move |element: Option<T>| {
                 let client = client.clone();
                 let subject = element.as_ref().map(&subject_fn);
-                async move {
+                // In the runtime's context: the time-out is a tokio timer.
+                InRuntime::new(&handle, async move {
                     let (Some(element), Some(subject)) = (element, subject) else {
-                        return client.flush().await.map(|()| 0).map_err(|error| {
-                            StreamError::custom(NatsError::Publish {
-                                subject: String::new(),
-                                source: Box::new(error),
-                            })
-                        });
+                        let flushed = tokio::time::timeout(timeout, client.flush()).await;
+                        return match flushed {
+                            Ok(flushed) => {
+                                flushed.map(|()| 0).map_err(|error| NatsError::Publish {
+                                    subject: String::new(),
+                                    source: Box::new(error),
+                                })
+                            }
+                            Err(_) => Err(NatsError::TimedOut {
+                                subject: None,
+                                after: timeout,
+                            }),
+                        }
+                        .map_err(StreamError::custom);
                     };
-                    client
-                        .publish(subject.clone(), element.into())
-                        .await
-                        .map(|()| 1)
-                        .map_err(|error| {
-                            StreamError::custom(NatsError::Publish {
+                    let published = tokio::time::timeout(
+                        timeout,
+                        client.publish(subject.clone(), element.into()),
+                    )
+                    .await;
+                    match published {
+                        Ok(published) => {
+                            published.map(|()| 1).map_err(|error| NatsError::Publish {
                                 subject,
                                 source: Box::new(error),
                             })
-                        })
-                }
+                        }
+                        Err(_) => Err(NatsError::TimedOut {
+                            subject: Some(subject),
+                            after: timeout,
+                        }),
+                    }
+                    .map_err(StreamError::custom)
+                })
             })
             .expect("parallelism 1 is valid")
             .to_mat(Sink::fold(0u64, |count, n: u64| count + n), Keep::right)

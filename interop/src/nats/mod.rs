@@ -25,6 +25,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use tokio::runtime::Handle;
 
@@ -202,6 +203,15 @@ pub enum NatsError {
         /// What async-nats reported.
         source: BoxError,
     },
+    /// The server did not take or confirm a publish in time (it is
+    /// unreachable, or too slow to keep up): the client's buffer stayed
+    /// full, or the final flush went unconfirmed, for `after`.
+    TimedOut {
+        /// The subject of the publish that waited; `None` for the flush.
+        subject: Option<String>,
+        /// The time-out that passed.
+        after: Duration,
+    },
 }
 
 impl NatsError {
@@ -209,6 +219,7 @@ impl NatsError {
     pub fn subject(&self) -> Option<&str> {
         match self {
             Self::Publish { subject, .. } | Self::Subscribe { subject, .. } => Some(subject),
+            Self::TimedOut { subject, .. } => subject.as_deref(),
             _ => None,
         }
     }
@@ -231,6 +242,17 @@ impl fmt::Display for NatsError {
             Self::Subscribe { subject, source } => {
                 write!(f, "nats: subscribe to {subject} failed: {source}")
             }
+            Self::TimedOut {
+                subject: Some(subject),
+                after,
+            } => write!(
+                f,
+                "nats: publish to {subject} found no room in the client's buffer in {after:?}"
+            ),
+            Self::TimedOut {
+                subject: None,
+                after,
+            } => write!(f, "nats: the server did not confirm a flush in {after:?}"),
         }
     }
 }
@@ -244,6 +266,7 @@ impl std::error::Error for NatsError {
             | Self::Ack { source }
             | Self::Publish { source, .. }
             | Self::Subscribe { source, .. } => Some(&**source),
+            Self::TimedOut { .. } => None,
         }
     }
 }
