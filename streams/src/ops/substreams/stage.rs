@@ -51,6 +51,12 @@ pub(crate) trait Splitter<T>: Send {
     }
 }
 
+/// The most slots any splitting stage visited closing substream inputs
+/// beyond one per substream it opened: 0 while closing is linear (the
+/// linearity test reads it).
+#[cfg(all(test, not(loom)))]
+static EXTRA_CLOSE_WORK: crate::sync::StaticAtomicU64 = crate::sync::StaticAtomicU64::new(0);
+
 struct Sub<T, U> {
     id: u64,
     runner: Body<T, U>,
@@ -88,6 +94,9 @@ pub(crate) struct Substreams<T, U> {
     /// Downstream cancelled: new substreams are not opened, running ones
     /// run on until every stage in them has stopped.
     master_closed: bool,
+    /// Slots visited closing inputs (the linearity test).
+    #[cfg(all(test, not(loom)))]
+    close_work: u64,
     /// Substreams that may have something to give (output, completion):
     /// polled in this order, the only ones polled.
     dirty: VecDeque<u64>,
@@ -123,6 +132,8 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             hosted: 0,
             inputs_closed: false,
             master_closed: false,
+            #[cfg(all(test, not(loom)))]
+            close_work: 0,
             dirty: VecDeque::new(),
             callbacks: None,
             pending: None,
@@ -451,6 +462,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
 
     fn close_all(&mut self, error: Option<StreamError>, ctx: &mut StageContext<'_>) {
         let mut closed = Vec::new();
+        #[cfg(all(test, not(loom)))]
+        {
+            self.close_work += self.slots.len() as u64;
+        }
         for sub in self.slots.iter_mut().flatten() {
             if !sub.input_closed {
                 sub.input_closed = true;
@@ -544,6 +559,11 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     }
 
     fn post_stop(&mut self) {
+        #[cfg(all(test, not(loom)))]
+        EXTRA_CLOSE_WORK.fetch_max(
+            self.close_work.saturating_sub(self.generation),
+            crate::sync::Ordering::Relaxed,
+        );
         self.clear();
     }
 }
@@ -562,5 +582,31 @@ impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
         self.mark(id);
         self.reap(id, ctx);
         self.drive(ctx)
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::EXTRA_CLOSE_WORK;
+    use crate::prelude::*;
+    use crate::sync::Ordering;
+
+    /// After upstream ends, each substream's input is closed once: the
+    /// work is linear in the keys (it was quadratic with `usize::MAX`
+    /// keys and a fold per key).
+    #[test]
+    fn closing_many_substreams_is_linear() {
+        let system = weir_actor::ActorSystem::new("close-linear").unwrap();
+        let mat = Materializer::new(&system);
+        let keys = 50_000u32;
+        let count = Source::range(0..keys)
+            .group_by(usize::MAX, |x| *x)
+            .unwrap()
+            .fold(0u32, |a, x| a + x)
+            .merge_substreams()
+            .run_with(Sink::fold(0u32, |n, _| n + 1), &mat);
+        assert_eq!(count.wait(), Ok(keys));
+        system.terminate().wait().unwrap();
+        assert_eq!(EXTRA_CLOSE_WORK.load(Ordering::Relaxed), 0);
     }
 }
