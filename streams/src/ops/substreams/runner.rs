@@ -266,6 +266,9 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             } => self.island.on_timer(stage, key, generation),
             IslandMsg::Start(_) | IslandMsg::Resume => {}
         }
+        // What it queued runs now: whether the substream finished is
+        // seen without waiting for a poll (nobody may poll it).
+        self.run();
     }
 
     /// Run what waits (after a wake-up).
