@@ -87,7 +87,8 @@ pub struct Attributes {
     dispatcher: Option<DispatcherKind>,
     supervision: Option<SupervisionStrategy>,
     log_levels: Option<LogLevels>,
-    subscription_timeout: Option<(Duration, SubscriptionTimeoutMode)>,
+    /// Boxed: rarely set, and every planned stage carries its attributes.
+    subscription_timeout: Option<Box<(Duration, SubscriptionTimeoutMode)>>,
 }
 
 /// The levels `log(name)` emits its events at (Akka's
@@ -295,7 +296,7 @@ impl Attributes {
         timeout: Duration,
         mode: SubscriptionTimeoutMode,
     ) -> Self {
-        self.subscription_timeout = Some((timeout, mode));
+        self.subscription_timeout = Some(Box::new((timeout, mode)));
         self
     }
 
@@ -303,8 +304,10 @@ impl Attributes {
     /// ([`DEFAULT_SUBSCRIPTION_TIMEOUT`], [`SubscriptionTimeoutMode::Cancel`]
     /// unless set).
     pub fn subscription_timeout(&self) -> (Duration, SubscriptionTimeoutMode) {
-        self.subscription_timeout
-            .unwrap_or((DEFAULT_SUBSCRIPTION_TIMEOUT, SubscriptionTimeoutMode::Cancel))
+        self.subscription_timeout.as_deref().copied().unwrap_or((
+            DEFAULT_SUBSCRIPTION_TIMEOUT,
+            SubscriptionTimeoutMode::Cancel,
+        ))
     }
 
     /// The dispatcher set for this stage's island, if one was set (the
@@ -355,7 +358,7 @@ impl Attributes {
             self.log_levels = other.log_levels;
         }
         if other.subscription_timeout.is_some() {
-            self.subscription_timeout = other.subscription_timeout;
+            self.subscription_timeout = other.subscription_timeout.clone();
         }
         self
     }
