@@ -88,6 +88,11 @@ pub enum ErrorKind {
     /// `split_after`) contains an async boundary: substreams run inside the
     /// splitting stage, on its island.
     AsyncBoundaryInSubstream,
+    /// A substream source (a `prefix_and_tail` tail) was not run within
+    /// its subscription timeout, the duration given (Akka's
+    /// `SubscriptionTimeoutException`); see
+    /// [`SubscriptionTimeoutMode`](crate::SubscriptionTimeoutMode).
+    SubscriptionTimeout(std::time::Duration),
 }
 
 /// Which time limit an [`ErrorKind::Timeout`] is about (Akka's
@@ -224,6 +229,9 @@ impl fmt::Display for ErrorKind {
             }
             ErrorKind::AsyncBoundaryInSubstream => {
                 f.write_str("a substream flow or sink with an async boundary is not supported")
+            }
+            ErrorKind::SubscriptionTimeout(after) => {
+                write!(f, "the substream source was not run within {after:?}")
             }
         }
     }

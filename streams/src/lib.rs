@@ -138,7 +138,9 @@ runtime_modules! {
     };
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
-    pub use stage::{Attributes, Directive, LogLevels, SupervisionStrategy};
+    pub use stage::{
+        Attributes, Directive, LogLevels, SubscriptionTimeoutMode, SupervisionStrategy,
+    };
 }
 
 /// The names a stream program needs: `use weir_streams::prelude::*;`.

@@ -454,3 +454,64 @@ fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
     assert_eq!(stays.expect_next_n(3), vec![0, 1, 2]);
     shutdown(&system);
 }
+
+// ---- what a leaving consumer leaves, and failures that overtake ----
+
+/// Pekko's BroadcastHub rolls its buffer forward to where the last
+/// consumer stopped: what it was handed and did not take goes to the next.
+#[test]
+fn broadcast_hub_keeps_what_the_last_consumer_left_for_the_next() {
+    let (system, mat) = stream_system("broadcast-leftovers");
+    let source = Source::range(1u32..=20).run_with(BroadcastHub::sink(8).unwrap(), &mat);
+    let first = source.clone().take(10).run_with(Sink::collect(), &mat);
+    assert_eq!(first.wait(), Ok((1..=10).collect::<Vec<_>>()));
+    let second = source.run_with(Sink::collect(), &mat);
+    assert_eq!(second.wait(), Ok((11..=20).collect::<Vec<_>>()));
+    shutdown(&system);
+}
+
+/// A hub's failure reaches a consumer at once, over elements it holds and
+/// has not requested (Reactive Streams' onError needs no demand).
+#[test]
+fn hub_failure_overtakes_elements_a_consumer_has_not_requested() {
+    let (system, mat) = stream_system("hub-fail-overtakes");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(BroadcastHub::sink(4).unwrap(), Keep::both)
+        .run(&mat);
+    let mut consumer = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    consumer.request(1);
+    for x in 1..=3 {
+        up.expect_request();
+        up.send_next(x);
+    }
+    assert_eq!(consumer.expect_next(), 1);
+    up.send_error(StreamError::msg("broadcast broke"));
+    assert!(
+        consumer
+            .expect_error()
+            .to_string()
+            .contains("broadcast broke")
+    );
+
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(
+            PartitionHub::sink(|_, _: &u32| Some(0), 1, 4).unwrap(),
+            Keep::both,
+        )
+        .run(&mat);
+    let mut consumer = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    consumer.request(1);
+    for x in 1..=3 {
+        up.expect_request();
+        up.send_next(x);
+    }
+    assert_eq!(consumer.expect_next(), 1);
+    up.send_error(StreamError::msg("partition broke"));
+    assert!(
+        consumer
+            .expect_error()
+            .to_string()
+            .contains("partition broke")
+    );
+    shutdown(&system);
+}

@@ -164,6 +164,69 @@ fn end_wakes_a_waiting_consumer() {
     });
 }
 
+/// A consumer cancels keeping what it did not pass on while the producer
+/// still hands over: the producer learns of it, and what the consumer
+/// passed on followed by what the producer takes back is every element,
+/// in order, once (the `BroadcastHub`'s next consumer gets the rest).
+#[test]
+fn cancel_keeping_gives_every_unpassed_element_back_once() {
+    loom::model(|| {
+        let (mut producer, mut consumer) = channel::<usize, Side, Side>(4, Order::Pop);
+        let up = Side::default();
+        producer.set_notify(up.clone());
+        let feeder = thread::spawn(move || {
+            for i in 0..4 {
+                if producer.push(i) {
+                    producer.hand_over();
+                }
+            }
+            while !producer.hand_over() {
+                up.wait();
+            }
+            let back = producer.take_back();
+            assert!(producer.take_back().is_empty(), "taken back once");
+            back
+        });
+        let mut passed = Vec::new();
+        if consumer.refill(Wait::No) == Refill::Ready {
+            passed.extend(consumer.pop());
+        }
+        assert!(consumer.cancel_keeping());
+        passed.extend(feeder.join().unwrap());
+        assert_eq!(passed, vec![0, 1, 2, 3]);
+    });
+}
+
+/// A single producer's failure overtakes what is queued: a consumer that
+/// took a batch hears of it once through `take_abort` (woken by it), one
+/// that did not sees it once from `refill`.
+#[test]
+fn abort_overtakes_the_batch_once() {
+    loom::model(|| {
+        let (mut producer, mut consumer) = channel::<usize, Side, Side>(4, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        producer.push(0);
+        producer.push(1);
+        producer.hand_over();
+        let failer = thread::spawn(move || assert!(producer.abort(StreamError::msg("boom"))));
+        match consumer.refill(Wait::No) {
+            Refill::Ready => {
+                assert_eq!(consumer.pop(), Some(0));
+                while consumer.take_abort().is_none() {
+                    down.wait();
+                }
+                assert!(consumer.is_empty(), "the batch is dropped");
+            }
+            Refill::End(outcome) => assert!(outcome.is_err()),
+            other => panic!("an element or the failure: {other:?}"),
+        }
+        assert!(consumer.take_abort().is_none(), "taken once");
+        assert_eq!(consumer.refill(Wait::No), Refill::Done);
+        failer.join().unwrap();
+    });
+}
+
 // The shared producer side (`handover/shared.rs`): several producers, the
 // consumer on the model's main thread. Credit conservation is asserted
 // inside `SharedProducer::{offer, send}` under loom (credit left plus

@@ -223,6 +223,10 @@ struct State<T, P, C> {
     /// The end is a failure that dropped what was queued: a consumer
     /// holding a batch takes it at once ([`Consumer::take_abort`]).
     aborted: bool,
+    /// The consumer cancelled keeping what it had not passed on in
+    /// `queue`, oldest first, for the producer to take back
+    /// ([`Consumer::cancel_keeping`], [`Producer::take_back`]).
+    kept: bool,
     /// Elements handed over whose credit is not back yet (the models'
     /// conservation check).
     #[cfg(loom)]
@@ -384,10 +388,32 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
         if let Some(notify) = notify {
             notify.notify();
         }
-        if cancelled {
-            self.local.clear();
+        if cancelled && !self.local.is_empty() {
+            let mut state = self.shared.lock();
+            if state.kept {
+                state.queue.append(&mut self.local);
+            } else {
+                drop(state);
+                self.local.clear();
+            }
         }
         cancelled
+    }
+
+    /// After the consumer cancelled with
+    /// [`cancel_keeping`](Consumer::cancel_keeping): the elements it had
+    /// not passed on, then those not handed over yet, oldest first (empty
+    /// otherwise, or when taken before).
+    pub fn take_back(&mut self) -> Vec<T> {
+        let mut kept = {
+            let mut state = self.shared.lock();
+            if !state.kept {
+                return Vec::new();
+            }
+            std::mem::take(&mut state.queue)
+        };
+        kept.append(&mut self.local);
+        kept
     }
 
     /// Whether the consumer cancelled.
@@ -400,6 +426,37 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
     /// already ended or the consumer cancelled.
     pub fn finish(&mut self, outcome: Result<(), StreamError>) -> bool {
         self.finish_with(|| outcome)
+    }
+
+    /// Fail at once: what is queued or not handed over yet is dropped, and
+    /// a consumer holding a batch learns it from
+    /// [`Consumer::take_abort`] without passing that batch on (Reactive
+    /// Streams' `onError` needs no demand). The first end wins: `false`
+    /// when the channel already ended or the consumer cancelled.
+    pub fn abort(&mut self, error: StreamError) -> bool {
+        let (dropped, notify) = {
+            let mut state = self.shared.lock();
+            if state.finished || state.cancelled {
+                drop(state);
+                self.local.clear();
+                return false;
+            }
+            state.end = Some(Err(error));
+            state.finished = true;
+            state.aborted = true;
+            state.producer_waiting = false;
+            state.consumer_waiting = false;
+            (
+                std::mem::take(&mut state.queue),
+                state.notify_consumer.clone(),
+            )
+        };
+        drop(dropped); // element destructors run outside the lock
+        self.local.clear();
+        if let Some(notify) = notify {
+            notify.notify();
+        }
+        true
     }
 
     /// [`finish`](Self::finish) with `AbruptTermination`, the error made
@@ -500,6 +557,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
                 senders: Senders::default(),
                 failure: None,
                 aborted: false,
+                kept: false,
                 #[cfg(loom)]
                 handed: 0,
             }),
@@ -682,7 +740,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// The failure a shared producer ended with, which overtakes the batch
     /// in hand: `Some` once (the batch is dropped), `None` when the channel
     /// did not end that way or the end was taken.
-    pub(crate) fn take_abort(&mut self) -> Option<StreamError> {
+    pub fn take_abort(&mut self) -> Option<StreamError> {
         let error = {
             let mut state = self.shared.lock();
             if !state.aborted || state.closed {
@@ -708,7 +766,24 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// (once). Returns `false` (and does nothing) when the end was already
     /// delivered or handed over, or the consumer cancelled before.
     pub fn cancel(&mut self) -> bool {
-        self.local.clear();
+        self.cancel_with(false)
+    }
+
+    /// [`cancel`](Self::cancel), keeping what was not passed on (the batch
+    /// in hand, then what is handed over) for the producer to take back
+    /// ([`Producer::take_back`]): a `BroadcastHub` gives it to the next
+    /// consumer.
+    pub fn cancel_keeping(&mut self) -> bool {
+        self.cancel_with(true)
+    }
+
+    fn cancel_with(&mut self, keep: bool) -> bool {
+        let mut unpassed = std::mem::take(&mut self.local);
+        if !keep {
+            unpassed.clear();
+        } else if self.order == Order::Pop {
+            unpassed.reverse(); // a popped batch is kept newest first
+        }
         self.end = None;
         let (dropped, notify, senders) = {
             let mut state = self.shared.lock();
@@ -719,7 +794,14 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             state.closed = true;
             state.cancelled = true;
             state.producer_waiting = false;
-            let dropped = std::mem::take(&mut state.queue);
+            let dropped = if keep {
+                state.kept = true;
+                unpassed.append(&mut state.queue);
+                state.queue = unpassed;
+                Vec::new()
+            } else {
+                std::mem::take(&mut state.queue)
+            };
             (
                 dropped,
                 state.notify_producer.clone(),

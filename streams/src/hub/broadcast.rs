@@ -4,7 +4,7 @@
 use std::marker::PhantomData;
 
 use super::registry::Registry;
-use super::{FromHandover, Out};
+use super::{FromHandover, Out, end_out};
 use crate::handover::{self, Order};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
@@ -24,9 +24,15 @@ use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};
 /// and the hub pulls only when every consumer has room. With no consumer
 /// it holds up to `buffer` elements and then back-pressures.
 ///
-/// Completion and failure reach every consumer after the elements before
-/// them; a consumer attaching after the hub ended gets the end at once. A
-/// consumer that cancels just leaves. Elements are cloned per consumer.
+/// Completion reaches every consumer after the elements before it; a
+/// failure reaches every consumer at once, over the elements it holds and
+/// has not passed on (as in Pekko); a consumer attaching after the hub
+/// ended gets the end at once. A consumer that cancels leaves; when it was
+/// the last, what it was handed and did not pass on goes to the next
+/// consumer (Pekko rolls its buffer forward to where the last consumer
+/// stopped). Unlike Pekko, a consumer attaching while others run starts
+/// with the elements that arrive after it attached, not with those the
+/// slowest consumer has not taken yet. Elements are cloned per consumer.
 ///
 /// # Examples
 ///
@@ -123,8 +129,13 @@ struct HubLogic<T: Send + 'static> {
 }
 
 impl<T: Clone + Send + 'static> HubLogic<T> {
-    /// Attach new consumers, take credit, drop cancelled consumers, pull.
+    /// Drop cancelled consumers (before attaching new ones, so a consumer
+    /// that attaches after the last one left gets what it left), attach
+    /// new consumers, take credit, pull.
     fn wake(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.ended.is_none() {
+            self.hand_over_all();
+        }
         self.attach(ctx);
         if self.ended.is_some() {
             return Ok(());
@@ -151,17 +162,35 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
         }
         if let Some(outcome) = self.ended.take() {
             for mut out in self.shared.close(outcome.clone()) {
-                out.finish(outcome.clone());
+                end_out(&mut out, &outcome);
             }
             for out in &mut self.outs {
-                out.finish(outcome.clone());
+                end_out(out, &outcome);
             }
             ctx.complete_stage();
         }
     }
 
+    /// Hand every batch over and drop the consumers that cancelled. When
+    /// the last one leaves, what it was handed and did not pass on is
+    /// held for the next consumer (Pekko rolls its buffer forward to
+    /// where the last consumer stopped).
     fn hand_over_all(&mut self) {
-        self.outs.retain_mut(|out| !out.hand_over());
+        let mut left: Vec<T> = Vec::new();
+        self.outs.retain_mut(|out| {
+            if !out.hand_over() {
+                return true;
+            }
+            let back = out.take_back();
+            // Of several leaving at once, the one furthest behind.
+            if back.len() > left.len() {
+                left = back;
+            }
+            false
+        });
+        if self.outs.is_empty() && self.held.is_empty() {
+            self.held = left;
+        }
     }
 
     fn pull_if_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -186,10 +215,10 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
             return;
         }
         for mut out in self.shared.close(outcome.clone()) {
-            out.finish(outcome.clone());
+            end_out(&mut out, &outcome);
         }
         for out in &mut self.outs {
-            out.finish(outcome.clone());
+            end_out(out, &outcome);
         }
         ctx.complete_stage();
     }
@@ -248,7 +277,7 @@ impl<T: Clone + Send + 'static> GraphStageLogic for HubLogic<T> {
         // dropping `outs` ends their hand-overs the same way).
         let outcome = Err(StreamError::from_kind(ErrorKind::AbruptTermination));
         for mut out in self.shared.close(outcome.clone()) {
-            out.finish(outcome.clone());
+            end_out(&mut out, &outcome);
         }
     }
 }
@@ -274,6 +303,6 @@ impl<T: Clone + Send + 'static> GraphStage for ConsumerStage<T> {
         if let Err((mut producer, outcome)) = self.shared.register(producer) {
             producer.finish(outcome); // the hub has ended: so does this consumer
         }
-        (Box::new(FromHandover::new(consumer)), ())
+        (Box::new(FromHandover::new(consumer, true)), ())
     }
 }

@@ -23,6 +23,7 @@ pub use merge::{DrainingControl, MergeHub};
 pub use partition::PartitionHub;
 
 use crate::handover::{Consumer, Producer, Refill, Wait};
+use crate::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStageLogic, OutPort, SourceShape, StageContext, StageResult,
 };
@@ -31,20 +32,54 @@ use crate::stage::{
 type Out<T> = Producer<T, AsyncCallback<()>, AsyncCallback<()>>;
 type In<T> = Consumer<T, AsyncCallback<()>, AsyncCallback<()>>;
 
+/// End a consumer's hand-over as the hub ended: a completion after the
+/// elements before it, a failure at once, over them (as Pekko's hubs do).
+fn end_out<T>(out: &mut Out<T>, outcome: &Result<(), StreamError>) {
+    match outcome {
+        Ok(()) => out.finish(Ok(())),
+        Err(error) => out.abort(error.clone()),
+    };
+}
+
 /// A stage that emits what arrives on a hand-over: a consumer of a
 /// `BroadcastHub` or `PartitionHub`.
 struct FromHandover<T: Send + 'static> {
     shape: SourceShape<T>,
     consumer: In<T>,
     finished: bool,
+    /// On cancel, leave what was not passed on for the hub to take back
+    /// (`BroadcastHub`: the next consumer gets it).
+    give_back: bool,
 }
 
 impl<T: Send + 'static> FromHandover<T> {
-    fn new(consumer: In<T>) -> Self {
+    fn new(consumer: In<T>, give_back: bool) -> Self {
         Self {
             shape: SourceShape::new(),
             consumer,
             finished: false,
+            give_back,
+        }
+    }
+
+    /// The hub notified: a failure overtakes what is held, without
+    /// waiting for demand.
+    fn woken(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !self.finished
+            && let Some(error) = self.consumer.take_abort()
+        {
+            self.finished = true;
+            ctx.fail(self.shape.out, error);
+            return Ok(());
+        }
+        self.deliver(ctx)
+    }
+
+    fn cancel(&mut self) {
+        if self.give_back {
+            self.consumer.cancel_keeping();
+        } else {
+            self.consumer.cancel();
         }
     }
 
@@ -87,9 +122,9 @@ impl<T: Send + 'static> FromHandover<T> {
 
 impl<T: Send + 'static> GraphStageLogic for FromHandover<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.deliver(ctx));
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.woken(ctx));
         self.consumer.set_notify(wake);
-        self.deliver(ctx)
+        self.woken(ctx)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -97,12 +132,12 @@ impl<T: Send + 'static> GraphStageLogic for FromHandover<T> {
     }
 
     fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.consumer.cancel();
+        self.cancel();
         ctx.complete_stage();
         Ok(())
     }
 
     fn post_stop(&mut self) {
-        self.consumer.cancel();
+        self.cancel();
     }
 }

@@ -4,7 +4,7 @@
 use std::sync::Arc as StdArc;
 
 use super::registry::Registry;
-use super::{FromHandover, Out};
+use super::{FromHandover, Out, end_out};
 use crate::handover::{self, Order};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
@@ -28,8 +28,10 @@ type Partitioner<T> = StdArc<dyn Fn(usize, &T) -> Option<usize> + Send + Sync>;
 /// Nothing is pulled until `start_after_nr_of_consumers` consumers have
 /// attached. Each consumer has room for `buffer` elements; an element for a
 /// consumer without room waits (and the hub back-pressures) until it has.
-/// Completion and failure reach every consumer; a consumer attaching after
-/// the end gets it at once.
+/// Completion reaches every consumer after the elements routed to it; a
+/// failure reaches it at once, over the elements it holds and has not
+/// passed on (as in Pekko); a consumer attaching after the end gets it at
+/// once.
 ///
 /// # Examples
 ///
@@ -234,10 +236,10 @@ impl<T: Send + 'static> HubLogic<T> {
     /// End every consumer (and those attaching later) with `outcome`.
     fn end_all(&mut self, outcome: Result<(), StreamError>) {
         for mut out in self.shared.close(outcome.clone()) {
-            out.finish(outcome.clone());
+            end_out(&mut out, &outcome);
         }
         for out in &mut self.outs {
-            out.finish(outcome.clone());
+            end_out(out, &outcome);
         }
     }
 }
@@ -287,7 +289,7 @@ impl<T: Send + 'static> GraphStageLogic for HubLogic<T> {
     fn post_stop(&mut self) {
         let outcome = Err(StreamError::from_kind(ErrorKind::AbruptTermination));
         for mut out in self.shared.close(outcome.clone()) {
-            out.finish(outcome.clone());
+            end_out(&mut out, &outcome);
         }
     }
 }
@@ -313,6 +315,6 @@ impl<T: Send + 'static> GraphStage for ConsumerStage<T> {
         if let Err((mut producer, outcome)) = self.shared.register(producer) {
             producer.finish(outcome);
         }
-        (Box::new(FromHandover::new(consumer)), ())
+        (Box::new(FromHandover::new(consumer, false)), ())
     }
 }

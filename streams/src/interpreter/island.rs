@@ -235,7 +235,10 @@ impl Island {
         self.finish_if_closed(stage);
     }
 
-    fn finish_if_closed(&mut self, stage: usize) {
+    /// Finish `stage` if it has no open ports and does not keep going
+    /// (also for a port closed from outside the island, as a hosting
+    /// stage cancels a sub-island's output).
+    pub(crate) fn finish_if_closed(&mut self, stage: usize) {
         let meta = &mut self.core.stages[stage];
         if meta.finished || meta.open_ports > 0 || meta.keep_going {
             return;

@@ -1,6 +1,7 @@
 //! Attributes: a stage's name and its tuning.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 use weir_actor::{DispatcherKind, LogLevel};
 
@@ -9,6 +10,41 @@ use crate::ArgumentError;
 
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;
+
+/// How long a substream source (a `prefix_and_tail` tail) may wait to be
+/// run before [`SubscriptionTimeoutMode`] applies, unless set with
+/// [`Attributes::with_subscription_timeout`] (Pekko's
+/// `pekko.stream.materializer.subscription-timeout.timeout`).
+pub const DEFAULT_SUBSCRIPTION_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What a stage does when a substream source it handed out (a
+/// `prefix_and_tail` tail) was not run within its subscription timeout
+/// (Pekko's `subscription-timeout.mode`, `cancel` or `warn`).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::{Attributes, SubscriptionTimeoutMode};
+///
+/// let (after, mode) = Attributes::new().subscription_timeout();
+/// assert_eq!((after, mode), (Duration::from_secs(5), SubscriptionTimeoutMode::Cancel));
+/// let patient = Attributes::new()
+///     .with_subscription_timeout(Duration::from_secs(60), SubscriptionTimeoutMode::Warn);
+/// assert_eq!(patient.subscription_timeout().1, SubscriptionTimeoutMode::Warn);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SubscriptionTimeoutMode {
+    /// The source can no longer be run (a late run fails with
+    /// [`ErrorKind::SubscriptionTimeout`](crate::ErrorKind::SubscriptionTimeout)),
+    /// and the stage stops, cancelling its upstream. The default.
+    #[default]
+    Cancel,
+    /// Only warn (a `tracing` warning, with the `tracing` feature): the
+    /// source stays runnable and the stage waits for it.
+    Warn,
+}
 
 /// How many slots to reserve up front for a buffer that may hold up to
 /// `limit` elements: `limit`, but at most 1024; beyond that the buffer
@@ -51,6 +87,8 @@ pub struct Attributes {
     dispatcher: Option<DispatcherKind>,
     supervision: Option<SupervisionStrategy>,
     log_levels: Option<LogLevels>,
+    /// Boxed: rarely set, and every planned stage carries its attributes.
+    subscription_timeout: Option<Box<(Duration, SubscriptionTimeoutMode)>>,
 }
 
 /// The levels `log(name)` emits its events at (Akka's
@@ -250,6 +288,28 @@ impl Attributes {
         self.log_levels.unwrap_or_default()
     }
 
+    /// How long a substream source this stage hands out (a
+    /// `prefix_and_tail` tail) may wait to be run, and what happens then
+    /// (see [`SubscriptionTimeoutMode`]).
+    pub fn with_subscription_timeout(
+        mut self,
+        timeout: Duration,
+        mode: SubscriptionTimeoutMode,
+    ) -> Self {
+        self.subscription_timeout = Some(Box::new((timeout, mode)));
+        self
+    }
+
+    /// The subscription timeout and its mode
+    /// ([`DEFAULT_SUBSCRIPTION_TIMEOUT`], [`SubscriptionTimeoutMode::Cancel`]
+    /// unless set).
+    pub fn subscription_timeout(&self) -> (Duration, SubscriptionTimeoutMode) {
+        self.subscription_timeout.as_deref().copied().unwrap_or((
+            DEFAULT_SUBSCRIPTION_TIMEOUT,
+            SubscriptionTimeoutMode::Cancel,
+        ))
+    }
+
     /// The dispatcher set for this stage's island, if one was set (the
     /// shared pool otherwise).
     pub fn dispatcher(&self) -> Option<DispatcherKind> {
@@ -296,6 +356,9 @@ impl Attributes {
         }
         if other.log_levels.is_some() {
             self.log_levels = other.log_levels;
+        }
+        if other.subscription_timeout.is_some() {
+            self.subscription_timeout = other.subscription_timeout.clone();
         }
         self
     }

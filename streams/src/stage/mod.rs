@@ -15,7 +15,10 @@ mod supervision;
 
 pub use crate::interpreter::MatContext;
 pub(crate) use attributes::Name;
-pub use attributes::{Attributes, DEFAULT_INPUT_BUFFER, LogLevels, upfront_capacity};
+pub use attributes::{
+    Attributes, DEFAULT_INPUT_BUFFER, DEFAULT_SUBSCRIPTION_TIMEOUT, LogLevels,
+    SubscriptionTimeoutMode, upfront_capacity,
+};
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};

@@ -182,6 +182,36 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
         }
     }
 
+    /// Whether the output ended with nothing left to give (see
+    /// [`Runner::output_drained`]).
+    pub(crate) fn output_drained(&self) -> bool {
+        match self {
+            Body::Island(runner) => runner.output_drained(),
+            Body::Direct(direct) => direct.given,
+        }
+    }
+
+    /// Whether every stage of the substream has stopped (a direct one
+    /// stops with its output).
+    pub(crate) fn is_done(&self) -> bool {
+        match self {
+            Body::Island(runner) => runner.is_done(),
+            Body::Direct(direct) => direct.given,
+        }
+    }
+
+    /// Nobody reads the output any more (see [`Runner::cancel_output`]);
+    /// a direct substream stops at once.
+    pub(crate) fn cancel_output(&mut self) {
+        match self {
+            Body::Island(runner) => runner.cancel_output(),
+            Body::Direct(direct) => {
+                direct.stopped = true;
+                direct.given = true;
+            }
+        }
+    }
+
     /// Whether the substream asks for an element now.
     pub(crate) fn wants(&self) -> bool {
         match self {

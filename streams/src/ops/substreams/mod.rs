@@ -11,7 +11,16 @@
 //! operator, via one `via_flow`); the substreams are closed by
 //! [`SubFlow::merge_substreams`], [`SubFlow::merge_substreams_with_parallelism`],
 //! [`SubFlow::concat_substreams`] or [`SubFlow::to`].
+//!
+//! A substream lives while any stage in it runs, as in Pekko: when its
+//! output ends it frees its place (for `parallelism`) but stays, fed by
+//! upstream, while a stage keeps going (a `prefix_and_tail` whose tail is
+//! read elsewhere, until the tail ends or its subscription timeout
+//! passes). Cancelling downstream cancels every substream's output; those
+//! still running stay, and upstream with them.
 
+#[cfg(all(test, not(loom)))]
+mod close_tests;
 mod direct;
 mod prefix;
 mod pump;

@@ -2,14 +2,29 @@
 //!
 //! The tail source talks to the stage that made it through async
 //! callbacks (Akka's `SubSourceOutlet`): it may run anywhere, on any
-//! island, once.
+//! island, once. A tail not run within the subscription timeout
+//! ([`Attributes::subscription_timeout`](crate::Attributes::subscription_timeout))
+//! no longer holds the stage and its upstream (mode `Cancel`: the stage
+//! stops and a late run fails with `ErrorKind::SubscriptionTimeout`), or
+//! is warned about (`Warn`).
+
+use std::time::Duration;
 
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
-    SourceShape, StageContext, StageResult,
+    SourceShape, StageContext, StageResult, SubscriptionTimeoutMode, TimerKey,
 };
-use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::{Source, StreamError};
+use crate::sync::{Arc, AtomicUsize, Ordering};
+use crate::{ErrorKind, Source, StreamError};
+
+/// The tail's state, shared by the stage and the tail source: not run
+/// yet, run (once), or timed out (it can no longer be run).
+const FRESH: usize = 0;
+const TAKEN: usize = 1;
+const TIMED_OUT: usize = 2;
+
+/// The subscription timeout's timer.
+const SUBSCRIPTION: u64 = 0;
 
 /// From the tail source to the stage.
 enum TailCmd<T> {
@@ -33,6 +48,8 @@ pub(crate) struct PrefixAndTail<T> {
     tail: Option<AsyncCallback<TailMsg<T>>>,
     /// How upstream ended, kept until the tail attaches.
     end: Option<Option<StreamError>>,
+    /// The tail's state (`FRESH`, `TAKEN`, `TIMED_OUT`), once handed out.
+    tail_state: Option<Arc<AtomicUsize>>,
 }
 
 impl<T: Send + 'static> PrefixAndTail<T> {
@@ -44,6 +61,7 @@ impl<T: Send + 'static> PrefixAndTail<T> {
             emitted: false,
             tail: None,
             end: None,
+            tail_state: None,
         }
     }
 
@@ -58,9 +76,14 @@ impl<T: Send + 'static> PrefixAndTail<T> {
             let commands = ctx
                 .async_callback(|this: &mut Self, cmd: TailCmd<T>, ctx| this.on_command(cmd, ctx));
             ctx.set_keep_going(true);
+            let (after, _) = ctx.attributes().subscription_timeout();
+            ctx.schedule_once(SUBSCRIPTION, after);
+            let state = Arc::new(AtomicUsize::new(FRESH));
+            self.tail_state = Some(Arc::clone(&state));
             Source::from_graph(Tail {
                 commands,
-                taken: Arc::new(AtomicBool::new(false)),
+                state,
+                after,
             })
         };
         ctx.push(self.shape.out, (prefix, tail))?;
@@ -156,18 +179,50 @@ impl<T: Send + 'static> GraphStageLogic for PrefixAndTail<T> {
         }
         Ok(())
     }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        let Some(state) = &self.tail_state else {
+            return Ok(());
+        };
+        let (after, mode) = ctx.attributes().subscription_timeout();
+        match mode {
+            SubscriptionTimeoutMode::Warn => {
+                #[cfg(feature = "tracing")]
+                if state.load(Ordering::Acquire) == FRESH {
+                    tracing::warn!(
+                        target: "weir.stream",
+                        ?after,
+                        "prefix_and_tail: the tail source was not run in time"
+                    );
+                }
+                let _ = (state, after);
+            }
+            // A tail run meanwhile has marked itself taken: it attaches.
+            _ => {
+                if state
+                    .compare_exchange(FRESH, TIMED_OUT, Ordering::AcqRel, Ordering::Acquire)
+                    .is_ok()
+                {
+                    ctx.complete_stage();
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
-/// The tail: materializable once.
+/// The tail: materializable once, before its subscription timeout.
 struct Tail<T> {
     commands: AsyncCallback<TailCmd<T>>,
-    taken: Arc<AtomicBool>,
+    state: Arc<AtomicUsize>,
+    after: Duration,
 }
 
 struct TailLogic<T> {
     shape: SourceShape<T>,
     commands: AsyncCallback<TailCmd<T>>,
-    second: bool,
+    /// Why this run cannot take the tail (run before, or too late).
+    refused: Option<StreamError>,
 }
 
 impl<T: Send + 'static> GraphStage for Tail<T> {
@@ -179,10 +234,22 @@ impl<T: Send + 'static> GraphStage for Tail<T> {
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let taken =
+            self.state
+                .compare_exchange(FRESH, TAKEN, Ordering::AcqRel, Ordering::Acquire);
+        let refused = match taken {
+            Ok(_) => None,
+            Err(TAKEN) => Some(StreamError::msg(
+                "a prefix_and_tail tail source can be materialized only once",
+            )),
+            Err(_) => Some(StreamError::from_kind(ErrorKind::SubscriptionTimeout(
+                self.after,
+            ))),
+        };
         let logic = TailLogic {
             shape: SourceShape::new(),
             commands: self.commands.clone(),
-            second: self.taken.swap(true, Ordering::AcqRel),
+            refused,
         };
         (Box::new(logic), ())
     }
@@ -190,10 +257,8 @@ impl<T: Send + 'static> GraphStage for Tail<T> {
 
 impl<T: Send + 'static> GraphStageLogic for TailLogic<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.second {
-            return Err(StreamError::msg(
-                "a prefix_and_tail tail source can be materialized only once",
-            ));
+        if let Some(error) = self.refused.take() {
+            return Err(error);
         }
         let tail = ctx.async_callback(|this: &mut Self, msg: TailMsg<T>, ctx| match msg {
             TailMsg::Element(element) => ctx.push(this.shape.out, element),

@@ -124,7 +124,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 Fill::More => {}
                 Fill::Pending => return Ok(()), // the waker runs the loop again
                 Fill::Exhausted => return self.upstream_finished(ctx),
-                Fill::Failed(error) => return self.upstream_failed(error),
+                Fill::Failed(error) => return self.upstream_failed(error, ctx),
             }
         }
         if let Some((resume, _)) = self.input.as_deref().and_then(|p| p.resume.as_ref()) {

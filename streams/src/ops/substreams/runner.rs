@@ -46,7 +46,8 @@ pub(crate) struct Runner<T, U> {
     pub(crate) id: u64,
     island: Box<Island>,
     feed: u32,
-    out: Option<u32>,
+    /// The marking sink's input and its stage.
+    out: Option<(u32, usize)>,
     function: FunctionRef<IslandMsg>,
     wake: AsyncCallback<u64>,
     _types: std::marker::PhantomData<fn(T) -> U>,
@@ -112,7 +113,10 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
                 .expect("the feed and marker stages are planned as their own stages")
         };
         let feed = island.core.links[island.core.outs(stage_of(0)).start];
-        let out = out_node.map(|n| island.core.links[island.core.ins(stage_of(n)).start]);
+        let out = out_node.map(|n| {
+            let stage = stage_of(n);
+            (island.core.links[island.core.ins(stage).start], stage)
+        });
         for value in &mut values {
             value.get_or_insert_with(|| Box::new(()));
         }
@@ -143,10 +147,42 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
     pub(crate) fn may_give(&self) -> bool {
         match self.out {
             None => self.island.is_done(),
-            Some(out) => {
+            Some((out, _)) => {
                 let state = self.island.core.conns[out as usize].state;
                 state & (AVAILABLE | IN_DONE) != 0 || state & (DEMANDED | PUSHED) == 0
             }
+        }
+    }
+
+    /// Whether the substream's output ended with nothing left to give (a
+    /// failure still waits to be polled); for a substream ending in a
+    /// sink, whether every stage of it has stopped.
+    pub(crate) fn output_drained(&self) -> bool {
+        match self.out {
+            None => self.island.is_done(),
+            Some((out, _)) => {
+                let conn = &self.island.core.conns[out as usize];
+                conn.state & (IN_DONE | AVAILABLE) == IN_DONE && conn.failure.is_none()
+            }
+        }
+    }
+
+    /// Whether every stage of the substream has stopped. A stage may run
+    /// on after the output ended (a `prefix_and_tail` whose tail runs
+    /// elsewhere).
+    pub(crate) fn is_done(&self) -> bool {
+        self.island.is_done()
+    }
+
+    /// Nobody reads the output any more: cancel it (stages that keep
+    /// going run on).
+    pub(crate) fn cancel_output(&mut self) {
+        if let Some((out, stage)) = self.out
+            && self.island.core.conns[out as usize].state & IN_DONE == 0
+        {
+            self.island.core.cancel(out);
+            self.island.finish_if_closed(stage);
+            self.run();
         }
     }
 
@@ -182,7 +218,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
     /// has finished.
     pub(crate) fn poll(&mut self) -> SubPoll<U> {
         self.run();
-        let Some(out) = self.out else {
+        let Some((out, _)) = self.out else {
             return if self.island.is_done() {
                 SubPoll::Completed
             } else {
@@ -230,6 +266,9 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             } => self.island.on_timer(stage, key, generation),
             IslandMsg::Start(_) | IslandMsg::Resume => {}
         }
+        // What it queued runs now: whether the substream finished is
+        // seen without waiting for a poll (nobody may poll it).
+        self.run();
     }
 
     /// Run what waits (after a wake-up).
@@ -241,7 +280,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
 impl<T, U> Drop for Runner<T, U> {
     fn drop(&mut self) {
         if !self.island.is_done() {
-            if let Some(out) = self.out {
+            if let Some((out, _)) = self.out {
                 self.island.core.cancel(out);
             }
             self.island.core.complete(self.feed);

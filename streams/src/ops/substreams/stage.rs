@@ -51,10 +51,19 @@ pub(crate) trait Splitter<T>: Send {
     }
 }
 
+/// The most slots any splitting stage visited closing substream inputs
+/// beyond one per substream it opened: 0 while closing is linear (the
+/// linearity test reads it).
+#[cfg(all(test, not(loom)))]
+pub(super) static EXTRA_CLOSE_WORK: crate::sync::StaticAtomicU64 = crate::sync::StaticAtomicU64::new(0);
+
 struct Sub<T, U> {
     id: u64,
     runner: Body<T, U>,
     input_closed: bool,
+    /// Its output ended (or was cancelled): it no longer counts against
+    /// `parallelism`, and stays until every stage in it has stopped.
+    output_done: bool,
     /// In `dirty` already.
     queued: bool,
 }
@@ -76,7 +85,18 @@ pub(crate) struct Substreams<T, U> {
     slots: Vec<Option<Sub<T, U>>>,
     free: Vec<u32>,
     generation: u64,
+    /// Substreams whose output has not ended.
     live: usize,
+    /// Substreams in `slots` (their output ended or not).
+    hosted: usize,
+    /// Every substream's input was closed after upstream ended (once).
+    inputs_closed: bool,
+    /// Downstream cancelled: new substreams are not opened, running ones
+    /// run on until every stage in them has stopped.
+    master_closed: bool,
+    /// Slots visited closing inputs (the linearity test).
+    #[cfg(all(test, not(loom)))]
+    close_work: u64,
     /// Substreams that may have something to give (output, completion):
     /// polled in this order, the only ones polled.
     dirty: VecDeque<u64>,
@@ -109,6 +129,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             free: Vec::new(),
             generation: 0,
             live: 0,
+            hosted: 0,
+            inputs_closed: false,
+            master_closed: false,
+            #[cfg(all(test, not(loom)))]
+            close_work: 0,
             dirty: VecDeque::new(),
             callbacks: None,
             pending: None,
@@ -138,8 +163,35 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let slot = (id & u64::from(u32::MAX)) as usize;
         let sub = self.slots.get_mut(slot)?.take_if(|s| s.id == id)?;
         self.free.push(slot as u32);
-        self.live -= 1;
+        self.hosted -= 1;
+        if !sub.output_done {
+            self.live -= 1;
+        }
         Some(sub)
+    }
+
+    /// Account for what substream `id` did: its output ended (it frees
+    /// its place for `parallelism`; returns whether it did now), or
+    /// every stage in it stopped (it leaves).
+    fn reap(&mut self, id: u64, ctx: &mut StageContext<'_>) -> bool {
+        let Some(sub) = self.sub(id) else {
+            return false;
+        };
+        let ended = !sub.output_done && sub.runner.output_drained();
+        if ended {
+            sub.output_done = true;
+        }
+        let (gone, input_closed) = (sub.output_done && sub.runner.is_done(), sub.input_closed);
+        if ended {
+            self.live -= 1;
+        }
+        if gone {
+            self.remove(id);
+            if !input_closed {
+                self.sub_cancelled(id, ctx);
+            }
+        }
+        ended
     }
 
     fn open(&mut self, ctx: &mut StageContext<'_>) -> Result<u64, StreamError> {
@@ -169,9 +221,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             id,
             runner,
             input_closed: false,
+            output_done: false,
             queued: false,
         });
         self.live += 1;
+        self.hosted += 1;
         self.mark(id);
         Ok(id)
     }
@@ -192,6 +246,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                     sub.input_closed = true;
                     sub.runner.close_input(None);
                     self.mark(id);
+                    self.reap(id, ctx);
+                }
+                if self.master_closed {
+                    return Ok(()); // nobody would read a new substream
                 }
                 if self.live >= self.parallelism {
                     self.pending = Some((element, Route::New));
@@ -236,6 +294,9 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         }
         if cancelled {
             self.sub_cancelled(id, ctx);
+        }
+        if close {
+            self.reap(id, ctx);
         }
         Ok(())
     }
@@ -283,8 +344,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     pub(super) fn drive(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
             self.deliver(ctx)?;
-            if self.upstream_done && self.pending.is_none() {
-                self.close_all(None);
+            if self.upstream_done && self.pending.is_none() && !self.inputs_closed {
+                // Once: no substream opens after this.
+                self.inputs_closed = true;
+                self.close_all(None, ctx);
             }
             let freed = self.collect(ctx)?;
             // Polling asks substreams for output, which may make the
@@ -293,8 +356,14 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 break;
             }
         }
-        if self.upstream_done && self.pending.is_none() && self.live == 0 {
+        if self.hosted == 0 && (self.master_closed || self.upstream_done && self.pending.is_none())
+        {
             ctx.complete_stage();
+            return Ok(());
+        }
+        if self.upstream_done && self.pending.is_none() && self.live == 0 {
+            // Substreams whose output ended still run (keep going).
+            ctx.complete(self.shape.out);
             return Ok(());
         }
         if self.pending.is_none() && !self.upstream_done {
@@ -315,9 +384,13 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     /// Upstream failed: every substream sees it, then the stage fails.
-    pub(super) fn upstream_failed(&mut self, error: StreamError) -> StageResult {
+    pub(super) fn upstream_failed(
+        &mut self,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
         self.pending = None;
-        self.close_all(Some(error.clone()));
+        self.close_all(Some(error.clone()), ctx);
         Err(error)
     }
 
@@ -362,17 +435,14 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             match poll {
                 SubPoll::Ready(element) => {
                     ctx.push(self.shape.out, element)?;
-                    // It may have more: after the others (fairness).
-                    self.mark(id);
+                    // It may have more: after the others (fairness); or it
+                    // ended with this one (no demand needed to see that).
+                    if !self.reap(id, ctx) {
+                        self.mark(id);
+                    }
                 }
                 SubPoll::Pending => {}
-                SubPoll::Completed => {
-                    let sub = self.remove(id).expect("polled above");
-                    if !sub.input_closed {
-                        self.sub_cancelled(id, ctx);
-                    }
-                    freed = true;
-                }
+                SubPoll::Completed => freed |= self.reap(id, ctx),
                 SubPoll::Failed(error) => return Err(error),
             }
         }
@@ -390,8 +460,12 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         }
     }
 
-    fn close_all(&mut self, error: Option<StreamError>) {
+    fn close_all(&mut self, error: Option<StreamError>, ctx: &mut StageContext<'_>) {
         let mut closed = Vec::new();
+        #[cfg(all(test, not(loom)))]
+        {
+            self.close_work += self.slots.len() as u64;
+        }
         for sub in self.slots.iter_mut().flatten() {
             if !sub.input_closed {
                 sub.input_closed = true;
@@ -401,13 +475,39 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         }
         for id in closed {
             self.mark(id);
+            self.reap(id, ctx);
         }
+    }
+
+    /// Downstream cancelled: cancel every substream's output; those with
+    /// a stage that runs on (a tail being read elsewhere) stay, fed by
+    /// upstream, until they stop.
+    fn close_master(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.master_closed = true;
+        self.live = 0;
+        let mut gone = Vec::new();
+        for sub in self.slots.iter_mut().flatten() {
+            sub.output_done = true;
+            sub.runner.cancel_output();
+            if sub.runner.is_done() {
+                gone.push(sub.id);
+            }
+        }
+        for id in gone {
+            if let Some(sub) = self.remove(id)
+                && !sub.input_closed
+            {
+                self.sub_cancelled(id, ctx);
+            }
+        }
+        self.drive(ctx)
     }
 
     fn clear(&mut self) {
         self.slots.clear();
         self.dirty.clear();
         self.live = 0;
+        self.hosted = 0;
     }
 }
 
@@ -421,6 +521,9 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         let wake = ctx
             .async_callback(|this: &mut Self, id, ctx| this.on_sub_event(SubEvent::Wake(id), ctx));
         self.callbacks = Some((events, wake));
+        // The stage ends itself: a substream may run on after the output
+        // or the input closed.
+        ctx.set_keep_going(true);
         self.start_pump(ctx)
     }
 
@@ -442,9 +545,9 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
         &mut self,
         _: InPort,
         error: StreamError,
-        _: &mut StageContext<'_>,
+        ctx: &mut StageContext<'_>,
     ) -> StageResult {
-        self.upstream_failed(error)
+        self.upstream_failed(error, ctx)
     }
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
@@ -452,12 +555,15 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     }
 
     fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.clear();
-        ctx.complete_stage();
-        Ok(())
+        self.close_master(ctx)
     }
 
     fn post_stop(&mut self) {
+        #[cfg(all(test, not(loom)))]
+        EXTRA_CLOSE_WORK.fetch_max(
+            self.close_work.saturating_sub(self.generation),
+            crate::sync::Ordering::Relaxed,
+        );
         self.clear();
     }
 }
@@ -474,6 +580,7 @@ impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
             SubEvent::Bridge(_) => {}
         }
         self.mark(id);
+        self.reap(id, ctx);
         self.drive(ctx)
     }
 }
