@@ -236,7 +236,7 @@ impl ActorSystemBuilder {
         )
         .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
-            spawn_child(&root, Props::new(|| Guardian), Some(name))
+            spawn_child(&root, Props::new(|| Guardian), Some(name), 0)
                 .expect("a fresh root takes its guardians")
                 .handle()
         };
@@ -432,7 +432,7 @@ impl ActorSystem {
         props: Props<A>,
         name: &str,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
-        spawn_child(&self.user_guardian()?, props, Some(name))
+        spawn_child(&self.user_guardian()?, props, Some(name), 0)
     }
 
     /// Spawn a top-level actor with a generated name.
@@ -444,7 +444,7 @@ impl ActorSystem {
         &self,
         props: Props<A>,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
-        spawn_child(&self.user_guardian()?, props, None)
+        spawn_child(&self.user_guardian()?, props, None, 0)
     }
 
     fn user_guardian(&self) -> Result<ActorHandle, SpawnError> {
@@ -473,6 +473,7 @@ impl ActorSystem {
             &guardian.ok_or(SpawnError::ParentStopped)?,
             props,
             Some(name),
+            0,
         )
     }
 
