@@ -1,0 +1,645 @@
+//! The reference model: each operator as a plain-Rust pull machine over
+//! the one-element-at-a-time protocol, driven by the script, giving the
+//! trace a correct run shows.
+//!
+//! The rules it encodes (Akka's, which Weir follows):
+//! - the sink pulls one element at a time while it has demand;
+//! - a stage signals completion as soon as it knows it has nothing more
+//!   to emit (no extra demand needed); a failure goes downstream at once,
+//!   dropping what the stage holds (except `recover`, which emits its
+//!   element on the next pull, then completes);
+//! - a stage that finishes early (`take`, `take_while`, a `zip` whose
+//!   input ended, a junction that failed) cancels its other inputs;
+//! - `buffer` and the eager junctions (`merge`, `zip`, `merge_sorted`)
+//!   pull their inputs without demand, holding one element per input;
+//! - a probe source sees a request each time it is pulled while it holds
+//!   no queued element.
+
+use std::collections::VecDeque;
+
+use super::script::{BOOM, Case, Join, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+
+/// The element `intersperse` puts between two others.
+pub(crate) const SEP: u64 = 1000;
+
+pub(crate) fn map(k: u64) -> impl Fn(u64) -> u64 + Clone + Send + Sync + 'static {
+    move |x| (x * k + 1) % 1000
+}
+
+pub(crate) fn zipped(a: u64, b: u64) -> u64 {
+    a * 1000 + b
+}
+
+enum Poll {
+    Next(u64),
+    End(Sig),
+    Pending,
+}
+
+#[derive(Default)]
+struct Probe {
+    queue: VecDeque<u64>,
+    completed: bool,
+    failed: bool,
+    waiting: bool,
+    requests: u64,
+    cancelled: bool,
+}
+
+impl Probe {
+    fn terminated(&self) -> bool {
+        self.failed || self.cancelled || (self.completed && self.queue.is_empty())
+    }
+}
+
+/// The probe sources, and whether materialization is over.
+struct World {
+    probes: Vec<Probe>,
+    /// Materialization is over: the stages' first pulls (a buffer's, a
+    /// junction's) go out before an iterator source that is empty or
+    /// failed (`Source::empty`, `Source::failed`) reports its end.
+    started: bool,
+}
+
+trait Node {
+    /// Downstream pulls one element.
+    fn pull(&mut self, w: &mut World) -> Poll;
+    /// The end this node signals without being pulled, once known.
+    fn end(&mut self, w: &mut World) -> Option<Sig>;
+    /// Work done without demand (eager pulls).
+    fn pump(&mut self, w: &mut World);
+    /// Downstream cancels.
+    fn cancel(&mut self, w: &mut World);
+}
+
+type BoxNode = Box<dyn Node>;
+
+fn error() -> Sig {
+    Sig::Error(BOOM.to_owned())
+}
+
+struct ProbeSrc(usize);
+
+impl Node for ProbeSrc {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        let p = &mut w.probes[self.0];
+        if p.failed {
+            return Poll::End(error());
+        }
+        if let Some(x) = p.queue.pop_front() {
+            p.waiting = false;
+            return Poll::Next(x);
+        }
+        if p.completed {
+            return Poll::End(Sig::Complete);
+        }
+        if !p.waiting {
+            p.waiting = true;
+            p.requests += 1;
+        }
+        Poll::Pending
+    }
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        let p = &w.probes[self.0];
+        if p.failed {
+            Some(error())
+        } else if p.completed && p.queue.is_empty() {
+            Some(Sig::Complete)
+        } else {
+            None
+        }
+    }
+    fn pump(&mut self, _: &mut World) {}
+    fn cancel(&mut self, w: &mut World) {
+        let p = &mut w.probes[self.0];
+        if !p.terminated() {
+            p.cancelled = true;
+        }
+    }
+}
+
+struct IterSrc {
+    items: Vec<u64>,
+    at: usize,
+    failed: bool,
+}
+
+impl Node for IterSrc {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        if let Some(x) = self.items.get(self.at) {
+            self.at += 1;
+            return Poll::Next(*x);
+        }
+        self.end(w).map_or(Poll::Pending, Poll::End)
+    }
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        if !w.started {
+            None
+        } else if self.failed {
+            Some(error())
+        } else if self.at == self.items.len() {
+            Some(Sig::Complete)
+        } else {
+            None
+        }
+    }
+    fn pump(&mut self, _: &mut World) {}
+    fn cancel(&mut self, _: &mut World) {}
+}
+
+/// A linear operator over one upstream node.
+struct Linear {
+    op: Op,
+    up: BoxNode,
+    /// take/take_while: finished early (upstream cancelled).
+    closed: bool,
+    count: u64,
+    acc: u64,
+    started: bool,
+    held: Vec<u64>,
+    buffer: VecDeque<u64>,
+}
+
+impl Linear {
+    fn close(&mut self, w: &mut World) -> Poll {
+        if !self.closed {
+            self.closed = true;
+            self.up.cancel(w);
+        }
+        Poll::End(Sig::Complete)
+    }
+}
+
+impl Node for Linear {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        if self.closed {
+            return Poll::End(Sig::Complete);
+        }
+        if !matches!(self.op, Op::Recover) {
+            // A failure upstream goes before what the stage holds.
+            if let Some(e @ Sig::Error(_)) = self.up.end(w) {
+                return Poll::End(e);
+            }
+        }
+        loop {
+            // What this operator holds goes out before it pulls again.
+            match self.op {
+                Op::Take(n) if self.count >= n => return self.close(w),
+                Op::Scan if !self.started => {
+                    self.started = true;
+                    return Poll::Next(0);
+                }
+                Op::MapConcat(_) | Op::Intersperse if !self.held.is_empty() => {
+                    return Poll::Next(self.held.remove(0));
+                }
+                Op::Buffer(_) => {
+                    if let Some(x) = self.buffer.pop_front() {
+                        self.pump(w);
+                        return Poll::Next(x);
+                    }
+                }
+                _ => {}
+            }
+            let x = match self.up.pull(w) {
+                Poll::Next(x) => x,
+                Poll::Pending => return Poll::Pending,
+                Poll::End(Sig::Complete) => {
+                    return match self.op {
+                        Op::Fold if !self.started => {
+                            self.started = true;
+                            Poll::Next(self.acc)
+                        }
+                        Op::Grouped(_) if !self.held.is_empty() => {
+                            let sum = self.held.drain(..).sum::<u64>() % 1000;
+                            Poll::Next(sum)
+                        }
+                        _ => Poll::End(Sig::Complete),
+                    };
+                }
+                Poll::End(e) => {
+                    if let Op::Recover = self.op {
+                        self.closed = true;
+                        return Poll::Next(RECOVERED);
+                    }
+                    return Poll::End(e);
+                }
+            };
+            match self.op {
+                Op::Map(k) => return Poll::Next(map(k)(x)),
+                Op::Filter(m) if x % m != 0 => return Poll::Next(x),
+                Op::Filter(_) => {}
+                Op::Take(n) => {
+                    self.count += 1;
+                    if self.count == n {
+                        self.closed = true;
+                        self.up.cancel(w);
+                    }
+                    return Poll::Next(x);
+                }
+                Op::Skip(n) if self.count < n => self.count += 1,
+                Op::Skip(_) => return Poll::Next(x),
+                Op::TakeWhile(t) if x < t => return Poll::Next(x),
+                Op::TakeWhile(_) => return self.close(w),
+                Op::SkipWhile(t) if !self.started && x < t => {}
+                Op::SkipWhile(_) => {
+                    self.started = true;
+                    return Poll::Next(x);
+                }
+                Op::Scan => {
+                    self.acc = (self.acc + x) % 1000;
+                    return Poll::Next(self.acc);
+                }
+                Op::Fold => self.acc = (self.acc + x) % 1000,
+                Op::Grouped(n) => {
+                    self.held.push(x);
+                    if self.held.len() == n {
+                        return Poll::Next(self.held.drain(..).sum::<u64>() % 1000);
+                    }
+                }
+                Op::MapConcat(r) => {
+                    if r > 0 {
+                        self.held = vec![x; r - 1];
+                        return Poll::Next(x);
+                    }
+                }
+                Op::Intersperse => {
+                    if self.started {
+                        self.held.push(x);
+                        return Poll::Next(SEP);
+                    }
+                    self.started = true;
+                    return Poll::Next(x);
+                }
+                Op::Buffer(_) => return Poll::Next(x),
+                Op::Recover => return Poll::Next(x),
+            }
+        }
+    }
+
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        if self.closed {
+            return Some(Sig::Complete);
+        }
+        match self.op {
+            Op::Take(n) if self.count >= n => {
+                self.close(w);
+                return Some(Sig::Complete);
+            }
+            Op::Recover => {
+                return match self.up.end(w) {
+                    Some(Sig::Complete) => Some(Sig::Complete),
+                    _ => None,
+                };
+            }
+            _ => {}
+        }
+        let up = self.up.end(w)?;
+        if up != Sig::Complete {
+            // A failure goes at once, dropping what the stage holds.
+            return Some(up);
+        }
+        let holds = match self.op {
+            Op::Scan => !self.started,
+            Op::Fold => !self.started,
+            Op::Grouped(_) | Op::MapConcat(_) | Op::Intersperse => !self.held.is_empty(),
+            Op::Buffer(_) => !self.buffer.is_empty(),
+            _ => false,
+        };
+        (!holds).then_some(Sig::Complete)
+    }
+
+    fn pump(&mut self, w: &mut World) {
+        self.up.pump(w);
+        if let Op::Buffer(n) = self.op {
+            while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
+                match self.up.pull(w) {
+                    Poll::Next(x) => self.buffer.push_back(x),
+                    _ => break,
+                }
+            }
+        }
+    }
+
+    fn cancel(&mut self, w: &mut World) {
+        self.closed = true;
+        self.up.cancel(w);
+    }
+}
+
+/// A junction of two inputs.
+struct Junction {
+    join: Join,
+    ins: [BoxNode; 2],
+    /// The element each input holds (eager junctions).
+    held: [Option<u64>; 2],
+    /// Inputs that completed.
+    done: [bool; 2],
+    /// interleave: the input whose turn it is.
+    turn: usize,
+    /// merge: the inputs holding an element, in the order they got it.
+    ready: VecDeque<usize>,
+    /// merge_sorted: it has been pulled, or an input has ended (from then
+    /// on it pulls an input as soon as it lacks an element).
+    started: bool,
+    /// How it ended, once it has.
+    closed: Option<Sig>,
+}
+
+impl Junction {
+    fn eager(&self) -> bool {
+        self.join == Join::Merge || (self.join == Join::MergeSorted && self.started)
+    }
+
+    /// Holds one element per input (pulled ahead or on demand).
+    fn holds(&self) -> bool {
+        matches!(self.join, Join::Merge | Join::Zip | Join::MergeSorted)
+    }
+
+    fn close(&mut self, w: &mut World, end: Sig) -> Poll {
+        if self.closed.is_none() {
+            self.closed = Some(end.clone());
+            for input in &mut self.ins {
+                input.cancel(w);
+            }
+        }
+        Poll::End(end)
+    }
+
+    fn fill(&mut self, w: &mut World) -> Option<Sig> {
+        for i in 0..2 {
+            if self.held[i].is_none() && !self.done[i] {
+                match self.ins[i].pull(w) {
+                    Poll::Next(x) => {
+                        self.held[i] = Some(x);
+                        self.ready.push_back(i);
+                    }
+                    Poll::End(Sig::Complete) => self.done[i] = true,
+                    Poll::End(e) => return Some(e),
+                    Poll::Pending => {}
+                }
+            }
+        }
+        None
+    }
+}
+
+impl Node for Junction {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        if let Some(end) = &self.closed {
+            return Poll::End(end.clone());
+        }
+        self.started = true;
+        if let Some(e) = self.end(w) {
+            return self.close(w, e);
+        }
+        if self.holds() {
+            if let Some(e) = self.fill(w) {
+                return self.close(w, e);
+            }
+            let out = match self.join {
+                Join::Merge => self.ready.pop_front().and_then(|i| self.held[i].take()),
+                Join::Zip => match self.held {
+                    [Some(a), Some(b)] => {
+                        self.held = [None, None];
+                        Some(zipped(a, b))
+                    }
+                    _ => None,
+                },
+                _ => match self.held {
+                    [Some(a), Some(b)] => {
+                        let i = usize::from(b < a);
+                        self.held[i].take()
+                    }
+                    [Some(_), None] if self.done[1] => self.held[0].take(),
+                    [None, Some(_)] if self.done[0] => self.held[1].take(),
+                    _ => None,
+                },
+            };
+            if let Some(x) = out {
+                self.pump(w);
+                return Poll::Next(x);
+            }
+            return match self.end(w) {
+                Some(e) => self.close(w, e),
+                None => Poll::Pending,
+            };
+        }
+        loop {
+            let i = match self.join {
+                Join::Concat => usize::from(self.done[0]),
+                _ => self.turn,
+            };
+            if self.done[i] {
+                return Poll::End(Sig::Complete);
+            }
+            match self.ins[i].pull(w) {
+                Poll::Next(x) => {
+                    if self.join == Join::Interleave && !self.done[1 - i] {
+                        self.turn = 1 - i;
+                    }
+                    return Poll::Next(x);
+                }
+                Poll::Pending => return Poll::Pending,
+                Poll::End(Sig::Complete) => {
+                    self.done[i] = true;
+                    if self.done == [true, true] {
+                        return Poll::End(Sig::Complete);
+                    }
+                    self.turn = 1 - i;
+                }
+                Poll::End(e) => return self.close(w, e),
+            }
+        }
+    }
+
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        if let Some(end) = &self.closed {
+            return Some(end.clone());
+        }
+        let mut ends = [self.ins[0].end(w), self.ins[1].end(w)];
+        if !self.started && ends.iter().any(Option::is_some) {
+            // merge_sorted: an input's end is its first event; it pulls
+            // (unless that end is a failure, which it passes on first).
+            self.started = true;
+            let failed = ends.iter().flatten().any(|e| *e != Sig::Complete);
+            if self.eager() && !failed {
+                if let Some(e) = self.fill(w) {
+                    self.close(w, e.clone());
+                    return Some(e);
+                }
+                ends = [self.ins[0].end(w), self.ins[1].end(w)];
+            }
+        }
+        for (i, e) in ends.iter().enumerate() {
+            match e {
+                // A zip ends when an input ends with nothing held.
+                Some(Sig::Complete) if self.join == Join::Zip && self.held[i].is_none() => {
+                    self.close(w, Sig::Complete);
+                    return Some(Sig::Complete);
+                }
+                Some(Sig::Complete) | None => {}
+                Some(e) => {
+                    self.close(w, e.clone());
+                    return Some(e.clone());
+                }
+            }
+        }
+        let finished = |i: usize| ends[i].is_some() && self.held[i].is_none();
+        let end = match self.join {
+            // Zip ends when an input has ended with nothing held.
+            Join::Zip => finished(0) || finished(1),
+            _ => finished(0) && finished(1),
+        };
+        if end {
+            self.close(w, Sig::Complete);
+            return Some(Sig::Complete);
+        }
+        None
+    }
+
+    fn pump(&mut self, w: &mut World) {
+        for input in &mut self.ins {
+            input.pump(w);
+        }
+        if self.eager() && self.closed.is_none() {
+            // A failure found here shows in `end`.
+            let _ = self.fill(w);
+        }
+    }
+
+    fn cancel(&mut self, w: &mut World) {
+        self.close(w, Sig::Complete);
+    }
+}
+
+fn source(src: &Src, probe: &mut usize) -> BoxNode {
+    let iter = |items: Vec<u64>, failed| {
+        Box::new(IterSrc {
+            items,
+            at: 0,
+            failed,
+        }) as BoxNode
+    };
+    match src {
+        Src::Iter(items) => iter(items.clone(), false),
+        Src::Range(lo, hi) => iter((*lo..*hi).collect(), false),
+        Src::Failed => iter(Vec::new(), true),
+        Src::Probe => {
+            *probe += 1;
+            Box::new(ProbeSrc(*probe - 1))
+        }
+    }
+}
+
+fn graph(case: &Case) -> BoxNode {
+    let mut probe = 0;
+    let mut sources = case.sources.iter().map(|s| source(s, &mut probe));
+    let first = sources.next().expect("a case has a source");
+    let mut node = match (case.join, sources.next()) {
+        (Some(join), Some(second)) => Box::new(Junction {
+            join,
+            ins: [first, second],
+            held: [None, None],
+            done: [false, false],
+            turn: 0,
+            ready: VecDeque::new(),
+            started: false,
+            closed: None,
+        }) as BoxNode,
+        _ => first,
+    };
+    for op in &case.ops {
+        node = Box::new(Linear {
+            op: *op,
+            up: node,
+            closed: false,
+            count: 0,
+            acc: 0,
+            started: false,
+            held: Vec::new(),
+            buffer: VecDeque::new(),
+        });
+    }
+    node
+}
+
+/// The trace a correct run of `case` shows: one entry after
+/// materialization, then one per step.
+pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
+    let mut w = World {
+        probes: (0..case.probes()).map(|_| Probe::default()).collect(),
+        started: false,
+    };
+    let mut root = graph(case);
+    let mut demand = 0u64;
+    let mut done = false;
+    let mut seen: Vec<Up> = vec![Up::default(); w.probes.len()];
+    let mut out = Vec::new();
+    for step in std::iter::once(None).chain(case.script.iter().map(Some)) {
+        let mut down = Vec::new();
+        match step {
+            None => {
+                // The first pulls, then the failures of `Source::failed`.
+                root.pump(&mut w);
+                w.started = true;
+            }
+            Some(Step::Request(n)) => demand += n,
+            Some(Step::Cancel) => {
+                if !done {
+                    root.cancel(&mut w);
+                    done = true;
+                }
+            }
+            Some(Step::Push(i, x)) => {
+                if !w.probes[*i].terminated() {
+                    w.probes[*i].queue.push_back(*x);
+                }
+            }
+            Some(Step::Complete(i)) => w.probes[*i].completed = true,
+            Some(Step::Fail(i)) => {
+                w.probes[*i].failed = true;
+                w.probes[*i].queue.clear();
+            }
+        }
+        while !done {
+            root.pump(&mut w);
+            if let Some(end) = root.end(&mut w) {
+                down.push(end);
+                done = true;
+                break;
+            }
+            if demand == 0 {
+                break;
+            }
+            match root.pull(&mut w) {
+                Poll::Next(x) => {
+                    down.push(Sig::Next(x));
+                    demand -= 1;
+                }
+                Poll::End(end) => {
+                    down.push(end);
+                    done = true;
+                }
+                Poll::Pending => break,
+            }
+        }
+        let up = w
+            .probes
+            .iter()
+            .zip(&mut seen)
+            .map(|(p, seen)| {
+                let step = Up {
+                    requests: p.requests - seen.requests,
+                    cancelled: p.cancelled && !seen.cancelled,
+                };
+                *seen = Up {
+                    requests: p.requests,
+                    cancelled: p.cancelled,
+                };
+                step
+            })
+            .collect();
+        out.push(StepTrace { down, up });
+    }
+    out
+}

@@ -1,0 +1,265 @@
+//! A case as a blueprint, and the trace a run of it shows.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
+use weir_streams::prelude::*;
+use weir_streams::stage::{GraphStage, UniformFanInShape};
+use weir_streams::testkit::{
+    DownstreamSignal, Received, SinkProbe, SourceProbe, TestSink, TestSource,
+};
+
+use super::model::{SEP, map, zipped};
+use super::script::{BOOM, Case, Join, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+
+type Slots = Arc<Mutex<Vec<Option<SourceProbe<u64>>>>>;
+
+/// How long a run across boundaries waits for a signal the model expects.
+const PATIENCE: Duration = Duration::from_secs(2);
+
+fn source(src: &Src, probe: &mut usize, slots: &Slots) -> Source<u64> {
+    match src {
+        Src::Iter(items) if items.is_empty() => Source::empty(),
+        Src::Iter(items) => Source::from_iter(items.clone()),
+        Src::Range(lo, hi) => Source::range(*lo..*hi),
+        Src::Failed => Source::failed(StreamError::msg(BOOM)),
+        Src::Probe => {
+            let i = *probe;
+            *probe += 1;
+            let slots = slots.clone();
+            TestSource::probe::<u64>().map_materialized_value(move |p| {
+                slots.lock().expect("slots")[i] = Some(p);
+            })
+        }
+    }
+}
+
+fn boundary(source: Source<u64>, boundaries: bool) -> Source<u64> {
+    if boundaries {
+        source.async_boundary()
+    } else {
+        source
+    }
+}
+
+fn apply(s: Source<u64>, op: Op) -> Source<u64> {
+    match op {
+        Op::Map(k) => s.map(map(k)),
+        Op::Filter(m) => s.filter(move |x| x % m != 0),
+        Op::Take(n) => s.take(n),
+        Op::Skip(n) => s.skip(n),
+        Op::TakeWhile(t) => s.take_while(move |x| *x < t),
+        Op::SkipWhile(t) => s.skip_while(move |x| *x < t),
+        Op::Scan => s.scan(0u64, |a, x| (a + x) % 1000),
+        Op::Fold => s.fold(0u64, |a, x| (a + x) % 1000),
+        Op::Grouped(n) => s
+            .grouped(n)
+            .expect("n is at least 1")
+            .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
+        Op::MapConcat(r) => s.map_concat(move |x| std::iter::repeat_n(x, r)),
+        Op::Intersperse => s.intersperse(SEP),
+        Op::Buffer(n) => s
+            .buffer(n, OverflowStrategy::Backpressure)
+            .expect("n is at least 1"),
+        Op::Recover => s.recover(|_| Some(RECOVERED)),
+    }
+}
+
+/// `a` and `b` joined by `join` (with a graph builder rather than the
+/// fluent `merge` and the like, which drop the materialized value of `b`:
+/// a probe's is needed). The fluent forms build the same graph.
+fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
+    let mut g = GraphBuilder::new();
+    let (a, ka) = g.source_mat(a);
+    let (b, kb) = g.source_mat(b);
+    let out = match join {
+        Join::Zip => {
+            let zip = g.add(ZipWith::new(zipped));
+            g.connect(a, zip.in0()).expect("wired");
+            g.connect(b, zip.in1()).expect("wired");
+            zip.out()
+        }
+        Join::Merge => uniform(&mut g, Merge::<u64, 2>::new(), a, b),
+        Join::Concat => uniform(&mut g, Concat::<u64, 2>::new(), a, b),
+        Join::MergeSorted => uniform(&mut g, MergeSorted::<u64>::new(), a, b),
+        Join::Interleave => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(1).expect("1 is a segment size"),
+            a,
+            b,
+        ),
+    };
+    g.build_source(out, move |m| {
+        m.take(&ka);
+        m.take(&kb);
+    })
+    .expect("wired")
+}
+
+fn uniform<S>(g: &mut GraphBuilder, stage: S, a: Out<u64>, b: Out<u64>) -> Out<u64>
+where
+    S: GraphStage<Shape = UniformFanInShape<u64, 2>>,
+{
+    let junction = g.add(stage);
+    let [i0, i1] = junction.ins();
+    g.connect(a, i0).expect("wired");
+    g.connect(b, i1).expect("wired");
+    junction.out()
+}
+
+/// The case as a source; `boundaries` puts one after every stage.
+fn blueprint(case: &Case, boundaries: bool, slots: &Slots) -> Source<u64> {
+    let mut probe = 0;
+    let mut sources = case
+        .sources
+        .iter()
+        .map(|s| boundary(source(s, &mut probe, slots), boundaries));
+    let first = sources.next().expect("a case has a source");
+    let mut s = match (case.join, sources.next()) {
+        (Some(join), Some(b)) => boundary(joined(join, first, b), boundaries),
+        _ => first,
+    };
+    for op in &case.ops {
+        s = boundary(apply(s, *op), boundaries);
+    }
+    s
+}
+
+fn sig(received: Received<u64>) -> Sig {
+    match received {
+        Received::Next(x) => Sig::Next(x),
+        Received::Complete => Sig::Complete,
+        Received::Error(e) => Sig::Error(match e.kind() {
+            weir_streams::ErrorKind::Message(m) => m.clone(),
+            other => format!("{other:?}"),
+        }),
+    }
+}
+
+struct Running {
+    sink: SinkProbe<u64>,
+    probes: Vec<SourceProbe<u64>>,
+}
+
+impl Running {
+    fn start(case: &Case, boundaries: bool, mat: &Materializer) -> Self {
+        let slots: Slots = Arc::new(Mutex::new((0..case.probes()).map(|_| None).collect()));
+        let ((), sink) = blueprint(case, boundaries, &slots)
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        let probes = std::mem::take(&mut *slots.lock().expect("slots"))
+            .into_iter()
+            .map(|p| p.expect("every probe is materialized"))
+            .collect();
+        Running { sink, probes }
+    }
+
+    fn apply(&mut self, step: Step) {
+        match step {
+            Step::Request(n) => self.sink.request(n),
+            Step::Cancel => self.sink.cancel(),
+            Step::Push(i, x) => self.probes[i].send_next(x),
+            Step::Complete(i) => self.probes[i].send_complete(),
+            Step::Fail(i) => self.probes[i].send_error(StreamError::msg(BOOM)),
+        }
+    }
+
+    fn drain_down(&mut self, into: &mut Vec<Sig>) {
+        while let Some(r) = self.sink.try_receive() {
+            into.push(sig(r));
+        }
+    }
+
+    fn drain_up(&mut self) -> Vec<Up> {
+        self.probes
+            .iter_mut()
+            .map(|p| {
+                let mut up = Up::default();
+                while let Some(s) = p.try_signal() {
+                    match s {
+                        DownstreamSignal::Request => up.requests += 1,
+                        DownstreamSignal::Cancel => up.cancelled = true,
+                    }
+                }
+                up
+            })
+            .collect()
+    }
+}
+
+/// The trace of a run in one island (fused, or fusion off): after each
+/// step the island is quiescent, so the trace is exact.
+pub(crate) fn one_island(case: &Case, mat: &Materializer) -> Vec<StepTrace> {
+    let mut run = Running::start(case, false, mat);
+    let mut out = Vec::new();
+    for step in std::iter::once(None).chain(case.script.iter().copied().map(Some)) {
+        if let Some(step) = step {
+            run.apply(step);
+        }
+        run.sink.wait_idle();
+        let mut down = Vec::new();
+        run.drain_down(&mut down);
+        out.push(StepTrace {
+            down,
+            up: run.drain_up(),
+        });
+    }
+    out
+}
+
+/// The downstream trace of a run with a boundary after every stage. The
+/// islands do not settle together, so after each step the run waits for
+/// the elements the model expects there, and for the end if the model
+/// expects it and it has not come yet (a signal that comes late is waited
+/// for; one that comes early shows up in its place), then takes whatever
+/// else has already arrived. What the upstream probes see is not taken:
+/// a boundary asks ahead for a batch.
+pub(crate) fn boundaries(
+    case: &Case,
+    mat: &Materializer,
+    expected: &[StepTrace],
+) -> Vec<StepTrace> {
+    let mut run = Running::start(case, true, mat);
+    let mut out = Vec::new();
+    let mut ended = false;
+    let steps = std::iter::once(None).chain(case.script.iter().copied().map(Some));
+    for (step, want) in steps.zip(expected) {
+        if let Some(step) = step {
+            run.apply(step);
+        }
+        let mut elements = want
+            .down
+            .iter()
+            .filter(|s| matches!(s, Sig::Next(_)))
+            .count();
+        let mut end = !ended && want.down.iter().any(|s| !matches!(s, Sig::Next(_)));
+        let mut down = Vec::new();
+        while elements > 0 || end {
+            match run.sink.receive_within(PATIENCE) {
+                Some(r) => {
+                    let s = sig(r);
+                    if matches!(s, Sig::Next(_)) {
+                        elements = elements.saturating_sub(1);
+                    } else {
+                        ended = true;
+                        end = false;
+                        elements = 0;
+                    }
+                    down.push(s);
+                }
+                None => break,
+            }
+        }
+        run.sink.wait_idle();
+        run.drain_down(&mut down);
+        ended |= down.iter().any(|s| !matches!(s, Sig::Next(_)));
+        // Drain what the probes saw so it does not pile up.
+        run.drain_up();
+        out.push(StepTrace {
+            down,
+            up: want.up.clone(),
+        });
+    }
+    out
+}

@@ -1,0 +1,235 @@
+//! What a signal-level case is made of: the sources, the junction, the
+//! operators after it, and the script of demand and upstream signals; and
+//! the trace every run and the model produce.
+
+use proptest::prelude::*;
+
+/// One source of a case (elements are `u64` below 1000).
+#[derive(Debug, Clone)]
+pub(crate) enum Src {
+    /// `Source::from_iter` of these elements (`Source::empty` when none).
+    Iter(Vec<u64>),
+    /// `Source::range(lo..hi)`.
+    Range(u64, u64),
+    /// `Source::failed`.
+    Failed,
+    /// A `TestSource::probe` the script plays.
+    Probe,
+}
+
+/// The junction joining two sources.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Join {
+    Merge,
+    Concat,
+    Zip,
+    MergeSorted,
+    Interleave,
+}
+
+/// One linear operator after the sources (or the junction).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Op {
+    Map(u64),
+    Filter(u64),
+    Take(u64),
+    Skip(u64),
+    TakeWhile(u64),
+    SkipWhile(u64),
+    Scan,
+    Fold,
+    Grouped(usize),
+    MapConcat(usize),
+    Intersperse,
+    Buffer(usize),
+    Recover,
+}
+
+/// One step of the script.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step {
+    /// The downstream probe asks for `n` more.
+    Request(u64),
+    /// The downstream probe cancels.
+    Cancel,
+    /// The `i`-th probe source sends an element.
+    Push(usize, u64),
+    /// The `i`-th probe source completes.
+    Complete(usize),
+    /// The `i`-th probe source fails.
+    Fail(usize),
+}
+
+/// One case: sources (one, or two joined), operators, script.
+#[derive(Debug, Clone)]
+pub(crate) struct Case {
+    pub(crate) sources: Vec<Src>,
+    pub(crate) join: Option<Join>,
+    pub(crate) ops: Vec<Op>,
+    pub(crate) script: Vec<Step>,
+}
+
+impl Case {
+    /// How many sources are probes.
+    pub(crate) fn probes(&self) -> usize {
+        self.sources
+            .iter()
+            .filter(|s| matches!(s, Src::Probe))
+            .count()
+    }
+
+    /// Whether the order of elements within a step is not defined (a
+    /// merge picks among its ready inputs as they arrive).
+    pub(crate) fn unordered(&self) -> bool {
+        self.join == Some(Join::Merge)
+    }
+}
+
+/// What the downstream probe saw.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Sig {
+    Next(u64),
+    Complete,
+    /// A failure, by its message.
+    Error(String),
+}
+
+/// What one upstream probe saw during a step.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Up {
+    pub(crate) requests: u64,
+    pub(crate) cancelled: bool,
+}
+
+/// The signals after one step (index 0: after materialization) once the
+/// stream is quiescent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct StepTrace {
+    pub(crate) down: Vec<Sig>,
+    pub(crate) up: Vec<Up>,
+}
+
+/// The failure message every failing source uses.
+pub(crate) const BOOM: &str = "boom";
+
+/// The element `recover` puts in place of a failure.
+pub(crate) const RECOVERED: u64 = 999;
+
+fn src() -> impl Strategy<Value = Src> {
+    prop_oneof![
+        6 => joined_src(),
+        1 => Just(Src::Failed),
+    ]
+}
+
+/// A source for a junction: no `Source::failed`. At materialization the
+/// order in which its failure and the other input's first element reach
+/// the junction is the interpreter's (it starts the stages in its own
+/// order), not something the model states.
+fn joined_src() -> impl Strategy<Value = Src> {
+    prop_oneof![
+        3 => Just(Src::Probe),
+        2 => prop::collection::vec(0u64..1000, 0..6).prop_map(Src::Iter),
+        1 => (0u64..4, 0u64..5).prop_map(|(lo, n)| Src::Range(lo, lo + n)),
+    ]
+}
+
+fn join() -> impl Strategy<Value = Join> {
+    prop_oneof![
+        Just(Join::Merge),
+        Just(Join::Concat),
+        Just(Join::Zip),
+        Just(Join::MergeSorted),
+        Just(Join::Interleave),
+    ]
+}
+
+pub(crate) fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (1u64..7).prop_map(Op::Map),
+        2 => (2u64..5).prop_map(Op::Filter),
+        1 => (0u64..5).prop_map(Op::Take),
+        1 => (0u64..4).prop_map(Op::Skip),
+        1 => (100u64..1000).prop_map(Op::TakeWhile),
+        1 => (0u64..500).prop_map(Op::SkipWhile),
+        1 => Just(Op::Scan),
+        1 => Just(Op::Fold),
+        1 => (1usize..4).prop_map(Op::Grouped),
+        1 => (0usize..3).prop_map(Op::MapConcat),
+        1 => Just(Op::Intersperse),
+        1 => (1usize..4).prop_map(Op::Buffer),
+        1 => Just(Op::Recover),
+    ]
+}
+
+/// Operators whose output, as a multiset and in count, does not depend
+/// on the order of their input (so no `take`: which elements it keeps
+/// does).
+fn unordered_op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        3 => (1u64..7).prop_map(Op::Map),
+        2 => (2u64..5).prop_map(Op::Filter),
+        1 => (0usize..3).prop_map(Op::MapConcat),
+        1 => (1usize..4).prop_map(Op::Buffer),
+        1 => Just(Op::Recover),
+    ]
+}
+
+fn step(probes: usize) -> BoxedStrategy<Step> {
+    let demand = prop_oneof![
+        6 => (1u64..4).prop_map(Step::Request),
+        1 => Just(Step::Cancel),
+    ];
+    if probes == 0 {
+        return demand.boxed();
+    }
+    prop_oneof![
+        3 => demand,
+        5 => (0..probes, 0u64..1000).prop_map(|(i, x)| Step::Push(i, x)),
+        1 => (0..probes).prop_map(Step::Complete),
+        1 => (0..probes).prop_map(Step::Fail),
+    ]
+    .boxed()
+}
+
+/// A random case: one source or two joined, up to three operators, up to
+/// twelve steps.
+pub(crate) fn case() -> impl Strategy<Value = Case> {
+    let sources = prop_oneof![
+        2 => src().prop_map(|s| (vec![s], None)),
+        3 => (joined_src(), joined_src(), join()).prop_map(|(a, b, j)| (vec![a, b], Some(j))),
+    ];
+    // After a merge only operators that do not care about the order of
+    // the elements: which input a merge takes first is not defined.
+    let ops = sources.prop_flat_map(|(sources, join)| {
+        let ops = if join == Some(Join::Merge) {
+            unordered_op().boxed()
+        } else {
+            op().boxed()
+        };
+        (Just((sources, join)), prop::collection::vec(ops, 0..4))
+    });
+    ops.prop_flat_map(|((sources, join), ops)| {
+        let probes = sources.iter().filter(|s| matches!(s, Src::Probe)).count();
+        prop::collection::vec(step(probes), 0..12).prop_map(move |script| Case {
+            sources: sources.clone(),
+            join,
+            ops: ops.clone(),
+            script: legal(script, probes),
+        })
+    })
+}
+
+/// `script` without the steps a probe cannot take: nothing is sent by a
+/// probe after it completed or failed.
+pub(crate) fn legal(script: Vec<Step>, probes: usize) -> Vec<Step> {
+    let mut ended = vec![false; probes];
+    script
+        .into_iter()
+        .filter(|step| match *step {
+            Step::Push(i, _) => !ended[i],
+            Step::Complete(i) | Step::Fail(i) => !std::mem::replace(&mut ended[i], true),
+            Step::Request(_) | Step::Cancel => true,
+        })
+        .collect()
+}
