@@ -19,21 +19,25 @@
 //!
 //! | operator | status |
 //! |---|---|
-//! | `Source::from_iter`, `range`, `empty`, `failed` | modelled (the sources fusion rewrites) |
+//! | `Source::from_iter`, `range`, `empty`, `failed` | modelled (the sources fusion rewrites; `failed` not beside a junction input, see `script.rs`) |
 //! | `TestSource::probe` | modelled (scripted upstream) |
-//! | `map`, `filter`, `take`, `skip`, `take_while`, `skip_while` | modelled |
-//! | `scan`, `fold`, `grouped`, `map_concat`, `intersperse` | modelled |
+//! | `map`, `filter`, `filter_map`, `take`, `skip`, `take_while`, `skip_while` | modelled |
+//! | `scan`, `fold`, `reduce`, `grouped`, `map_concat`, `intersperse` | modelled |
 //! | `buffer` (backpressure) | modelled |
-//! | `recover` | modelled |
-//! | `merge`, `concat`, `zip_with`, `merge_sorted`, `interleave(1)` | modelled (two inputs) |
-//! | `filter_map`, `inspect`, `reduce`, `sliding`, `intersperse_with`, `log` | not yet covered |
-//! | `map_async`, `map_async_unordered` | not yet covered (futures: needs a scripted executor) |
-//! | `SubstreamOps` (`flat_map_*`, `group_by`, `split_*`, `prefix_and_tail`, ...) | not yet covered |
-//! | `TimeOps` (`throttle`, `delay`, `grouped_within`, timeouts, `keep_alive`, ...) | not yet covered (test clock) |
-//! | `RateOps` other than `buffer` (`batch`, `conflate`, `expand`, `extrapolate`, `limit`) | not yet covered |
-//! | `ErrorOps::map_error`, `recover_with_retries` | not yet covered |
-//! | junctions `merge_preferred`, `merge_prioritized`, `zip_latest`, `or_else`, `prepend`, `zip_n` | not yet covered |
+//! | `recover`, `map_error` | modelled |
+//! | `flat_map_concat` (iterator inner sources) | modelled |
+//! | `merge`, `concat`, `prepend`, `or_else`, `zip_with`, `merge_sorted`, `interleave(1)` | modelled (two inputs; `merge` by counts: its order is not defined) |
+//! | `inspect`, `log`, `intersperse_with`, `sliding`, `map_async`, `map_async_unordered` | not yet covered |
+//! | `SubstreamOps` other than `flat_map_concat` (`flat_map_merge`, `switch_map`, `group_by`, `split_*`, `prefix_and_tail`, `flat_map_prefix`) | not yet covered |
+//! | `TimeOps` (`throttle`, `delay`, `grouped_within`, `take_within`, timeouts, `keep_alive`, ...) | not yet covered (needs the test clock in the runner) |
+//! | `RateOps` other than `buffer(Backpressure)` (dropping strategies, `batch`, `conflate`, `expand`, `extrapolate`, `limit`) | not yet covered |
+//! | `ErrorOps::recover_with_retries` | not yet covered |
+//! | junctions `merge_preferred`, `merge_prioritized`, `zip_latest`, `zip_n`, `interleave(n > 1)` | not yet covered |
 //! | junctions `broadcast`, `balance`, `partition`, `unzip`, `wire_tap`, `also_to`, `divert_to` | not yet covered (fan-out: needs several sink probes) |
+//!
+//! Exempt: the order in which a `merge` takes its ready inputs (not
+//! defined; compared by counts), and what upstream probes see across a
+//! boundary (it asks ahead).
 
 #[path = "signal_differential/model.rs"]
 mod model;
@@ -78,12 +82,12 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
     KnownDefect {
         issue: "a fused chain of an empty iterator source (`Source::empty()`, \
                 `range(n..n)`) and operators completes only on the first request; \
-                unfused, and the bare source, complete at once",
+                unfused, and the bare source, complete at once (beside a junction \
+                the other input may see a request before the cancellation)",
         forms: &[Form::Fused],
         applies: |case| {
-            case.join.is_none()
-                && !case.ops.is_empty()
-                && case.sources.iter().all(|s| match s {
+            (case.join.is_some() || !case.ops.is_empty())
+                && case.sources.iter().any(|s| match s {
                     Src::Iter(items) => items.is_empty(),
                     Src::Range(lo, hi) => lo == hi,
                     _ => false,
@@ -133,7 +137,8 @@ fn boundary_horizon(case: &Case) -> usize {
 /// `take` reached) may see its upstream end, and the stream end, before
 /// the requests the model needs for it. So the elements after each step
 /// must be the model's, and the end the same, at or before the model's
-/// step (or, where the model has not ended yet, a completion).
+/// step (or, where the model has not ended yet, any end: a completion, or
+/// a stage's own failure such as `reduce` of nothing).
 ///
 /// A `merge` takes its inputs' elements as they arrive, and across
 /// boundaries that depends on timing: there only how many elements come
@@ -161,6 +166,21 @@ fn compare_across_boundaries(
         })
     };
     let differ = |what: &str| Err(format!("{what}:\n  want {want:?}\n  got  {got:?}"));
+    let same_until_end = |upto: usize| {
+        want[..upto]
+            .iter()
+            .map(elements)
+            .eq(got[..upto.min(got.len())].iter().map(elements))
+    };
+    // A stage's own failure (`reduce` of nothing), like a completion, may
+    // come before the model's step: the boundaries pulled ahead.
+    if let (Some((w, ws)), Some((g, gs))) = (end(want), end(got))
+        && g <= w
+        && ws == gs
+        && same_until_end(g)
+    {
+        return Ok(());
+    }
     if let Some((w, Sig::Error(e))) = end(want) {
         // A failure may wait behind elements a boundary took (or still be
         // on its way while a stage after the boundary, which emits without
@@ -194,7 +214,7 @@ fn compare_across_boundaries(
     }
     match (end(want), end(got)) {
         (Some((w, ws)), Some((g, gs))) if g <= w && ws == gs => Ok(()),
-        (None, Some((_, Sig::Complete))) | (None, None) => Ok(()),
+        (None, Some(_) | None) => Ok(()),
         _ => differ("the end differs"),
     }
 }

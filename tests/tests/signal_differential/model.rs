@@ -17,7 +17,7 @@
 
 use std::collections::VecDeque;
 
-use super::script::{BOOM, Case, Join, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
 
 /// The element `intersperse` puts between two others.
 pub(crate) const SEP: u64 = 1000;
@@ -76,6 +76,11 @@ type BoxNode = Box<dyn Node>;
 
 fn error() -> Sig {
     Sig::Error(BOOM.to_owned())
+}
+
+/// `reduce`'s failure on an empty stream.
+fn empty_stream() -> Sig {
+    Sig::Error("EmptyStream".to_owned())
 }
 
 struct ProbeSrc(usize);
@@ -177,8 +182,13 @@ impl Node for Linear {
         }
         if !matches!(self.op, Op::Recover) {
             // A failure upstream goes before what the stage holds.
-            if let Some(e @ Sig::Error(_)) = self.up.end(w) {
-                return Poll::End(e);
+            if let Some(Sig::Error(e)) = self.up.end(w) {
+                let e = if let Op::MapError = self.op {
+                    MAPPED.to_owned()
+                } else {
+                    e
+                };
+                return Poll::End(Sig::Error(e));
             }
         }
         loop {
@@ -191,6 +201,12 @@ impl Node for Linear {
                 }
                 Op::MapConcat(_) | Op::Intersperse if !self.held.is_empty() => {
                     return Poll::Next(self.held.remove(0));
+                }
+                Op::FlatMapConcat(_) if !self.started => self.started = true,
+                Op::FlatMapConcat(_) if !self.held.is_empty() => {
+                    let x = self.held.remove(0);
+                    self.pump(w);
+                    return Poll::Next(x);
                 }
                 Op::Buffer(_) => {
                     if let Some(x) = self.buffer.pop_front() {
@@ -209,6 +225,11 @@ impl Node for Linear {
                             self.started = true;
                             Poll::Next(self.acc)
                         }
+                        Op::Reduce if self.count > 0 && !self.started => {
+                            self.started = true;
+                            Poll::Next(self.acc)
+                        }
+                        Op::Reduce if self.count == 0 => Poll::End(empty_stream()),
                         Op::Grouped(_) if !self.held.is_empty() => {
                             let sum = self.held.drain(..).sum::<u64>() % 1000;
                             Poll::Next(sum)
@@ -217,11 +238,14 @@ impl Node for Linear {
                     };
                 }
                 Poll::End(e) => {
-                    if let Op::Recover = self.op {
-                        self.closed = true;
-                        return Poll::Next(RECOVERED);
-                    }
-                    return Poll::End(e);
+                    return match self.op {
+                        Op::Recover => {
+                            self.closed = true;
+                            Poll::Next(RECOVERED)
+                        }
+                        Op::MapError => Poll::End(Sig::Error(MAPPED.to_owned())),
+                        _ => Poll::End(e),
+                    };
                 }
             };
             match self.op {
@@ -256,6 +280,14 @@ impl Node for Linear {
                         return Poll::Next(self.held.drain(..).sum::<u64>() % 1000);
                     }
                 }
+                Op::FlatMapConcat(r) => {
+                    self.held = vec![x; r];
+                    if !self.held.is_empty() {
+                        let x = self.held.remove(0);
+                        self.pump(w);
+                        return Poll::Next(x);
+                    }
+                }
                 Op::MapConcat(r) => {
                     if r > 0 {
                         self.held = vec![x; r - 1];
@@ -270,8 +302,13 @@ impl Node for Linear {
                     self.started = true;
                     return Poll::Next(x);
                 }
-                Op::Buffer(_) => return Poll::Next(x),
-                Op::Recover => return Poll::Next(x),
+                Op::Buffer(_) | Op::Recover | Op::MapError => return Poll::Next(x),
+                Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
+                Op::FilterMap(_) => {}
+                Op::Reduce => {
+                    self.count += 1;
+                    self.acc = (self.acc + x) % 1000;
+                }
             }
         }
     }
@@ -296,12 +333,21 @@ impl Node for Linear {
         let up = self.up.end(w)?;
         if up != Sig::Complete {
             // A failure goes at once, dropping what the stage holds.
+            if let Op::MapError = self.op {
+                return Some(Sig::Error(MAPPED.to_owned()));
+            }
             return Some(up);
+        }
+        if let (Op::Reduce, 0) = (self.op, self.count) {
+            return Some(empty_stream());
         }
         let holds = match self.op {
             Op::Scan => !self.started,
             Op::Fold => !self.started,
-            Op::Grouped(_) | Op::MapConcat(_) | Op::Intersperse => !self.held.is_empty(),
+            Op::Reduce => self.count > 0 && !self.started,
+            Op::Grouped(_) | Op::MapConcat(_) | Op::FlatMapConcat(_) | Op::Intersperse => {
+                !self.held.is_empty()
+            }
             Op::Buffer(_) => !self.buffer.is_empty(),
             _ => false,
         };
@@ -310,6 +356,16 @@ impl Node for Linear {
 
     fn pump(&mut self, w: &mut World) {
         self.up.pump(w);
+        if let Op::FlatMapConcat(r) = self.op {
+            // Once pulled, with no inner source running it pulls the next
+            // outer element, demand or not.
+            while self.started && !self.closed && self.held.is_empty() && self.up.end(w).is_none() {
+                match self.up.pull(w) {
+                    Poll::Next(x) => self.held = vec![x; r],
+                    _ => break,
+                }
+            }
+        }
         if let Op::Buffer(n) = self.op {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
@@ -341,6 +397,8 @@ struct Junction {
     /// merge_sorted: it has been pulled, or an input has ended (from then
     /// on it pulls an input as soon as it lacks an element).
     started: bool,
+    /// or_else: the primary has emitted.
+    emitted: bool,
     /// How it ended, once it has.
     closed: Option<Sig>,
 }
@@ -380,6 +438,44 @@ impl Junction {
             }
         }
         None
+    }
+}
+
+/// `or_else`: the primary's elements (the secondary cancelled at the
+/// first), or, if it ends empty, the secondary's; a failure of the
+/// secondary before it is needed shows only then.
+impl Junction {
+    fn or_else_pull(&mut self, w: &mut World) -> Poll {
+        loop {
+            let i = self.turn;
+            match self.ins[i].pull(w) {
+                Poll::Next(x) => {
+                    if i == 0 && !self.emitted {
+                        self.ins[1].cancel(w);
+                    }
+                    self.emitted = true;
+                    return Poll::Next(x);
+                }
+                Poll::End(Sig::Complete) if i == 0 && !self.emitted => self.turn = 1,
+                Poll::End(e) => return self.close(w, e),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    fn or_else_end(&mut self, w: &mut World) -> Option<Sig> {
+        if self.turn == 0 {
+            match self.ins[0].end(w)? {
+                Sig::Complete if !self.emitted => self.turn = 1,
+                e => {
+                    self.close(w, e.clone());
+                    return Some(e);
+                }
+            }
+        }
+        let e = self.ins[1].end(w)?;
+        self.close(w, e.clone());
+        Some(e)
     }
 }
 
@@ -424,9 +520,12 @@ impl Node for Junction {
                 None => Poll::Pending,
             };
         }
+        if self.join == Join::OrElse {
+            return self.or_else_pull(w);
+        }
         loop {
             let i = match self.join {
-                Join::Concat => usize::from(self.done[0]),
+                Join::Concat | Join::Prepend => usize::from(self.done[0]),
                 _ => self.turn,
             };
             if self.done[i] {
@@ -455,6 +554,9 @@ impl Node for Junction {
     fn end(&mut self, w: &mut World) -> Option<Sig> {
         if let Some(end) = &self.closed {
             return Some(end.clone());
+        }
+        if self.join == Join::OrElse {
+            return self.or_else_end(w);
         }
         let mut ends = [self.ins[0].end(w), self.ins[1].end(w)];
         if !self.started && ends.iter().any(Option::is_some) {
@@ -538,12 +640,17 @@ fn graph(case: &Case) -> BoxNode {
     let mut node = match (case.join, sources.next()) {
         (Some(join), Some(second)) => Box::new(Junction {
             join,
-            ins: [first, second],
+            ins: if join == Join::Prepend {
+                [second, first]
+            } else {
+                [first, second]
+            },
             held: [None, None],
             done: [false, false],
             turn: 0,
             ready: VecDeque::new(),
             started: false,
+            emitted: false,
             closed: None,
         }) as BoxNode,
         _ => first,

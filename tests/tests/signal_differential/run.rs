@@ -11,7 +11,7 @@ use weir_streams::testkit::{
 };
 
 use super::model::{SEP, map, zipped};
-use super::script::{BOOM, Case, Join, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
 
 type Slots = Arc<Mutex<Vec<Option<SourceProbe<u64>>>>>;
 
@@ -63,6 +63,12 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
             .buffer(n, OverflowStrategy::Backpressure)
             .expect("n is at least 1"),
         Op::Recover => s.recover(|_| Some(RECOVERED)),
+        Op::FilterMap(m) => s.filter_map(move |x| (x % m != 0).then(|| map(m)(x))),
+        Op::Reduce => s.reduce(|a, x| (a + x) % 1000),
+        Op::MapError => s.map_error(|_| StreamError::msg(MAPPED)),
+        Op::FlatMapConcat(r) => {
+            s.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
+        }
     }
 }
 
@@ -82,6 +88,8 @@ fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
         }
         Join::Merge => uniform(&mut g, Merge::<u64, 2>::new(), a, b),
         Join::Concat => uniform(&mut g, Concat::<u64, 2>::new(), a, b),
+        Join::Prepend => uniform(&mut g, Concat::<u64, 2>::new(), b, a),
+        Join::OrElse => uniform(&mut g, weir_streams::graph::OrElse::<u64>::new(), a, b),
         Join::MergeSorted => uniform(&mut g, MergeSorted::<u64>::new(), a, b),
         Join::Interleave => uniform(
             &mut g,

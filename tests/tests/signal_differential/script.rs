@@ -25,6 +25,10 @@ pub(crate) enum Join {
     Zip,
     MergeSorted,
     Interleave,
+    /// `a.prepend(b)`: b's elements, then a's.
+    Prepend,
+    /// `a.or_else(b)`: a's elements, or b's if a ends empty.
+    OrElse,
 }
 
 /// One linear operator after the sources (or the junction).
@@ -43,6 +47,12 @@ pub(crate) enum Op {
     Intersperse,
     Buffer(usize),
     Recover,
+    FilterMap(u64),
+    Reduce,
+    /// `map_error` to [`MAPPED`].
+    MapError,
+    /// `flat_map_concat` into `r` copies (an iterator source each).
+    FlatMapConcat(usize),
 }
 
 /// One step of the script.
@@ -112,6 +122,9 @@ pub(crate) struct StepTrace {
 /// The failure message every failing source uses.
 pub(crate) const BOOM: &str = "boom";
 
+/// The message of the failure `map_error` makes of another.
+pub(crate) const MAPPED: &str = "mapped";
+
 /// The element `recover` puts in place of a failure.
 pub(crate) const RECOVERED: u64 = 999;
 
@@ -141,6 +154,8 @@ fn join() -> impl Strategy<Value = Join> {
         Just(Join::Zip),
         Just(Join::MergeSorted),
         Just(Join::Interleave),
+        Just(Join::Prepend),
+        Just(Join::OrElse),
     ]
 }
 
@@ -159,6 +174,10 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Intersperse),
         1 => (1usize..4).prop_map(Op::Buffer),
         1 => Just(Op::Recover),
+        1 => (2u64..5).prop_map(Op::FilterMap),
+        1 => Just(Op::Reduce),
+        1 => Just(Op::MapError),
+        1 => (0usize..3).prop_map(Op::FlatMapConcat),
     ]
 }
 
@@ -172,6 +191,9 @@ fn unordered_op() -> impl Strategy<Value = Op> {
         1 => (0usize..3).prop_map(Op::MapConcat),
         1 => (1usize..4).prop_map(Op::Buffer),
         1 => Just(Op::Recover),
+        1 => (2u64..5).prop_map(Op::FilterMap),
+        1 => Just(Op::MapError),
+        1 => (0usize..3).prop_map(Op::FlatMapConcat),
     ]
 }
 
