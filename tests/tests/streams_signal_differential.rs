@@ -39,6 +39,8 @@
 //! defined; compared by counts), and what upstream probes see across a
 //! boundary (it asks ahead).
 
+#[path = "signal_differential/junction.rs"]
+mod junction;
 #[path = "signal_differential/model.rs"]
 mod model;
 #[path = "signal_differential/run.rs"]
