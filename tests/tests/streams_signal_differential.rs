@@ -1,7 +1,8 @@
 //! Signal-level differential test: random cases (one source, or two
 //! joined by a junction, then linear operators) driven by a script of
-//! demand (request n, cancel) and upstream signals (element, complete,
-//! fail, sent by `TestSource` probes at chosen points), run fused, with
+//! demand (request n, cancel), upstream signals (element, complete,
+//! fail, sent by `TestSource` probes at chosen points) and ticks of the
+//! test clock, run fused, with
 //! fusion off and with a boundary after every stage; the whole trace (each
 //! element, completion or failure, after which step it came, and the
 //! requests and cancellation each probe saw) is compared with a plain-Rust
@@ -29,7 +30,8 @@
 //! | `merge`, `concat`, `prepend`, `or_else`, `zip_with`, `merge_sorted`, `interleave(1)` | modelled (two inputs; `merge` by counts: its order is not defined) |
 //! | `inspect`, `log`, `intersperse_with`, `sliding`, `map_async`, `map_async_unordered` | not yet covered |
 //! | `SubstreamOps` other than `flat_map_concat` (`flat_map_merge`, `switch_map`, `group_by`, `split_*`, `prefix_and_tail`, `flat_map_prefix`) | not yet covered |
-//! | `TimeOps` (`throttle`, `delay`, `grouped_within`, `take_within`, timeouts, `keep_alive`, ...) | not yet covered (needs the test clock in the runner) |
+//! | `TimeOps::take_within`, `drop_within`, `initial_delay`, `initial_timeout`, `completion_timeout` | modelled on the test clock (`Step::Tick`), fused and unfused; exempt across boundaries (each island arms its timers on its own, so "all timers armed before the clock moves" is not defined there) |
+//! | `TimeOps::throttle`, `delay`, `grouped_within`, `idle_timeout`, `backpressure_timeout`, `keep_alive` | not yet covered |
 //! | `RateOps` other than `buffer(Backpressure)` (dropping strategies, `batch`, `conflate`, `expand`, `extrapolate`, `limit`) | not yet covered |
 //! | `ErrorOps::recover_with_retries` | not yet covered |
 //! | junctions `merge_preferred`, `merge_prioritized`, `zip_latest`, `zip_n`, `interleave(n > 1)` | not yet covered |
@@ -50,7 +52,7 @@ mod script;
 
 use proptest::prelude::*;
 use weir_streams::prelude::*;
-use weir_tests::{shutdown, stream_system};
+use weir_tests::{clocked_system, shutdown};
 
 use script::{Case, Sig, Src, StepTrace};
 
@@ -278,7 +280,8 @@ fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), Str
 
 /// Run `case` in every form and compare each trace with the model's.
 fn check(case: &Case) -> Result<(), String> {
-    let (system, fused) = stream_system("signals");
+    let (system, clock) = clocked_system("signals");
+    let fused = Materializer::new(&system);
     let unfused = Materializer::builder(&system).fusion(false).build();
     let want = model::trace(case);
     let mut failures = Vec::new();
@@ -292,11 +295,11 @@ fn check(case: &Case) -> Result<(), String> {
             continue;
         }
         let (got, want) = match form {
-            Form::Fused => (run::one_island(case, &fused), &want[..]),
-            Form::Unfused => (run::one_island(case, &unfused), &want[..]),
+            Form::Fused => (run::one_island(case, &fused, &clock), &want[..]),
+            Form::Unfused => (run::one_island(case, &unfused, &clock), &want[..]),
             Form::Boundaries | Form::BoundariesUnfused => {
                 let horizon = boundary_horizon(case);
-                if horizon == 0 {
+                if horizon == 0 || case.ops.iter().any(|o| o.timed()) {
                     continue;
                 }
                 let want = &want[..horizon];
@@ -305,7 +308,7 @@ fn check(case: &Case) -> Result<(), String> {
                 } else {
                     &unfused
                 };
-                (run::boundaries(case, mat, want), want)
+                (run::boundaries(case, mat, &clock, want), want)
             }
         };
         let compared = match form {
@@ -369,12 +372,13 @@ fn survey() {
 /// tests of the entries in [`KNOWN_DEFECTS`] (ignored until their fixes
 /// land; then drop the `ignore` and the entry).
 fn check_all_forms(case: Case) {
-    let (system, fused) = stream_system("signals-known");
+    let (system, clock) = clocked_system("signals-known");
+    let fused = Materializer::new(&system);
     let unfused = Materializer::builder(&system).fusion(false).build();
     let want = model::trace(&case);
     let got = [
-        ("fused", run::one_island(&case, &fused)),
-        ("unfused", run::one_island(&case, &unfused)),
+        ("fused", run::one_island(&case, &fused, &clock)),
+        ("unfused", run::one_island(&case, &unfused, &clock)),
     ];
     shutdown(&system);
     for (form, got) in got {
@@ -448,4 +452,67 @@ fn a_fused_empty_chain_completes_at_once() {
         vec![script::Op::Map(1)],
         vec![],
     ));
+}
+
+/// The model itself, on hand-written traces (so that agreeing with it
+/// means something), and the runs agreeing with it: `take_within` on the
+/// test clock completes and cancels upstream when its time is up,
+/// without demand; `initial_delay` asks upstream for nothing before.
+#[test]
+fn the_model_gives_the_traces_written_by_hand() {
+    use script::{Join, Op, Step, Up};
+    let up = |requests, cancelled| {
+        vec![Up {
+            requests,
+            cancelled,
+        }]
+    };
+    let t = |down: Vec<Sig>, up: Vec<Up>| StepTrace { down, up };
+    let take_within = case(
+        vec![Src::Probe],
+        None,
+        vec![Op::TakeWithin(2)],
+        vec![Step::Request(1), Step::Push(0, 7), Step::Tick, Step::Tick],
+    );
+    assert_eq!(
+        model::trace(&take_within),
+        vec![
+            t(vec![], up(0, false)),
+            t(vec![], up(1, false)),
+            t(vec![Sig::Next(7)], up(0, false)),
+            t(vec![], up(0, false)),
+            t(vec![Sig::Complete], up(0, true)),
+        ]
+    );
+    let initial_delay = case(
+        vec![Src::Probe],
+        None,
+        vec![Op::InitialDelay(1)],
+        vec![Step::Request(1), Step::Tick, Step::Push(0, 7)],
+    );
+    assert_eq!(
+        model::trace(&initial_delay),
+        vec![
+            t(vec![], up(0, false)),
+            t(vec![], up(0, false)),
+            t(vec![], up(1, false)),
+            t(vec![Sig::Next(7)], up(0, false)),
+        ]
+    );
+    let merged = case(
+        vec![Src::Range(1, 3), Src::Iter(vec![])],
+        Some(Join::Merge),
+        vec![],
+        vec![Step::Request(2)],
+    );
+    assert_eq!(
+        model::trace(&merged),
+        vec![
+            t(vec![], vec![]),
+            t(vec![Sig::Next(1), Sig::Next(2), Sig::Complete], vec![]),
+        ]
+    );
+    for case in [take_within, initial_delay] {
+        check(&case).expect("every form agrees");
+    }
 }

@@ -59,6 +59,8 @@ pub(crate) struct World {
     /// junction's) go out before an iterator source that is empty or
     /// failed (`Source::empty`, `Source::failed`) reports its end.
     started: bool,
+    /// The test clock, in ticks since materialization.
+    now: u32,
 }
 
 pub(crate) trait Node {
@@ -163,6 +165,8 @@ struct Linear {
     started: bool,
     held: Vec<u64>,
     buffer: VecDeque<u64>,
+    /// A time operator's timer ended the stream with this.
+    timed_out: Option<Sig>,
 }
 
 impl Linear {
@@ -175,8 +179,41 @@ impl Linear {
     }
 }
 
+impl Linear {
+    /// A time operator's timer, once due (set at materialization, `k`
+    /// ticks on): `take_within` completes, the timeouts fail unless the
+    /// stream ended or (`initial_timeout`) an element passed; both cancel
+    /// upstream.
+    fn timer(&mut self, w: &mut World) -> Option<Sig> {
+        if let Some(end) = &self.timed_out {
+            return Some(end.clone());
+        }
+        let end = match self.op {
+            Op::TakeWithin(k) if w.now >= k && !self.closed => Sig::Complete,
+            Op::InitialTimeout(k) if w.now >= k && !self.started && !self.closed => {
+                Sig::Error("timeout:Initial".to_owned())
+            }
+            Op::CompletionTimeout(k) if w.now >= k && !self.closed => {
+                Sig::Error("timeout:Completion".to_owned())
+            }
+            _ => return None,
+        };
+        if self.up.end(w).is_some() {
+            // The stream ended first.
+            return None;
+        }
+        self.closed = true;
+        self.up.cancel(w);
+        self.timed_out = Some(end.clone());
+        Some(end)
+    }
+}
+
 impl Node for Linear {
     fn pull(&mut self, w: &mut World) -> Poll {
+        if let Some(end) = self.timer(w) {
+            return Poll::End(end);
+        }
         if self.closed {
             return Poll::End(Sig::Complete);
         }
@@ -195,6 +232,8 @@ impl Node for Linear {
             // What this operator holds goes out before it pulls again.
             match self.op {
                 Op::Take(n) if self.count >= n => return self.close(w),
+                // Upstream is not pulled before the delay is over.
+                Op::InitialDelay(k) if w.now < k => return Poll::Pending,
                 Op::Scan if !self.started => {
                     self.started = true;
                     return Poll::Next(0);
@@ -303,17 +342,35 @@ impl Node for Linear {
                     return Poll::Next(x);
                 }
                 Op::Buffer(_) | Op::Recover | Op::MapError => return Poll::Next(x),
+                Op::TakeWithin(_) | Op::InitialDelay(_) | Op::CompletionTimeout(_) => {
+                    return Poll::Next(x);
+                }
+                // Dropped (and pulled again) until the time is over.
+                Op::DropWithin(k) if w.now < k => {}
+                Op::DropWithin(_) => return Poll::Next(x),
+                Op::InitialTimeout(_) => {
+                    self.started = true;
+                    return Poll::Next(x);
+                }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
                 Op::Reduce => {
+                    // The first element as it is, then `f(acc, x)`.
+                    self.acc = if self.count == 0 {
+                        x
+                    } else {
+                        (self.acc + x) % 1000
+                    };
                     self.count += 1;
-                    self.acc = (self.acc + x) % 1000;
                 }
             }
         }
     }
 
     fn end(&mut self, w: &mut World) -> Option<Sig> {
+        if let Some(end) = self.timer(w) {
+            return Some(end);
+        }
         if self.closed {
             return Some(Sig::Complete);
         }
@@ -434,6 +491,7 @@ fn graph(case: &Case) -> BoxNode {
             started: false,
             held: Vec::new(),
             buffer: VecDeque::new(),
+            timed_out: None,
         });
     }
     node
@@ -445,6 +503,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
     let mut w = World {
         probes: (0..case.probes()).map(|_| Probe::default()).collect(),
         started: false,
+        now: 0,
     };
     let mut root = graph(case);
     let mut demand = 0u64;
@@ -472,6 +531,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
                 }
             }
             Some(Step::Complete(i)) => w.probes[*i].completed = true,
+            Some(Step::Tick) => w.now += 1,
             Some(Step::Fail(i)) => {
                 w.probes[*i].failed = true;
                 w.probes[*i].queue.clear();

@@ -3,6 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use weir_actor::testkit::TestClock;
 use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
 use weir_streams::prelude::*;
 use weir_streams::stage::{GraphStage, UniformFanInShape};
@@ -11,7 +12,7 @@ use weir_streams::testkit::{
 };
 
 use super::model::{SEP, map, zipped};
-use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, TICK, Up};
 
 type Slots = Arc<Mutex<Vec<Option<SourceProbe<u64>>>>>;
 
@@ -66,6 +67,11 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
         Op::FilterMap(m) => s.filter_map(move |x| (x % m != 0).then(|| map(m)(x))),
         Op::Reduce => s.reduce(|a, x| (a + x) % 1000),
         Op::MapError => s.map_error(|_| StreamError::msg(MAPPED)),
+        Op::TakeWithin(k) => s.take_within(TICK * k),
+        Op::DropWithin(k) => s.drop_within(TICK * k),
+        Op::InitialDelay(k) => s.initial_delay(TICK * k),
+        Op::InitialTimeout(k) => s.initial_timeout(TICK * k),
+        Op::CompletionTimeout(k) => s.completion_timeout(TICK * k),
         Op::FlatMapConcat(r) => {
             s.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
         }
@@ -140,6 +146,7 @@ fn sig(received: Received<u64>) -> Sig {
         Received::Complete => Sig::Complete,
         Received::Error(e) => Sig::Error(match e.kind() {
             weir_streams::ErrorKind::Message(m) => m.clone(),
+            weir_streams::ErrorKind::Timeout(kind, _) => format!("timeout:{kind:?}"),
             other => format!("{other:?}"),
         }),
     }
@@ -148,10 +155,11 @@ fn sig(received: Received<u64>) -> Sig {
 struct Running {
     sink: SinkProbe<u64>,
     probes: Vec<SourceProbe<u64>>,
+    clock: TestClock,
 }
 
 impl Running {
-    fn start(case: &Case, boundaries: bool, mat: &Materializer) -> Self {
+    fn start(case: &Case, boundaries: bool, mat: &Materializer, clock: &TestClock) -> Self {
         let slots: Slots = Arc::new(Mutex::new((0..case.probes()).map(|_| None).collect()));
         let ((), sink) = blueprint(case, boundaries, &slots)
             .to_mat(TestSink::probe(), Keep::both)
@@ -160,7 +168,11 @@ impl Running {
             .into_iter()
             .map(|p| p.expect("every probe is materialized"))
             .collect();
-        Running { sink, probes }
+        Running {
+            sink,
+            probes,
+            clock: clock.clone(),
+        }
     }
 
     fn apply(&mut self, step: Step) {
@@ -170,6 +182,11 @@ impl Running {
             Step::Push(i, x) => self.probes[i].send_next(x),
             Step::Complete(i) => self.probes[i].send_complete(),
             Step::Fail(i) => self.probes[i].send_error(StreamError::msg(BOOM)),
+            Step::Tick => {
+                // Every timer the stages set so far is armed first.
+                self.sink.wait_idle();
+                self.clock.advance(TICK);
+            }
         }
     }
 
@@ -198,8 +215,8 @@ impl Running {
 
 /// The trace of a run in one island (fused, or fusion off): after each
 /// step the island is quiescent, so the trace is exact.
-pub(crate) fn one_island(case: &Case, mat: &Materializer) -> Vec<StepTrace> {
-    let mut run = Running::start(case, false, mat);
+pub(crate) fn one_island(case: &Case, mat: &Materializer, clock: &TestClock) -> Vec<StepTrace> {
+    let mut run = Running::start(case, false, mat, clock);
     let mut out = Vec::new();
     for step in std::iter::once(None).chain(case.script.iter().copied().map(Some)) {
         if let Some(step) = step {
@@ -226,9 +243,10 @@ pub(crate) fn one_island(case: &Case, mat: &Materializer) -> Vec<StepTrace> {
 pub(crate) fn boundaries(
     case: &Case,
     mat: &Materializer,
+    clock: &TestClock,
     expected: &[StepTrace],
 ) -> Vec<StepTrace> {
-    let mut run = Running::start(case, true, mat);
+    let mut run = Running::start(case, true, mat, clock);
     let mut out = Vec::new();
     let mut ended = false;
     let steps = std::iter::once(None).chain(case.script.iter().copied().map(Some));
