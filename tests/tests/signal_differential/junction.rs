@@ -13,8 +13,10 @@ pub(crate) struct Junction {
     pub(crate) held: [Option<u64>; 2],
     /// Inputs that completed.
     pub(crate) done: [bool; 2],
-    /// interleave: the input whose turn it is.
+    /// interleave: the input whose turn it is, and how many of its
+    /// segment it has given.
     pub(crate) turn: usize,
+    pub(crate) count: usize,
     /// merge: the inputs holding an element, in the order they got it.
     pub(crate) ready: VecDeque<usize>,
     /// merge_sorted: it has been pulled, or an input has ended (from then
@@ -156,8 +158,17 @@ impl Node for Junction {
             }
             match self.ins[i].pull(w) {
                 Poll::Next(x) => {
-                    if self.join == Join::Interleave && !self.done[1 - i] {
-                        self.turn = 1 - i;
+                    let segment = match self.join {
+                        Join::Interleave => 1,
+                        Join::Interleave2 => 2,
+                        _ => usize::MAX,
+                    };
+                    self.count += 1;
+                    if self.count == segment {
+                        self.count = 0;
+                        if !self.done[1 - i] {
+                            self.turn = 1 - i;
+                        }
                     }
                     return Poll::Next(x);
                 }
@@ -168,6 +179,7 @@ impl Node for Junction {
                         return Poll::End(Sig::Complete);
                     }
                     self.turn = 1 - i;
+                    self.count = 0;
                 }
                 Poll::End(e) => return self.close(w, e),
             }

@@ -165,7 +165,7 @@ struct Linear {
     started: bool,
     held: Vec<u64>,
     buffer: VecDeque<u64>,
-    /// A time operator's timer ended the stream with this.
+    /// A time operator's timer (or `limit`) ended the stream with this.
     timed_out: Option<Sig>,
 }
 
@@ -352,6 +352,18 @@ impl Node for Linear {
                     self.started = true;
                     return Poll::Next(x);
                 }
+                Op::Limit(n) => {
+                    self.count += 1;
+                    if self.count > n {
+                        // Fails, cancelling upstream.
+                        let end = Sig::Error(format!("limit:{n}"));
+                        self.closed = true;
+                        self.up.cancel(w);
+                        self.timed_out = Some(end.clone());
+                        return Poll::End(end);
+                    }
+                    return Poll::Next(x);
+                }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
                 Op::Reduce => {
@@ -474,6 +486,7 @@ fn graph(case: &Case) -> BoxNode {
             held: [None, None],
             done: [false, false],
             turn: 0,
+            count: 0,
             ready: VecDeque::new(),
             started: false,
             emitted: false,

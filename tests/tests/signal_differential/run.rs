@@ -67,6 +67,7 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
         Op::FilterMap(m) => s.filter_map(move |x| (x % m != 0).then(|| map(m)(x))),
         Op::Reduce => s.reduce(|a, x| (a + x) % 1000),
         Op::MapError => s.map_error(|_| StreamError::msg(MAPPED)),
+        Op::Limit(n) => s.limit(n),
         Op::TakeWithin(k) => s.take_within(TICK * k),
         Op::DropWithin(k) => s.drop_within(TICK * k),
         Op::InitialDelay(k) => s.initial_delay(TICK * k),
@@ -100,6 +101,12 @@ fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
         Join::Interleave => uniform(
             &mut g,
             Interleave::<u64, 2>::new(1).expect("1 is a segment size"),
+            a,
+            b,
+        ),
+        Join::Interleave2 => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(2).expect("2 is a segment size"),
             a,
             b,
         ),
@@ -147,6 +154,7 @@ fn sig(received: Received<u64>) -> Sig {
         Received::Error(e) => Sig::Error(match e.kind() {
             weir_streams::ErrorKind::Message(m) => m.clone(),
             weir_streams::ErrorKind::Timeout(kind, _) => format!("timeout:{kind:?}"),
+            weir_streams::ErrorKind::LimitExceeded { max } => format!("limit:{max}"),
             other => format!("{other:?}"),
         }),
     }

@@ -24,7 +24,9 @@ pub(crate) enum Join {
     Concat,
     Zip,
     MergeSorted,
+    /// `interleave` with segments of one, of two.
     Interleave,
+    Interleave2,
     /// `a.prepend(b)`: b's elements, then a's.
     Prepend,
     /// `a.or_else(b)`: a's elements, or b's if a ends empty.
@@ -53,6 +55,8 @@ pub(crate) enum Op {
     MapError,
     /// `flat_map_concat` into `r` copies (an iterator source each).
     FlatMapConcat(usize),
+    /// `limit(n)`: fails on the element past `n`.
+    Limit(u64),
     /// The time operators, with a duration of so many [`TICK`]s.
     TakeWithin(u32),
     DropWithin(u32),
@@ -182,6 +186,7 @@ fn join() -> impl Strategy<Value = Join> {
         Just(Join::Zip),
         Just(Join::MergeSorted),
         Just(Join::Interleave),
+        Just(Join::Interleave2),
         Just(Join::Prepend),
         Just(Join::OrElse),
     ]
@@ -209,6 +214,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::Reduce),
         1 => Just(Op::MapError),
         1 => (0usize..3).prop_map(Op::FlatMapConcat),
+        1 => (0u64..4).prop_map(Op::Limit),
         1 => prop_oneof![
             (1u32..4).prop_map(Op::TakeWithin),
             (1u32..4).prop_map(Op::DropWithin),
