@@ -36,12 +36,15 @@
 //! | `RateOps` `buffer` with dropping strategies, `batch`, `conflate`, `expand`, `extrapolate`, `limit_weighted` | not yet covered (`batch`/`conflate` aggregate only while downstream has not pulled: the model needs to know which pulls are outstanding) |
 //! | `ErrorOps::recover_with_retries` | not yet covered |
 //! | junctions `merge_preferred`, `merge_prioritized`, `zip_latest`, `zip_n`, three inputs or more | not yet covered |
-//! | junctions `broadcast`, `balance`, `partition`, `unzip`, `wire_tap`, `also_to`, `divert_to` | not yet covered (fan-out: needs several sink probes) |
+//! | junctions `broadcast`, `balance` (two outputs, each a sink probe with its own requests and cancellation) | modelled, fused and unfused; not across boundaries yet |
+//! | junctions `partition`, `unzip`, `wire_tap`, `also_to`, `divert_to`, `balance` waiting for all outputs | not yet covered |
 //!
 //! Exempt: the order in which a `merge` takes its ready inputs (not
 //! defined; compared by counts), and what upstream probes see across a
 //! boundary (it asks ahead).
 
+#[path = "signal_differential/fan_out.rs"]
+mod fan_out;
 #[path = "signal_differential/junction.rs"]
 mod junction;
 #[path = "signal_differential/model.rs"]
@@ -97,6 +100,18 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
                     Src::Range(lo, hi) => lo == hi,
                     _ => false,
                 })
+        },
+    },
+    KnownDefect {
+        issue: "balance drops an element it pulled for an output that cancelled \
+                before the element came; the next output to ask gets a later one",
+        forms: &[Form::Fused, Form::Unfused],
+        applies: |case| {
+            case.fan_out == Some(script::FanOut::Balance)
+                && case
+                    .script
+                    .iter()
+                    .any(|s| matches!(s, script::Step::Cancel | script::Step::Cancel2))
         },
     },
 ];
@@ -224,6 +239,19 @@ fn compare_across_boundaries(
     }
 }
 
+/// Whether the upstream probes saw what the model says. One allowance:
+/// in the step a probe is cancelled, one more request may come before the
+/// cancellation (a `buffer` refilling as the stage after it finishes: the
+/// order of that request and the cancellation varies from run to run, with
+/// fusion on or off, as Reactive Streams allows a request in flight).
+fn same_up(want: &[script::Up], got: &[script::Up]) -> bool {
+    want.len() == got.len()
+        && want.iter().zip(got).all(|(w, g)| {
+            w.cancelled == g.cancelled
+                && (w.requests == g.requests || (w.cancelled && g.requests == w.requests + 1))
+        })
+}
+
 /// `Ok` when `got` is the trace `want` allows; else where they part.
 fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), String> {
     let differ = |at: usize| {
@@ -245,20 +273,23 @@ fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), Str
             // come the other way): compare how many elements came after
             // each step, the ends, and (below, when all came out) all the
             // elements; upstream, only the cancellations.
+            // (With a balance after it, which output gets which element
+            // follows from that order too: the outputs are taken together.)
             let shape = |t: &StepTrace| {
-                let ends: Vec<Sig> = t
-                    .down
-                    .iter()
-                    .filter(|s| !matches!(s, Sig::Next(_)))
-                    .cloned()
-                    .collect();
+                let ends = |down: &[Sig]| -> Vec<Sig> {
+                    down.iter()
+                        .filter(|s| !matches!(s, Sig::Next(_)))
+                        .cloned()
+                        .collect()
+                };
                 let cancels: Vec<bool> = t.up.iter().map(|u| u.cancelled).collect();
-                (t.down.len(), ends, cancels)
+                let count = t.down.len() + t.down2.len();
+                (count, ends(&t.down), ends(&t.down2), cancels)
             };
             if shape(w) != shape(g) {
                 return differ(at);
             }
-        } else if w != g {
+        } else if w.down != g.down || w.down2 != g.down2 || !same_up(&w.up, &g.up) {
             return differ(at);
         }
     }
@@ -268,7 +299,10 @@ fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), Str
         && !case.ops.iter().any(|o| matches!(o, script::Op::Take(_)));
     if case.unordered() && drained {
         let all = |t: &[StepTrace]| {
-            let mut all: Vec<Sig> = t.iter().flat_map(|s| s.down.clone()).collect();
+            let mut all: Vec<Sig> = t
+                .iter()
+                .flat_map(|s| s.down.iter().chain(&s.down2).cloned())
+                .collect();
             all.sort();
             all
         };
@@ -300,7 +334,9 @@ fn check(case: &Case) -> Result<(), String> {
             Form::Unfused => (run::one_island(case, &unfused, &clock), &want[..]),
             Form::Boundaries | Form::BoundariesUnfused => {
                 let horizon = boundary_horizon(case);
-                if horizon == 0 || case.ops.iter().any(|o| o.timed()) {
+                // Time cases and fan-outs run in one island only (a
+                // fan-out's outputs would each need the wait for signals).
+                if horizon == 0 || case.ops.iter().any(|o| o.timed()) || case.fan_out.is_some() {
                     continue;
                 }
                 let want = &want[..horizon];
@@ -399,6 +435,7 @@ fn case(
         sources,
         join,
         ops,
+        fan_out: None,
         script,
     }
 }
@@ -468,7 +505,11 @@ fn the_model_gives_the_traces_written_by_hand() {
             cancelled,
         }]
     };
-    let t = |down: Vec<Sig>, up: Vec<Up>| StepTrace { down, up };
+    let t = |down: Vec<Sig>, up: Vec<Up>| StepTrace {
+        down,
+        up,
+        down2: vec![],
+    };
     let take_within = case(
         vec![Src::Probe],
         None,
@@ -516,4 +557,25 @@ fn the_model_gives_the_traces_written_by_hand() {
     for case in [take_within, initial_delay] {
         check(&case).expect("every form agrees");
     }
+}
+
+/// A probe into `balance`: the first output asks, so balance pulls; it
+/// cancels; the element comes; the second output asks and gets it.
+#[test]
+#[ignore = "known defect: balance drops an element pulled for an output that cancelled"]
+fn balance_gives_an_element_pulled_for_a_cancelled_output_to_the_next() {
+    use script::Step;
+    let mut case = case(
+        vec![Src::Probe],
+        None,
+        vec![],
+        vec![
+            Step::Request(1),
+            Step::Cancel,
+            Step::Push(0, 320),
+            Step::Request2(1),
+        ],
+    );
+    case.fan_out = Some(script::FanOut::Balance);
+    check_all_forms(case);
 }

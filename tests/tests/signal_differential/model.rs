@@ -17,6 +17,7 @@
 
 use std::collections::VecDeque;
 
+use super::fan_out::Outputs;
 use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
 
 /// The element `intersperse` puts between two others.
@@ -248,8 +249,9 @@ impl Node for Linear {
                     return Poll::Next(x);
                 }
                 Op::Buffer(_) => {
+                    // Refilled after the element went on (by then a stage
+                    // downstream may have finished and cancelled).
                     if let Some(x) = self.buffer.pop_front() {
-                        self.pump(w);
                         return Poll::Next(x);
                     }
                 }
@@ -521,21 +523,39 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
     let mut root = graph(case);
     let mut demand = 0u64;
     let mut done = false;
+    let mut fan_out = case.fan_out.map(Outputs::new);
     let mut seen: Vec<Up> = vec![Up::default(); w.probes.len()];
     let mut out = Vec::new();
     for step in std::iter::once(None).chain(case.script.iter().map(Some)) {
         let mut down = Vec::new();
+        let mut downs = [Vec::new(), Vec::new()];
         match step {
             None => {
                 // The first pulls, then the failures of `Source::failed`.
                 root.pump(&mut w);
                 w.started = true;
             }
-            Some(Step::Request(n)) => demand += n,
-            Some(Step::Cancel) => {
-                if !done {
-                    root.cancel(&mut w);
-                    done = true;
+            Some(Step::Request(n)) => match &mut fan_out {
+                Some(outputs) => outputs.request(0, *n),
+                None => demand += n,
+            },
+            Some(Step::Request2(n)) => {
+                if let Some(outputs) = &mut fan_out {
+                    outputs.request(1, *n);
+                }
+            }
+            Some(Step::Cancel) => match &mut fan_out {
+                Some(outputs) => outputs.cancel(0, &mut root, &mut w),
+                None => {
+                    if !done {
+                        root.cancel(&mut w);
+                        done = true;
+                    }
+                }
+            },
+            Some(Step::Cancel2) => {
+                if let Some(outputs) = &mut fan_out {
+                    outputs.cancel(1, &mut root, &mut w);
                 }
             }
             Some(Step::Push(i, x)) => {
@@ -550,8 +570,15 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
                 w.probes[*i].queue.clear();
             }
         }
-        while !done {
-            root.pump(&mut w);
+        if let Some(outputs) = &mut fan_out {
+            outputs.settle(&mut root, &mut w, &mut downs);
+            down = std::mem::take(&mut downs[0]);
+        }
+        while !done && fan_out.is_none() {
+            // Eager pulls ripple one stage per pass: run a pass per stage.
+            for _ in 0..=case.ops.len() + 1 {
+                root.pump(&mut w);
+            }
             if let Some(end) = root.end(&mut w) {
                 down.push(end);
                 done = true;
@@ -588,7 +615,8 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
                 step
             })
             .collect();
-        out.push(StepTrace { down, up });
+        let [_, down2] = downs;
+        out.push(StepTrace { down, up, down2 });
     }
     out
 }

@@ -4,6 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::testkit::TestClock;
+use weir_streams::graph::{Balance, Broadcast};
 use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
 use weir_streams::prelude::*;
 use weir_streams::stage::{GraphStage, UniformFanInShape};
@@ -12,7 +13,9 @@ use weir_streams::testkit::{
 };
 
 use super::model::{SEP, map, zipped};
-use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, TICK, Up};
+use super::script::{
+    BOOM, Case, FanOut, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, TICK, Up,
+};
 
 type Slots = Arc<Mutex<Vec<Option<SourceProbe<u64>>>>>;
 
@@ -129,6 +132,33 @@ where
     junction.out()
 }
 
+/// `source` into a fan-out of `kind` to two sink probes.
+fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, SinkProbe<u64>)> {
+    let mut g = GraphBuilder::new();
+    let (out, key) = g.source_mat(source);
+    let outs = match kind {
+        FanOut::Broadcast => {
+            let fan = g.add(Broadcast::<u64, 2>::new());
+            g.connect(out, fan.inlet()).expect("wired");
+            fan.outs()
+        }
+        FanOut::Balance => {
+            let fan = g.add(Balance::<u64, 2>::new());
+            g.connect(out, fan.inlet()).expect("wired");
+            fan.outs()
+        }
+    };
+    let (in0, k0) = g.sink_mat(TestSink::probe::<u64>());
+    let (in1, k1) = g.sink_mat(TestSink::probe::<u64>());
+    g.connect(outs[0], in0).expect("wired");
+    g.connect(outs[1], in1).expect("wired");
+    g.build(move |m| {
+        m.take(&key);
+        (m.take(&k0), m.take(&k1))
+    })
+    .expect("wired")
+}
+
 /// The case as a source; `boundaries` puts one after every stage.
 fn blueprint(case: &Case, boundaries: bool, slots: &Slots) -> Source<u64> {
     let mut probe = 0;
@@ -162,6 +192,8 @@ fn sig(received: Received<u64>) -> Sig {
 
 struct Running {
     sink: SinkProbe<u64>,
+    /// The second output of a fan-out.
+    sink2: Option<SinkProbe<u64>>,
     probes: Vec<SourceProbe<u64>>,
     clock: TestClock,
 }
@@ -169,15 +201,24 @@ struct Running {
 impl Running {
     fn start(case: &Case, boundaries: bool, mat: &Materializer, clock: &TestClock) -> Self {
         let slots: Slots = Arc::new(Mutex::new((0..case.probes()).map(|_| None).collect()));
-        let ((), sink) = blueprint(case, boundaries, &slots)
-            .to_mat(TestSink::probe(), Keep::both)
-            .run(mat);
+        let source = blueprint(case, boundaries, &slots);
+        let (sink, sink2) = match case.fan_out {
+            None => {
+                let ((), sink) = source.to_mat(TestSink::probe(), Keep::both).run(mat);
+                (sink, None)
+            }
+            Some(kind) => {
+                let (sink, sink2) = fanned(source, kind).run(mat);
+                (sink, Some(sink2))
+            }
+        };
         let probes = std::mem::take(&mut *slots.lock().expect("slots"))
             .into_iter()
             .map(|p| p.expect("every probe is materialized"))
             .collect();
         Running {
             sink,
+            sink2,
             probes,
             clock: clock.clone(),
         }
@@ -187,6 +228,8 @@ impl Running {
         match step {
             Step::Request(n) => self.sink.request(n),
             Step::Cancel => self.sink.cancel(),
+            Step::Request2(n) => self.sink2.as_mut().expect("a fan-out").request(n),
+            Step::Cancel2 => self.sink2.as_mut().expect("a fan-out").cancel(),
             Step::Push(i, x) => self.probes[i].send_next(x),
             Step::Complete(i) => self.probes[i].send_complete(),
             Step::Fail(i) => self.probes[i].send_error(StreamError::msg(BOOM)),
@@ -230,12 +273,22 @@ pub(crate) fn one_island(case: &Case, mat: &Materializer, clock: &TestClock) -> 
         if let Some(step) = step {
             run.apply(step);
         }
+        // The island is idle when a sink still running says so (a sink
+        // that has stopped answers at once).
         run.sink.wait_idle();
+        let mut down2 = Vec::new();
+        if let Some(sink2) = &mut run.sink2 {
+            sink2.wait_idle();
+            while let Some(r) = sink2.try_receive() {
+                down2.push(sig(r));
+            }
+        }
         let mut down = Vec::new();
         run.drain_down(&mut down);
         out.push(StepTrace {
             down,
             up: run.drain_up(),
+            down2,
         });
     }
     out
@@ -293,6 +346,7 @@ pub(crate) fn boundaries(
         out.push(StepTrace {
             down,
             up: want.up.clone(),
+            down2: Vec::new(),
         });
     }
     out

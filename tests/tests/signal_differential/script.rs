@@ -33,6 +33,13 @@ pub(crate) enum Join {
     OrElse,
 }
 
+/// The junction splitting the stream to two sink probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FanOut {
+    Broadcast,
+    Balance,
+}
+
 /// One linear operator after the sources (or the junction).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Op {
@@ -100,6 +107,10 @@ pub(crate) enum Step {
     /// The test clock moves on by a [`TICK`] (after every timer set so
     /// far is armed).
     Tick,
+    /// The second output of the fan-out asks for `n` more.
+    Request2(u64),
+    /// The second output of the fan-out cancels.
+    Cancel2,
 }
 
 /// One case: sources (one, or two joined), operators, script.
@@ -108,6 +119,8 @@ pub(crate) struct Case {
     pub(crate) sources: Vec<Src>,
     pub(crate) join: Option<Join>,
     pub(crate) ops: Vec<Op>,
+    /// A fan-out after the operators, to two sink probes (else one).
+    pub(crate) fan_out: Option<FanOut>,
     pub(crate) script: Vec<Step>,
 }
 
@@ -149,6 +162,8 @@ pub(crate) struct Up {
 pub(crate) struct StepTrace {
     pub(crate) down: Vec<Sig>,
     pub(crate) up: Vec<Up>,
+    /// What the second output of a fan-out saw.
+    pub(crate) down2: Vec<Sig>,
 }
 
 /// The failure message every failing source uses.
@@ -241,12 +256,24 @@ fn unordered_op() -> impl Strategy<Value = Op> {
     ]
 }
 
-fn step(probes: usize) -> BoxedStrategy<Step> {
-    let demand = prop_oneof![
-        6 => (1u64..4).prop_map(Step::Request),
-        1 => Just(Step::Cancel),
-        2 => Just(Step::Tick),
-    ];
+fn step(probes: usize, fan_out: bool) -> BoxedStrategy<Step> {
+    let demand = if fan_out {
+        prop_oneof![
+            6 => (1u64..4).prop_map(Step::Request),
+            1 => Just(Step::Cancel),
+            6 => (1u64..4).prop_map(Step::Request2),
+            1 => Just(Step::Cancel2),
+            2 => Just(Step::Tick),
+        ]
+        .boxed()
+    } else {
+        prop_oneof![
+            6 => (1u64..4).prop_map(Step::Request),
+            1 => Just(Step::Cancel),
+            2 => Just(Step::Tick),
+        ]
+        .boxed()
+    };
     if probes == 0 {
         return demand.boxed();
     }
@@ -276,12 +303,18 @@ pub(crate) fn case() -> impl Strategy<Value = Case> {
         };
         (Just((sources, join)), prop::collection::vec(ops, 0..4))
     });
-    ops.prop_flat_map(|((sources, join), ops)| {
+    let fan_out = prop_oneof![
+        4 => Just(None),
+        1 => Just(Some(FanOut::Broadcast)),
+        1 => Just(Some(FanOut::Balance)),
+    ];
+    (ops, fan_out).prop_flat_map(|(((sources, join), ops), fan_out)| {
         let probes = sources.iter().filter(|s| matches!(s, Src::Probe)).count();
-        prop::collection::vec(step(probes), 0..12).prop_map(move |script| Case {
+        prop::collection::vec(step(probes, fan_out.is_some()), 0..12).prop_map(move |script| Case {
             sources: sources.clone(),
             join,
             ops: ops.clone(),
+            fan_out,
             script: legal(script, probes),
         })
     })
@@ -296,7 +329,9 @@ pub(crate) fn legal(script: Vec<Step>, probes: usize) -> Vec<Step> {
         .filter(|step| match *step {
             Step::Push(i, _) => !ended[i],
             Step::Complete(i) | Step::Fail(i) => !std::mem::replace(&mut ended[i], true),
-            Step::Request(_) | Step::Cancel | Step::Tick => true,
+            Step::Request(_) | Step::Cancel | Step::Tick | Step::Request2(_) | Step::Cancel2 => {
+                true
+            }
         })
         .collect()
 }
