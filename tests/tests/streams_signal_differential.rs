@@ -53,6 +53,8 @@ mod model;
 mod run;
 #[path = "signal_differential/script.rs"]
 mod script;
+#[path = "signal_differential/sources.rs"]
+mod sources;
 
 use proptest::prelude::*;
 use weir_streams::prelude::*;

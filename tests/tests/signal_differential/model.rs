@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use super::fan_out::Outputs;
-use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, Up};
+use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Step, StepTrace, Up};
 
 /// The element `intersperse` puts between two others.
 pub(crate) const SEP: u64 = 1000;
@@ -38,30 +38,30 @@ pub(crate) enum Poll {
 }
 
 #[derive(Default)]
-struct Probe {
-    queue: VecDeque<u64>,
-    completed: bool,
-    failed: bool,
-    waiting: bool,
-    requests: u64,
-    cancelled: bool,
+pub(crate) struct Probe {
+    pub(crate) queue: VecDeque<u64>,
+    pub(crate) completed: bool,
+    pub(crate) failed: bool,
+    pub(crate) waiting: bool,
+    pub(crate) requests: u64,
+    pub(crate) cancelled: bool,
 }
 
 impl Probe {
-    fn terminated(&self) -> bool {
+    pub(crate) fn terminated(&self) -> bool {
         self.failed || self.cancelled || (self.completed && self.queue.is_empty())
     }
 }
 
 /// The probe sources, and whether materialization is over.
 pub(crate) struct World {
-    probes: Vec<Probe>,
+    pub(crate) probes: Vec<Probe>,
     /// Materialization is over: the stages' first pulls (a buffer's, a
     /// junction's) go out before an iterator source that is empty or
     /// failed (`Source::empty`, `Source::failed`) reports its end.
-    started: bool,
+    pub(crate) started: bool,
     /// The test clock, in ticks since materialization.
-    now: u32,
+    pub(crate) now: u32,
 }
 
 pub(crate) trait Node {
@@ -77,82 +77,13 @@ pub(crate) trait Node {
 
 pub(crate) type BoxNode = Box<dyn Node>;
 
-fn error() -> Sig {
+pub(crate) fn error() -> Sig {
     Sig::Error(BOOM.to_owned())
 }
 
 /// `reduce`'s failure on an empty stream.
 fn empty_stream() -> Sig {
     Sig::Error("EmptyStream".to_owned())
-}
-
-struct ProbeSrc(usize);
-
-impl Node for ProbeSrc {
-    fn pull(&mut self, w: &mut World) -> Poll {
-        let p = &mut w.probes[self.0];
-        if p.failed {
-            return Poll::End(error());
-        }
-        if let Some(x) = p.queue.pop_front() {
-            p.waiting = false;
-            return Poll::Next(x);
-        }
-        if p.completed {
-            return Poll::End(Sig::Complete);
-        }
-        if !p.waiting {
-            p.waiting = true;
-            p.requests += 1;
-        }
-        Poll::Pending
-    }
-    fn end(&mut self, w: &mut World) -> Option<Sig> {
-        let p = &w.probes[self.0];
-        if p.failed {
-            Some(error())
-        } else if p.completed && p.queue.is_empty() {
-            Some(Sig::Complete)
-        } else {
-            None
-        }
-    }
-    fn pump(&mut self, _: &mut World) {}
-    fn cancel(&mut self, w: &mut World) {
-        let p = &mut w.probes[self.0];
-        if !p.terminated() {
-            p.cancelled = true;
-        }
-    }
-}
-
-struct IterSrc {
-    items: Vec<u64>,
-    at: usize,
-    failed: bool,
-}
-
-impl Node for IterSrc {
-    fn pull(&mut self, w: &mut World) -> Poll {
-        if let Some(x) = self.items.get(self.at) {
-            self.at += 1;
-            return Poll::Next(*x);
-        }
-        self.end(w).map_or(Poll::Pending, Poll::End)
-    }
-    fn end(&mut self, w: &mut World) -> Option<Sig> {
-        if !w.started {
-            None
-        } else if self.failed {
-            Some(error())
-        } else if self.at == self.items.len() {
-            Some(Sig::Complete)
-        } else {
-            None
-        }
-    }
-    fn pump(&mut self, _: &mut World) {}
-    fn cancel(&mut self, _: &mut World) {}
 }
 
 /// A linear operator over one upstream node.
@@ -453,27 +384,9 @@ impl Node for Linear {
     }
 }
 
-fn source(src: &Src, probe: &mut usize) -> BoxNode {
-    let iter = |items: Vec<u64>, failed| {
-        Box::new(IterSrc {
-            items,
-            at: 0,
-            failed,
-        }) as BoxNode
-    };
-    match src {
-        Src::Iter(items) => iter(items.clone(), false),
-        Src::Range(lo, hi) => iter((*lo..*hi).collect(), false),
-        Src::Failed => iter(Vec::new(), true),
-        Src::Probe => {
-            *probe += 1;
-            Box::new(ProbeSrc(*probe - 1))
-        }
-    }
-}
-
 fn graph(case: &Case) -> BoxNode {
     use super::junction::Junction;
+    use super::sources::source;
     let mut probe = 0;
     let mut sources = case.sources.iter().map(|s| source(s, &mut probe));
     let first = sources.next().expect("a case has a source");
