@@ -116,6 +116,24 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
                     .any(|s| matches!(s, script::Step::Cancel | script::Step::Cancel2))
         },
     },
+    KnownDefect {
+        issue: "unfused, a buffer after a limit that fails on the element the buffer's \
+                refill pulled can hand out one more held element before the failure \
+                (the sink's next pull is queued ahead of it); fused, and in the model, \
+                the failure comes first (a divergence to settle: the order of those \
+                events is the interpreter's)",
+        forms: &[Form::Unfused],
+        applies: |case| {
+            case.ops
+                .iter()
+                .position(|o| matches!(o, script::Op::Limit(_)))
+                .is_some_and(|l| {
+                    case.ops[l..]
+                        .iter()
+                        .any(|o| matches!(o, script::Op::Buffer(_)))
+                })
+        },
+    },
 ];
 
 /// A source that fusion rewrites.
@@ -245,11 +263,13 @@ fn compare_across_boundaries(
 /// in the step a probe is cancelled, one more request may come before the
 /// cancellation (a `buffer` refilling as the stage after it finishes: the
 /// order of that request and the cancellation varies from run to run, with
-/// fusion on or off, as Reactive Streams allows a request in flight).
+/// fusion on or off, as Reactive Streams allows a request in flight). And
+/// a probe that completed with elements still queued may or may not see a
+/// cancellation that comes then (it varies from run to run).
 fn same_up(want: &[script::Up], got: &[script::Up]) -> bool {
     want.len() == got.len()
         && want.iter().zip(got).all(|(w, g)| {
-            w.cancelled == g.cancelled
+            (w.cancelled == g.cancelled || w.maybe_cancelled)
                 && (w.requests == g.requests || (w.cancelled && g.requests == w.requests + 1))
         })
 }
@@ -284,11 +304,15 @@ fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), Str
                         .cloned()
                         .collect()
                 };
-                let cancels: Vec<bool> = t.up.iter().map(|u| u.cancelled).collect();
                 let count = t.down.len() + t.down2.len();
-                (count, ends(&t.down), ends(&t.down2), cancels)
+                (count, ends(&t.down), ends(&t.down2))
             };
-            if shape(w) != shape(g) {
+            let cancels = w.up.len() == g.up.len()
+                && w.up
+                    .iter()
+                    .zip(&g.up)
+                    .all(|(w, g)| w.cancelled == g.cancelled || w.maybe_cancelled);
+            if shape(w) != shape(g) || !cancels {
                 return differ(at);
             }
         } else if w.down != g.down || w.down2 != g.down2 || !same_up(&w.up, &g.up) {
@@ -505,6 +529,7 @@ fn the_model_gives_the_traces_written_by_hand() {
         vec![Up {
             requests,
             cancelled,
+            maybe_cancelled: false,
         }]
     };
     let t = |down: Vec<Sig>, up: Vec<Up>| StepTrace {

@@ -45,6 +45,8 @@ pub(crate) struct Probe {
     pub(crate) waiting: bool,
     pub(crate) requests: u64,
     pub(crate) cancelled: bool,
+    /// Cancelled after it completed with elements queued.
+    pub(crate) maybe_cancelled: bool,
 }
 
 impl Probe {
@@ -165,7 +167,10 @@ impl Node for Linear {
             match self.op {
                 Op::Take(n) if self.count >= n => return self.close(w),
                 // Upstream is not pulled before the delay is over.
-                Op::InitialDelay(k) if w.now < k => return Poll::Pending,
+                Op::InitialDelay(k) if w.now < k => {
+                    // (An upstream that has ended passes that on at once.)
+                    return self.up.end(w).map_or(Poll::Pending, Poll::End);
+                }
                 Op::Scan if !self.started => {
                     self.started = true;
                     return Poll::Next(0);
@@ -520,10 +525,12 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
                 let step = Up {
                     requests: p.requests - seen.requests,
                     cancelled: p.cancelled && !seen.cancelled,
+                    maybe_cancelled: p.maybe_cancelled && !seen.cancelled,
                 };
                 *seen = Up {
                     requests: p.requests,
                     cancelled: p.cancelled,
+                    maybe_cancelled: p.maybe_cancelled,
                 };
                 step
             })

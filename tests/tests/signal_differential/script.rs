@@ -154,6 +154,9 @@ pub(crate) enum Sig {
 pub(crate) struct Up {
     pub(crate) requests: u64,
     pub(crate) cancelled: bool,
+    /// Model only: the probe had completed with elements still queued
+    /// when the cancellation came, so whether it sees it is not defined.
+    pub(crate) maybe_cancelled: bool,
 }
 
 /// The signals after one step (index 0: after materialization) once the

@@ -39,6 +39,7 @@ impl Node for ProbeSrc {
         let p = &mut w.probes[self.0];
         if !p.terminated() {
             p.cancelled = true;
+            p.maybe_cancelled = p.completed;
         }
     }
 }
