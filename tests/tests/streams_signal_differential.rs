@@ -2,19 +2,26 @@
 //! joined by a junction, then linear operators) driven by a script of
 //! demand (request n, cancel), upstream signals (element, complete,
 //! fail, sent by `TestSource` probes at chosen points) and ticks of the
-//! test clock, run fused, with
-//! fusion off and with a boundary after every stage; the whole trace (each
+//! test clock, run fused, with fusion off and with a boundary after every
+//! stage (and, for `broadcast` / `balance`, into two sink probes); the
+//! whole trace (each
 //! element, completion or failure, after which step it came, and the
 //! requests and cancellation each probe saw) is compared with a plain-Rust
 //! model of the operators (`signal_differential/model.rs`).
 //!
-//! Across boundaries the model states one difference: a boundary asks
-//! upstream ahead for a batch, so what the probes upstream see is not
-//! compared there; the downstream signals must be the same.
+//! One island (fused or not) is quiescent after each step (`wait_idle`),
+//! so there the trace is exact. Across boundaries the islands do not
+//! settle together, and the comparison states its differences (see
+//! `compare_across_boundaries`, `boundary_horizon`): boundaries ask ahead,
+//! so upstream probes are not compared and an end may come at or before
+//! the model's step; a failure may wait behind elements a boundary already
+//! took (Weir's boundary delivers them first; one island drops them).
 //!
-//! Known divergences, found by this test and being fixed on other branches,
-//! are listed in [`KNOWN_DEFECTS`]: a case they match is not compared in
-//! that form (remove the entry once its fix lands).
+//! Known divergences, found by this test, are listed in [`KNOWN_DEFECTS`]
+//! with an ignored regression test each: a case they match is not
+//! compared in that form (remove the entry and the `ignore` once its fix
+//! lands). The ignored `survey` test runs many cases without stopping and
+//! prints every divergence: the tool for finding new ones.
 //!
 //! # Coverage
 //!
