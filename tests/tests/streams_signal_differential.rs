@@ -90,40 +90,6 @@ struct KnownDefect {
 /// one matches is not compared in its forms.
 const KNOWN_DEFECTS: &[KnownDefect] = &[
     KnownDefect {
-        issue: "a fused fan-in of iterator sources (merge, concat, zip, ...) completes \
-                only on one more request after its last element (zip with an empty \
-                input: not before the first request); unfused it completes at once",
-        forms: &[Form::Fused],
-        applies: |case| case.join.is_some() && case.sources.iter().all(iterator),
-    },
-    KnownDefect {
-        issue: "a fused chain of an empty iterator source (`Source::empty()`, \
-                `range(n..n)`) and operators completes only on the first request; \
-                unfused, and the bare source, complete at once (beside a junction \
-                the other input may see a request before the cancellation)",
-        forms: &[Form::Fused],
-        applies: |case| {
-            (case.join.is_some() || !case.ops.is_empty())
-                && case.sources.iter().any(|s| match s {
-                    Src::Iter(items) => items.is_empty(),
-                    Src::Range(lo, hi) => lo == hi,
-                    _ => false,
-                })
-        },
-    },
-    KnownDefect {
-        issue: "balance drops an element it pulled for an output that cancelled \
-                before the element came; the next output to ask gets a later one",
-        forms: &[Form::Fused, Form::Unfused],
-        applies: |case| {
-            case.fan_out == Some(script::FanOut::Balance)
-                && case
-                    .script
-                    .iter()
-                    .any(|s| matches!(s, script::Step::Cancel | script::Step::Cancel2))
-        },
-    },
-    KnownDefect {
         issue: "unfused, a buffer after a limit that fails on the element the buffer's \
                 refill pulled can hand out one more held element before the failure \
                 (the sink's next pull is queued ahead of it); fused, and in the model, \
@@ -142,11 +108,6 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
         },
     },
 ];
-
-/// A source that fusion rewrites.
-fn iterator(source: &Src) -> bool {
-    matches!(source, Src::Iter(_) | Src::Range(..))
-}
 
 fn known_defect(case: &Case, form: Form) -> Option<&'static str> {
     KNOWN_DEFECTS
@@ -476,7 +437,6 @@ fn case(
 /// `Source::range(1..=4).merge(Source::empty())`, request(4): four
 /// elements and the completion.
 #[test]
-#[ignore = "known defect: a fused merge completes one request late"]
 fn a_fused_merge_completes_with_its_last_element() {
     check_all_forms(case(
         vec![Src::Range(1, 5), Src::Iter(vec![])],
@@ -489,7 +449,6 @@ fn a_fused_merge_completes_with_its_last_element() {
 /// `Source::from_iter([186, 392]).concat(Source::empty())`, request(2):
 /// both elements and the completion.
 #[test]
-#[ignore = "known defect: a fused concat completes one request late"]
 fn a_fused_concat_completes_with_its_last_element() {
     check_all_forms(case(
         vec![Src::Iter(vec![186, 392]), Src::Iter(vec![])],
@@ -502,7 +461,6 @@ fn a_fused_concat_completes_with_its_last_element() {
 /// `Source::range(2..3).zip_with(Source::empty(), ..).map(..)`:
 /// completes at once, before any request (without the `map` it does).
 #[test]
-#[ignore = "known defect: a fused zip with an empty input completes only on a request"]
 fn a_fused_zip_with_an_empty_input_completes_at_once() {
     check_all_forms(case(
         vec![Src::Range(2, 3), Src::Iter(vec![])],
@@ -515,7 +473,6 @@ fn a_fused_zip_with_an_empty_input_completes_at_once() {
 /// `Source::empty().map(..)`: completes at once, before any request, as
 /// `Source::empty()` alone does.
 #[test]
-#[ignore = "known defect: a fused empty iterator chain completes only on a request"]
 fn a_fused_empty_chain_completes_at_once() {
     check_all_forms(case(
         vec![Src::Iter(vec![])],
@@ -596,7 +553,6 @@ fn the_model_gives_the_traces_written_by_hand() {
 /// A probe into `balance`: the first output asks, so balance pulls; it
 /// cancels; the element comes; the second output asks and gets it.
 #[test]
-#[ignore = "known defect: balance drops an element pulled for an output that cancelled"]
 fn balance_gives_an_element_pulled_for_a_cancelled_output_to_the_next() {
     use script::Step;
     let mut case = case(

@@ -4,9 +4,11 @@
 //! - `broadcast` pulls upstream when every output still running has asked,
 //!   and gives the element to each of them;
 //! - `balance` (not waiting for all outputs) pulls upstream while an
-//!   output waits and gives the element to the one that asked first; an
-//!   element pulled for an output that then cancelled goes to the next
-//!   output that asks (nothing is lost);
+//!   output waits and gives the element to the one that asked first; a
+//!   pull stays outstanding when the output it was made for cancels (a
+//!   pull cannot be taken back), and the element it brings is held for
+//!   the next output that asks (nothing is lost; a completion waits
+//!   behind it, a failure overtakes it);
 //! - an end goes to every output still running; when all have cancelled,
 //!   upstream is cancelled.
 
@@ -21,6 +23,10 @@ pub(crate) struct Outputs {
     done: [bool; 2],
     /// Outputs with a pull outstanding, in the order they pulled.
     waiting: VecDeque<usize>,
+    /// `balance`: upstream was pulled and has not answered yet.
+    pulled: bool,
+    /// `balance`: an element that came for an output that cancelled.
+    held: Option<u64>,
     ended: bool,
 }
 
@@ -31,6 +37,8 @@ impl Outputs {
             demand: [0; 2],
             done: [false; 2],
             waiting: VecDeque::new(),
+            pulled: false,
+            held: None,
             ended: false,
         }
     }
@@ -76,6 +84,21 @@ impl Outputs {
                     self.waiting.push_back(j);
                 }
             }
+            if let Some(x) = self.held {
+                // Held for the next output that asks; a completion waits
+                // behind it, a failure does not.
+                let Some(j) = self.waiting.pop_front() else {
+                    if let Some(end @ Sig::Error(_)) = root.end(w) {
+                        self.held = None;
+                        self.end(&end, down);
+                    }
+                    return;
+                };
+                self.held = None;
+                down[j].push(Sig::Next(x));
+                self.demand[j] -= 1;
+                continue;
+            }
             if let Some(end) = root.end(w) {
                 self.end(&end, down);
                 return;
@@ -85,7 +108,7 @@ impl Outputs {
                     (0..2).all(|j| self.done[j] || self.waiting.contains(&j))
                         && !self.waiting.is_empty()
                 }
-                FanOut::Balance => !self.waiting.is_empty(),
+                FanOut::Balance => !self.waiting.is_empty() || self.pulled,
             };
             if !ready {
                 return;
@@ -96,11 +119,21 @@ impl Outputs {
                     self.end(&end, down);
                     return;
                 }
-                Poll::Pending => return,
+                Poll::Pending => {
+                    self.pulled = true;
+                    return;
+                }
             };
+            self.pulled = false;
             let to: Vec<usize> = match self.kind {
                 FanOut::Broadcast => self.waiting.drain(..).collect(),
-                FanOut::Balance => self.waiting.pop_front().into_iter().collect(),
+                FanOut::Balance => match self.waiting.pop_front() {
+                    Some(j) => vec![j],
+                    None => {
+                        self.held = Some(x);
+                        continue;
+                    }
+                },
             };
             for j in to {
                 down[j].push(Sig::Next(x));
