@@ -1,7 +1,7 @@
 //! Routers: one address in front of several actors (Akka's routers).
 //!
 //! * A [`Pool`] spawns its routees as children of a router actor, which
-//!   supervises them with the pool's [`SupervisorStrategy`]: a routee that
+//!   supervises them with the pool's [`SupervisorStrategy`](crate::SupervisorStrategy): a routee that
 //!   fails is restarted in place by default (same reference, so routing is
 //!   unchanged); one that stops is removed, and a pool whose last routee
 //!   stopped stops too.
