@@ -20,6 +20,7 @@ mod limit;
 #[cfg(feature = "tracing")]
 mod log;
 mod map_async;
+mod map_async_partitioned;
 mod map_concat;
 mod rate_ops;
 mod recover;
