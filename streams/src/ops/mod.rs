@@ -8,6 +8,7 @@
 
 mod batch;
 mod buffer;
+mod cycle;
 mod delay;
 mod error_ops;
 mod errors;
