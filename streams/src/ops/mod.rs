@@ -30,6 +30,7 @@ mod restart_flow;
 mod restart_sink;
 mod scan;
 mod simple;
+mod sink_and_source;
 mod sinks;
 mod sources;
 mod sub_source;
