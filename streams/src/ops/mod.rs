@@ -6,6 +6,7 @@
 //! One operator (or one tight family) per file; the trait files hold the
 //! documented methods, each building its stage from its operator's file.
 
+mod aggregate_with_boundary;
 mod batch;
 mod buffer;
 mod cycle;
