@@ -117,6 +117,20 @@ impl<In: Send + 'static, Out: Send + 'static, Mat: 'static> Flow<In, Out, Mat> {
 
     /// [`Flow::from_sink_and_source_coupled`], with the sink's and the
     /// source's materialized values combined by `combine`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("coupled-mat").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // Upstream's completion completes the sink (counted) and ends the source.
+    /// let flow = Flow::from_sink_and_source_coupled_mat(Sink::count(), Source::<u8>::repeat(0), Keep::left);
+    /// let (count, _) = Source::range(0u32..3).via_mat(flow, Keep::right).to_mat(Sink::ignore(), Keep::both).run(&mat);
+    /// assert_eq!(count.wait(), Ok(3));
+    /// system.terminate().wait().unwrap();
+    /// ```
     pub fn from_sink_and_source_coupled_mat<M1: 'static, M2: 'static>(
         sink: Sink<In, M1>,
         source: Source<Out, M2>,
