@@ -15,43 +15,42 @@ const WIRED: &str = "a junction flow has every other port connected";
 
 /// A flow from input `mine` of a two-input junction to its output, with
 /// `other` feeding its other input.
-fn with_other<T, U, O, S>(
+/// The flow's materialized value is `other`'s.
+pub(super) fn with_other<T, U, O, S, M>(
     stage: S,
-    other: Source<U, impl Sized + 'static>,
+    other: Source<U, M>,
     mine_first: bool,
-) -> Flow<T, O>
+) -> Flow<T, O, M>
 where
     T: Send + 'static,
     U: Send + 'static,
     O: Send + 'static,
+    M: 'static,
     S: crate::stage::GraphStage<Shape = crate::stage::FanInShape2<T, U, O>>,
 {
     debug_assert!(mine_first, "two-type junctions take this stream first");
     let mut b = GraphBuilder::new();
     let junction = b.add(stage);
-    let other = b.source(other);
+    let (other, key) = b.source_mat(other);
     b.connect(other, junction.in1()).expect(WIRED);
-    b.build_flow(junction.in0(), junction.out(), |_| ())
+    b.build_flow(junction.in0(), junction.out(), move |m| m.take(&key))
         .expect(WIRED)
 }
 
 /// A flow into input `mine` of a two-input uniform junction, with `other`
-/// feeding the other input.
-fn uniform_with_other<T, S>(
-    stage: S,
-    other: Source<T, impl Sized + 'static>,
-    mine: usize,
-) -> Flow<T, T>
+/// feeding the other input; the flow's materialized value is `other`'s.
+pub(super) fn uniform_with_other<T, S, M>(stage: S, other: Source<T, M>, mine: usize) -> Flow<T, T, M>
 where
     T: Send + 'static,
+    M: 'static,
     S: crate::stage::GraphStage<Shape = crate::stage::UniformFanInShape<T, 2>>,
 {
     let mut b = GraphBuilder::new();
     let junction = b.add(stage);
-    let other = b.source(other);
+    let (other, key) = b.source_mat(other);
     let ins = junction.ins();
     b.connect(other, ins[1 - mine]).expect(WIRED);
-    b.build_flow(ins[mine], junction.out(), |_| ())
+    b.build_flow(ins[mine], junction.out(), move |m| m.take(&key))
         .expect(WIRED)
 }
 
@@ -283,25 +282,34 @@ pub trait JunctionOps: FlowOps {
     where
         Self::Out: Clone,
     {
-        let mut b = GraphBuilder::new();
-        let broadcast = b.add(Broadcast::<Self::Out, 2>::new().eager_cancel());
-        let sink = b.sink(sink);
-        let [on, side] = broadcast.outs();
-        b.connect(side, sink).expect(WIRED);
-        self.via_flow(b.build_flow(broadcast.inlet(), on, |_| ()).expect(WIRED))
+        self.via_flow(also(sink))
     }
 }
 
 impl<F: FlowOps> JunctionOps for F {}
 
-/// A flow passing everything on and copying to `sink` when it asks.
-fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T> {
+/// A flow passing everything on and copying to `sink` when it asks; its
+/// materialized value is `sink`'s.
+pub(super) fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T, M> {
     let mut b = GraphBuilder::new();
     let tap = b.add(WireTap::<T>::new());
-    let sink = b.sink(sink);
+    let (sink, key) = b.sink_mat(sink);
     let [main, side] = tap.outs();
     b.connect(side, sink).expect(WIRED);
-    b.build_flow(tap.inlet(), main, |_| ()).expect(WIRED)
+    b.build_flow(tap.inlet(), main, move |m| m.take(&key))
+        .expect(WIRED)
+}
+
+/// A flow passing everything on and to `sink` too (eager cancel); its
+/// materialized value is `sink`'s.
+pub(super) fn also<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T, M> {
+    let mut b = GraphBuilder::new();
+    let broadcast = b.add(Broadcast::<T, 2>::new().eager_cancel());
+    let (sink, key) = b.sink_mat(sink);
+    let [on, side] = broadcast.outs();
+    b.connect(side, sink).expect(WIRED);
+    b.build_flow(broadcast.inlet(), on, move |m| m.take(&key))
+        .expect(WIRED)
 }
 
 impl<T: Clone + Send + 'static> Sink<T, ()> {
