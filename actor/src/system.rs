@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
 
-use crate::path::ActorPath;
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
@@ -15,6 +14,7 @@ use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
+use crate::path::ActorPath;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};

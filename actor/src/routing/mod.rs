@@ -64,9 +64,9 @@ mod manager;
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::error::RoutingError;
 pub use build::{Group, Pool, RouteeError};
 use logic::Routees;
-pub use crate::error::RoutingError;
 pub use logic::{DEFAULT_VIRTUAL_NODES, MAX_VIRTUAL_NODES, Routing};
 
 use crate::actor_ref::{ActorRef, Delivery};

@@ -39,7 +39,11 @@ where
 
 /// A flow into input `mine` of a two-input uniform junction, with `other`
 /// feeding the other input; the flow's materialized value is `other`'s.
-pub(super) fn uniform_with_other<T, S, M>(stage: S, other: Source<T, M>, mine: usize) -> Flow<T, T, M>
+pub(super) fn uniform_with_other<T, S, M>(
+    stage: S,
+    other: Source<T, M>,
+    mine: usize,
+) -> Flow<T, T, M>
 where
     T: Send + 'static,
     M: 'static,
@@ -257,10 +261,10 @@ pub trait JunctionOps: FlowOps {
         F: Fn(&Self::Out) -> bool + Clone + Send + Sync + 'static,
     {
         let mut b = GraphBuilder::new();
-        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| {
-            usize::from(divert(x))
-        })
-        .eager_cancel());
+        let split = b.add(
+            Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| usize::from(divert(x)))
+                .eager_cancel(),
+        );
         let sink = b.sink(sink);
         let [on, side] = split.outs();
         b.connect(side, sink).expect(WIRED);
@@ -361,9 +365,7 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(got.wait(), Ok(vec![[0, 5], [1, 6]]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_n<M: 'static, const N: usize>(
-        mut sources: [Source<T, M>; N],
-    ) -> Source<[T; N], ()> {
+    pub fn zip_n<M: 'static, const N: usize>(mut sources: [Source<T, M>; N]) -> Source<[T; N], ()> {
         zipped(ZipN::<T, N>::new(), &mut sources)
     }
 
@@ -423,10 +425,13 @@ impl<T: Send + 'static> Source<T, ()> {
         // deep as log2 of the number of sources, so thousands of sources
         // run unfused too (each element passes ~log2(n) merges), and fused
         // the planner splices the merges into one.
-        let mut level: Vec<Source<T, ()>> = [first.map_materialized_value(|_| ()), second.map_materialized_value(|_| ())]
-            .into_iter()
-            .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
-            .collect();
+        let mut level: Vec<Source<T, ()>> = [
+            first.map_materialized_value(|_| ()),
+            second.map_materialized_value(|_| ()),
+        ]
+        .into_iter()
+        .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
+        .collect();
         while level.len() > 1 {
             let mut sources = level.into_iter();
             let mut next = Vec::with_capacity(sources.len().div_ceil(2));
@@ -471,7 +476,8 @@ where
     let zip = b.add(stage);
     for (i, slot) in sources.iter_mut().enumerate() {
         let taken = Source::from_graph_parts(
-            Graph::<()>::empty().map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
+            Graph::<()>::empty()
+                .map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
         );
         let out = b.source(std::mem::replace(slot, taken));
         b.connect(out, zip.inlet(i)).expect(WIRED);

@@ -134,14 +134,12 @@ where
     H: FnMut(A) -> E + Clone + Send + Sync + 'static,
     R: FnMut(&A) -> bool + Clone + Send + Sync + 'static,
 {
-    logic_flow("aggregate_with_boundary", move || {
-        AggregateWithBoundary {
-            shape: ports(),
-            allocate: allocate.clone(),
-            aggregate: aggregate.clone(),
-            harvest: harvest.clone(),
-            timer: timer.clone(),
-            open: None,
-        }
+    logic_flow("aggregate_with_boundary", move || AggregateWithBoundary {
+        shape: ports(),
+        allocate: allocate.clone(),
+        aggregate: aggregate.clone(),
+        harvest: harvest.clone(),
+        timer: timer.clone(),
+        open: None,
     })
 }

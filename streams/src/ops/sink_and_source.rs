@@ -10,8 +10,7 @@
 
 use crate::graph::GraphBuilder;
 use crate::stage::{
-    BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext,
-    StageResult,
+    BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
 use crate::{BidiFlow, Flow, Sink, Source};
 

@@ -435,12 +435,14 @@ pub trait TimeOps: FlowOps {
         R: FnMut(&A) -> bool + Clone + Send + Sync + 'static,
     {
         aggregate_with_boundary::check_interval(interval)?;
-        Ok(self.via_flow(aggregate_with_boundary::aggregate_with_boundary(
-            allocate,
-            aggregate,
-            harvest,
-            Some((ready, interval)),
-        )))
+        Ok(
+            self.via_flow(aggregate_with_boundary::aggregate_with_boundary(
+                allocate,
+                aggregate,
+                harvest,
+                Some((ready, interval)),
+            )),
+        )
     }
 }
 
