@@ -11,27 +11,30 @@ use weir_streams::prelude::*;
 use weir_streams::{ErrorKind, QueueOfferResult};
 use weir_tests::{PATIENCE, eventually, shutdown, stream_system};
 
-/// The three ways a graph can run: fused, unfused, and with an async
-/// boundary between the source and the failing stage.
+/// The ways a graph can run: fused, unfused, and with async boundaries
+/// between the source and the failing stage.
 #[derive(Debug, Clone, Copy)]
 enum Form {
     Fused,
     Unfused,
     Boundary,
+    /// Two boundaries with an island between them (run as a relay).
+    Relayed,
 }
 
-const FORMS: [Form; 3] = [Form::Fused, Form::Unfused, Form::Boundary];
+const FORMS: [Form; 4] = [Form::Fused, Form::Unfused, Form::Boundary, Form::Relayed];
 
 fn materializer(system: &weir_actor::ActorSystem, form: Form) -> Materializer {
     match form {
         Form::Unfused => Materializer::builder(system).fusion(false).build(),
-        Form::Fused | Form::Boundary => Materializer::new(system),
+        Form::Fused | Form::Boundary | Form::Relayed => Materializer::new(system),
     }
 }
 
 fn split<T: Send + 'static, M: Send + 'static>(source: Source<T, M>, form: Form) -> Source<T, M> {
     match form {
         Form::Boundary => source.async_boundary(),
+        Form::Relayed => source.async_boundary().map(|x| x).async_boundary(),
         Form::Fused | Form::Unfused => source,
     }
 }

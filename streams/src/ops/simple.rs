@@ -92,6 +92,10 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
     fn at_least(&self) -> usize {
         self.state.at_least(self.inner.at_least())
     }
+
+    fn cancel(&mut self, cause: &crate::StreamError) {
+        self.inner.cancel(cause);
+    }
 }
 
 fn adapt<I: Send + 'static, O: 'static, S: BatchOp<I, O> + 'static>(
