@@ -90,14 +90,15 @@ fn a_normal_cancel_still_reports_the_count() {
     for form in FORMS {
         let m = materializer(&system, form);
         let source = split(FileIO::from_path(&file.0, 100).unwrap(), form);
-        let (count, done) = source
-            .take(1)
-            .to_mat(Sink::ignore(), Keep::both)
-            .run(&m);
+        let (count, done) = source.take(1).to_mat(Sink::ignore(), Keep::both).run(&m);
         assert_eq!(wait(done), Ok(()), "{form:?}");
         let count = wait(count).unwrap_or_else(|e| panic!("{form:?}: {e:?}"));
         assert!(count.count >= 100, "{form:?}: {count:?}");
-        assert_ne!(count, IoResult { count: 10_000 }, "{form:?}: cancelled early");
+        assert_ne!(
+            count,
+            IoResult { count: 10_000 },
+            "{form:?}: cancelled early"
+        );
     }
     shutdown(&system);
 }
@@ -164,6 +165,35 @@ fn watch_termination_reports_a_normal_cancel_as_success() {
             .run(&m);
         assert_eq!(wait(done), Ok(()), "{form:?}");
         assert_eq!(wait(watched), Ok(()), "{form:?}");
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn junctions_pass_the_cause_upstream() {
+    let (system, _) = stream_system("cause-junctions");
+    let file = TempFile::with("junctions", 10_000);
+    for form in FORMS {
+        let m = materializer(&system, form);
+        // A broadcast with eager cancel: the side sink's failure.
+        let source = split(FileIO::from_path(&file.0, 100).unwrap(), form);
+        let (count, done) = source
+            .also_to(Sink::for_each(|_: Bytes| panic!("boom")))
+            .to_mat(Sink::ignore(), Keep::both)
+            .run(&m);
+        let _ = wait(done);
+        let count = wait(count).expect_err(&format!("{form:?}: also_to's failure"));
+        assert!(is_boom(&count), "{form:?}: {count:?}");
+        // A wire tap: the main line's failure.
+        let source = split(FileIO::from_path(&file.0, 100).unwrap(), form);
+        let (count, done) = source
+            .wire_tap(Sink::ignore())
+            .map(|_: Bytes| -> Bytes { panic!("boom") })
+            .to_mat(Sink::ignore(), Keep::both)
+            .run(&m);
+        let _ = wait(done);
+        let count = wait(count).expect_err(&format!("{form:?}: the main line's failure"));
+        assert!(is_boom(&count), "{form:?}: {count:?}");
     }
     shutdown(&system);
 }
