@@ -786,6 +786,20 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// `cause`: a shared producer's later sends and offers are refused
     /// with it ([`Refused::Failed`]) rather than as closed, and a producer
     /// reads it with [`Producer::cancel_cause`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::StreamError;
+    /// use weir_streams::handover::{self, Order};
+    ///
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Pop);
+    /// assert!(consumer.cancel_failed(StreamError::msg("sink broke")));
+    /// assert!(producer.hand_over()); // cancelled
+    /// let cause = producer.cancel_cause().expect("a failure");
+    /// assert_eq!(cause.to_string(), "sink broke");
+    /// ```
     pub fn cancel_failed(&mut self, cause: StreamError) -> bool {
         self.cancel_inner(false, Some(cause))
     }

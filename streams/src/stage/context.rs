@@ -317,6 +317,29 @@ impl StageContext<'_> {
     /// [`cancel`](Self::cancel) `inlet` with `cause`: upstream reads it
     /// with [`cancellation`](Self::cancellation) in its
     /// `on_downstream_finish`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::{Cancellation, StreamError};
+    /// use weir_streams::stage::{GraphStageLogic, InPort, Inlet, StageContext, StageResult};
+    ///
+    /// struct Validate {
+    ///     inlet: Inlet<u32>,
+    /// }
+    ///
+    /// impl GraphStageLogic for Validate {
+    ///     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         if ctx.grab(self.inlet)? > 100 {
+    ///             // Upstream hears why: a file source's count reports it.
+    ///             let cause = Cancellation::Failed(StreamError::msg("too big"));
+    ///             ctx.cancel_with(self.inlet, cause);
+    ///             return Ok(());
+    ///         }
+    ///         ctx.pull(self.inlet)
+    ///     }
+    /// }
+    /// ```
     pub fn cancel_with<T>(&mut self, inlet: Inlet<T>, cause: Cancellation) {
         if let Ok(c) = self.conn_in(inlet.port().0) {
             self.core.cancel_with(c, cause.failure().cloned());
