@@ -23,9 +23,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::actor::Actor;
-use crate::actor_ref::{
-    ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg,
-};
+use crate::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::context::Context;
 use crate::dead_letters::DeadLetterReason;
@@ -139,7 +137,9 @@ struct Adapter<O, M> {
 impl<O: Send + 'static, M: Send + 'static> Adapter<O, M> {
     fn dead_letter<T: Send + 'static>(&self, msg: T, reason: DeadLetterReason) {
         if let Some(core) = self.actor.inner.core() {
-            core.runtime.dead_letters().publish(self.path(), msg, reason);
+            core.runtime
+                .dead_letters()
+                .publish(self.path(), msg, reason);
         }
     }
 
@@ -240,7 +240,9 @@ impl<O: Send + 'static, M: Send + 'static> Recipient<O> for Adapter<O, M> {
             Err(payload) => {
                 let failure =
                     Failure::from_panic(&*payload, FailurePhase::Receive, self.path().clone());
-                self.actor.inner.enqueue_control(Control::Failed(Box::new(failure)))
+                self.actor
+                    .inner
+                    .enqueue_control(Control::Failed(Box::new(failure)))
             }
         }
     }

@@ -18,7 +18,8 @@
 //! child that stops itself when its connection drops, say).
 //!
 //! All delays run on the system's scheduler, so a
-//! [`TestClock`](crate::testkit) drives them in tests.
+//! `TestClock` (`weir_actor::testkit`, feature `testkit`) drives them in
+//! tests.
 //!
 //! # Examples
 //!

@@ -66,6 +66,12 @@ pub struct Context<A: Actor> {
     pub(crate) stash: Stash<A::Msg>,
     /// Set by [`fail`](Self::fail); the run loop takes it after the handler.
     pub(crate) failed: Option<crate::supervision::FailureError>,
+    /// How many ancestors' failures hold this actor's user messages (see
+    /// `cell::supervise`).
+    pub(crate) suspended: u32,
+    /// This actor's failure suspended its children; they are owed one
+    /// `Unsuspend` each when it is decided.
+    pub(crate) children_suspended: bool,
 }
 
 impl<A: Actor> Context<A> {
@@ -80,6 +86,8 @@ impl<A: Actor> Context<A> {
             receive_timeout: None,
             stash: Stash::new(stash_capacity),
             failed: None,
+            suspended: 0,
+            children_suspended: false,
         }
     }
 
@@ -267,7 +275,7 @@ impl<A: Actor> Context<A> {
         props: Props<C>,
         name: &str,
     ) -> Result<ActorRef<C::Msg>, SpawnError> {
-        spawn_child(&self.handle(), props, Some(name))
+        spawn_child(&self.handle(), props, Some(name), self.child_suspensions())
     }
 
     /// Spawn a child with a generated name (`$a`, `$b`, ...).
@@ -279,7 +287,14 @@ impl<A: Actor> Context<A> {
         &mut self,
         props: Props<C>,
     ) -> Result<ActorRef<C::Msg>, SpawnError> {
-        spawn_child(&self.handle(), props, None)
+        spawn_child(&self.handle(), props, None, self.child_suspensions())
+    }
+
+    /// The suspensions a child made now starts with: the ones this actor
+    /// will pass on or lift from all its children (an ancestor's failure,
+    /// its own), so that a child made meanwhile waits with the subtree.
+    fn child_suspensions(&self) -> u32 {
+        self.suspended + u32::from(self.children_suspended)
     }
 
     /// The live child called `name`.

@@ -53,7 +53,9 @@ impl ActorSystem {
     pub fn sleep(&self, delay: Duration) -> Sleep {
         let fired = Arc::new(Promise::new());
         let guard = Fire(fired.clone());
-        let cancellable = self.scheduler().schedule_once_fn(delay, move || guard.fire());
+        let cancellable = self
+            .scheduler()
+            .schedule_once_fn(delay, move || guard.fire());
         Sleep { fired, cancellable }
     }
 

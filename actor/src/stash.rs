@@ -9,7 +9,7 @@
 //!
 //! The stash is bounded ([`Props::with_stash_capacity`](crate::Props::with_stash_capacity),
 //! default [`DEFAULT_STASH_CAPACITY`]); a full stash gives the message back
-//! as [`StashError::Full`](crate::StashError::Full).
+//! as [`StashError::Full`].
 //!
 //! Across a restart the stash is kept, as Akka's classic `Stash` does by
 //! unstashing in `preRestart`: the new instance handles the stashed messages

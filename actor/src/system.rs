@@ -5,7 +5,6 @@ use std::collections::HashMap;
 use std::convert::Infallible;
 use std::fmt;
 
-use crate::path::ActorPath;
 use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
@@ -15,6 +14,7 @@ use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
+use crate::path::ActorPath;
 use crate::scheduler::Scheduler;
 use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
@@ -236,7 +236,7 @@ impl ActorSystemBuilder {
         )
         .map_err(|e| BuildError::ThreadSpawn(e.to_string()))?;
         let guardian = |name| {
-            spawn_child(&root, Props::new(|| Guardian), Some(name))
+            spawn_child(&root, Props::new(|| Guardian), Some(name), 0)
                 .expect("a fresh root takes its guardians")
                 .handle()
         };
@@ -432,7 +432,7 @@ impl ActorSystem {
         props: Props<A>,
         name: &str,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
-        spawn_child(&self.user_guardian()?, props, Some(name))
+        spawn_child(&self.user_guardian()?, props, Some(name), 0)
     }
 
     /// Spawn a top-level actor with a generated name.
@@ -444,7 +444,7 @@ impl ActorSystem {
         &self,
         props: Props<A>,
     ) -> Result<ActorRef<A::Msg>, SpawnError> {
-        spawn_child(&self.user_guardian()?, props, None)
+        spawn_child(&self.user_guardian()?, props, None, 0)
     }
 
     fn user_guardian(&self) -> Result<ActorHandle, SpawnError> {
@@ -473,6 +473,7 @@ impl ActorSystem {
             &guardian.ok_or(SpawnError::ParentStopped)?,
             props,
             Some(name),
+            0,
         )
     }
 

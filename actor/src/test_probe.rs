@@ -177,7 +177,10 @@ impl<M: Send + 'static> TestProbe<M> {
     {
         let deadline = deadline::after(self.timeout);
         let got = self.next_msg(deadline, &format!("{expected:?}"));
-        assert!(got == expected, "TestProbe: expected {expected:?}, got {got:?}");
+        assert!(
+            got == expected,
+            "TestProbe: expected {expected:?}, got {got:?}"
+        );
         got
     }
 
@@ -233,7 +236,10 @@ impl<M: Send + 'static> TestProbe<M> {
     {
         let deadline = deadline::after(self.timeout);
         let got = self.next_msg(deadline, "a message the predicate holds for");
-        assert!(predicate(&got), "TestProbe: the predicate does not hold for {got:?}");
+        assert!(
+            predicate(&got),
+            "TestProbe: the predicate does not hold for {got:?}"
+        );
         got
     }
 
@@ -322,7 +328,10 @@ impl<M: Send + 'static> TestProbe<M> {
         match self.next(deadline, what) {
             Received::Msg(msg) => msg,
             Received::Terminated(actor) => {
-                panic!("TestProbe: expected {what}, got Terminated({})", actor.path())
+                panic!(
+                    "TestProbe: expected {what}, got Terminated({})",
+                    actor.path()
+                )
             }
         }
     }
@@ -333,9 +342,14 @@ impl<M: Send + 'static> TestProbe<M> {
         match self.received.recv_timeout(wait) {
             Ok(received) => received,
             Err(RecvTimeoutError::Timeout) => {
-                panic!("TestProbe: expected {what} within {:?}, got nothing", self.timeout)
+                panic!(
+                    "TestProbe: expected {what} within {:?}, got nothing",
+                    self.timeout
+                )
             }
-            Err(RecvTimeoutError::Disconnected) => unreachable!("the probe's reference holds a sender"),
+            Err(RecvTimeoutError::Disconnected) => {
+                unreachable!("the probe's reference holds a sender")
+            }
         }
     }
 }

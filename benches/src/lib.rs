@@ -162,7 +162,6 @@ pub mod nats_server;
 pub mod peers;
 #[cfg(feature = "nats")]
 pub mod remote;
-/// Request/reply through a pool (`weir-bench routers`).
 pub mod routers;
 pub mod streams_graph;
 pub mod streams_pipeline;

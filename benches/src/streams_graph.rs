@@ -181,7 +181,7 @@ pub fn balance_expected(n: u64) -> u64 {
 }
 
 /// `0..n` balanced over four workers, each behind an async boundary doing
-/// [`work`], merged into one fold.
+/// `work`, merged into one fold.
 pub fn weir_balance(n: u64, mat: &Materializer) -> u64 {
     use weir_streams::graph::{Balance, Merge};
     let mut b = GraphBuilder::new();

@@ -219,7 +219,7 @@ pub fn datum_ten_interpreted(n: u64, fusion: datum::Fusion) -> u64 {
 }
 
 /// Ten `scan`s between map and filter, the peer of
-/// [`datum_ten_scans`]. (Each emits its seed, 0, first: the checksum is
+/// `datum_ten_scans` (feature `peers`). (Each emits its seed, 0, first: the checksum is
 /// the plain chain's.)
 pub fn weir_ten_scans(n: u64, mat: &Materializer) -> u64 {
     let mut source = Source::range(0..n).map(step);

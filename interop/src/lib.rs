@@ -19,7 +19,9 @@
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
 //!   NATS subscribe/publish, through async-nats on tokio; and
-//!   `RemoteActorSystem`: actors of other processes over core NATS.
+//!   `RemoteActorSystem`: actors of other processes over core NATS. The
+//!   `nats` module's docs give the overview; its items are re-exported
+//!   here too.
 //!
 //! Completions (`weir_streams::Completion`) and `ask` handles are already
 //! futures that work on any executor.
@@ -48,7 +50,7 @@ mod channel;
 mod from_sink;
 mod from_stream;
 #[cfg(feature = "nats")]
-mod nats;
+pub mod nats;
 mod sync;
 #[cfg(feature = "tokio")]
 mod tcp;

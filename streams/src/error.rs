@@ -50,6 +50,9 @@ pub enum ErrorKind {
     },
     /// The stream ended without the element the sink needed (`Sink::head`, `Sink::reduce`, ...).
     EmptyStream,
+    /// `Source::cycle`'s factory gave an empty iterator: there is nothing
+    /// to repeat (Pekko's `cycle` fails with "empty iterator" likewise).
+    EmptyCycle,
     /// The actor running the stream stopped before the stream finished
     /// (the system shut down, or the island was stopped).
     AbruptTermination,
@@ -198,6 +201,7 @@ impl fmt::Display for ErrorKind {
                 write!(f, "buffer overflow (max capacity was: {capacity})")
             }
             ErrorKind::EmptyStream => f.write_str("the stream completed without an element"),
+            ErrorKind::EmptyCycle => f.write_str("Source::cycle was given an empty iterator"),
             ErrorKind::AbruptTermination => {
                 f.write_str("the actor running the stream stopped before the stream finished")
             }

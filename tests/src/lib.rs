@@ -173,3 +173,9 @@ impl IslandGate {
         self.open.send(()).unwrap();
     }
 }
+
+/// The README's Rust example, compiled and run as a doctest by
+/// `cargo test --workspace` so that it keeps working.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

@@ -590,3 +590,148 @@ fn a_resumed_escalation_resumes_the_actor_that_failed_first() {
     assert_eq!(answers(&chain[2], PATIENCE), Some(0));
     shutdown(&system);
 }
+
+/// Spawns a child "kid" in `pre_start` (so again in `post_restart`, after
+/// the default `pre_restart` stopped the old one) and reports it; says so
+/// before it panics on `Crash`.
+struct Respawner {
+    refs: Sender<ActorRef<WorkerMsg>>,
+    crashing: Sender<()>,
+}
+
+impl Actor for Respawner {
+    type Msg = WorkerMsg;
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        let (refs, _) = std::sync::mpsc::channel();
+        let props = Props::new(move || Node {
+            depth: 0,
+            refs: refs.clone(),
+            escalate: false,
+        });
+        self.refs.send(ctx.spawn(props, "kid").unwrap()).unwrap();
+    }
+    fn receive(&mut self, _: &mut Context<Self>, msg: WorkerMsg) {
+        match msg {
+            WorkerMsg::Add => {}
+            WorkerMsg::Crash => {
+                self.crashing.send(()).unwrap();
+                panic!("respawner down")
+            }
+            WorkerMsg::Get(reply_to) => reply_to.tell(1),
+        }
+    }
+}
+
+/// The parent of a [`Respawner`] (default strategy: restart). On `Crash`
+/// it has its child crash first, then panics itself, so it decides the
+/// child's failure while its own waits for its supervisor.
+struct CrashesAfterChild {
+    child: Option<ActorRef<WorkerMsg>>,
+    refs: Sender<ActorRef<WorkerMsg>>,
+    crashing: std::sync::Arc<std::sync::Mutex<std::sync::mpsc::Receiver<()>>>,
+    crashing_tx: Sender<()>,
+}
+
+impl Actor for CrashesAfterChild {
+    type Msg = WorkerMsg;
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        let (refs, crashing) = (self.refs.clone(), self.crashing_tx.clone());
+        let props = Props::new(move || Respawner {
+            refs: refs.clone(),
+            crashing: crashing.clone(),
+        });
+        self.child = Some(ctx.spawn(props, "respawner").unwrap());
+    }
+    fn receive(&mut self, _: &mut Context<Self>, msg: WorkerMsg) {
+        match msg {
+            WorkerMsg::Add => {}
+            WorkerMsg::Crash => {
+                self.child.as_ref().unwrap().tell(WorkerMsg::Crash);
+                let said = self.crashing.lock().unwrap().recv_timeout(PATIENCE);
+                said.expect("the child crashes");
+                panic!("parent down")
+            }
+            WorkerMsg::Get(reply_to) => reply_to.tell(2),
+        }
+    }
+    fn pre_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
+    fn post_restart(&mut self, _: &mut Context<Self>, _: &Failure) {}
+}
+
+/// A child made while an ancestor's failure waits for its directive (here:
+/// by a restarted parent, whose own parent is the failing one) is held
+/// with the rest of the subtree, as in Akka, where a new child takes its
+/// parent's suspensions; it was made running, and ran through the wait.
+#[test]
+fn a_child_made_while_an_ancestor_fails_waits_with_the_subtree() {
+    let system = ActorSystem::new("suspendNewChild").unwrap();
+    let (deciding_tx, deciding) = std::sync::mpsc::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<Directive>();
+    let deciding_tx = std::sync::Mutex::new(deciding_tx);
+    let release_rx = std::sync::Arc::new(std::sync::Mutex::new(release_rx));
+    let strategy = SupervisorStrategy::one_for_one().with_decider(move |_| {
+        deciding_tx.lock().unwrap().send(()).unwrap();
+        release_rx
+            .lock()
+            .unwrap()
+            .recv_timeout(PATIENCE)
+            .unwrap_or(Directive::Stop)
+    });
+    let refs = Probe::new();
+    let tx = refs.sender();
+    let (crashing_tx, crashing) = std::sync::mpsc::channel();
+    let crashing = std::sync::Arc::new(std::sync::Mutex::new(crashing));
+    struct Holder {
+        strategy: SupervisorStrategy,
+        props: Props<CrashesAfterChild>,
+        out: Sender<ActorRef<WorkerMsg>>,
+    }
+    impl Actor for Holder {
+        type Msg = ();
+        fn pre_start(&mut self, ctx: &mut Context<Self>) {
+            let top = ctx.spawn(self.props.clone(), "top").unwrap();
+            self.out.send(top).unwrap();
+        }
+        fn receive(&mut self, _: &mut Context<Self>, _: ()) {}
+        fn supervisor_strategy(&self) -> SupervisorStrategy {
+            self.strategy.clone()
+        }
+    }
+    let props = Props::new(move || CrashesAfterChild {
+        child: None,
+        refs: tx.clone(),
+        crashing: crashing.clone(),
+        crashing_tx: crashing_tx.clone(),
+    });
+    let out = Probe::new();
+    let out_tx = out.sender();
+    system
+        .spawn(
+            Props::new(move || Holder {
+                strategy: strategy.clone(),
+                props: props.clone(),
+                out: out_tx.clone(),
+            }),
+            "holder",
+        )
+        .unwrap();
+    let top = out.expect();
+    let first_kid = refs.expect();
+    assert_eq!(answers(&first_kid, PATIENCE), Some(0));
+    top.tell(WorkerMsg::Crash);
+    deciding.recv_timeout(PATIENCE).unwrap();
+    // The top decided its child's failure (restart) while its own waits:
+    // the restarted child made a new kid, under the failing top.
+    let kid = refs.expect();
+    let asked = ask(&kid, WorkerMsg::Get, PATIENCE);
+    assert_eq!(
+        answers(&kid, weir_tests::QUIET),
+        None,
+        "a kid made under a failing ancestor waits for its directive"
+    );
+    release.send(Directive::Resume).unwrap();
+    assert_eq!(asked.wait(), Ok(0));
+    assert_eq!(answers(&kid, PATIENCE), Some(0));
+    assert_eq!(answers(&top, PATIENCE), Some(2));
+    shutdown(&system);
+}

@@ -20,6 +20,8 @@ enum End {
     Collect,
     /// `Sink::fold` of the sum (a folding sink; only the sum is compared).
     Sum,
+    /// `Sink::count` (a folding sink; only the count is compared).
+    Count,
     /// A probe that requests in these chunks (a plain sink stage).
     Demand(Vec<u64>),
 }
@@ -28,6 +30,7 @@ fn end() -> impl Strategy<Value = End> {
     prop_oneof![
         Just(End::Collect),
         Just(End::Sum),
+        Just(End::Count),
         prop::collection::vec(1u64..8, 1..6).prop_map(End::Demand),
     ]
 }
@@ -43,6 +46,12 @@ fn run(source: Source<u64>, end: &End, expected: &[u64], mat: &Materializer) -> 
             let sum = source.run_with(Sink::fold(0u64, |a, x| a + x), mat).wait();
             vec![sum.expect("the chain completes")]
         }
+        End::Count => vec![
+            source
+                .run_with(Sink::count(), mat)
+                .wait()
+                .expect("the chain completes"),
+        ],
         End::Demand(chunks) => {
             let mut probe = source.run_with(TestSink::probe(), mat);
             let mut got = Vec::new();
@@ -76,6 +85,7 @@ proptest! {
         let expected = joined_model(&input, &ops, &join);
         let mut expected = match end {
             End::Sum => vec![expected.iter().sum()],
+            End::Count => vec![expected.len() as u64],
             _ => expected,
         };
         let go = |boundaries, mat| run(joined_blueprint(&input, &ops, &join, boundaries), &end, &expected, mat);
@@ -103,6 +113,46 @@ proptest! {
                 got.sort_unstable();
             }
             prop_assert_eq!(&got, &expected, "{} run of {:?} joined by {:?}", how, ops, join);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// `Source::cycle` (an iterator source, so the chain fuses into it)
+    /// under a random chain, cut by `take`: fused, unfused and with
+    /// boundaries, against the model of the repeated input.
+    #[test]
+    fn a_cycled_source_agrees_with_the_model(
+        input in prop::collection::vec(0u64..1000, 1..8),
+        n in 0u64..30,
+        ops in prop::collection::vec(chain::one_to_one(), 0..6),
+        end in end(),
+    ) {
+        let (system, fused) = stream_system("differential-cycle");
+        let unfused = Materializer::builder(&system).fusion(false).build();
+        let repeated: Vec<u64> = input.iter().copied().cycle().take(n as usize).collect();
+        let expected = chain::model(&repeated, &ops);
+        let expected = match end {
+            End::Sum => vec![expected.iter().sum()],
+            End::Count => vec![expected.len() as u64],
+            _ => expected,
+        };
+        let cycled = || {
+            let input = input.clone();
+            Source::cycle(move || input.clone()).take(n)
+        };
+        let go = |boundaries, mat| run(chain::then(cycled(), &ops, boundaries), &end, &expected, mat);
+        let runs = [
+            ("fused", go(false, &fused)),
+            ("unfused", go(false, &unfused)),
+            ("boundaries", go(true, &fused)),
+            ("boundaries unfused", go(true, &unfused)),
+        ];
+        shutdown(&system);
+        for (how, got) in runs {
+            prop_assert_eq!(&got, &expected, "{} run of cycle({:?}).take({}) then {:?}", how, input, n, ops);
         }
     }
 }

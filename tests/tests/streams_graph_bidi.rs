@@ -333,3 +333,163 @@ fn the_simple_framing_protocol_round_trips_over_a_wire_that_cuts_anywhere() {
     assert!(too_long.is_err(), "{too_long:?}");
     shutdown(&system);
 }
+
+/// `Flow::from_sink_and_source` and its coupled form (Pekko's
+/// `fromSinkAndSource` / `fromSinkAndSourceCoupled`), every side a probe;
+/// each case runs fused and with fusion off.
+mod sink_and_source {
+    use weir_streams::StreamError;
+    use weir_streams::prelude::*;
+    use weir_streams::testkit::{SinkProbe, SourceProbe, TestSink, TestSource};
+    use weir_tests::{QUIET, shutdown, stream_system};
+
+    /// The flow's upstream, the inner sink, the inner source, the flow's downstream.
+    struct Sides {
+        up: SourceProbe<u32>,
+        sink: SinkProbe<u32>,
+        source: SourceProbe<u8>,
+        down: SinkProbe<u8>,
+    }
+
+    fn run(coupled: bool, mat: &Materializer) -> Sides {
+        let (inner_sink, inner_source) = (TestSink::probe::<u32>(), TestSource::probe::<u8>());
+        let flow = if coupled {
+            Flow::from_sink_and_source_coupled_mat(inner_sink, inner_source, Keep::both)
+        } else {
+            Flow::from_sink_and_source_mat(inner_sink, inner_source, Keep::both)
+        };
+        let ((up, (sink, source)), down) = TestSource::probe::<u32>()
+            .via_mat(flow, Keep::both)
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        Sides {
+            up,
+            sink,
+            source,
+            down,
+        }
+    }
+
+    /// Each case on a fresh graph, fused and with fusion off.
+    fn each(name: &str, coupled: bool, case: impl Fn(Sides)) {
+        let (system, fused) = stream_system(name);
+        let unfused = Materializer::builder(&system).fusion(false).build();
+        for mat in [&fused, &unfused] {
+            case(run(coupled, mat));
+        }
+        shutdown(&system);
+    }
+
+    /// Elements pass each way only as asked for, one request per element.
+    #[test]
+    fn elements_flow_on_demand_both_ways() {
+        for coupled in [false, true] {
+            each("sink-and-source-demand", coupled, |mut s| {
+                s.up.expect_no_signal(QUIET);
+                s.sink.request(2);
+                s.up.expect_request();
+                s.up.send_next(1);
+                assert_eq!(s.sink.expect_next(), 1);
+                s.up.expect_request();
+                s.up.send_next(2);
+                assert_eq!(s.sink.expect_next(), 2);
+                s.up.expect_no_signal(QUIET);
+                s.source.expect_no_signal(QUIET);
+                s.down.request(1);
+                s.source.expect_request();
+                s.source.send_next(9);
+                assert_eq!(s.down.expect_next(), 9);
+                s.source.expect_no_signal(QUIET);
+                s.down.cancel();
+                s.source.expect_cancellation();
+            });
+        }
+    }
+
+    /// Uncoupled, one side's end does not reach the other.
+    #[test]
+    fn uncoupled_sides_end_on_their_own() {
+        each("sink-and-source-apart", false, |mut s| {
+            s.up.send_complete();
+            s.sink.expect_complete();
+            s.source.expect_no_signal(QUIET);
+            s.down.request(1);
+            s.source.expect_request();
+            s.source.send_next(3);
+            assert_eq!(s.down.expect_next(), 3);
+            s.source.send_complete();
+            s.down.expect_complete();
+        });
+        each("sink-and-source-apart-cancel", false, |mut s| {
+            s.down.cancel();
+            s.source.expect_cancellation();
+            s.up.expect_no_signal(QUIET);
+            s.sink.request(1);
+            s.up.expect_request();
+            s.up.send_next(4);
+            assert_eq!(s.sink.expect_next(), 4);
+            s.sink.cancel();
+            s.up.expect_cancellation();
+        });
+    }
+
+    #[test]
+    fn coupled_upstream_completion_completes_the_sink_and_cancels_the_source() {
+        each("coupled-up-complete", true, |mut s| {
+            s.up.send_complete();
+            s.sink.expect_complete();
+            s.source.expect_cancellation();
+            s.down.expect_complete();
+        });
+    }
+
+    #[test]
+    fn coupled_upstream_failure_fails_the_sink_and_cancels_the_source() {
+        each("coupled-up-fail", true, |mut s| {
+            s.up.send_error(StreamError::msg("up"));
+            assert!(s.sink.expect_error().to_string().contains("up"));
+            s.source.expect_cancellation();
+            assert!(s.down.expect_error().to_string().contains("up"));
+        });
+    }
+
+    #[test]
+    fn coupled_downstream_cancel_completes_the_sink_and_cancels_upstream() {
+        each("coupled-down-cancel", true, |mut s| {
+            s.down.cancel();
+            s.source.expect_cancellation();
+            s.sink.expect_complete();
+            s.up.expect_cancellation();
+        });
+    }
+
+    #[test]
+    fn coupled_source_completion_completes_the_sink_and_cancels_upstream() {
+        each("coupled-source-complete", true, |mut s| {
+            s.source.send_complete();
+            s.down.expect_complete();
+            s.sink.expect_complete();
+            s.up.expect_cancellation();
+        });
+    }
+
+    #[test]
+    fn coupled_source_failure_fails_the_sink_and_downstream() {
+        each("coupled-source-fail", true, |mut s| {
+            s.source.send_error(StreamError::msg("source"));
+            assert!(s.down.expect_error().to_string().contains("source"));
+            assert!(s.sink.expect_error().to_string().contains("source"));
+            s.up.expect_cancellation();
+        });
+    }
+
+    #[test]
+    fn coupled_sink_cancel_cancels_upstream_and_the_source() {
+        each("coupled-sink-cancel", true, |mut s| {
+            s.sink.cancel();
+            s.up.expect_cancellation();
+            s.source.expect_cancellation();
+            s.down.expect_complete();
+        });
+    }
+}

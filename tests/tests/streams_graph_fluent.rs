@@ -267,3 +267,158 @@ fn concat_lazy_starts_the_second_source_when_the_first_completes() {
     assert_eq!(started.load(Ordering::SeqCst), 2);
     shutdown(&system);
 }
+
+/// The `_mat` forms (Pekko's `concatMat`, `mergeMat`, ...): the combined
+/// value holds the live materialized values of both sides (here probes
+/// that drive the run), on a `Source` and on a `Flow`, fused and unfused.
+mod mat_forms {
+    use weir_streams::prelude::*;
+    use weir_streams::testkit::{SourceProbe, TestSink, TestSource};
+    use weir_tests::{QUIET, shutdown, stream_system};
+
+    fn materializers(name: &str) -> (weir_actor::ActorSystem, [Materializer; 2]) {
+        let (system, fused) = stream_system(name);
+        let unfused = Materializer::builder(&system).fusion(false).build();
+        (system, [fused, unfused])
+    }
+
+    type Probes = (SourceProbe<u32>, SourceProbe<u32>);
+
+    #[test]
+    fn concat_mat_keeps_both_sources_values() {
+        let (system, mats) = materializers("concat-mat");
+        for mat in &mats {
+            let ((mut a, mut b), mut out): (Probes, _) = TestSource::probe::<u32>()
+                .concat_mat(TestSource::probe::<u32>(), Keep::both)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(2);
+            a.expect_request();
+            a.send_next(1);
+            a.send_complete();
+            b.expect_request();
+            b.send_next(2);
+            assert_eq!(out.expect_next_n(2), vec![1, 2]);
+            b.expect_no_signal(QUIET);
+            b.send_complete();
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn merge_mat_and_or_else_mat_keep_both_sources_values() {
+        let (system, mats) = materializers("merge-mat");
+        for mat in &mats {
+            let ((mut a, mut b), mut out): (Probes, _) = TestSource::probe::<u32>()
+                .merge_mat(TestSource::probe::<u32>(), Keep::both)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(1);
+            b.expect_request();
+            b.send_next(5);
+            assert_eq!(out.expect_next(), 5);
+            a.send_complete();
+            b.send_complete();
+            out.expect_complete();
+
+            let ((mut a, mut b), mut out): (Probes, _) = TestSource::probe::<u32>()
+                .or_else_mat(TestSource::probe::<u32>(), Keep::both)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(1);
+            a.send_complete();
+            b.expect_request();
+            b.send_next(6);
+            assert_eq!(out.expect_next(), 6);
+            b.send_complete();
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn zip_mat_and_interleave_mat_keep_both_sources_values() {
+        let (system, mats) = materializers("zip-mat");
+        for mat in &mats {
+            let ((mut a, mut b), mut out) = TestSource::probe::<u32>()
+                .zip_mat(TestSource::probe::<char>(), Keep::both)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(1);
+            a.expect_request();
+            b.expect_request();
+            a.send_next(1);
+            b.send_next('x');
+            assert_eq!(out.expect_next(), (1, 'x'));
+            b.send_complete();
+            out.expect_complete();
+            a.expect_cancellation();
+
+            let ((mut a, mut b), mut out): (Probes, _) = TestSource::probe::<u32>()
+                .interleave_mat(TestSource::probe::<u32>(), 1, Keep::both)
+                .expect("1 is at least 1")
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(2);
+            a.expect_request();
+            a.send_next(1);
+            b.expect_request();
+            b.send_next(2);
+            assert_eq!(out.expect_next_n(2), vec![1, 2]);
+            a.send_complete();
+            b.send_complete();
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn also_to_mat_and_wire_tap_mat_keep_the_side_sinks_value() {
+        let (system, mats) = materializers("also-to-mat");
+        for mat in &mats {
+            let (mut side, mut out) = Source::range(1u32..=2)
+                .also_to_mat(TestSink::probe(), Keep::right)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            out.request(2);
+            // Broadcast: the main line waits for the side's demand.
+            out.expect_no_message(QUIET);
+            side.request(2);
+            assert_eq!(out.expect_next_n(2), vec![1, 2]);
+            assert_eq!(side.expect_next_n(2), vec![1, 2]);
+            out.expect_complete();
+            side.expect_complete();
+
+            let (mut tap, mut out) = Source::range(1u32..=2)
+                .wire_tap_mat(TestSink::probe(), Keep::right)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            // The tap has not asked: the main line does not wait for it.
+            assert_eq!(out.request_next_n(2), vec![1, 2]);
+            out.expect_complete();
+            tap.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn the_flow_forms_combine_the_flows_value() {
+        let (system, mats) = materializers("flow-mat");
+        for mat in &mats {
+            let flow = Flow::<u32>::new()
+                .map_materialized_value(|()| "flow")
+                .concat_mat(
+                    Source::single(9u32).map_materialized_value(|()| "other"),
+                    Keep::both,
+                );
+            let ((_, (mine, other)), out) = Source::range(1u32..=2)
+                .via_mat(flow, Keep::both)
+                .to_mat(Sink::collect(), Keep::both)
+                .run(mat);
+            assert_eq!((mine, other), ("flow", "other"));
+            assert_eq!(out.wait(), Ok(vec![1, 2, 9]));
+        }
+        shutdown(&system);
+    }
+}

@@ -220,3 +220,218 @@ fn a_huge_parallelism_over_an_endless_upstream_makes_bounded_work() {
     }
     shutdown(&system);
 }
+
+mod partitioned {
+    //! `map_async_partitioned` (Pekko's `mapAsyncPartitioned`): one element
+    //! per partition in the stage, results in input order, `parallelism`
+    //! bounding waiting elements too; each test runs fused and unfused.
+
+    use super::*;
+    use weir_streams::testkit::{SinkProbe, SourceProbe, TestSink, TestSource};
+
+    fn materializers(system: &weir_actor::ActorSystem) -> [Materializer; 2] {
+        [
+            Materializer::new(system),
+            Materializer::builder(system).fusion(false).build(),
+        ]
+    }
+
+    /// Source probe -> map_async_partitioned(parallelism, x % partitions) -> sink probe.
+    fn probed(
+        mat: &Materializer,
+        parallelism: usize,
+        partitions: u64,
+        pending: &Pending,
+    ) -> (SourceProbe<u64>, SinkProbe<u64>) {
+        let mut f = pending.function();
+        TestSource::probe::<u64>()
+            .map_async_partitioned(parallelism, move |x| x % partitions, move |x, _| f(x))
+            .unwrap()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat)
+    }
+
+    #[test]
+    fn one_element_per_partition_until_it_is_emitted() {
+        let (system, _) = stream_system("map-async-partitioned-one");
+        for mat in materializers(&system) {
+            let pending = Pending::default();
+            let mut f = pending.function();
+            let mut out = Source::range(0u64..6)
+                .map_async_partitioned(4, |x| x % 2, move |x, _| f(x))
+                .unwrap()
+                .run_with(TestSink::probe(), &mat);
+            out.request(1);
+            assert!(
+                eventually(PATIENCE, || pending.made() == 2),
+                "0 and 1 start"
+            );
+            assert!(!eventually(QUIET, || pending.made() > 2), "2 and 3 wait");
+            // 1 is done but not emitted (0 comes first): its partition stays busy.
+            pending.complete(1);
+            assert!(
+                !eventually(QUIET, || pending.made() > 2),
+                "3 waits for 1's emission"
+            );
+            pending.complete(0);
+            assert_eq!(out.expect_next(), 0);
+            assert!(
+                eventually(PATIENCE, || pending.made() == 3),
+                "0 emitted: 2 starts"
+            );
+            assert!(
+                !eventually(QUIET, || pending.made() > 3),
+                "1 not emitted yet: 3 waits"
+            );
+            assert_eq!(out.request_next_n(1), vec![2]);
+            assert!(
+                eventually(PATIENCE, || pending.made() == 4),
+                "1 emitted: 3 starts"
+            );
+            // 2 and 3 done, but not emitted without demand: 4 and 5 wait.
+            pending.complete(2);
+            pending.complete(3);
+            assert!(
+                !eventually(QUIET, || pending.made() > 4),
+                "no demand, no emission"
+            );
+            // Exactly the four left, then completion with no further demand.
+            out.request(4);
+            assert_eq!(out.expect_next_n(2), vec![4, 6]);
+            assert!(
+                eventually(PATIENCE, || pending.made() == 6),
+                "4 and 5 start"
+            );
+            pending.complete(4);
+            pending.complete(5);
+            assert_eq!(out.expect_next_n(2), vec![8, 10]);
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn waiting_elements_count_towards_parallelism() {
+        let (system, _) = stream_system("map-async-partitioned-bound");
+        for mat in materializers(&system) {
+            let pending = Pending::default();
+            // One partition, two elements at most in the stage.
+            let (mut up, mut out) = probed(&mat, 2, 1, &pending);
+            out.wait_idle();
+            up.expect_no_signal(QUIET);
+            out.request(1);
+            up.expect_request();
+            up.send_next(0);
+            up.expect_request();
+            up.send_next(1);
+            up.expect_no_signal(QUIET);
+            assert_eq!(pending.made(), 1, "1 waits for 0");
+            pending.complete(0);
+            assert_eq!(out.expect_next(), 0);
+            up.expect_request();
+            assert!(eventually(PATIENCE, || pending.made() == 2));
+            pending.complete(1);
+            out.expect_no_message(QUIET);
+            up.send_complete();
+            out.request(1);
+            assert_eq!(out.expect_next(), 2);
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn upstream_completion_waits_for_the_elements_in_the_stage() {
+        let (system, _) = stream_system("map-async-partitioned-complete");
+        for mat in materializers(&system) {
+            let pending = Pending::default();
+            let (mut up, mut out) = probed(&mat, 4, 1, &pending);
+            out.request(3);
+            for x in 0..3 {
+                up.expect_request();
+                up.send_next(x);
+            }
+            up.send_complete();
+            out.expect_no_message(QUIET);
+            for x in 0..3 {
+                assert!(eventually(PATIENCE, || pending.made() == x as usize + 1));
+                pending.complete(x);
+            }
+            assert_eq!(out.expect_next_n(3), vec![0, 2, 4]);
+            out.expect_complete();
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn failures_and_cancellation() {
+        let (system, _) = stream_system("map-async-partitioned-fail");
+        for mat in materializers(&system) {
+            // A failed future fails the stream and cancels upstream.
+            let (mut up, mut out) = TestSource::probe::<u64>()
+                .map_async_partitioned(
+                    2,
+                    |x| x % 2,
+                    |x, _| async move {
+                        if x == 1 {
+                            Err(StreamError::msg("no 1"))
+                        } else {
+                            Ok(x)
+                        }
+                    },
+                )
+                .unwrap()
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(&mat);
+            out.request(1);
+            up.expect_request();
+            up.send_next(1);
+            let error = out.expect_error();
+            assert!(error.to_string().contains("no 1"), "{error}");
+            assert_eq!(error.stage(), Some("map_async_partitioned"));
+            up.expect_cancellation();
+
+            // Upstream's failure fails the stream.
+            let pending = Pending::default();
+            let (mut up, mut out) = probed(&mat, 2, 2, &pending);
+            out.request(1);
+            up.expect_request();
+            up.send_error(StreamError::msg("upstream"));
+            assert!(out.expect_error().to_string().contains("upstream"));
+
+            // Downstream's cancel cancels upstream.
+            let (mut up, mut out) = probed(&mat, 2, 2, &pending);
+            out.request(1);
+            up.expect_request();
+            out.cancel();
+            up.expect_cancellation();
+        }
+        assert!(
+            Source::range(0u8..1)
+                .map_async_partitioned(0, |x| *x, |x, _| async move { Ok(x) })
+                .is_err()
+        );
+        shutdown(&system);
+    }
+
+    #[test]
+    fn a_panicking_partitioner_is_supervised() {
+        use weir_streams::{Attributes, SupervisionStrategy};
+        let (system, _) = stream_system("map-async-partitioned-supervised");
+        for mat in materializers(&system) {
+            let resume =
+                Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+            let out = Source::range(0u64..5)
+                .map_async_partitioned(
+                    2,
+                    |x| if *x == 2 { panic!("two") } else { x % 2 },
+                    |x, _| async move { Ok::<_, StreamError>(x) },
+                )
+                .unwrap()
+                .with_attributes(resume)
+                .run_with(Sink::collect(), &mat);
+            assert_eq!(out.wait(), Ok(vec![0, 1, 3, 4]));
+        }
+        shutdown(&system);
+    }
+}

@@ -1,6 +1,6 @@
 //! `Source::from_poll_fn` under every driver (a stage pulled one element at
 //! a time, a fused folding sink, an async boundary, a pulling sink), and
-//! `Sink::with_pull`.
+//! `Sink::with_pull`; and `Source::cycle`, built on it.
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -277,4 +277,104 @@ fn a_panic_in_a_pulled_source_names_source_and_sink() {
     );
     assert_eq!(error.stage(), Some("range.map.summing"));
     shutdown(&system);
+}
+
+/// `Source::cycle` (Pekko's `Source.cycle`): lazy, repeats on demand only,
+/// stops on cancel, fails with `EmptyCycle` on an empty iterator; fused
+/// (the maps fuse into it) and with fusion off.
+mod cycle {
+    use super::*;
+
+    fn materializers(system: &weir_actor::ActorSystem) -> [Materializer; 2] {
+        [
+            Materializer::new(system),
+            Materializer::builder(system).fusion(false).build(),
+        ]
+    }
+
+    /// A factory of `[1, 2]` counting its calls.
+    fn counted(
+        calls: &Arc<AtomicUsize>,
+    ) -> impl FnMut() -> Vec<u32> + Clone + Send + Sync + 'static {
+        let calls = Arc::clone(calls);
+        move || {
+            calls.fetch_add(1, Ordering::Relaxed);
+            vec![1, 2]
+        }
+    }
+
+    #[test]
+    fn repeats_on_demand_only_and_stops_on_cancel() {
+        let (system, _) = stream_system("cycle-demand");
+        for mat in materializers(&system) {
+            let calls = Arc::new(AtomicUsize::new(0));
+            let mut out = Source::cycle(counted(&calls))
+                .map(|x| x * 10)
+                .run_with(TestSink::probe(), &mat);
+            out.wait_idle();
+            assert_eq!(
+                calls.load(Ordering::Relaxed),
+                0,
+                "nothing before the first pull"
+            );
+            assert_eq!(out.request_next_n(5), vec![10, 20, 10, 20, 10]);
+            out.expect_no_message(QUIET);
+            assert_eq!(calls.load(Ordering::Relaxed), 3, "one call per round begun");
+            out.cancel();
+            out.wait_idle();
+            assert!(!eventually(QUIET, || calls.load(Ordering::Relaxed) > 3));
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn take_completes_it_with_no_further_demand() {
+        let (system, _) = stream_system("cycle-take");
+        for mat in materializers(&system) {
+            let calls = Arc::new(AtomicUsize::new(0));
+            let mut out = Source::cycle(counted(&calls))
+                .take(3)
+                .run_with(TestSink::probe(), &mat);
+            out.request(3);
+            assert_eq!(out.expect_next_n(3), vec![1, 2, 1]);
+            out.expect_complete();
+            let all = Source::cycle(counted(&calls))
+                .take(4)
+                .run_with(Sink::collect(), &mat);
+            assert_eq!(all.wait(), Ok(vec![1, 2, 1, 2]));
+        }
+        shutdown(&system);
+    }
+
+    #[test]
+    fn an_empty_iterator_fails_the_stream() {
+        let (system, _) = stream_system("cycle-empty");
+        for mat in materializers(&system) {
+            // Empty at the first call.
+            let mut out = Source::cycle(Vec::<u32>::new).run_with(TestSink::probe(), &mat);
+            out.request(1);
+            assert!(matches!(out.expect_error().kind(), ErrorKind::EmptyCycle));
+            let failed = Source::cycle(Vec::<u32>::new).run_with(Sink::count(), &mat);
+            assert!(matches!(
+                failed.wait().unwrap_err().kind(),
+                ErrorKind::EmptyCycle
+            ));
+
+            // Empty at a later call: the elements before it come out first.
+            let calls = Arc::new(AtomicUsize::new(0));
+            let counter = Arc::clone(&calls);
+            let once = move || {
+                if counter.fetch_add(1, Ordering::Relaxed) == 0 {
+                    vec![7u32, 8]
+                } else {
+                    vec![]
+                }
+            };
+            let mut out = Source::cycle(once).run_with(TestSink::probe(), &mat);
+            out.request(3);
+            assert_eq!(out.expect_next_n(2), vec![7, 8]);
+            assert!(matches!(out.expect_error().kind(), ErrorKind::EmptyCycle));
+        }
+        shutdown(&system);
+    }
 }

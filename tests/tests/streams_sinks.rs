@@ -217,3 +217,43 @@ fn on_complete_hears_of_an_abrupt_end() {
         ErrorKind::AbruptTermination
     ));
 }
+
+/// `Sink::count` (Pekko's `Sink.count`): the number of elements on
+/// completion, the error on failure, 0 for an empty stream; it asks for
+/// one element at a time behind a probe and fuses with an iterator source.
+#[test]
+fn count_counts_to_completion_and_reports_failure() {
+    let (system, mat) = stream_system("sink-count");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    for mat in [&mat, &unfused] {
+        assert_eq!(
+            Source::range(0u32..1000)
+                .run_with(Sink::count(), mat)
+                .wait(),
+            Ok(1000)
+        );
+        assert_eq!(
+            Source::<u8>::empty().run_with(Sink::count(), mat).wait(),
+            Ok(0)
+        );
+        assert_eq!(
+            behind_probe(Sink::count(), vec![5u8, 6, 7], None, mat).wait(),
+            Ok(3)
+        );
+        let failed = behind_probe(Sink::count(), vec![5u8], Some(StreamError::msg("up")), mat);
+        assert!(failed.wait().unwrap_err().to_string().contains("up"));
+
+        // Back-pressure: a request per element, none ahead; the count only at completion.
+        let (mut up, count) = TestSource::probe::<u8>()
+            .to_mat(Sink::count(), Keep::both)
+            .run(mat);
+        up.expect_request();
+        up.send_next(1);
+        up.expect_request();
+        up.expect_no_signal(weir_tests::QUIET);
+        assert!(!count.is_completed(), "no count before completion");
+        up.send_complete();
+        assert_eq!(count.wait_timeout(PATIENCE).ok(), Some(Ok(1)));
+    }
+    shutdown(&system);
+}

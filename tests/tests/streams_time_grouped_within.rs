@@ -192,3 +192,139 @@ fn bad_arguments_are_typed_errors() {
         Some(ArgumentError::Zero { argument: "within" })
     );
 }
+
+/// `aggregate_with_boundary` (Pekko 1.1's `aggregateWithBoundary`): pairs
+/// closed by the aggregate function, or, timed, whatever is open when the
+/// timer finds it ready.
+mod aggregate_with_boundary {
+    use super::*;
+
+    fn pairs() -> Rig<u32, Vec<u32>> {
+        let flow = Flow::new().aggregate_with_boundary(
+            Vec::new,
+            |b: &mut Vec<u32>, x| {
+                b.push(x);
+                b.len() == 2
+            },
+            |b| b,
+        );
+        Rig::new("aggregate-pairs", flow)
+    }
+
+    /// Never closed by the aggregate function; the timer closes what is open.
+    fn timed(interval: Duration) -> Rig<u32, Vec<u32>> {
+        let flow = Flow::new()
+            .aggregate_with_boundary_timed(
+                Vec::new,
+                |b: &mut Vec<u32>, x| {
+                    b.push(x);
+                    false
+                },
+                |b| b,
+                |b| !b.is_empty(),
+                interval,
+            )
+            .unwrap();
+        Rig::new("aggregate-timed", flow)
+    }
+
+    #[test]
+    fn the_boundary_closes_an_aggregate_and_upstream_is_pulled_only_on_demand() {
+        let mut rig = pairs();
+        assert_eq!(rig.requests(), 0, "no pull before downstream asks");
+        rig.down.request(2);
+        rig.send(1..=4);
+        assert_eq!(rig.down.expect_next_n(2), [vec![1, 2], vec![3, 4]]);
+        assert_eq!(
+            rig.requests(),
+            4,
+            "one pull per element, none ahead of demand"
+        );
+        rig.expect_nothing();
+        // Nothing open: completion with no further demand.
+        rig.up.send_complete();
+        rig.down.expect_complete();
+        rig.shutdown();
+    }
+
+    #[test]
+    fn completion_emits_the_open_aggregate_when_asked() {
+        let mut rig = pairs();
+        rig.down.request(2);
+        rig.send([1, 2, 3]);
+        assert_eq!(rig.down.expect_next(), [1, 2]);
+        rig.up.send_complete();
+        assert_eq!(rig.down.expect_next(), [3]);
+        rig.down.expect_complete();
+        rig.shutdown();
+    }
+
+    #[test]
+    fn failure_and_cancellation() {
+        let mut rig = pairs();
+        rig.down.request(1);
+        rig.send([1]);
+        rig.up.send_error(StreamError::msg("up"));
+        assert!(rig.down.expect_error().to_string().contains("up"));
+        rig.shutdown();
+
+        let mut rig = pairs();
+        rig.down.request(1);
+        rig.send([1]);
+        rig.down.cancel();
+        rig.up.expect_cancellation();
+        rig.shutdown();
+    }
+
+    #[test]
+    fn the_timer_emits_what_is_open_and_never_an_empty_aggregate() {
+        let mut rig = timed(ms(100));
+        rig.down.request(5);
+        rig.send([1, 2]);
+        rig.advance(ms(99));
+        rig.expect_nothing();
+        rig.advance(ms(1));
+        assert_eq!(rig.down.expect_next(), [1, 2]);
+        rig.advance(ms(500));
+        rig.expect_nothing();
+        rig.shutdown();
+    }
+
+    #[test]
+    fn a_timed_out_aggregate_waits_for_demand_and_stops_the_pulling() {
+        let mut rig = timed(ms(100));
+        rig.down.request(1);
+        rig.send([1]);
+        rig.advance(ms(100));
+        assert_eq!(rig.down.expect_next(), [1]);
+        // The pull outstanding brings 2; with no demand nothing more is pulled.
+        rig.send([2, 3]);
+        rig.advance(ms(100));
+        rig.expect_nothing();
+        assert_eq!(rig.requests(), 2, "1, then the pull 2 answered");
+        rig.down.request(1);
+        assert_eq!(rig.down.expect_next(), [2]);
+        rig.shutdown();
+    }
+
+    #[test]
+    fn an_interval_under_a_millisecond_is_an_error() {
+        let built = Flow::<u32>::new().aggregate_with_boundary_timed(
+            Vec::new,
+            |b: &mut Vec<u32>, x| {
+                b.push(x);
+                false
+            },
+            |b| b,
+            |_| true,
+            Duration::from_micros(999),
+        );
+        assert!(matches!(
+            built,
+            Err(ArgumentError::Invalid {
+                argument: "interval",
+                ..
+            })
+        ));
+    }
+}

@@ -130,12 +130,6 @@ pub(crate) struct RunState<A: Actor> {
     watchers: HashMap<usize, ActorHandle>,
     /// An influencing message was processed in this run (receive timeout).
     timeout_touched: bool,
-    /// How many ancestors' failures hold this actor's user messages (see
-    /// [`supervise`]).
-    suspended: u32,
-    /// This actor's failure suspended its children; they are owed one
-    /// `Unsuspend` each when it is decided.
-    children_suspended: bool,
     /// The children whose failures this actor escalated, to be resumed
     /// with it.
     escalated: Vec<ActorHandle>,
@@ -145,7 +139,7 @@ impl<A: Actor> RunState<A> {
     /// User messages run only while running and no ancestor's failure
     /// holds them.
     fn takes_user_messages(&self) -> bool {
-        self.phase.takes_user_messages() && self.suspended == 0
+        self.phase.takes_user_messages() && self.ctx.suspended == 0
     }
 }
 
@@ -208,6 +202,7 @@ fn new_cell<A: Actor>(
     parent: Option<ActorHandle>,
     path: ActorPath,
     props: Props<A>,
+    suspended: u32,
 ) -> Result<Arc<Cell<A>>, SpawnError> {
     if props.throughput == Some(0) {
         return Err(SpawnError::Zero("throughput"));
@@ -251,7 +246,8 @@ fn new_cell<A: Actor>(
         overflow: props.mailbox.map(|(_, overflow)| overflow),
         state: UnsafeCell::new(None),
     });
-    let ctx = Context::new(cell.clone(), props.stash_capacity);
+    let mut ctx = Context::new(cell.clone(), props.stash_capacity);
+    ctx.suspended = suspended;
     cell.state.with_mut(|state| {
         // SAFETY: the mailbox was created claimed; this thread holds the run
         // token until it submits the cell, so nothing else reads `state`.
@@ -263,8 +259,6 @@ fn new_cell<A: Actor>(
                 phase: Phase::Created,
                 watchers: HashMap::new(),
                 timeout_touched: false,
-                suspended: 0,
-                children_suspended: false,
                 escalated: Vec::new(),
             });
         }
@@ -272,11 +266,15 @@ fn new_cell<A: Actor>(
     Ok(cell)
 }
 
-/// Spawn a child of `parent` named `name` (a generated `$` name when `None`).
+/// Spawn a child of `parent` named `name` (a generated `$` name when `None`),
+/// held by `suspended` failures from the start: the suspensions its parent
+/// will lift from all its children (see [`supervise`]), as Akka gives a new
+/// child its parent's suspend count.
 pub(crate) fn spawn_child<C: Actor>(
     parent: &ActorHandle,
     props: Props<C>,
     name: Option<&str>,
+    suspended: u32,
 ) -> Result<ActorRef<C::Msg>, SpawnError> {
     if let Some(name) = name {
         validate_name(name).map_err(|reason| SpawnError::InvalidName {
@@ -304,7 +302,7 @@ pub(crate) fn spawn_child<C: Actor>(
             },
         };
         let path = core.path.child(Arc::clone(&name), core.runtime.next_uid());
-        let cell = new_cell(&core.runtime, Some(parent.clone()), path, props)?;
+        let cell = new_cell(&core.runtime, Some(parent.clone()), path, props, suspended)?;
         children.by_name.insert(
             name,
             ChildEntry {
@@ -331,7 +329,7 @@ pub(crate) fn new_root<A: Actor>(
     props: Props<A>,
 ) -> Result<ActorHandle, SpawnError> {
     let path = ActorPath::root(system, runtime.next_uid());
-    let cell = new_cell(&runtime, None, path, props)?;
+    let cell = new_cell(&runtime, None, path, props, 0)?;
     Ok(ActorHandle { inner: cell })
 }
 

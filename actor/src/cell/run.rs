@@ -154,7 +154,11 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    pub(super) fn instantiate(&self, st: &mut RunState<A>, phase: FailurePhase) -> Result<(), Failure> {
+    pub(super) fn instantiate(
+        &self,
+        st: &mut RunState<A>,
+        phase: FailurePhase,
+    ) -> Result<(), Failure> {
         let factory = &st.props.factory;
         match catch_unwind(AssertUnwindSafe(|| factory())) {
             Ok(actor) => {
@@ -270,7 +274,10 @@ impl<A: Actor> Cell<A> {
         }
     }
 
-    pub(super) fn lifecycle(&self, event: for<'p> fn(&'p ActorPath, &'static str) -> LifecycleEvent<'p>) {
+    pub(super) fn lifecycle(
+        &self,
+        event: for<'p> fn(&'p ActorPath, &'static str) -> LifecycleEvent<'p>,
+    ) {
         if let Some(hooks) = &self.core.hooks
             && COMPILED_IN
         {

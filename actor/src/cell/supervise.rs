@@ -6,7 +6,7 @@
 //!
 //! * The failing actor stops taking user messages (`Phase::Suspended`) and
 //!   sends every child one [`SystemMsg::Suspend`]; each descendant counts
-//!   the suspensions of its ancestors (`RunState::suspended`) and passes
+//!   the suspensions of its ancestors (`Context::suspended`) and passes
 //!   them on to its own children, so the whole subtree holds its messages.
 //! * A resume sends the children one [`SystemMsg::Unsuspend`] each (passed
 //!   on the same way) and resumes the children whose failure this actor
@@ -15,10 +15,15 @@
 //!   the fresh instance has run `post_restart`, the children it kept are
 //!   restarted with the same cause (which also ends the failure of a child
 //!   whose failure was escalated), and then unsuspended.
+//! * A child made while its parent holds suspensions (an ancestor's failure
+//!   not yet decided, or the parent's own, as in its restart hooks) starts
+//!   with them (`Context::child_suspensions`, as Akka gives a new child its
+//!   parent's suspend count): the `Unsuspend`s the parent later sends all
+//!   its children are owed to it too, and it waits with the subtree.
 //!
-//! Each `Suspend` a child gets is matched by one `Unsuspend` from the same
-//! parent (`RunState::children_suspended` says one is owed), so the counts
-//! balance however failures nest.
+//! Each `Suspend` a child gets (or starts with) is matched by one
+//! `Unsuspend` from the same parent (`Context::children_suspended` says one
+//! is owed), so the counts balance however failures nest.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
@@ -46,7 +51,7 @@ impl<A: Actor> Cell<A> {
         if let Some(child) = escalated_from {
             st.escalated.push(child.clone());
         }
-        if !std::mem::replace(&mut st.children_suspended, true) {
+        if !std::mem::replace(&mut st.ctx.children_suspended, true) {
             for child in self.core.children() {
                 child.send_system(SystemMsg::Suspend);
             }
@@ -63,11 +68,11 @@ impl<A: Actor> Cell<A> {
     /// (`!suspend`): count it and pass it on to the children.
     pub(super) fn suspended_by_ancestor(&self, st: &mut RunState<A>, suspend: bool) {
         if suspend {
-            st.suspended += 1;
+            st.ctx.suspended += 1;
         } else {
-            // Saturating: a child spawned while its parent was suspended
-            // (by a restart's hooks) never got the matching `Suspend`.
-            st.suspended = st.suspended.saturating_sub(1);
+            // Saturating: a child made by a system spawn or a router
+            // (not by its parent's `Context`) starts with none.
+            st.ctx.suspended = st.ctx.suspended.saturating_sub(1);
         }
         for child in self.core.children() {
             child.send_system(if suspend {
@@ -80,7 +85,7 @@ impl<A: Actor> Cell<A> {
 
     /// Lift the suspension this actor's failure put on its children.
     fn unsuspend_children(&self, st: &mut RunState<A>) {
-        if std::mem::take(&mut st.children_suspended) {
+        if std::mem::take(&mut st.ctx.children_suspended) {
             for child in self.core.children() {
                 child.send_system(SystemMsg::Unsuspend);
             }

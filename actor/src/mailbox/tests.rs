@@ -1,7 +1,7 @@
 //! Single-threaded tests of the mailbox's `unsafe` consumer side, with
 //! heap-owning messages so that a double drop, a leak or a read of a moved-out
-//! slot shows under `valgrind --tool=memcheck` (see the README's "Memory
-//! checks"; CI runs these there).
+//! slot shows under `valgrind --tool=memcheck` (see "Memory checks" in
+//! `docs/testing.md`; CI runs these there).
 
 use super::{Enqueued, Mailbox};
 

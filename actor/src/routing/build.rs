@@ -178,7 +178,7 @@ impl<A: Actor> Pool<A> {
         // that the handle routes from the moment it is returned.
         let mut refs = Vec::with_capacity(self.size);
         for _ in 0..self.size {
-            match crate::cell::spawn_child(&manager.handle(), self.props.clone(), None) {
+            match crate::cell::spawn_child(&manager.handle(), self.props.clone(), None, 0) {
                 Ok(routee) => refs.push(routee),
                 Err(e) => {
                     manager.stop();

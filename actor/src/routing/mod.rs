@@ -1,7 +1,7 @@
 //! Routers: one address in front of several actors (Akka's routers).
 //!
 //! * A [`Pool`] spawns its routees as children of a router actor, which
-//!   supervises them with the pool's [`SupervisorStrategy`]: a routee that
+//!   supervises them with the pool's [`SupervisorStrategy`](crate::SupervisorStrategy): a routee that
 //!   fails is restarted in place by default (same reference, so routing is
 //!   unchanged); one that stops is removed, and a pool whose last routee
 //!   stopped stops too.
@@ -64,9 +64,9 @@ mod manager;
 use std::fmt;
 use std::time::Duration;
 
+pub use crate::error::RoutingError;
 pub use build::{Group, Pool, RouteeError};
 use logic::Routees;
-pub use crate::error::RoutingError;
 pub use logic::{DEFAULT_VIRTUAL_NODES, MAX_VIRTUAL_NODES, Routing};
 
 use crate::actor_ref::{ActorRef, Delivery};

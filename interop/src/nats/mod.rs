@@ -1,21 +1,84 @@
-//! NATS connectors (feature `nats`): JetStream pull consumers and
-//! publishers, core NATS subscribe and publish, on a tokio runtime through
-//! `async-nats`.
+//! NATS connectors and remote actors (feature `nats`): JetStream pull
+//! consumers and publishers, core NATS subscribe and publish, and actors of
+//! other processes over core NATS, on a tokio runtime through `async-nats`.
+//!
+//! Every item here is also re-exported at the crate root
+//! (`weir_interop::NatsSource` is `weir_interop::nats::NatsSource`).
+//!
+//! # Connecting
+//!
+//! A [`Nats`] is an `async_nats::Client` and the tokio runtime that drives
+//! it; every connector and [`RemoteActorSystem`] takes one.
+//!
+//! # Sources and sinks
 //!
 //! Every connector polls its async-nats futures and streams on the stage's
 //! own island with a waker that wakes the island (the mechanism of
 //! [`Source::from_stream`](crate::SourceFromStream::from_stream) and
 //! [`Tcp`](crate::Tcp)), entering the runtime's context while it polls so
 //! that async-nats can start its timers; the connection itself is driven by
-//! the client's task on that runtime.
+//! the client's task on that runtime. A connector fails its stream with a
+//! [`NatsError`].
 //!
 //! - [`NatsSource::jetstream`]: a demand-driven pull consumer of
 //!   [`Committable`] messages, acked by [`NatsSink::ack`] (at-least-once);
 //!   [`NatsSource::jetstream_auto_ack`] acks on receipt (at-most-once).
+//!   [`JetStreamSettings`] names the stream and sizes the pulls.
 //! - [`NatsSink::jetstream_publish`]: publishes and waits for JetStream's
 //!   acks with a bounded number in flight.
 //! - [`NatsSource::subscribe`] / [`NatsSink::publish`]: core NATS, with
-//!   dropped messages counted.
+//!   dropped messages counted ([`DroppedCount`]).
+//!
+//! ```no_run
+//! use async_nats::jetstream::consumer::pull;
+//! use weir_interop::nats::{JetStreamSettings, Nats, NatsSink, NatsSource};
+//! use weir_streams::prelude::*;
+//!
+//! let runtime = tokio::runtime::Runtime::new().unwrap();
+//! let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+//! let system = weir_actor::ActorSystem::new("orders").unwrap();
+//! let materializer = Materializer::new(&system);
+//! let config = pull::Config { durable_name: Some("worker".into()), ..Default::default() };
+//! // Pull, handle and ack: what is not acked is redelivered (at-least-once).
+//! let acked = NatsSource::jetstream(&config, &JetStreamSettings::new(&nats, "ORDERS"))
+//!     .map(|msg| msg.map(|m| m.payload.len()))
+//!     .take(100)
+//!     .run_with(NatsSink::ack(32).unwrap(), &materializer);
+//! assert_eq!(acked.wait().unwrap(), 100);
+//! ```
+//!
+//! # Remote actors
+//!
+//! [`RemoteActorSystem`] serves actors of a local system to other
+//! processes and resolves theirs as [`RemoteRef`]s.
+//!
+//! - Subjects: the actor `weir+nats://<system>/user/<a>/<b>` is reached on
+//!   `weir.<system>.user.<a>.<b>`; each system serves all of its exposed
+//!   actors through one subscription on `weir.<system>.user.>`, so a
+//!   message for a path it does not serve is seen and reported.
+//! - Messages are serde types encoded with postcard, in an envelope that
+//!   names the Rust type: the receiver checks it against the exposed
+//!   actor's type.
+//! - Back-pressure: core NATS has none, so every [`RemoteRef`] keeps a
+//!   window of tells in flight ([`RemoteSettings`]); the receiving system
+//!   returns credit in batches once the actor's mailbox has taken the
+//!   tells. An actor with a bounded mailbox
+//!   ([`Props::with_bounded_mailbox`](weir_actor::Props::with_bounded_mailbox))
+//!   takes a tell only when it has room, that is when it has processed an
+//!   earlier one, so a slow actor holds its senders' windows shut; an
+//!   unbounded mailbox takes everything at once. Tells beyond the window
+//!   wait in a bounded outbox; beyond that they are dead letters
+//!   (`DeadLetterReason::Dropped`) and counted ([`RemoteRef::dropped`]).
+//! - Failures on the receiving side are dead letters with a reason there
+//!   (`NoMatch` for an unknown path, `WrongMessageType`, `Undeliverable`
+//!   for a payload that does not decode; see [`RemoteLetter`]) and typed
+//!   errors for an ask ([`RemoteAskError`]); never a panic.
+//! - Death watch: every system publishes heartbeats on its actor system's
+//!   scheduler and a notice when an exposed actor stops;
+//!   [`RemoteRef::watch`] turns them into a [`RemoteTerminated`], timing
+//!   out on the watching system's clock.
+//!
+//! [`RemoteActorSystem`]'s own docs show a server and a client.
 
 mod core;
 mod jetstream;
@@ -146,12 +209,14 @@ impl Nats {
     }
 }
 
-/// Sources that read from NATS (see the [module docs](self)).
+/// Sources that read from NATS: JetStream pull consumers and core NATS
+/// subscriptions (see the [`nats` module docs](crate::nats) for the overview).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct NatsSource;
 
-/// Sinks that write to NATS (see the [module docs](self)).
+/// Sinks that write to NATS: acks, JetStream publishing and core NATS
+/// publishing (see the [`nats` module docs](crate::nats) for the overview).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct NatsSink;

@@ -176,7 +176,10 @@ impl<M: 'static> MatFn<M> {
     }
 
     /// `f` of this function's value.
-    pub(crate) fn map<M2: 'static>(&self, f: impl Fn(M) -> M2 + Send + Sync + 'static) -> MatFn<M2> {
+    pub(crate) fn map<M2: 'static>(
+        &self,
+        f: impl Fn(M) -> M2 + Send + Sync + 'static,
+    ) -> MatFn<M2> {
         if self.depth < NEST_LIMIT {
             let inner = Arc::clone(&self.call);
             return MatFn {

@@ -194,7 +194,6 @@ impl<S> StagePorts<S> {
     }
 }
 
-
 impl Default for GraphBuilder {
     fn default() -> Self {
         Self::new()

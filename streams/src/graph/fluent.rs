@@ -15,43 +15,46 @@ const WIRED: &str = "a junction flow has every other port connected";
 
 /// A flow from input `mine` of a two-input junction to its output, with
 /// `other` feeding its other input.
-fn with_other<T, U, O, S>(
+/// The flow's materialized value is `other`'s.
+pub(super) fn with_other<T, U, O, S, M>(
     stage: S,
-    other: Source<U, impl Sized + 'static>,
+    other: Source<U, M>,
     mine_first: bool,
-) -> Flow<T, O>
+) -> Flow<T, O, M>
 where
     T: Send + 'static,
     U: Send + 'static,
     O: Send + 'static,
+    M: 'static,
     S: crate::stage::GraphStage<Shape = crate::stage::FanInShape2<T, U, O>>,
 {
     debug_assert!(mine_first, "two-type junctions take this stream first");
     let mut b = GraphBuilder::new();
     let junction = b.add(stage);
-    let other = b.source(other);
+    let (other, key) = b.source_mat(other);
     b.connect(other, junction.in1()).expect(WIRED);
-    b.build_flow(junction.in0(), junction.out(), |_| ())
+    b.build_flow(junction.in0(), junction.out(), move |m| m.take(&key))
         .expect(WIRED)
 }
 
 /// A flow into input `mine` of a two-input uniform junction, with `other`
-/// feeding the other input.
-fn uniform_with_other<T, S>(
+/// feeding the other input; the flow's materialized value is `other`'s.
+pub(super) fn uniform_with_other<T, S, M>(
     stage: S,
-    other: Source<T, impl Sized + 'static>,
+    other: Source<T, M>,
     mine: usize,
-) -> Flow<T, T>
+) -> Flow<T, T, M>
 where
     T: Send + 'static,
+    M: 'static,
     S: crate::stage::GraphStage<Shape = crate::stage::UniformFanInShape<T, 2>>,
 {
     let mut b = GraphBuilder::new();
     let junction = b.add(stage);
-    let other = b.source(other);
+    let (other, key) = b.source_mat(other);
     let ins = junction.ins();
     b.connect(other, ins[1 - mine]).expect(WIRED);
-    b.build_flow(ins[mine], junction.out(), |_| ())
+    b.build_flow(ins[mine], junction.out(), move |m| m.take(&key))
         .expect(WIRED)
 }
 
@@ -258,10 +261,10 @@ pub trait JunctionOps: FlowOps {
         F: Fn(&Self::Out) -> bool + Clone + Send + Sync + 'static,
     {
         let mut b = GraphBuilder::new();
-        let split = b.add(Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| {
-            usize::from(divert(x))
-        })
-        .eager_cancel());
+        let split = b.add(
+            Partition::<Self::Out, 2, _>::new(move |x: &Self::Out| usize::from(divert(x)))
+                .eager_cancel(),
+        );
         let sink = b.sink(sink);
         let [on, side] = split.outs();
         b.connect(side, sink).expect(WIRED);
@@ -283,25 +286,34 @@ pub trait JunctionOps: FlowOps {
     where
         Self::Out: Clone,
     {
-        let mut b = GraphBuilder::new();
-        let broadcast = b.add(Broadcast::<Self::Out, 2>::new().eager_cancel());
-        let sink = b.sink(sink);
-        let [on, side] = broadcast.outs();
-        b.connect(side, sink).expect(WIRED);
-        self.via_flow(b.build_flow(broadcast.inlet(), on, |_| ()).expect(WIRED))
+        self.via_flow(also(sink))
     }
 }
 
 impl<F: FlowOps> JunctionOps for F {}
 
-/// A flow passing everything on and copying to `sink` when it asks.
-fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T> {
+/// A flow passing everything on and copying to `sink` when it asks; its
+/// materialized value is `sink`'s.
+pub(super) fn tapped<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T, M> {
     let mut b = GraphBuilder::new();
     let tap = b.add(WireTap::<T>::new());
-    let sink = b.sink(sink);
+    let (sink, key) = b.sink_mat(sink);
     let [main, side] = tap.outs();
     b.connect(side, sink).expect(WIRED);
-    b.build_flow(tap.inlet(), main, |_| ()).expect(WIRED)
+    b.build_flow(tap.inlet(), main, move |m| m.take(&key))
+        .expect(WIRED)
+}
+
+/// A flow passing everything on and to `sink` too (eager cancel); its
+/// materialized value is `sink`'s.
+pub(super) fn also<T: Clone + Send + 'static, M: 'static>(sink: Sink<T, M>) -> Flow<T, T, M> {
+    let mut b = GraphBuilder::new();
+    let broadcast = b.add(Broadcast::<T, 2>::new().eager_cancel());
+    let (sink, key) = b.sink_mat(sink);
+    let [on, side] = broadcast.outs();
+    b.connect(side, sink).expect(WIRED);
+    b.build_flow(broadcast.inlet(), on, move |m| m.take(&key))
+        .expect(WIRED)
 }
 
 impl<T: Clone + Send + 'static> Sink<T, ()> {
@@ -353,9 +365,7 @@ impl<T: Send + 'static> Source<T, ()> {
     /// assert_eq!(got.wait(), Ok(vec![[0, 5], [1, 6]]));
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn zip_n<M: 'static, const N: usize>(
-        mut sources: [Source<T, M>; N],
-    ) -> Source<[T; N], ()> {
+    pub fn zip_n<M: 'static, const N: usize>(mut sources: [Source<T, M>; N]) -> Source<[T; N], ()> {
         zipped(ZipN::<T, N>::new(), &mut sources)
     }
 
@@ -415,10 +425,13 @@ impl<T: Send + 'static> Source<T, ()> {
         // deep as log2 of the number of sources, so thousands of sources
         // run unfused too (each element passes ~log2(n) merges), and fused
         // the planner splices the merges into one.
-        let mut level: Vec<Source<T, ()>> = [first.map_materialized_value(|_| ()), second.map_materialized_value(|_| ())]
-            .into_iter()
-            .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
-            .collect();
+        let mut level: Vec<Source<T, ()>> = [
+            first.map_materialized_value(|_| ()),
+            second.map_materialized_value(|_| ()),
+        ]
+        .into_iter()
+        .chain(rest.into_iter().map(|s| s.map_materialized_value(|_| ())))
+        .collect();
         while level.len() > 1 {
             let mut sources = level.into_iter();
             let mut next = Vec::with_capacity(sources.len().div_ceil(2));
@@ -463,7 +476,8 @@ where
     let zip = b.add(stage);
     for (i, slot) in sources.iter_mut().enumerate() {
         let taken = Source::from_graph_parts(
-            Graph::<()>::empty().map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
+            Graph::<()>::empty()
+                .map_mat(|()| -> M { unreachable!("a taken-out source never runs") }),
         );
         let out = b.source(std::mem::replace(slot, taken));
         b.connect(out, zip.inlet(i)).expect(WIRED);

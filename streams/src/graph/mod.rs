@@ -19,6 +19,7 @@ mod bidi;
 mod builder;
 mod flow_zip;
 mod fluent;
+mod fluent_mat;
 mod junctions;
 
 pub use bidi::BidiPorts;

@@ -27,7 +27,7 @@
 //!   consumer) drops what is queued and notifies the producer once; the
 //!   producer learns it from [`Producer::hand_over`]. The first of the two
 //!   wins; dropping a producer that never finished ends the channel with
-//!   [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
+//!   [`ErrorKind::AbruptTermination`].
 //! - **Many producers.** A shared producer (`SharedProducer`, behind
 //!   `Source::queue`) is the producer side for many threads at once: it
 //!   puts each element straight into the handed-over queue under the same
@@ -45,7 +45,7 @@
 //!
 //! Each side is notified through a [`Notify`]: an island's
 //! [`AsyncCallback`](crate::stage::AsyncCallback), a task's
-//! [`Waker`](std::task::Waker) or a blocked [`Thread`](std::thread::Thread).
+//! [`Waker`] or a blocked [`Thread`](std::thread::Thread).
 //! The loom models in `handover/loom_models.rs` check that credit never
 //! exceeds the capacity, that neither side misses a wake-up, and that the
 //! end and the cancellation are each delivered once, with one producer and
@@ -284,7 +284,7 @@ pub fn channel<T, P: Notify, C: Notify>(
 
 /// The side that puts elements in. Dropping it without
 /// [`finish`](Self::finish) ends the channel with
-/// [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
+/// [`ErrorKind::AbruptTermination`].
 ///
 /// # Examples
 ///

@@ -22,8 +22,8 @@ pub use broadcast::BroadcastHub;
 pub use merge::{DrainingControl, MergeHub};
 pub use partition::PartitionHub;
 
-use crate::handover::{Consumer, Producer, Refill, Wait};
 use crate::StreamError;
+use crate::handover::{Consumer, Producer, Refill, Wait};
 use crate::stage::{
     AsyncCallback, GraphStageLogic, OutPort, SourceShape, StageContext, StageResult,
 };

@@ -9,7 +9,9 @@ use std::future::Future;
 #[cfg(feature = "tracing")]
 use super::log;
 use super::util::{at_least_one, logic_flow, logic_flow_with, ports};
-use super::{errors, grouped, intersperse, map_async, map_concat, scan, simple};
+use super::{
+    errors, grouped, intersperse, map_async, map_async_partitioned, map_concat, scan, simple,
+};
 #[cfg(feature = "tracing")]
 use crate::LogLevels;
 use crate::overflow::upfront_capacity;
@@ -461,7 +463,7 @@ pub trait FlowOps: Sized {
         Ok(self.via_flow(logic_flow_with(
             "map_async",
             move |attributes: &Attributes| {
-                map_async::MapAsync::new(parallelism, &f, true, attributes.supervision_strategy())
+                map_async::unpartitioned(parallelism, &f, true, attributes.supervision_strategy())
             },
         )))
     }
@@ -503,7 +505,63 @@ pub trait FlowOps: Sized {
         Ok(self.via_flow(logic_flow_with(
             "map_async_unordered",
             move |attributes: &Attributes| {
-                map_async::MapAsync::new(parallelism, &f, false, attributes.supervision_strategy())
+                map_async::unpartitioned(parallelism, &f, false, attributes.supervision_strategy())
+            },
+        )))
+    }
+
+    /// [`map_async`](Self::map_async) with at most one element per
+    /// partition in flight (Pekko's `mapAsyncPartitioned`): `partition`
+    /// names each element's partition, `f` gets the element and its
+    /// partition. An element whose partition has one in the stage (running,
+    /// or finished and waiting to be emitted) waits, unstarted; results
+    /// come in input order. `parallelism` bounds the elements in the
+    /// stage, waiting ones included.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `parallelism` is 0.
+    ///
+    /// Supervision: as [`map_async`](Self::map_async); a panic in
+    /// `partition` drops that element likewise.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// // Per account, one update at a time; different accounts at once.
+    /// let out = Source::from_iter(vec![("a", 1u32), ("b", 2), ("a", 3)])
+    ///     .map_async_partitioned(4, |(account, _)| *account, |(_, amount), account| async move {
+    ///         Ok::<_, StreamError>(format!("{account}+{amount}"))
+    ///     })
+    ///     .unwrap()
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec!["a+1".to_string(), "b+2".into(), "a+3".into()]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
+    fn map_async_partitioned<U, P, PF, F, Fut>(
+        self,
+        parallelism: usize,
+        partition: PF,
+        f: F,
+    ) -> Result<Self::Repr<U>, ArgumentError>
+    where
+        U: Send + 'static,
+        P: Clone + Eq + std::hash::Hash + Send + 'static,
+        PF: FnMut(&Self::Out) -> P + Clone + Send + Sync + 'static,
+        F: FnMut(Self::Out, P) -> Fut + Clone + Send + Sync + 'static,
+        Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
+    {
+        at_least_one(parallelism, "parallelism")?;
+        Ok(self.via_flow(logic_flow_with(
+            "map_async_partitioned",
+            move |attributes: &Attributes| {
+                map_async_partitioned::partitioned(
+                    parallelism,
+                    &partition,
+                    &f,
+                    attributes.supervision_strategy(),
+                )
             },
         )))
     }

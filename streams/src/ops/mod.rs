@@ -6,8 +6,10 @@
 //! One operator (or one tight family) per file; the trait files hold the
 //! documented methods, each building its stage from its operator's file.
 
+mod aggregate_with_boundary;
 mod batch;
 mod buffer;
+mod cycle;
 mod delay;
 mod error_ops;
 mod errors;
@@ -20,6 +22,7 @@ mod limit;
 #[cfg(feature = "tracing")]
 mod log;
 mod map_async;
+mod map_async_partitioned;
 mod map_concat;
 mod rate_ops;
 mod recover;
@@ -28,6 +31,7 @@ mod restart_flow;
 mod restart_sink;
 mod scan;
 mod simple;
+mod sink_and_source;
 mod sinks;
 mod sources;
 mod sub_source;

@@ -252,10 +252,7 @@ impl Backoff {
     /// A run starts (the first with the stage, the others when the
     /// [`BACKOFF`] timer fires): its window opens.
     pub(crate) fn started(&mut self, ctx: &StageContext<'_>) {
-        self.window_ends = Some(deadline_after(
-            ctx.now(),
-            self.settings.max_restarts_within,
-        ));
+        self.window_ends = Some(deadline_after(ctx.now(), self.settings.max_restarts_within));
     }
 
     /// A run ended: arm the stage's [`BACKOFF`] timer for the next one and

@@ -93,6 +93,13 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
         self.state.at_least(self.inner.at_least())
     }
 
+    /// No operator here holds an element between fills, so the chain has
+    /// none left when its source has none: `Source::empty().map(f)` ends
+    /// at once, fused as unfused, without waiting for a pull.
+    fn is_exhausted(&self) -> bool {
+        self.inner.is_exhausted()
+    }
+
     fn cancel(&mut self, cause: &crate::StreamError) {
         self.inner.cancel(cause);
     }

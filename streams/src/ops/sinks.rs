@@ -281,6 +281,27 @@ impl<T: Send + 'static, A: Clone + Send + Sync + 'static> Sink<T, Completion<A>>
     }
 }
 
+impl<T: Send + 'static> Sink<T, Completion<u64>> {
+    /// How many elements the stream had (Pekko's `Sink.count`): completes
+    /// with the count when the stream completes, with its error when it
+    /// fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("count").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let n = Source::range(0u32..7).filter(|x| x % 2 == 0).run_with(Sink::count(), &materializer);
+    /// assert_eq!(n.wait(), Ok(4));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn count() -> Self {
+        fold_into("count", 0u64, |n, _| ControlFlow::Continue(n + 1), Ok)
+    }
+}
+
 impl<T: Send + 'static> Sink<T, ()> {
     /// Ignore the elements and call `f` once with how the stream ended.
     ///

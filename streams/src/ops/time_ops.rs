@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use super::util::at_least_one;
 use super::{
-    DelayOverflowStrategy, FlowOps, ThrottleMode, delay, grouped_within, throttle, timeout,
+    DelayOverflowStrategy, FlowOps, ThrottleMode, aggregate_with_boundary, delay, grouped_within,
+    throttle, timeout,
 };
 use crate::{ArgumentError, TimeoutKind};
 
@@ -352,6 +353,96 @@ pub trait TimeOps: FlowOps {
         F: FnMut() -> Self::Out + Clone + Send + Sync + 'static,
     {
         self.via_flow(timeout::keep_alive(after, inject))
+    }
+
+    /// Fold elements into aggregates with boundaries of your choosing
+    /// (Pekko's `aggregateWithBoundary` without a timer): `allocate()`
+    /// opens an aggregate at the first element after the last one went,
+    /// `aggregate(&mut agg, element)` adds an element and says whether the
+    /// aggregate is now closed, and a closed one goes downstream as
+    /// `harvest(agg)`. Upstream is pulled only while downstream asks; at
+    /// upstream's completion the open aggregate goes, then the stream
+    /// completes. Empty aggregates are never emitted.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// // Close a batch when its sum reaches 10.
+    /// let out = Source::from_iter(vec![4u32, 5, 3, 9, 1])
+    ///     .aggregate_with_boundary(Vec::new, |batch, x| { batch.push(x); batch.iter().sum::<u32>() >= 10 }, |b| b)
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![vec![4, 5, 3], vec![9, 1]]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
+    fn aggregate_with_boundary<A, E, Al, Ag, H>(
+        self,
+        allocate: Al,
+        aggregate: Ag,
+        harvest: H,
+    ) -> Self::Repr<E>
+    where
+        A: Send + 'static,
+        E: Send + 'static,
+        Al: FnMut() -> A + Clone + Send + Sync + 'static,
+        Ag: FnMut(&mut A, Self::Out) -> bool + Clone + Send + Sync + 'static,
+        H: FnMut(A) -> E + Clone + Send + Sync + 'static,
+    {
+        let flow = aggregate_with_boundary::aggregate_with_boundary(
+            allocate,
+            aggregate,
+            harvest,
+            None::<(fn(&A) -> bool, Duration)>,
+        );
+        self.via_flow(flow)
+    }
+
+    /// [`aggregate_with_boundary`](Self::aggregate_with_boundary) with a
+    /// timer as well (Pekko's `emitOnTimer`): every `interval` the open
+    /// aggregate, if any, goes when `ready(&agg)` says so.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Invalid` when `interval` is under 1 ms (as Pekko).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use weir_streams::prelude::*;
+    /// # let system = weir_actor::ActorSystem::new("doc").unwrap();
+    /// # let mat = Materializer::new(&system);
+    /// let out = Source::range(1u32..=5)
+    ///     .aggregate_with_boundary_timed(Vec::new, |b, x| { b.push(x); b.len() == 2 }, |b| b, |b| !b.is_empty(), Duration::from_millis(50))
+    ///     .unwrap()
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(out.wait(), Ok(vec![vec![1, 2], vec![3, 4], vec![5]]));
+    /// # system.terminate().wait().unwrap();
+    /// ```
+    fn aggregate_with_boundary_timed<A, E, Al, Ag, H, R>(
+        self,
+        allocate: Al,
+        aggregate: Ag,
+        harvest: H,
+        ready: R,
+        interval: Duration,
+    ) -> Result<Self::Repr<E>, ArgumentError>
+    where
+        A: Send + 'static,
+        E: Send + 'static,
+        Al: FnMut() -> A + Clone + Send + Sync + 'static,
+        Ag: FnMut(&mut A, Self::Out) -> bool + Clone + Send + Sync + 'static,
+        H: FnMut(A) -> E + Clone + Send + Sync + 'static,
+        R: FnMut(&A) -> bool + Clone + Send + Sync + 'static,
+    {
+        aggregate_with_boundary::check_interval(interval)?;
+        Ok(
+            self.via_flow(aggregate_with_boundary::aggregate_with_boundary(
+                allocate,
+                aggregate,
+                harvest,
+                Some((ready, interval)),
+            )),
+        )
     }
 }
 

@@ -180,9 +180,8 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
             attributes = attributes.and(&graph.nodes[node].attributes);
             names.push(graph.nodes[node].name());
         }
-        let inner = graph.spliceable[input.source].take_if(|inner| {
-            input.steps.is_empty() && fan_in.splices(&*inner.fan_in)
-        });
+        let inner = graph.spliceable[input.source]
+            .take_if(|inner| input.steps.is_empty() && fan_in.splices(&*inner.fan_in));
         if let Some(inner) = inner {
             iters.extend(inner.inputs);
             continue;

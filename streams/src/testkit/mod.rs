@@ -30,8 +30,8 @@
 mod sink_probe;
 mod source_probe;
 
-pub use sink_probe::{SinkProbe, TestSink};
-pub use source_probe::{SourceProbe, TestSource};
+pub use sink_probe::{Received, SinkProbe, TestSink};
+pub use source_probe::{DownstreamSignal, SourceProbe, TestSource};
 
 use std::time::Duration;
 

@@ -46,6 +46,28 @@ impl<T> fmt::Debug for Event<T> {
     }
 }
 
+/// One signal a [`SinkProbe`] received, as [`SinkProbe::try_receive`]
+/// gives it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Received<T> {
+    /// An element.
+    Next(T),
+    /// The stream completed.
+    Complete,
+    /// The stream failed.
+    Error(StreamError),
+}
+
+impl<T> From<Event<T>> for Received<T> {
+    fn from(event: Event<T>) -> Self {
+        match event {
+            Event::Next(element) => Received::Next(element),
+            Event::Complete => Received::Complete,
+            Event::Error(error) => Received::Error(error),
+        }
+    }
+}
+
 /// The test's side of a [`TestSink::probe`].
 pub struct SinkProbe<T> {
     commands: AsyncCallback<Command>,
@@ -99,6 +121,35 @@ impl<T: Send + 'static> SinkProbe<T> {
             Ok(event) => event,
             Err(_) => panic!("expected {what} within {:?}, got nothing", self.timeout),
         }
+    }
+
+    /// The next signal already received, without waiting: with
+    /// [`wait_idle`](Self::wait_idle) first, on a stream that runs in one
+    /// island, everything the stream has sent so far comes out this way.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::testkit::{Received, TestSink};
+    ///
+    /// let system = weir_actor::ActorSystem::new("try-receive").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let mut probe = Source::range(1u32..=2).run_with(TestSink::probe(), &materializer);
+    /// probe.request(1);
+    /// probe.wait_idle();
+    /// assert_eq!(probe.try_receive(), Some(Received::Next(1)));
+    /// assert_eq!(probe.try_receive(), None);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn try_receive(&mut self) -> Option<Received<T>> {
+        self.events.try_recv().ok().map(Received::from)
+    }
+
+    /// The next signal, waiting up to `timeout` for it; `None` if none
+    /// came.
+    pub fn receive_within(&mut self, timeout: Duration) -> Option<Received<T>> {
+        self.events.recv_timeout(timeout).ok().map(Received::from)
     }
 
     /// The next element.

@@ -27,12 +27,18 @@ enum Command<T> {
     Error(StreamError),
 }
 
-/// What the probe saw downstream do.
-#[derive(Debug, PartialEq, Eq)]
-enum Signal {
+/// What a [`SourceProbe`] saw downstream do, as
+/// [`SourceProbe::try_signal`] gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DownstreamSignal {
+    /// Downstream asked for one element (the interpreter pulls one at a
+    /// time).
     Request,
+    /// Downstream cancelled.
     Cancel,
 }
+
+use DownstreamSignal as Signal;
 
 /// The test's side of a [`TestSource::probe`].
 pub struct SourceProbe<T> {
@@ -93,6 +99,14 @@ impl<T: Send + 'static> SourceProbe<T> {
             }
         }
         n
+    }
+
+    /// The next signal downstream has sent and that was not expected yet,
+    /// without waiting (`None` if there is none). With a sink probe's
+    /// `wait_idle` first, on a stream that runs in one island, that is
+    /// every signal so far.
+    pub fn try_signal(&mut self) -> Option<DownstreamSignal> {
+        self.signals.try_recv().ok()
     }
 
     /// Wait for downstream to cancel (requests before it are skipped).

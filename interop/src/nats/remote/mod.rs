@@ -1,30 +1,6 @@
-//! Remote actors over core NATS: [`RemoteActorSystem`] serves actors of a
-//! local system to other processes and resolves theirs as [`RemoteRef`]s.
-//!
-//! - Subjects: the actor `weir+nats://<system>/user/<a>/<b>` is reached on
-//!   `weir.<system>.user.<a>.<b>`; each system serves all of its exposed
-//!   actors through one subscription on `weir.<system>.user.>`, so a
-//!   message for a path it does not serve is seen and reported.
-//! - Messages are serde types encoded with postcard, in an envelope that
-//!   names the Rust type: the receiver checks it against the exposed
-//!   actor's type.
-//! - Back-pressure: core NATS has none, so every [`RemoteRef`] keeps a
-//!   window of tells in flight; the receiving system returns credit in
-//!   batches once the actor's mailbox has taken the tells. An actor with a
-//!   bounded mailbox (`Props::with_bounded_mailbox`) takes a tell only
-//!   when it has room, that is when it has processed an earlier one, so a
-//!   slow actor holds its senders' windows shut; an unbounded mailbox
-//!   takes everything at once. Tells beyond the window wait in a bounded
-//!   outbox; beyond that they are dead letters
-//!   (`DeadLetterReason::Dropped`) and counted ([`RemoteRef::dropped`]).
-//! - Failures on the receiving side are dead letters with a reason there
-//!   (`NoMatch` for an unknown path, `WrongMessageType`, `Undeliverable`
-//!   for a payload that does not decode) and typed errors for an ask
-//!   ([`RemoteAskError`]); never a panic.
-//! - Death watch: every system publishes heartbeats on its actor system's
-//!   scheduler and a notice when an exposed actor stops;
-//!   [`RemoteRef::watch`] turns them into a [`RemoteTerminated`], timing
-//!   out on the watching system's clock.
+//! Remote actors over core NATS: [`RemoteActorSystem`]. The overview
+//! (subjects, encoding, back-pressure, failures, death watch) is in the
+//! public `nats` module's docs, under "Remote actors".
 //!
 //! Files: `settings` and `error` (the public types), `exposed` (handing a
 //! message to an actor, credit), `serve` (the receiving side), `remote_ref`
@@ -58,8 +34,8 @@ pub use remote_ref::RemoteRef;
 pub use settings::RemoteSettings;
 pub use watch::{RemoteTerminated, TerminationReason};
 
-/// An actor system reachable over NATS under its name (see the
-/// [module docs](self)). Cheap to clone; the serving tasks stop when the
+/// An actor system reachable over NATS under its name (see
+/// [remote actors](crate::nats#remote-actors) in the `nats` module docs). Cheap to clone; the serving tasks stop when the
 /// last clone is dropped.
 ///
 /// # Examples

@@ -81,14 +81,16 @@ impl<T: Send + 'static> FanInNode for UniformFanIn<T> {
                 }
                 Uniform::Concat => Box::new(EndsWithLast(ConcatChunks { sources, at: 0 })),
                 Uniform::OrElse => Box::new(EndsWithLast(OrElseChunks::new(sources))),
-                Uniform::Interleave { segment, eager } => Box::new(EndsWithLast(InterleaveChunks {
-                    done: vec![false; sources.len()],
-                    sources,
-                    segment,
-                    eager,
-                    at: 0,
-                    taken: 0,
-                })),
+                Uniform::Interleave { segment, eager } => {
+                    Box::new(EndsWithLast(InterleaveChunks {
+                        done: vec![false; sources.len()],
+                        sources,
+                        segment,
+                        eager,
+                        at: 0,
+                        taken: 0,
+                    }))
+                }
             }
         });
         Arc::new(FusedIter(factory))
@@ -191,7 +193,8 @@ impl<T: Send> MergeChunks<T> {
     /// An eager merge whose first input has ended: it asks no input
     /// again.
     fn ended_eagerly(&self) -> bool {
-        self.eager && (0..self.sources.len()).any(|i| self.done[i] || self.sources[i].source_ended())
+        self.eager
+            && (0..self.sources.len()).any(|i| self.done[i] || self.sources[i].source_ended())
     }
 
     /// After an eager end, what the inputs hold, in turn, up to `max`

@@ -122,7 +122,11 @@ impl<T: Send, const N: usize> Lanes for ArrayLanes<T, N> {
     }
 
     fn rows<O>(&mut self, n: usize, out: &mut Vec<O>, f: &mut impl FnMut([T; N]) -> O) {
-        let mut drains: Vec<_> = self.0.iter_mut().map(|lane| lane.waiting.drain(..n)).collect();
+        let mut drains: Vec<_> = self
+            .0
+            .iter_mut()
+            .map(|lane| lane.waiting.drain(..n))
+            .collect();
         out.reserve(n);
         for _ in 0..n {
             let row = std::array::from_fn(|i| drains[i].next().expect("n waiting"));

@@ -234,9 +234,9 @@ impl<T: Send + 'static> GraphStage for Tail<T> {
     }
 
     fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let taken =
-            self.state
-                .compare_exchange(FRESH, TAKEN, Ordering::AcqRel, Ordering::Acquire);
+        let taken = self
+            .state
+            .compare_exchange(FRESH, TAKEN, Ordering::AcqRel, Ordering::Acquire);
         let refused = match taken {
             Ok(_) => None,
             Err(TAKEN) => Some(StreamError::msg(

@@ -55,7 +55,8 @@ pub(crate) trait Splitter<T>: Send {
 /// beyond one per substream it opened: 0 while closing is linear (the
 /// linearity test reads it).
 #[cfg(all(test, not(loom)))]
-pub(super) static EXTRA_CLOSE_WORK: crate::sync::StaticAtomicU64 = crate::sync::StaticAtomicU64::new(0);
+pub(super) static EXTRA_CLOSE_WORK: crate::sync::StaticAtomicU64 =
+    crate::sync::StaticAtomicU64::new(0);
 
 struct Sub<T, U> {
     id: u64,

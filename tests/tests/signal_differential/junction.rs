@@ -1,0 +1,250 @@
+//! The model of the two-input junctions (see `model.rs` for the rules).
+
+use std::collections::VecDeque;
+
+use super::model::{BoxNode, Node, Poll, World, zipped};
+use super::script::{Join, Sig};
+
+/// A junction of two inputs.
+pub(crate) struct Junction {
+    pub(crate) join: Join,
+    pub(crate) ins: [BoxNode; 2],
+    /// The element each input holds (eager junctions).
+    pub(crate) held: [Option<u64>; 2],
+    /// Inputs that completed.
+    pub(crate) done: [bool; 2],
+    /// interleave: the input whose turn it is, and how many of its
+    /// segment it has given.
+    pub(crate) turn: usize,
+    pub(crate) count: usize,
+    /// merge: the inputs holding an element, in the order they got it.
+    pub(crate) ready: VecDeque<usize>,
+    /// merge_sorted: it has been pulled, or an input has ended (from then
+    /// on it pulls an input as soon as it lacks an element).
+    pub(crate) started: bool,
+    /// or_else: the primary has emitted.
+    pub(crate) emitted: bool,
+    /// How it ended, once it has.
+    pub(crate) closed: Option<Sig>,
+}
+
+impl Junction {
+    fn eager(&self) -> bool {
+        self.join == Join::Merge || (self.join == Join::MergeSorted && self.started)
+    }
+
+    /// Holds one element per input (pulled ahead or on demand).
+    fn holds(&self) -> bool {
+        matches!(self.join, Join::Merge | Join::Zip | Join::MergeSorted)
+    }
+
+    fn close(&mut self, w: &mut World, end: Sig) -> Poll {
+        if self.closed.is_none() {
+            self.closed = Some(end.clone());
+            for input in &mut self.ins {
+                input.cancel(w);
+            }
+        }
+        Poll::End(end)
+    }
+
+    fn fill(&mut self, w: &mut World) -> Option<Sig> {
+        for i in 0..2 {
+            if self.held[i].is_none() && !self.done[i] {
+                match self.ins[i].pull(w) {
+                    Poll::Next(x) => {
+                        self.held[i] = Some(x);
+                        self.ready.push_back(i);
+                    }
+                    Poll::End(Sig::Complete) => self.done[i] = true,
+                    Poll::End(e) => return Some(e),
+                    Poll::Pending => {}
+                }
+            }
+        }
+        None
+    }
+}
+
+/// `or_else`: the primary's elements (the secondary cancelled at the
+/// first), or, if it ends empty, the secondary's; a failure of the
+/// secondary before it is needed shows only then.
+impl Junction {
+    fn or_else_pull(&mut self, w: &mut World) -> Poll {
+        loop {
+            let i = self.turn;
+            match self.ins[i].pull(w) {
+                Poll::Next(x) => {
+                    if i == 0 && !self.emitted {
+                        self.ins[1].cancel(w);
+                    }
+                    self.emitted = true;
+                    return Poll::Next(x);
+                }
+                Poll::End(Sig::Complete) if i == 0 && !self.emitted => self.turn = 1,
+                Poll::End(e) => return self.close(w, e),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+    }
+
+    fn or_else_end(&mut self, w: &mut World) -> Option<Sig> {
+        if self.turn == 0 {
+            match self.ins[0].end(w)? {
+                Sig::Complete if !self.emitted => self.turn = 1,
+                e => {
+                    self.close(w, e.clone());
+                    return Some(e);
+                }
+            }
+        }
+        let e = self.ins[1].end(w)?;
+        self.close(w, e.clone());
+        Some(e)
+    }
+}
+
+impl Node for Junction {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        if let Some(end) = &self.closed {
+            return Poll::End(end.clone());
+        }
+        self.started = true;
+        if let Some(e) = self.end(w) {
+            return self.close(w, e);
+        }
+        if self.holds() {
+            if let Some(e) = self.fill(w) {
+                return self.close(w, e);
+            }
+            let out = match self.join {
+                Join::Merge => self.ready.pop_front().and_then(|i| self.held[i].take()),
+                Join::Zip => match self.held {
+                    [Some(a), Some(b)] => {
+                        self.held = [None, None];
+                        Some(zipped(a, b))
+                    }
+                    _ => None,
+                },
+                _ => match self.held {
+                    [Some(a), Some(b)] => {
+                        let i = usize::from(b < a);
+                        self.held[i].take()
+                    }
+                    [Some(_), None] if self.done[1] => self.held[0].take(),
+                    [None, Some(_)] if self.done[0] => self.held[1].take(),
+                    _ => None,
+                },
+            };
+            if let Some(x) = out {
+                self.pump(w);
+                return Poll::Next(x);
+            }
+            return match self.end(w) {
+                Some(e) => self.close(w, e),
+                None => Poll::Pending,
+            };
+        }
+        if self.join == Join::OrElse {
+            return self.or_else_pull(w);
+        }
+        loop {
+            let i = match self.join {
+                Join::Concat | Join::Prepend => usize::from(self.done[0]),
+                _ => self.turn,
+            };
+            if self.done[i] {
+                return Poll::End(Sig::Complete);
+            }
+            match self.ins[i].pull(w) {
+                Poll::Next(x) => {
+                    let segment = match self.join {
+                        Join::Interleave => 1,
+                        Join::Interleave2 => 2,
+                        _ => usize::MAX,
+                    };
+                    self.count += 1;
+                    if self.count == segment {
+                        self.count = 0;
+                        if !self.done[1 - i] {
+                            self.turn = 1 - i;
+                        }
+                    }
+                    return Poll::Next(x);
+                }
+                Poll::Pending => return Poll::Pending,
+                Poll::End(Sig::Complete) => {
+                    self.done[i] = true;
+                    if self.done == [true, true] {
+                        return Poll::End(Sig::Complete);
+                    }
+                    self.turn = 1 - i;
+                    self.count = 0;
+                }
+                Poll::End(e) => return self.close(w, e),
+            }
+        }
+    }
+
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        if let Some(end) = &self.closed {
+            return Some(end.clone());
+        }
+        if self.join == Join::OrElse {
+            return self.or_else_end(w);
+        }
+        let mut ends = [self.ins[0].end(w), self.ins[1].end(w)];
+        if !self.started && ends.iter().any(Option::is_some) {
+            // merge_sorted: an input's end is its first event; it pulls
+            // (unless that end is a failure, which it passes on first).
+            self.started = true;
+            let failed = ends.iter().flatten().any(|e| *e != Sig::Complete);
+            if self.eager() && !failed {
+                if let Some(e) = self.fill(w) {
+                    self.close(w, e.clone());
+                    return Some(e);
+                }
+                ends = [self.ins[0].end(w), self.ins[1].end(w)];
+            }
+        }
+        for (i, e) in ends.iter().enumerate() {
+            match e {
+                // A zip ends when an input ends with nothing held.
+                Some(Sig::Complete) if self.join == Join::Zip && self.held[i].is_none() => {
+                    self.close(w, Sig::Complete);
+                    return Some(Sig::Complete);
+                }
+                Some(Sig::Complete) | None => {}
+                Some(e) => {
+                    self.close(w, e.clone());
+                    return Some(e.clone());
+                }
+            }
+        }
+        let finished = |i: usize| ends[i].is_some() && self.held[i].is_none();
+        let end = match self.join {
+            // Zip ends when an input has ended with nothing held.
+            Join::Zip => finished(0) || finished(1),
+            _ => finished(0) && finished(1),
+        };
+        if end {
+            self.close(w, Sig::Complete);
+            return Some(Sig::Complete);
+        }
+        None
+    }
+
+    fn pump(&mut self, w: &mut World) {
+        for input in &mut self.ins {
+            input.pump(w);
+        }
+        if self.eager() && self.closed.is_none() {
+            // A failure found here shows in `end`.
+            let _ = self.fill(w);
+        }
+    }
+
+    fn cancel(&mut self, w: &mut World) {
+        self.close(w, Sig::Complete);
+    }
+}

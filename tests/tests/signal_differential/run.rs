@@ -1,0 +1,353 @@
+//! A case as a blueprint, and the trace a run of it shows.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use weir_actor::testkit::TestClock;
+use weir_streams::graph::{Balance, Broadcast};
+use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
+use weir_streams::prelude::*;
+use weir_streams::stage::{GraphStage, UniformFanInShape};
+use weir_streams::testkit::{
+    DownstreamSignal, Received, SinkProbe, SourceProbe, TestSink, TestSource,
+};
+
+use super::model::{SEP, map, zipped};
+use super::script::{
+    BOOM, Case, FanOut, Join, MAPPED, Op, RECOVERED, Sig, Src, Step, StepTrace, TICK, Up,
+};
+
+type Slots = Arc<Mutex<Vec<Option<SourceProbe<u64>>>>>;
+
+/// How long a run across boundaries waits for a signal the model expects.
+const PATIENCE: Duration = Duration::from_secs(2);
+
+fn source(src: &Src, probe: &mut usize, slots: &Slots) -> Source<u64> {
+    match src {
+        Src::Iter(items) if items.is_empty() => Source::empty(),
+        Src::Iter(items) => Source::from_iter(items.clone()),
+        Src::Range(lo, hi) => Source::range(*lo..*hi),
+        Src::Failed => Source::failed(StreamError::msg(BOOM)),
+        Src::Probe => {
+            let i = *probe;
+            *probe += 1;
+            let slots = slots.clone();
+            TestSource::probe::<u64>().map_materialized_value(move |p| {
+                slots.lock().expect("slots")[i] = Some(p);
+            })
+        }
+    }
+}
+
+fn boundary(source: Source<u64>, boundaries: bool) -> Source<u64> {
+    if boundaries {
+        source.async_boundary()
+    } else {
+        source
+    }
+}
+
+fn apply(s: Source<u64>, op: Op) -> Source<u64> {
+    match op {
+        Op::Map(k) => s.map(map(k)),
+        Op::Filter(m) => s.filter(move |x| x % m != 0),
+        Op::Take(n) => s.take(n),
+        Op::Skip(n) => s.skip(n),
+        Op::TakeWhile(t) => s.take_while(move |x| *x < t),
+        Op::SkipWhile(t) => s.skip_while(move |x| *x < t),
+        Op::Scan => s.scan(0u64, |a, x| (a + x) % 1000),
+        Op::Fold => s.fold(0u64, |a, x| (a + x) % 1000),
+        Op::Grouped(n) => s
+            .grouped(n)
+            .expect("n is at least 1")
+            .map(|c: Vec<u64>| c.iter().sum::<u64>() % 1000),
+        Op::MapConcat(r) => s.map_concat(move |x| std::iter::repeat_n(x, r)),
+        Op::Intersperse => s.intersperse(SEP),
+        Op::Buffer(n) => s
+            .buffer(n, OverflowStrategy::Backpressure)
+            .expect("n is at least 1"),
+        Op::Recover => s.recover(|_| Some(RECOVERED)),
+        Op::FilterMap(m) => s.filter_map(move |x| (x % m != 0).then(|| map(m)(x))),
+        Op::Reduce => s.reduce(|a, x| (a + x) % 1000),
+        Op::MapError => s.map_error(|_| StreamError::msg(MAPPED)),
+        Op::Limit(n) => s.limit(n),
+        Op::TakeWithin(k) => s.take_within(TICK * k),
+        Op::DropWithin(k) => s.drop_within(TICK * k),
+        Op::InitialDelay(k) => s.initial_delay(TICK * k),
+        Op::InitialTimeout(k) => s.initial_timeout(TICK * k),
+        Op::CompletionTimeout(k) => s.completion_timeout(TICK * k),
+        Op::FlatMapConcat(r) => {
+            s.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
+        }
+    }
+}
+
+/// `a` and `b` joined by `join` (with a graph builder rather than the
+/// fluent `merge` and the like, which drop the materialized value of `b`:
+/// a probe's is needed). The fluent forms build the same graph.
+fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
+    let mut g = GraphBuilder::new();
+    let (a, ka) = g.source_mat(a);
+    let (b, kb) = g.source_mat(b);
+    let out = match join {
+        Join::Zip => {
+            let zip = g.add(ZipWith::new(zipped));
+            g.connect(a, zip.in0()).expect("wired");
+            g.connect(b, zip.in1()).expect("wired");
+            zip.out()
+        }
+        Join::Merge => uniform(&mut g, Merge::<u64, 2>::new(), a, b),
+        Join::Concat => uniform(&mut g, Concat::<u64, 2>::new(), a, b),
+        Join::Prepend => uniform(&mut g, Concat::<u64, 2>::new(), b, a),
+        Join::OrElse => uniform(&mut g, weir_streams::graph::OrElse::<u64>::new(), a, b),
+        Join::MergeSorted => uniform(&mut g, MergeSorted::<u64>::new(), a, b),
+        Join::Interleave => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(1).expect("1 is a segment size"),
+            a,
+            b,
+        ),
+        Join::Interleave2 => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(2).expect("2 is a segment size"),
+            a,
+            b,
+        ),
+    };
+    g.build_source(out, move |m| {
+        m.take(&ka);
+        m.take(&kb);
+    })
+    .expect("wired")
+}
+
+fn uniform<S>(g: &mut GraphBuilder, stage: S, a: Out<u64>, b: Out<u64>) -> Out<u64>
+where
+    S: GraphStage<Shape = UniformFanInShape<u64, 2>>,
+{
+    let junction = g.add(stage);
+    let [i0, i1] = junction.ins();
+    g.connect(a, i0).expect("wired");
+    g.connect(b, i1).expect("wired");
+    junction.out()
+}
+
+/// `source` into a fan-out of `kind` to two sink probes.
+fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, SinkProbe<u64>)> {
+    let mut g = GraphBuilder::new();
+    let (out, key) = g.source_mat(source);
+    let outs = match kind {
+        FanOut::Broadcast => {
+            let fan = g.add(Broadcast::<u64, 2>::new());
+            g.connect(out, fan.inlet()).expect("wired");
+            fan.outs()
+        }
+        FanOut::Balance => {
+            let fan = g.add(Balance::<u64, 2>::new());
+            g.connect(out, fan.inlet()).expect("wired");
+            fan.outs()
+        }
+    };
+    let (in0, k0) = g.sink_mat(TestSink::probe::<u64>());
+    let (in1, k1) = g.sink_mat(TestSink::probe::<u64>());
+    g.connect(outs[0], in0).expect("wired");
+    g.connect(outs[1], in1).expect("wired");
+    g.build(move |m| {
+        m.take(&key);
+        (m.take(&k0), m.take(&k1))
+    })
+    .expect("wired")
+}
+
+/// The case as a source; `boundaries` puts one after every stage.
+fn blueprint(case: &Case, boundaries: bool, slots: &Slots) -> Source<u64> {
+    let mut probe = 0;
+    let mut sources = case
+        .sources
+        .iter()
+        .map(|s| boundary(source(s, &mut probe, slots), boundaries));
+    let first = sources.next().expect("a case has a source");
+    let mut s = match (case.join, sources.next()) {
+        (Some(join), Some(b)) => boundary(joined(join, first, b), boundaries),
+        _ => first,
+    };
+    for op in &case.ops {
+        s = boundary(apply(s, *op), boundaries);
+    }
+    s
+}
+
+fn sig(received: Received<u64>) -> Sig {
+    match received {
+        Received::Next(x) => Sig::Next(x),
+        Received::Complete => Sig::Complete,
+        Received::Error(e) => Sig::Error(match e.kind() {
+            weir_streams::ErrorKind::Message(m) => m.clone(),
+            weir_streams::ErrorKind::Timeout(kind, _) => format!("timeout:{kind:?}"),
+            weir_streams::ErrorKind::LimitExceeded { max } => format!("limit:{max}"),
+            other => format!("{other:?}"),
+        }),
+    }
+}
+
+struct Running {
+    sink: SinkProbe<u64>,
+    /// The second output of a fan-out.
+    sink2: Option<SinkProbe<u64>>,
+    probes: Vec<SourceProbe<u64>>,
+    clock: TestClock,
+}
+
+impl Running {
+    fn start(case: &Case, boundaries: bool, mat: &Materializer, clock: &TestClock) -> Self {
+        let slots: Slots = Arc::new(Mutex::new((0..case.probes()).map(|_| None).collect()));
+        let source = blueprint(case, boundaries, &slots);
+        let (sink, sink2) = match case.fan_out {
+            None => {
+                let ((), sink) = source.to_mat(TestSink::probe(), Keep::both).run(mat);
+                (sink, None)
+            }
+            Some(kind) => {
+                let (sink, sink2) = fanned(source, kind).run(mat);
+                (sink, Some(sink2))
+            }
+        };
+        let probes = std::mem::take(&mut *slots.lock().expect("slots"))
+            .into_iter()
+            .map(|p| p.expect("every probe is materialized"))
+            .collect();
+        Running {
+            sink,
+            sink2,
+            probes,
+            clock: clock.clone(),
+        }
+    }
+
+    fn apply(&mut self, step: Step) {
+        match step {
+            Step::Request(n) => self.sink.request(n),
+            Step::Cancel => self.sink.cancel(),
+            Step::Request2(n) => self.sink2.as_mut().expect("a fan-out").request(n),
+            Step::Cancel2 => self.sink2.as_mut().expect("a fan-out").cancel(),
+            Step::Push(i, x) => self.probes[i].send_next(x),
+            Step::Complete(i) => self.probes[i].send_complete(),
+            Step::Fail(i) => self.probes[i].send_error(StreamError::msg(BOOM)),
+            Step::Tick => {
+                // Every timer the stages set so far is armed first.
+                self.sink.wait_idle();
+                self.clock.advance(TICK);
+            }
+        }
+    }
+
+    fn drain_down(&mut self, into: &mut Vec<Sig>) {
+        while let Some(r) = self.sink.try_receive() {
+            into.push(sig(r));
+        }
+    }
+
+    fn drain_up(&mut self) -> Vec<Up> {
+        self.probes
+            .iter_mut()
+            .map(|p| {
+                let mut up = Up::default();
+                while let Some(s) = p.try_signal() {
+                    match s {
+                        DownstreamSignal::Request => up.requests += 1,
+                        DownstreamSignal::Cancel => up.cancelled = true,
+                    }
+                }
+                up
+            })
+            .collect()
+    }
+}
+
+/// The trace of a run in one island (fused, or fusion off): after each
+/// step the island is quiescent, so the trace is exact.
+pub(crate) fn one_island(case: &Case, mat: &Materializer, clock: &TestClock) -> Vec<StepTrace> {
+    let mut run = Running::start(case, false, mat, clock);
+    let mut out = Vec::new();
+    for step in std::iter::once(None).chain(case.script.iter().copied().map(Some)) {
+        if let Some(step) = step {
+            run.apply(step);
+        }
+        // The island is idle when a sink still running says so (a sink
+        // that has stopped answers at once).
+        run.sink.wait_idle();
+        let mut down2 = Vec::new();
+        if let Some(sink2) = &mut run.sink2 {
+            sink2.wait_idle();
+            while let Some(r) = sink2.try_receive() {
+                down2.push(sig(r));
+            }
+        }
+        let mut down = Vec::new();
+        run.drain_down(&mut down);
+        out.push(StepTrace {
+            down,
+            up: run.drain_up(),
+            down2,
+        });
+    }
+    out
+}
+
+/// The downstream trace of a run with a boundary after every stage. The
+/// islands do not settle together, so after each step the run waits for
+/// the elements the model expects there, and for the end if the model
+/// expects it and it has not come yet (a signal that comes late is waited
+/// for; one that comes early shows up in its place), then takes whatever
+/// else has already arrived. What the upstream probes see is not taken:
+/// a boundary asks ahead for a batch.
+pub(crate) fn boundaries(
+    case: &Case,
+    mat: &Materializer,
+    clock: &TestClock,
+    expected: &[StepTrace],
+) -> Vec<StepTrace> {
+    let mut run = Running::start(case, true, mat, clock);
+    let mut out = Vec::new();
+    let mut ended = false;
+    let steps = std::iter::once(None).chain(case.script.iter().copied().map(Some));
+    for (step, want) in steps.zip(expected) {
+        if let Some(step) = step {
+            run.apply(step);
+        }
+        let mut elements = want
+            .down
+            .iter()
+            .filter(|s| matches!(s, Sig::Next(_)))
+            .count();
+        let mut end = !ended && want.down.iter().any(|s| !matches!(s, Sig::Next(_)));
+        let mut down = Vec::new();
+        while elements > 0 || end {
+            match run.sink.receive_within(PATIENCE) {
+                Some(r) => {
+                    let s = sig(r);
+                    if matches!(s, Sig::Next(_)) {
+                        elements = elements.saturating_sub(1);
+                    } else {
+                        ended = true;
+                        end = false;
+                        elements = 0;
+                    }
+                    down.push(s);
+                }
+                None => break,
+            }
+        }
+        run.sink.wait_idle();
+        run.drain_down(&mut down);
+        ended |= down.iter().any(|s| !matches!(s, Sig::Next(_)));
+        // Drain what the probes saw so it does not pile up.
+        run.drain_up();
+        out.push(StepTrace {
+            down,
+            up: want.up.clone(),
+            down2: Vec::new(),
+        });
+    }
+    out
+}
