@@ -8,7 +8,10 @@ use std::path::PathBuf;
 use bytes::Bytes;
 use weir_streams::io::{FileIO, IoResult};
 use weir_streams::prelude::*;
-use weir_streams::{ErrorKind, QueueOfferResult};
+use weir_streams::stage::{
+    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
+};
+use weir_streams::{Cancellation, ErrorKind, MonitorState, QueueOfferResult};
 use weir_tests::{PATIENCE, eventually, shutdown, stream_system};
 
 /// The ways a graph can run: fused, unfused, and with async boundaries
@@ -194,6 +197,74 @@ fn junctions_pass_the_cause_upstream() {
         let _ = wait(done);
         let count = wait(count).expect_err(&format!("{form:?}: the main line's failure"));
         assert!(is_boom(&count), "{form:?}: {count:?}");
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn monitor_reports_a_failure_downstream() {
+    let (system, _) = stream_system("cause-monitor");
+    for form in FORMS {
+        let m = materializer(&system, form);
+        let (monitor, done) = split(Source::repeat(1u32), form)
+            .via_mat(Flow::monitor(), Keep::right)
+            .map(|_: u32| -> u32 { panic!("boom") })
+            .to_mat(Sink::ignore(), Keep::both)
+            .run(&m);
+        assert!(wait(done).is_err(), "{form:?}");
+        assert!(
+            eventually(PATIENCE, || matches!(
+                monitor.state(),
+                MonitorState::Failed(e) if is_boom(&e)
+            )),
+            "{form:?}: {:?}",
+            monitor.state()
+        );
+    }
+    shutdown(&system);
+}
+
+/// A sink that takes one element, then cancels with a cause of its own.
+struct Refuse;
+
+struct RefuseLogic(SinkShape<Bytes>);
+
+impl GraphStage for Refuse {
+    type Shape = SinkShape<Bytes>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "refuse"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        (Box::new(RefuseLogic(SinkShape::new())), ())
+    }
+}
+
+impl GraphStageLogic for RefuseLogic {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.pull(self.0.inlet)
+    }
+
+    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let _ = ctx.grab(self.0.inlet)?;
+        let cause = Cancellation::Failed(StreamError::msg("refused"));
+        ctx.cancel_with(self.0.inlet, cause);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_custom_stage_cancels_with_its_own_cause() {
+    let (system, _) = stream_system("cause-custom");
+    let file = TempFile::with("custom", 10_000);
+    for form in FORMS {
+        let m = materializer(&system, form);
+        let source = split(FileIO::from_path(&file.0, 100).unwrap(), form);
+        let count = source.to(Sink::from_graph(Refuse)).run(&m);
+        let count = wait(count).expect_err(&format!("{form:?}: the sink's cause"));
+        assert_eq!(count.to_string(), "refused", "{form:?}");
     }
     shutdown(&system);
 }

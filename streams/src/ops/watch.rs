@@ -107,9 +107,10 @@ pub enum MonitorState<T> {
     Initialized,
     /// This element passed last.
     Received(T),
-    /// The stream completed (or was cancelled) here.
+    /// The stream completed (or was cancelled normally) here.
     Finished,
-    /// The stream failed with this error.
+    /// The stream failed with this error: upstream, or downstream (the
+    /// failure the stage was cancelled with).
     Failed(StreamError),
 }
 
