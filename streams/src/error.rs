@@ -421,3 +421,57 @@ impl fmt::Display for GraphError {
 }
 
 impl std::error::Error for GraphError {}
+
+/// Why downstream cancelled a port (Pekko's cancellation cause).
+///
+/// A stage reads it in
+/// [`on_downstream_finish`](crate::stage::GraphStageLogic::on_downstream_finish)
+/// with [`StageContext::cancellation`](crate::stage::StageContext::cancellation).
+/// An ordinary cancel (a `take` that has enough, a sink that is done) is
+/// [`NoMoreElementsNeeded`](Self::NoMoreElementsNeeded); a stage that
+/// fails cancels its inlets with [`Failed`](Self::Failed) carrying the
+/// failure, and the default handler passes the cause on upstream, so a
+/// source learns that the stream it fed failed. Made only when a port is
+/// cancelled: nothing per element.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::{Cancellation, StreamError};
+///
+/// let cause = Cancellation::Failed(StreamError::msg("sink broke"));
+/// assert_eq!(cause.failure().map(ToString::to_string).as_deref(), Some("sink broke"));
+/// assert!(Cancellation::NoMoreElementsNeeded.failure().is_none());
+/// ```
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub enum Cancellation {
+    /// Downstream has what it wanted: a normal end.
+    #[default]
+    NoMoreElementsNeeded,
+    /// Downstream failed with this error.
+    Failed(StreamError),
+}
+
+impl Cancellation {
+    /// The failure downstream cancelled with, if it failed.
+    pub fn failure(&self) -> Option<&StreamError> {
+        match self {
+            Cancellation::NoMoreElementsNeeded => None,
+            Cancellation::Failed(error) => Some(error),
+        }
+    }
+
+    /// `Ok(())` for a normal cancel, else the failure: what a stage whose
+    /// result is ended by the cancel reports.
+    pub fn into_result(self) -> Result<(), StreamError> {
+        match self {
+            Cancellation::NoMoreElementsNeeded => Ok(()),
+            Cancellation::Failed(error) => Err(error),
+        }
+    }
+
+    pub(crate) fn from_failure(failure: Option<StreamError>) -> Self {
+        failure.map_or(Cancellation::NoMoreElementsNeeded, Cancellation::Failed)
+    }
+}

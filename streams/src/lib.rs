@@ -77,7 +77,7 @@ mod sync;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;
-pub use error::{ArgumentError, ErrorKind, GraphError, StreamError, TimeoutKind};
+pub use error::{ArgumentError, Cancellation, ErrorKind, GraphError, StreamError, TimeoutKind};
 pub use overflow::OverflowStrategy;
 
 #[cfg(loom)]

@@ -27,7 +27,8 @@ pub enum QueueOfferResult<T> {
     Dropped(T),
     /// The queue is completed, or the stream ended: here it is back.
     QueueClosed(T),
-    /// The stream failed with this error: here it is back.
+    /// The stream failed with this error (downstream of the queue too:
+    /// a failure there cancels the queue with it): here it is back.
     Failure(StreamError, T),
 }
 
@@ -331,6 +332,15 @@ impl<T: Send + 'static> QueueLogic<T> {
 impl<T: Send + 'static> GraphStageLogic for QueueLogic<T> {
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.deliver(ctx)
+    }
+
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // A failure downstream: later offers and sends answer with it.
+        if let Some(error) = ctx.cancellation(port).failure() {
+            self.consumer.cancel_failed(error.clone());
+        }
+        ctx.complete_stage();
+        Ok(())
     }
 
     fn post_stop(&mut self) {

@@ -78,6 +78,14 @@ pub(crate) trait Chunks<T>: Send {
     fn at_least(&self) -> usize {
         0
     }
+
+    /// Downstream failed with `cause` and the source is about to be
+    /// dropped: a source that stands for something outside the island (a
+    /// relayed boundary's hand-over) passes the cause on. Dropping alone
+    /// is a normal cancel. Operators forward it to their upstream.
+    fn cancel(&mut self, cause: &StreamError) {
+        let _ = cause;
+    }
 }
 
 pub(crate) type BoxChunks<T> = Box<dyn Chunks<T>>;
@@ -289,5 +297,14 @@ impl<T: Send + 'static> GraphStageLogic for IterLogic<T> {
 
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.emit_next(ctx)
+    }
+
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let cause = ctx.cancellation(port);
+        if let Some(error) = cause.failure() {
+            self.source.cancel(error);
+        }
+        ctx.cancel_stage(cause);
+        Ok(())
     }
 }

@@ -218,7 +218,8 @@ struct State<T, P, C> {
     /// (always empty with a single producer).
     senders: Senders<P>,
     /// The failure a shared producer ended with, kept for the refusals
-    /// after the consumer took the end.
+    /// after the consumer took the end; or the failure the consumer
+    /// cancelled with (`Consumer::cancel_failed`).
     failure: Option<StreamError>,
     /// The end is a failure that dropped what was queued: a consumer
     /// holding a batch takes it at once ([`Consumer::take_abort`]).
@@ -419,6 +420,18 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
     /// Whether the consumer cancelled.
     pub fn is_cancelled(&self) -> bool {
         self.shared.lock().cancelled
+    }
+
+    /// The failure the consumer cancelled with
+    /// ([`Consumer::cancel_failed`]); `None` for a normal cancel, or
+    /// when it did not cancel.
+    pub fn cancel_cause(&self) -> Option<StreamError> {
+        let state = self.shared.lock();
+        if state.cancelled {
+            state.failure.clone()
+        } else {
+            None
+        }
     }
 
     /// Hand the batch over followed by the end; notify the consumer. The
@@ -766,7 +779,29 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// (once). Returns `false` (and does nothing) when the end was already
     /// delivered or handed over, or the consumer cancelled before.
     pub fn cancel(&mut self) -> bool {
-        self.cancel_with(false)
+        self.cancel_inner(false, None)
+    }
+
+    /// [`cancel`](Self::cancel) because the stream failed downstream with
+    /// `cause`: a shared producer's later sends and offers are refused
+    /// with it ([`Refused::Failed`]) rather than as closed, and a producer
+    /// reads it with [`Producer::cancel_cause`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::StreamError;
+    /// use weir_streams::handover::{self, Order};
+    ///
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Pop);
+    /// assert!(consumer.cancel_failed(StreamError::msg("sink broke")));
+    /// assert!(producer.hand_over()); // cancelled
+    /// let cause = producer.cancel_cause().expect("a failure");
+    /// assert_eq!(cause.to_string(), "sink broke");
+    /// ```
+    pub fn cancel_failed(&mut self, cause: StreamError) -> bool {
+        self.cancel_inner(false, Some(cause))
     }
 
     /// [`cancel`](Self::cancel), keeping what was not passed on (the batch
@@ -774,10 +809,10 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// ([`Producer::take_back`]): a `BroadcastHub` gives it to the next
     /// consumer.
     pub fn cancel_keeping(&mut self) -> bool {
-        self.cancel_with(true)
+        self.cancel_inner(true, None)
     }
 
-    fn cancel_with(&mut self, keep: bool) -> bool {
+    fn cancel_inner(&mut self, keep: bool, cause: Option<StreamError>) -> bool {
         let mut unpassed = std::mem::take(&mut self.local);
         if !keep {
             unpassed.clear();
@@ -794,6 +829,9 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
             state.closed = true;
             state.cancelled = true;
             state.producer_waiting = false;
+            if cause.is_some() {
+                state.failure = cause;
+            }
             let dropped = if keep {
                 state.kept = true;
                 unpassed.append(&mut state.queue);

@@ -75,6 +75,9 @@ pub(crate) struct Conn {
     /// Empties the slot (knows the element type).
     pub(crate) clear: unsafe fn(&mut Slot),
     pub(crate) failure: Option<StreamError>,
+    /// The failure downstream cancelled with (`None`: a normal cancel);
+    /// set only when the connection is cancelled.
+    pub(crate) cancel_cause: Option<StreamError>,
     /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
     pub(crate) emits: Option<(Box<dyn Any + Send>, EmitNext)>,
 }
@@ -344,10 +347,17 @@ impl Core {
     }
 
     pub(crate) fn cancel(&mut self, c: u32) {
+        self.cancel_with(c, None);
+    }
+
+    /// Cancel `c` because downstream failed with `cause` (`None`: a
+    /// normal cancel); upstream reads the cause in `on_downstream_finish`.
+    pub(crate) fn cancel_with(&mut self, c: u32, cause: Option<StreamError>) {
         let conn = &mut self.conns[c as usize];
         if conn.state & IN_DONE != 0 {
             return;
         }
+        conn.cancel_cause = cause;
         if conn.state & AVAILABLE != 0 {
             conn.slot_clear();
         }
@@ -446,6 +456,7 @@ impl Conn {
             element: kind.element,
             clear: kind.clear,
             failure: None,
+            cancel_cause: None,
             emits: None,
         }
     }

@@ -240,10 +240,14 @@ impl GraphStageLogic for ReadLogic {
         ctx.push(self.shape.out, chunk)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        // Cancelled: what was read so far is the result.
-        self.completer.complete(Ok(IoResult { count: self.count }));
-        ctx.complete_stage();
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // Cancelled: what was read so far is the result, unless the
+        // stream failed downstream (then the count reports that failure).
+        let cause = ctx.cancellation(port);
+        let count = self.count;
+        self.completer
+            .complete(cause.clone().into_result().map(|()| IoResult { count }));
+        ctx.cancel_stage(cause);
         Ok(())
     }
 

@@ -71,9 +71,10 @@ impl<T: std::fmt::Debug + Send + 'static> GraphStageLogic for Log<T> {
         Err(error)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         event_at!(self.finish, stream = self.name, "downstream cancelled");
-        ctx.complete_stage();
+        let cause = ctx.cancellation(port);
+        ctx.cancel_stage(cause);
         Ok(())
     }
 }

@@ -93,11 +93,12 @@ where
         self.recover(error, ctx)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         if let Some(inner) = self.inner.take() {
             inner.invoke(ToInner::Cancel);
         }
-        ctx.complete_stage();
+        let cause = ctx.cancellation(port);
+        ctx.cancel_stage(cause);
         Ok(())
     }
 

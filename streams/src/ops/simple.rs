@@ -99,6 +99,10 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
     fn is_exhausted(&self) -> bool {
         self.inner.is_exhausted()
     }
+
+    fn cancel(&mut self, cause: &crate::StreamError) {
+        self.inner.cancel(cause);
+    }
 }
 
 fn adapt<I: Send + 'static, O: 'static, S: BatchOp<I, O> + 'static>(

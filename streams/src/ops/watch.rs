@@ -59,9 +59,12 @@ impl<T: Send + 'static> GraphStageLogic for WatchLogic<T> {
         Err(error)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.completer.complete(Ok(())); // a cancel ends the stream normally here
-        ctx.complete_stage();
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // A normal cancel ends the stream well; one caused by a failure
+        // downstream reports it.
+        let cause = ctx.cancellation(port);
+        self.completer.complete(cause.clone().into_result());
+        ctx.cancel_stage(cause);
         Ok(())
     }
 
@@ -74,7 +77,8 @@ impl<T: Send + 'static> GraphStageLogic for WatchLogic<T> {
 impl<T: Send + 'static> Flow<T, T, Completion<()>> {
     /// Pass elements through; the materialized [`Completion`] completes
     /// when the stream completes or is cancelled here, and fails with the
-    /// stream's error (Akka's `watchTermination`).
+    /// stream's error: upstream's failure, or the failure downstream
+    /// cancelled with (Akka's `watchTermination`).
     ///
     /// # Examples
     ///
@@ -103,9 +107,10 @@ pub enum MonitorState<T> {
     Initialized,
     /// This element passed last.
     Received(T),
-    /// The stream completed (or was cancelled) here.
+    /// The stream completed (or was cancelled normally) here.
     Finished,
-    /// The stream failed with this error.
+    /// The stream failed with this error: upstream, or downstream (the
+    /// failure the stage was cancelled with).
     Failed(StreamError),
 }
 
@@ -195,9 +200,13 @@ impl<T: Clone + Send + 'static> GraphStageLogic for MonitorLogic<T> {
         Err(error)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.set(MonitorState::Finished);
-        ctx.complete_stage();
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let cause = ctx.cancellation(port);
+        self.set(match cause.failure() {
+            Some(error) => MonitorState::Failed(error.clone()),
+            None => MonitorState::Finished,
+        });
+        ctx.cancel_stage(cause);
         Ok(())
     }
 

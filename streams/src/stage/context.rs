@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use weir_actor::ActorSystem;
 
-use super::{Attributes, GraphStageLogic, Inlet, Outlet, StageResult};
-use crate::StreamError;
+use super::{Attributes, GraphStageLogic, Inlet, OutPort, Outlet, StageResult};
+use crate::{Cancellation, StreamError};
 use crate::interpreter::actor::IslandMsg;
 use crate::interpreter::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, Ports,
@@ -309,29 +309,99 @@ impl StageContext<'_> {
     }
 
     /// Cancel `inlet`: upstream is told to stop; an element waiting in it is dropped.
+    /// The cause upstream hears is [`Cancellation::NoMoreElementsNeeded`].
     pub fn cancel<T>(&mut self, inlet: Inlet<T>) {
+        self.cancel_with(inlet, Cancellation::NoMoreElementsNeeded);
+    }
+
+    /// [`cancel`](Self::cancel) `inlet` with `cause`: upstream reads it
+    /// with [`cancellation`](Self::cancellation) in its
+    /// `on_downstream_finish`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::{Cancellation, StreamError};
+    /// use weir_streams::stage::{GraphStageLogic, InPort, Inlet, StageContext, StageResult};
+    ///
+    /// struct Validate {
+    ///     inlet: Inlet<u32>,
+    /// }
+    ///
+    /// impl GraphStageLogic for Validate {
+    ///     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         if ctx.grab(self.inlet)? > 100 {
+    ///             // Upstream hears why: a file source's count reports it.
+    ///             let cause = Cancellation::Failed(StreamError::msg("too big"));
+    ///             ctx.cancel_with(self.inlet, cause);
+    ///             return Ok(());
+    ///         }
+    ///         ctx.pull(self.inlet)
+    ///     }
+    /// }
+    /// ```
+    pub fn cancel_with<T>(&mut self, inlet: Inlet<T>, cause: Cancellation) {
         if let Ok(c) = self.conn_in(inlet.port().0) {
-            self.core.cancel(c);
+            self.core.cancel_with(c, cause.failure().cloned());
+        }
+    }
+
+    /// Why downstream of outlet `port` cancelled: read it in
+    /// [`on_downstream_finish`](GraphStageLogic::on_downstream_finish).
+    /// [`Cancellation::NoMoreElementsNeeded`] for a normal cancel (and
+    /// for an outlet that was not cancelled).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::Cancellation;
+    /// use weir_streams::stage::{GraphStageLogic, OutPort, StageContext, StageResult};
+    ///
+    /// struct Ticks;
+    ///
+    /// impl GraphStageLogic for Ticks {
+    ///     fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         let cause = ctx.cancellation(port);
+    ///         if let Some(error) = cause.failure() {
+    ///             eprintln!("the stream failed downstream: {error}");
+    ///         }
+    ///         ctx.cancel_stage(cause);
+    ///         Ok(())
+    ///     }
+    /// }
+    /// ```
+    pub fn cancellation(&self, port: OutPort) -> Cancellation {
+        match self.conn_out(port.0) {
+            Ok(c) => Cancellation::from_failure(self.core.conns[c as usize].cancel_cause.clone()),
+            Err(_) => Cancellation::NoMoreElementsNeeded,
         }
     }
 
     /// Complete every outlet (after queued emits) and cancel every inlet:
     /// the stage stops once its ports are closed.
     pub fn complete_stage(&mut self) {
+        self.cancel_stage(Cancellation::NoMoreElementsNeeded);
+    }
+
+    /// Stop because downstream cancelled with `cause`: complete every
+    /// outlet (after queued emits) and cancel every inlet with `cause`,
+    /// so it travels on upstream. What the default
+    /// [`on_downstream_finish`](GraphStageLogic::on_downstream_finish) does.
+    pub fn cancel_stage(&mut self, cause: Cancellation) {
         self.core.stages[self.stage].keep_going = false;
         self.core.recheck = true;
         for i in self.core.outs(self.stage) {
             let c = self.core.links[i];
             self.core.complete(c);
         }
-        self.cancel_inlets();
+        self.cancel_inlets(cause.failure());
     }
 
-    /// Cancel every inlet of this stage (no copy of the port list).
-    fn cancel_inlets(&mut self) {
+    /// Cancel every inlet of this stage with `cause` (no copy of the port list).
+    fn cancel_inlets(&mut self, cause: Option<&StreamError>) {
         for i in self.core.ins(self.stage) {
             let c = self.core.links[i];
-            self.core.cancel(c);
+            self.core.cancel_with(c, cause.cloned());
         }
     }
 
@@ -345,7 +415,7 @@ impl StageContext<'_> {
             let c = self.core.links[i];
             self.core.fail(c, error.clone());
         }
-        self.cancel_inlets();
+        self.cancel_inlets(Some(&error));
     }
 
     /// Push `element` when `out` is pulled: at once if it is, else queued

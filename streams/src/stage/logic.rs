@@ -102,7 +102,7 @@ pub trait GraphStage: Send + Sync + 'static {
 ///
 /// The defaults follow Akka: an upstream finish completes the stage, an
 /// upstream failure fails it with the same error, a downstream finish
-/// completes it (cancelling upstream). `on_push` and `on_pull` must be
+/// completes it (cancelling upstream with the same cause). `on_push` and `on_pull` must be
 /// written by stages that have an inlet or an outlet.
 ///
 /// A panic in any handler is caught: the stage fails with
@@ -151,10 +151,12 @@ pub trait GraphStageLogic: Any + Send {
         )))
     }
 
-    /// Downstream of `port` cancelled.
+    /// Downstream of `port` cancelled; [`StageContext::cancellation`]
+    /// says why. The default stops the stage passing the cause on
+    /// upstream ([`StageContext::cancel_stage`]).
     fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let _ = port;
-        ctx.complete_stage();
+        let cause = ctx.cancellation(port);
+        ctx.cancel_stage(cause);
         Ok(())
     }
 

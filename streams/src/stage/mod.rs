@@ -4,6 +4,35 @@
 //! plus a [`GraphStageLogic`] (running state and handlers). Handlers get a
 //! [`StageContext`] to push, pull, grab, complete, fail, cancel, emit, set
 //! keyed timers and make [`AsyncCallback`]s.
+//!
+//! # Cancellation causes
+//!
+//! A cancel carries a [`Cancellation`](crate::Cancellation), as Pekko's
+//! `cancel(in, cause)` does: [`StageContext::cancel`] is a normal cancel
+//! (`NoMoreElementsNeeded`), a stage that fails (a handler's `Err`, a
+//! panic, [`StageContext::fail_stage`]) cancels its inlets with the
+//! failure, and [`StageContext::cancel_with`] names a cause. Upstream
+//! reads it with [`StageContext::cancellation`] in `on_downstream_finish`,
+//! whose default passes it on ([`StageContext::cancel_stage`]); the
+//! junctions pass on the cause of the cancel that stops them, async
+//! boundaries carry it to the upstream island, and fused forms give the
+//! same cause as unfused. Sources report a failure cause in their
+//! materialized values: `FileIO::from_path`'s count,
+//! `Source::queue`'s offers and sends (`Failure` / `Failed`), and
+//! `Flow::watch_termination` (and `Flow::monitor`). The cause is made
+//! only when a port is cancelled: nothing per element.
+//!
+//! Where Weir still differs from Pekko:
+//! - No `CancellationStrategy` attribute: a stage stopped by a cancel
+//!   completes its other outlets (Pekko's default, `PropagateFailure`,
+//!   fails them when the cause is a failure), and there is no
+//!   `AfterDelay`.
+//! - Only two causes: there is no separate `StageWasCompleted` (a stage
+//!   that completes cancels its inlets with `NoMoreElementsNeeded`).
+//! - Stages that own inner streams (flattening, substreams, hubs,
+//!   `prefix_and_tail`, the restart stages, `recover_with`'s inner source)
+//!   cancel those inner streams without a cause; a fused fan-in (merge,
+//!   zip, concat run as one loop) drops its inputs without one.
 
 mod attributes;
 mod context;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 use std::task::Context;
 
+use crate::StreamError;
+
 use super::super::iter::{Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
 
@@ -84,5 +86,9 @@ impl<T, C: Chunks<T>> Chunks<T> for EndsWithLast<C> {
 
     fn at_least(&self) -> usize {
         self.0.at_least()
+    }
+
+    fn cancel(&mut self, cause: &StreamError) {
+        self.0.cancel(cause);
     }
 }

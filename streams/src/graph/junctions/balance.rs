@@ -163,7 +163,9 @@ impl<T: Send + 'static, const N: usize> GraphStageLogic for BalanceLogic<T, N> {
         self.waiting.retain(|p| *p != port.0);
         self.asked[usize::from(port.0)] = true;
         if self.running == 0 {
-            ctx.complete_stage();
+            // The last cause (or the first, when eager) goes upstream.
+            let cause = ctx.cancellation(port);
+            ctx.cancel_stage(cause);
             return Ok(());
         }
         if !self.started && self.asked.iter().all(|a| *a) {

@@ -136,7 +136,9 @@ impl<T: Clone + Send + 'static, const N: usize> GraphStageLogic for BroadcastLog
             self.running -= 1;
         }
         if self.eager_cancel || self.running == 0 {
-            ctx.complete_stage();
+            // The last cause (or the first, when eager) goes upstream.
+            let cause = ctx.cancellation(port);
+            ctx.cancel_stage(cause);
             return Ok(());
         }
         self.pull_if_all_pulled(ctx)

@@ -219,10 +219,12 @@ where
         Ok(())
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.running -= 1;
         if self.running == 0 {
-            ctx.complete_stage();
+            // The last cause (or the first, when eager) goes upstream.
+            let cause = ctx.cancellation(port);
+            ctx.cancel_stage(cause);
             return Ok(());
         }
         self.advance(ctx)

@@ -197,7 +197,9 @@ where
     fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.cancelled[usize::from(port.0)] = true;
         if self.cancelled.iter().all(|c| *c) {
-            ctx.complete_stage();
+            // The last cause (or the first, when eager) goes upstream.
+            let cause = ctx.cancellation(port);
+            ctx.cancel_stage(cause);
             return Ok(());
         }
         self.pull_if_all_pulled(ctx)

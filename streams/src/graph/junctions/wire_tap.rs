@@ -84,7 +84,8 @@ impl<T: Clone + Send + 'static> GraphStageLogic for WireTapLogic<T> {
 
     fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         if port == self.shape.outs[0].port() {
-            ctx.complete_stage();
+            let cause = ctx.cancellation(port);
+            ctx.cancel_stage(cause);
         }
         Ok(())
     }

@@ -121,8 +121,9 @@ impl<T: Send + 'static> BoundaryIn<T> {
                 Err(payload) => {
                     self.finished = true;
                     let name: Arc<str> = ctx.stage_name().into();
-                    consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
-                    self.cancel_upstream();
+                    let error = StreamError::panicked(&*payload).in_stage(&name);
+                    consumer.finish(Err(error.clone()));
+                    self.consumer.cancel_failed(error);
                     ctx.complete_stage();
                     return Ok(());
                 }
@@ -161,8 +162,12 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
         self.deliver(ctx)
     }
 
-    fn on_downstream_finish(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.cancel_upstream();
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // The cause crosses to the upstream island with the cancel.
+        match ctx.cancellation(port).failure() {
+            Some(error) => self.consumer.cancel_failed(error.clone()),
+            None => self.consumer.cancel(),
+        };
         ctx.complete_stage();
         Ok(())
     }

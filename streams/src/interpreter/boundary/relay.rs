@@ -9,6 +9,7 @@ use std::task::{Context, Waker};
 
 use crate::fusion::{Chunks, Fill, FusedIter, IterFactory, IterNode};
 use crate::handover::{Consumer, Refill, Wait};
+use crate::StreamError;
 use crate::stage::AsyncCallback;
 use crate::sync::{Arc, Mutex};
 
@@ -40,6 +41,11 @@ impl<T: Send> Chunks<T> for Relayed<T> {
                 Refill::End(Err(error)) => return Fill::Failed(error),
             }
         }
+    }
+
+    fn cancel(&mut self, cause: &StreamError) {
+        // The cause crosses back to the island before the relay.
+        self.0.cancel_failed(cause.clone());
     }
 }
 

@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Waker};
 
 use super::FUSED_BUDGET;
-use crate::StreamError;
+use crate::{Cancellation, StreamError};
 use crate::fusion::{BoxChunks, Fill};
 use crate::handover::{Notify, Producer};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
@@ -47,7 +47,7 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
     /// Hand over, then take in more: pull the inlet, or run the iterator.
     fn flush(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if self.hand_over() {
-            ctx.complete_stage();
+            self.cancelled(ctx);
             return Ok(());
         }
         match self.upstream {
@@ -91,7 +91,7 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
                 Ok(Fill::Pending) => {
                     // Hand over what there is; the source's waker goes on.
                     if self.hand_over() {
-                        ctx.complete_stage();
+                        self.cancelled(ctx);
                     }
                     return Ok(());
                 }
@@ -109,7 +109,7 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
             }
             if full {
                 if self.hand_over() {
-                    ctx.complete_stage();
+                    self.cancelled(ctx);
                     return Ok(());
                 }
                 if self.producer.credit() == 0 {
@@ -128,6 +128,16 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
 
     fn finish(&mut self, outcome: Option<StreamError>) {
         self.producer.finish(outcome.map_or(Ok(()), Err));
+    }
+
+    /// Downstream cancelled: stop, cancelling upstream with the cause the
+    /// downstream half handed over (a failure there, or a normal cancel).
+    fn cancelled(&mut self, ctx: &mut StageContext<'_>) {
+        let cause = self.producer.cancel_cause();
+        if let (Some(error), Upstream::Iter(source)) = (&cause, &mut self.upstream) {
+            source.cancel(error);
+        }
+        ctx.cancel_stage(Cancellation::from_failure(cause));
     }
 }
 

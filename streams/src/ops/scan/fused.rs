@@ -180,4 +180,8 @@ where
         // An endless source says `usize::MAX`.
         upstream.saturating_add(usize::from(!self.zero_sent))
     }
+
+    fn cancel(&mut self, cause: &crate::StreamError) {
+        self.inner.cancel(cause);
+    }
 }
