@@ -111,10 +111,13 @@ impl<T: Send + 'static> SourceQueue<T> {
 
     /// Queue `element`, waiting for room.
     ///
-    /// Waiting senders are woken first come first served, one per place
-    /// the stream frees (each element emitted frees one). An
-    /// [`offer`](Self::offer) may take a freed place first; the woken
-    /// send then waits again, first in line.
+    /// Waiting senders are woken first come first served, half the
+    /// buffer at a time (once that many places are free), or all that
+    /// fit when the stream has taken everything queued. So a send may
+    /// wait while a few places are free and the stream is not pulling;
+    /// an [`offer`](Self::offer), or a new send, takes a free place at
+    /// once, and a woken send that finds none waits again, first in
+    /// line.
     ///
     /// Cancel safety: dropping the future before it completes drops the
     /// element (it was not queued) and gives up its place in line; a

@@ -491,3 +491,55 @@ fn shared_a_popped_place_is_offered_again() {
         assert_eq!(consumer.pop(), Some(4));
     });
 }
+
+/// Exact credit, batched wake-ups: a send waits on a full buffer of 4
+/// (waiting senders are woken two places at a time) while the consumer
+/// pops one place at a time: the send is woken, never lost, and the
+/// credit is conserved.
+#[test]
+fn shared_batched_wake_of_a_waiting_send() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(4, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        for x in 0..4 {
+            assert_eq!(producer.offer(x), Ok(()));
+        }
+        let sender = {
+            let producer = producer.clone();
+            thread::spawn(move || send_blocking(&producer, 4, &Side::default()))
+        };
+        let received = receive(&mut consumer, &down, 5);
+        assert_eq!(sender.join().unwrap(), Ok(()));
+        assert_eq!(received, vec![0, 1, 2, 3, 4]);
+        assert_eq!(producer.snapshot().2, 0, "nobody left in line");
+    });
+}
+
+/// Exact credit, batched wake-ups: two sends wait on a full buffer of 4;
+/// both get in, and nobody is left in line.
+#[test]
+fn shared_batched_wake_two_waiting_sends() {
+    loom::model(|| {
+        let (producer, mut consumer) = shared_channel::<usize, Side, Side>(4, Order::Pop);
+        let down = Side::default();
+        consumer.set_notify(down.clone());
+        for x in 0..4 {
+            assert_eq!(producer.offer(x), Ok(()));
+        }
+        let senders: Vec<_> = [4, 5]
+            .into_iter()
+            .map(|x| {
+                let producer = producer.clone();
+                thread::spawn(move || send_blocking(&producer, x, &Side::default()))
+            })
+            .collect();
+        let mut received = receive(&mut consumer, &down, 6);
+        for sender in senders {
+            assert_eq!(sender.join().unwrap(), Ok(()));
+        }
+        received.sort_unstable();
+        assert_eq!(received, vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(producer.snapshot().2, 0, "nobody left in line");
+    });
+}
