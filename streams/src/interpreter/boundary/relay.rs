@@ -7,9 +7,9 @@
 
 use std::task::{Context, Waker};
 
+use crate::StreamError;
 use crate::fusion::{Chunks, Fill, FusedIter, IterFactory, IterNode};
 use crate::handover::{Consumer, Refill, Wait};
-use crate::StreamError;
 use crate::stage::AsyncCallback;
 use crate::sync::{Arc, Mutex};
 
