@@ -802,7 +802,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
 
     /// [`cancel`](Self::cancel) because the stream failed downstream with
     /// `cause`: a shared producer's later sends and offers are refused
-    /// with it ([`Refused::Failed`]) rather than as closed, and a producer
+    /// with it (`Refused::Failed`) rather than as closed, and a producer
     /// reads it with [`Producer::cancel_cause`].
     ///
     /// # Examples
