@@ -304,6 +304,7 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
+                Op::More(_) => unreachable!("built by `linear_more::node`"),
                 Op::Reduce => {
                     // The first element as it is, then `f(acc, x)`.
                     self.acc = if self.count == 0 {
@@ -415,6 +416,10 @@ fn graph(case: &Case) -> BoxNode {
         _ => first,
     };
     for op in &case.ops {
+        if let Op::More(m) = op {
+            node = super::linear_more::node(*m, node);
+            continue;
+        }
         node = Box::new(Linear {
             op: *op,
             up: node,
