@@ -9,32 +9,51 @@
 //!   completes; a failure goes at once;
 //! - `sliding(n, step)` emits a window of `n` every `step` elements, and
 //!   at completion the partial window if an element came since the last;
-//! - `map_async(p)` / `map_async_unordered(p)` with ready futures pull
-//!   nothing before the first downstream pull, then hold up to `p`
-//!   results, pulling without demand while there is room (as a
-//!   `buffer(p)` that starts at the first pull; with ready futures the
-//!   unordered form emits in input order too);
+//! - `map_async(p)` / `map_async_unordered(p)` with ready futures: the
+//!   demand rule is that no element is taken (no future started) before
+//!   the first downstream pull; from then on, while the sink still asks,
+//!   each result goes straight on (downstream pulls again at once), and
+//!   once it does not the stage pulls without demand until it holds `p`
+//!   results (with ready futures the unordered form emits in input order
+//!   too); a failure upstream goes at once, dropping what it holds;
 //! - `recover_with_retries(a)` switches on a failure (if `a > 0`) to a
 //!   fallback of two elements, emitted on demand, then completes;
 //! - `limit_weighted(max, cost)` fails (cancelling upstream) on the
 //!   element that takes the total cost past `max`;
-//! - `buffer(n, drop strategy)` pulls at materialization and after every
-//!   element, whatever the demand; an element arriving while downstream
-//!   waits on an empty buffer goes straight on, the others go into the
+//! - `buffer(n, drop strategy)` pulls at materialization (after the
+//!   stages behind it made their first pulls) and after every element,
+//!   whatever the demand; while the sink asks, or downstream waits on an
+//!   empty buffer, an element goes straight on; the others go into the
 //!   buffer, where the strategy makes room (or `Fail` fails the stream,
 //!   cancelling upstream); a failure upstream goes at once, a completion
-//!   after the buffered elements.
+//!   after the buffered elements;
+//! - on the test clock: `idle_timeout(k)` fails when `k` ticks pass with
+//!   no element taken from upstream; `backpressure_timeout(k)` when an
+//!   element (or the start) waits `k` ticks for downstream's next pull;
+//!   `keep_alive(k)` pulls ahead holding one element and, when pulled
+//!   with nothing held `k` ticks after the last element it sent, sends
+//!   [`INJECT`] (at once, or when the clock gets there). All cancel
+//!   upstream when they fail; a stream that ended first is not failed.
+//!
+//! The "while the sink asks" rule (`World::demand`) holds for the
+//! operators after these that pass pulls on one for one; an operator that
+//! emits without pulling (`map_concat`'s copies) after a dropping buffer
+//! or a `map_async` fed several elements in one step is where it could
+//! part from a run (not seen in the surveys).
 
 use std::collections::VecDeque;
 
 use weir_streams::prelude::*;
 
 use super::model::{BoxNode, Node, Poll, SEP, World, map};
-use super::script::{RECOVERED, Sig};
+use super::script::{RECOVERED, Sig, TICK};
 
 /// `intersperse_with`'s start and end elements.
 pub(crate) const START: u64 = 1001;
 pub(crate) const END: u64 = 1002;
+
+/// The element `keep_alive` injects.
+pub(crate) const INJECT: u64 = 1003;
 
 /// The second element of `recover_with_retries`' fallback.
 pub(crate) const RETRIED: u64 = 998;
@@ -68,9 +87,22 @@ pub(crate) enum More {
     /// `limit_weighted(max, x % 3)`.
     LimitWeighted(u64),
     Buffer(usize, Drop),
+    /// The time operators, with a duration of so many [`TICK`]s.
+    IdleTimeout(u32),
+    BackpressureTimeout(u32),
+    /// `keep_alive(k, || INJECT)`.
+    KeepAlive(u32),
 }
 
 impl More {
+    /// A time operator (see `Op::timed`).
+    pub(crate) fn timed(self) -> bool {
+        matches!(
+            self,
+            More::IdleTimeout(_) | More::BackpressureTimeout(_) | More::KeepAlive(_)
+        )
+    }
+
     /// A `buffer` that drops (or fails) when full.
     pub(crate) fn drops(self) -> bool {
         matches!(self, More::Buffer(..))
@@ -80,27 +112,6 @@ impl More {
     pub(crate) fn runs_inner_stream(self) -> bool {
         matches!(self, More::RecoverWithRetries(1..))
     }
-}
-
-/// Cases the model does not state: a `map_async` after a stage that
-/// fails on its own as elements flow (`limit`, `limit_weighted`, a
-/// `buffer` with `Fail`). A result that is ready while downstream waits
-/// goes straight on (as in Pekko), so how many come out before that
-/// failure, which drops the held ones, depends on the demand downstream
-/// as each element arrived; the model fills first and drops them all.
-pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
-    use super::script::Op;
-    let fails_midway = |o: &Op| {
-        matches!(
-            o,
-            Op::Limit(_) | Op::More(More::LimitWeighted(_) | More::Buffer(_, Drop::Fail))
-        )
-    };
-    let map_async = |o: &Op| matches!(o, Op::More(More::MapAsync(_) | More::MapAsyncUnordered(_)));
-    case.ops
-        .iter()
-        .position(fails_midway)
-        .is_some_and(|at| case.ops[at..].iter().any(map_async))
 }
 
 /// A window of `sliding` as one element.
@@ -133,6 +144,9 @@ pub(crate) fn more() -> impl proptest::strategy::Strategy<Value = More> {
         (0u64..3).prop_map(More::RecoverWithRetries),
         (0u64..6).prop_map(More::LimitWeighted),
         ((1usize..3), drop).prop_map(|(n, d)| More::Buffer(n, d)),
+        (1u32..4).prop_map(More::IdleTimeout),
+        (1u32..4).prop_map(More::BackpressureTimeout),
+        (1u32..4).prop_map(More::KeepAlive),
     ]
 }
 
@@ -168,6 +182,9 @@ pub(crate) fn apply(s: Source<u64>, op: More) -> Source<u64> {
             };
             s.buffer(n, strategy).expect("n is at least 1")
         }
+        More::IdleTimeout(k) => s.idle_timeout(TICK * k),
+        More::BackpressureTimeout(k) => s.backpressure_timeout(TICK * k),
+        More::KeepAlive(k) => s.keep_alive(TICK * k, || INJECT),
     }
 }
 
@@ -192,6 +209,12 @@ pub(crate) fn node(op: More, up: BoxNode) -> BoxNode {
         to_skip: 0,
         fresh: false,
         recovering: false,
+        last: 0,
+        waiting: matches!(op, More::BackpressureTimeout(_)),
+        next: match op {
+            More::KeepAlive(k) => k,
+            _ => 0,
+        },
     })
 }
 
@@ -217,9 +240,32 @@ struct Extra {
     to_skip: usize,
     fresh: bool,
     recovering: bool,
+    /// The idle and back-pressure timeouts: the tick of the last element.
+    last: u32,
+    /// `backpressure_timeout`: an element (or the start) waits for a pull.
+    waiting: bool,
+    /// `keep_alive`: the tick from which an element is injected.
+    next: u32,
 }
 
 impl Extra {
+    /// The idle / back-pressure timeout, once due (checked on every signal
+    /// and when the clock moves: the stage's timer): fails, cancelling
+    /// upstream, unless the stream ended first.
+    fn timer(&mut self, w: &mut World) -> Option<Poll> {
+        let end = match self.op {
+            More::IdleTimeout(k) if w.now >= self.last + k => "timeout:Idle",
+            More::BackpressureTimeout(k) if self.waiting && w.now >= self.last + k => {
+                "timeout:Backpressure"
+            }
+            _ => return None,
+        };
+        if self.ended.is_some() || self.closed || self.up.end(w).is_some() {
+            return None;
+        }
+        Some(self.fail(Sig::Error(end.to_owned()), w))
+    }
+
     fn fail(&mut self, end: Sig, w: &mut World) -> Poll {
         self.ended = Some(end.clone());
         self.closed = true;
@@ -277,6 +323,9 @@ impl Node for Extra {
         if self.closed {
             return Poll::End(Sig::Complete);
         }
+        if let Some(end) = self.timer(w) {
+            return end;
+        }
         if let More::RecoverWithRetries(a) = self.op {
             if self.recovering {
                 return self
@@ -303,6 +352,19 @@ impl Node for Extra {
                 return Poll::Next(START);
             }
             More::MapAsync(_) | More::MapAsyncUnordered(_) => self.started = true,
+            // Downstream pulled: no longer waiting on it.
+            More::BackpressureTimeout(_) => self.waiting = false,
+            More::KeepAlive(k) => {
+                // What it holds, else an injected element once due.
+                if let Some(x) = self.held.pop_front() {
+                    self.next = w.now + k;
+                    return Poll::Next(x);
+                }
+                if w.now >= self.next {
+                    self.next = w.now + k;
+                    return Poll::Next(INJECT);
+                }
+            }
             More::Buffer(..) => {
                 if let Some(x) = self.direct.take().or_else(|| self.held.pop_front()) {
                     return Poll::Next(x);
@@ -371,6 +433,19 @@ impl Node for Extra {
                     self.wanted = false;
                     return Poll::Next(x);
                 }
+                More::IdleTimeout(_) => {
+                    self.last = w.now;
+                    return Poll::Next(x);
+                }
+                More::BackpressureTimeout(_) => {
+                    self.last = w.now;
+                    self.waiting = true;
+                    return Poll::Next(x);
+                }
+                More::KeepAlive(k) => {
+                    self.next = w.now + k;
+                    return Poll::Next(x);
+                }
                 More::Inspect | More::Log | More::RecoverWithRetries(_) => {
                     unreachable!("handled above")
                 }
@@ -384,6 +459,9 @@ impl Node for Extra {
         }
         if self.closed {
             return Some(Sig::Complete);
+        }
+        if let Some(Poll::End(end)) = self.timer(w) {
+            return Some(end);
         }
         if let More::RecoverWithRetries(a) = self.op {
             if self.recovering {
@@ -412,17 +490,27 @@ impl Node for Extra {
     fn pump(&mut self, w: &mut World) {
         self.up.pump(w);
         let room = match self.op {
-            More::MapAsync(p) | More::MapAsyncUnordered(p) if self.started => p,
+            // (As a dropping buffer, below: while the sink asks, results
+            // go straight on, so a failure that comes mid-flow drops only
+            // what downstream did not ask for.)
+            More::MapAsync(p) | More::MapAsyncUnordered(p) if self.started && w.demand == 0 => p,
             // At materialization every stage's first pull goes out before
             // an element moves: the stages after this one pull first (an
             // eager one takes elements straight through), then this one.
-            More::Buffer(..) if w.started => usize::MAX,
+            // While the sink asks, downstream pulls again as soon as it
+            // has an element, so what arrives goes straight on (the pulls
+            // take it); once it does not, the buffer takes it.
+            More::Buffer(..) if w.started && w.demand == 0 => usize::MAX,
+            More::Buffer(..) => return,
+            // Pulls at materialization and after each element, holding one.
+            More::KeepAlive(_) => 1,
             _ => return,
         };
         while !self.closed && self.held.len() < room && self.up.end(w).is_none() {
             match self.up.pull(w) {
                 Poll::Next(x) => match self.op {
                     More::Buffer(..) => self.offer(x, w),
+                    More::KeepAlive(_) => self.held.push_back(x),
                     _ => self.held.push_back(map(2)(x)),
                 },
                 _ => break,

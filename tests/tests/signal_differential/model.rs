@@ -64,6 +64,8 @@ pub(crate) struct World {
     pub(crate) started: bool,
     /// The test clock, in ticks since materialization.
     pub(crate) now: u32,
+    /// What the sink still asks for (one output only; 0 into a fan-out).
+    pub(crate) demand: u64,
 }
 
 pub(crate) trait Node {
@@ -442,6 +444,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
         probes: (0..case.probes()).map(|_| Probe::default()).collect(),
         started: false,
         now: 0,
+        demand: 0,
     };
     let mut root = graph(case);
     let mut demand = 0u64;
@@ -499,6 +502,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
         }
         while !done && fan_out.is_none() {
             // Eager pulls ripple one stage per pass: run a pass per stage.
+            w.demand = demand;
             for _ in 0..=case.ops.len() + 1 {
                 root.pump(&mut w);
             }

@@ -95,7 +95,7 @@ impl Op {
     /// dropping `buffer` drops depends on when the boundaries' batches
     /// arrive, which is not defined.
     pub(crate) fn one_island_only(self) -> bool {
-        self.timed() || matches!(self, Op::More(m) if m.drops())
+        self.timed() || matches!(self, Op::More(m) if m.drops() || m.timed())
     }
 
     /// A `recover_with_retries` that can switch to its fallback: Weir runs
