@@ -376,7 +376,9 @@ impl Node for Linear {
                 }
             }
         }
-        if let Op::Buffer(n) = self.op {
+        // While the sink asks, what arrives goes straight on (the pulls
+        // take it, as Pekko's buffer pushes to a waiting downstream).
+        if let (Op::Buffer(n), 0) = (self.op, w.demand) {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
                     Poll::Next(x) => self.buffer.push_back(x),
