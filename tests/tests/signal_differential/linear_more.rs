@@ -90,6 +90,9 @@ pub(crate) enum More {
     /// `batch(max, x, sum)`, `conflate(sum)` (sums `% 1000`).
     Batch(u64),
     Conflate,
+    /// `flat_map_merge(1, ..)` into `r` copies (an iterator source each):
+    /// with one inner source at a time, `flat_map_concat`'s model.
+    FlatMapMerge1(usize),
     /// The time operators, with a duration of so many [`TICK`]s.
     IdleTimeout(u32),
     BackpressureTimeout(u32),
@@ -98,6 +101,14 @@ pub(crate) enum More {
 }
 
 impl More {
+    /// The operator of `model.rs` whose model this one shares.
+    pub(crate) fn modelled_as(self) -> Option<super::script::Op> {
+        match self {
+            More::FlatMapMerge1(r) => Some(super::script::Op::FlatMapConcat(r)),
+            _ => None,
+        }
+    }
+
     /// A time operator (see `Op::timed`).
     pub(crate) fn timed(self) -> bool {
         matches!(
@@ -169,6 +180,7 @@ pub(crate) fn more() -> impl proptest::strategy::Strategy<Value = More> {
         ((1usize..3), drop).prop_map(|(n, d)| More::Buffer(n, d)),
         (1u64..4).prop_map(More::Batch),
         Just(More::Conflate),
+        (0usize..3).prop_map(More::FlatMapMerge1),
         (1u32..4).prop_map(More::IdleTimeout),
         (1u32..4).prop_map(More::BackpressureTimeout),
         (1u32..4).prop_map(More::KeepAlive),
@@ -211,6 +223,9 @@ pub(crate) fn apply(s: Source<u64>, op: More) -> Source<u64> {
             .batch(max, |x| x, |a, x| (a + x) % 1000)
             .expect("max is at least 1"),
         More::Conflate => s.conflate(|a, x| (a + x) % 1000),
+        More::FlatMapMerge1(r) => s
+            .flat_map_merge(1, move |x| Source::from_iter(std::iter::repeat_n(x, r)))
+            .expect("breadth 1"),
         More::IdleTimeout(k) => s.idle_timeout(TICK * k),
         More::BackpressureTimeout(k) => s.backpressure_timeout(TICK * k),
         More::KeepAlive(k) => s.keep_alive(TICK * k, || INJECT),
@@ -517,7 +532,10 @@ impl Node for Extra {
                     self.next = w.now + k;
                     return Poll::Next(x);
                 }
-                More::Inspect | More::Log | More::RecoverWithRetries(_) => {
+                More::Inspect
+                | More::Log
+                | More::RecoverWithRetries(_)
+                | More::FlatMapMerge1(_) => {
                     unreachable!("handled above")
                 }
             }

@@ -420,12 +420,18 @@ fn graph(case: &Case) -> BoxNode {
         _ => first,
     };
     for op in &case.ops {
-        if let Op::More(m) = op {
-            node = super::linear_more::node(*m, node);
-            continue;
-        }
+        let op = match op {
+            Op::More(m) => match m.modelled_as() {
+                Some(op) => op,
+                None => {
+                    node = super::linear_more::node(*m, node);
+                    continue;
+                }
+            },
+            op => *op,
+        };
         node = Box::new(Linear {
-            op: *op,
+            op,
             up: node,
             closed: false,
             count: 0,
