@@ -35,13 +35,23 @@
 //! | `recover`, `map_error` | modelled |
 //! | `flat_map_concat` (iterator inner sources) | modelled |
 //! | `merge`, `concat`, `prepend`, `or_else`, `zip_with`, `merge_sorted`, `interleave(1)`, `interleave(2)` | modelled (two inputs; `merge` by counts: its order is not defined) |
-//! | `inspect`, `log`, `intersperse_with`, `sliding`, `map_async`, `map_async_unordered` | not yet covered |
-//! | `SubstreamOps` other than `flat_map_concat` (`flat_map_merge`, `switch_map`, `group_by`, `split_*`, `prefix_and_tail`, `flat_map_prefix`) | not yet covered |
+//! | `inspect`, `log` | modelled (pass-through; `signal_differential/linear_more.rs`) |
+//! | `intersperse_with` (with and without start, with and without end), `sliding(n, step)` (n, step in 1..4) | modelled |
+//! | `map_async`, `map_async_unordered` (parallelism 1..4, ready futures) | modelled (no element taken before the first pull; results pass straight on while the sink asks, else up to the parallelism are held); not into a fan-out (as `batch`) |
+//! | `ErrorOps::recover_with_retries` (0, 1, 2 attempts; an iterator fallback) | modelled; fused and unfused runs wait for the fallback's signals (Weir runs it as a stream of its own, Pekko in the stage's island), upstream probes not compared there; not into a fan-out |
+//! | `SubstreamOps::flat_map_merge(1, ..)` (iterator inner sources) | modelled (one inner source at a time: `flat_map_concat`'s model) |
+//! | `flat_map_merge` with breadth 2 or more | exempt: with two inner sources running, which element comes first is the order they arrive in, not defined (as `merge`) |
+//! | `switch_map`, `group_by`, `split_when`, `split_after`, `merge_substreams`, `concat_substreams`, `prefix_and_tail`, `flat_map_prefix` | not yet covered (a model needs the substream's demand and its own completion; `group_by`/`split_*` with `concat_substreams` over a simple key is the next candidate) |
 //! | `TimeOps::take_within`, `drop_within`, `initial_delay`, `initial_timeout`, `completion_timeout` | modelled on the test clock (`Step::Tick`), fused and unfused; exempt across boundaries (each island arms its timers on its own, so "all timers armed before the clock moves" is not defined there) |
-//! | `TimeOps::throttle`, `delay`, `grouped_within`, `idle_timeout`, `backpressure_timeout`, `keep_alive` | not yet covered |
+//! | `TimeOps::idle_timeout`, `backpressure_timeout`, `keep_alive` | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
+//! | `TimeOps::delay(k, Backpressure)` (the default buffer of 16) | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
+//! | `TimeOps::delay` with the other overflow strategies, `delay_with` | not yet covered (the strategies act only past 16 held elements, which the scripts seldom reach) |
+//! | `TimeOps::throttle`, `grouped_within` | not yet covered (throttle's token bucket and grouped_within's timer, reset with each group, need models of their own; not done in time) |
 //! | `RateOps::limit` | modelled |
-//! | `RateOps` `buffer` with dropping strategies, `batch`, `conflate`, `expand`, `extrapolate`, `limit_weighted` | not yet covered (`batch`/`conflate` aggregate only while downstream has not pulled: the model needs to know which pulls are outstanding) |
-//! | `ErrorOps::recover_with_retries` | not yet covered |
+//! | `RateOps::limit_weighted` (cost `x % 3`) | modelled |
+//! | `RateOps::buffer` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail` (size 1, 2) | modelled fused and unfused; exempt across boundaries (what is dropped depends on when a boundary's batch arrives) and as `batch` below |
+//! | `RateOps::batch(max 1..4)`, `conflate` (sums) | modelled fused and unfused (an element goes straight on while the sink asks or downstream waits on an empty stage, else it is aggregated; the model knows the sink's demand, `World::demand`); exempt across boundaries (what is aggregated depends on when a batch arrives), into a fan-out (the model knows one sink's demand), and two of them or of the dropping buffers in one case (their first pulls at materialization, see `linear_more::not_modelled`) |
+//! | `RateOps::expand`, `extrapolate` | not yet covered: while downstream asks, whether an extrapolated element or the next upstream element reaches it first follows the order of the interpreter's events within one step, which the pull model does not state |
 //! | junctions `merge_preferred`, `merge_prioritized`, `zip_latest`, `zip_n`, three inputs or more | not yet covered |
 //! | junctions `broadcast`, `balance` (two outputs, each a sink probe with its own requests and cancellation) | modelled, fused and unfused; not across boundaries yet |
 //! | junctions `partition`, `unzip`, `wire_tap`, `also_to`, `divert_to`, `balance` waiting for all outputs | not yet covered |
@@ -54,6 +64,8 @@
 mod fan_out;
 #[path = "signal_differential/junction.rs"]
 mod junction;
+#[path = "signal_differential/linear_more.rs"]
+mod linear_more;
 #[path = "signal_differential/model.rs"]
 mod model;
 #[path = "signal_differential/run.rs"]
@@ -126,7 +138,12 @@ fn boundary_horizon(case: &Case) -> usize {
     // `Source::failed` with a `recover` after it: what the boundaries
     // held before the failure arrived comes out first, then the
     // recovered element.
-    let recovers = case.ops.iter().any(|o| matches!(o, script::Op::Recover));
+    let recovers = case.ops.iter().any(|o| {
+        matches!(
+            o,
+            script::Op::Recover | script::Op::More(linear_more::More::RecoverWithRetries(1..))
+        )
+    });
     if recovers && case.sources.iter().any(|s| matches!(s, Src::Failed)) {
         return 0;
     }
@@ -318,17 +335,37 @@ fn check(case: &Case) -> Result<(), String> {
         Form::Boundaries,
         Form::BoundariesUnfused,
     ] {
-        if known_defect(case, form).is_some() {
+        if known_defect(case, form).is_some() || linear_more::not_modelled(case) {
+            continue;
+        }
+        // Weir runs `recover_with_retries`' fallback as a stream of its
+        // own: its elements may come after the island is idle, so such a
+        // run waits for the signals the model expects (downstream is
+        // compared exactly, the upstream probes not).
+        // (Into a fan-out that waiting is not written: not compared.)
+        let inner = case.ops.iter().any(|o| o.runs_inner_stream());
+        if inner && case.fan_out.is_some() {
             continue;
         }
         let (got, want) = match form {
+            Form::Fused | Form::Unfused if inner => {
+                let mat = if form == Form::Fused {
+                    &fused
+                } else {
+                    &unfused
+                };
+                (run::waiting(case, false, mat, &clock, &want), &want[..])
+            }
             Form::Fused => (run::one_island(case, &fused, &clock), &want[..]),
             Form::Unfused => (run::one_island(case, &unfused, &clock), &want[..]),
             Form::Boundaries | Form::BoundariesUnfused => {
                 let horizon = boundary_horizon(case);
                 // Time cases and fan-outs run in one island only (a
                 // fan-out's outputs would each need the wait for signals).
-                if horizon == 0 || case.ops.iter().any(|o| o.timed()) || case.fan_out.is_some() {
+                if horizon == 0
+                    || case.ops.iter().any(|o| o.one_island_only())
+                    || case.fan_out.is_some()
+                {
                     continue;
                 }
                 let want = &want[..horizon];
@@ -566,4 +603,59 @@ fn balance_gives_an_element_pulled_for_a_cancelled_output_to_the_next() {
     );
     case.fan_out = Some(script::FanOut::Balance);
     check_all_forms(case);
+}
+
+/// `Source::range(2..6).map(..).limit(3).map_async_unordered(3, ready)`,
+/// request(3): the three results pass straight on while the sink asks
+/// (as in Pekko), then the limit's failure; and `map_async` takes no
+/// element before the first pull, then holds up to its parallelism.
+#[test]
+fn map_async_starts_at_the_first_pull_and_passes_results_on_while_asked() {
+    use linear_more::More;
+    use script::{Op, Step, Up};
+    let failing = case(
+        vec![Src::Range(2, 6)],
+        None,
+        vec![
+            Op::Map(1),
+            Op::Limit(3),
+            Op::More(More::MapAsyncUnordered(3)),
+        ],
+        vec![Step::Tick, Step::Request(3), Step::Request(2)],
+    );
+    check(&failing).expect("every form agrees");
+    let up = |requests| {
+        vec![Up {
+            requests,
+            cancelled: false,
+            maybe_cancelled: false,
+        }]
+    };
+    let t = |down: Vec<Sig>, up: Vec<Up>| StepTrace {
+        down,
+        up,
+        down2: vec![],
+    };
+    let lazy = case(
+        vec![Src::Probe],
+        None,
+        vec![Op::More(More::MapAsync(2))],
+        vec![
+            Step::Request(1),
+            Step::Push(0, 5),
+            Step::Push(0, 6),
+            Step::Push(0, 7),
+        ],
+    );
+    assert_eq!(
+        model::trace(&lazy),
+        vec![
+            t(vec![], up(0)),
+            t(vec![], up(1)),
+            t(vec![Sig::Next(11)], up(1)),
+            t(vec![], up(1)),
+            t(vec![], up(0)),
+        ]
+    );
+    check(&lazy).expect("every form agrees");
 }

@@ -64,6 +64,8 @@ pub(crate) struct World {
     pub(crate) started: bool,
     /// The test clock, in ticks since materialization.
     pub(crate) now: u32,
+    /// What the sink still asks for (one output only; 0 into a fan-out).
+    pub(crate) demand: u64,
 }
 
 pub(crate) trait Node {
@@ -304,6 +306,7 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
+                Op::More(_) => unreachable!("built by `linear_more::node`"),
                 Op::Reduce => {
                     // The first element as it is, then `f(acc, x)`.
                     self.acc = if self.count == 0 {
@@ -373,7 +376,9 @@ impl Node for Linear {
                 }
             }
         }
-        if let Op::Buffer(n) = self.op {
+        // While the sink asks, what arrives goes straight on (the pulls
+        // take it, as Pekko's buffer pushes to a waiting downstream).
+        if let (Op::Buffer(n), 0) = (self.op, w.demand) {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
                     Poll::Next(x) => self.buffer.push_back(x),
@@ -415,8 +420,18 @@ fn graph(case: &Case) -> BoxNode {
         _ => first,
     };
     for op in &case.ops {
+        let op = match op {
+            Op::More(m) => match m.modelled_as() {
+                Some(op) => op,
+                None => {
+                    node = super::linear_more::node(*m, node);
+                    continue;
+                }
+            },
+            op => *op,
+        };
         node = Box::new(Linear {
-            op: *op,
+            op,
             up: node,
             closed: false,
             count: 0,
@@ -437,6 +452,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
         probes: (0..case.probes()).map(|_| Probe::default()).collect(),
         started: false,
         now: 0,
+        demand: 0,
     };
     let mut root = graph(case);
     let mut demand = 0u64;
@@ -494,6 +510,7 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
         }
         while !done && fan_out.is_none() {
             // Eager pulls ripple one stage per pass: run a pass per stage.
+            w.demand = demand;
             for _ in 0..=case.ops.len() + 1 {
                 root.pump(&mut w);
             }

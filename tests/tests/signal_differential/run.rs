@@ -79,6 +79,7 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
         Op::FlatMapConcat(r) => {
             s.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
         }
+        Op::More(m) => super::linear_more::apply(s, m),
     }
 }
 
@@ -307,7 +308,20 @@ pub(crate) fn boundaries(
     clock: &TestClock,
     expected: &[StepTrace],
 ) -> Vec<StepTrace> {
-    let mut run = Running::start(case, true, mat, clock);
+    waiting(case, true, mat, clock, expected)
+}
+
+/// The downstream trace of a run (with a boundary after every stage, or
+/// in one island) that waits, after each step, for the signals the model
+/// expects there (see [`boundaries`]); the upstream probes are not taken.
+pub(crate) fn waiting(
+    case: &Case,
+    boundaries: bool,
+    mat: &Materializer,
+    clock: &TestClock,
+    expected: &[StepTrace],
+) -> Vec<StepTrace> {
+    let mut run = Running::start(case, boundaries, mat, clock);
     let mut out = Vec::new();
     let mut ended = false;
     let steps = std::iter::once(None).chain(case.script.iter().copied().map(Some));

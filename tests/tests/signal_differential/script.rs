@@ -70,6 +70,8 @@ pub(crate) enum Op {
     InitialDelay(u32),
     InitialTimeout(u32),
     CompletionTimeout(u32),
+    /// The operators of `linear_more.rs`.
+    More(super::linear_more::More),
 }
 
 impl Op {
@@ -85,6 +87,22 @@ impl Op {
                 | Op::InitialTimeout(_)
                 | Op::CompletionTimeout(_)
         )
+    }
+}
+
+impl Op {
+    /// Not run across boundaries (besides the time operators): what a
+    /// dropping `buffer` drops depends on when the boundaries' batches
+    /// arrive, which is not defined.
+    pub(crate) fn one_island_only(self) -> bool {
+        self.timed() || matches!(self, Op::More(m) if m.drops() || m.timed())
+    }
+
+    /// A `recover_with_retries` that can switch to its fallback: Weir runs
+    /// the fallback as a stream of its own (Pekko runs it in the stage's
+    /// island), so its elements may come after the island is idle.
+    pub(crate) fn runs_inner_stream(self) -> bool {
+        matches!(self, Op::More(m) if m.runs_inner_stream())
     }
 }
 
@@ -233,6 +251,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => Just(Op::MapError),
         1 => (0usize..3).prop_map(Op::FlatMapConcat),
         1 => (0u64..4).prop_map(Op::Limit),
+        4 => super::linear_more::more().prop_map(Op::More),
         1 => prop_oneof![
             (1u32..4).prop_map(Op::TakeWithin),
             (1u32..4).prop_map(Op::DropWithin),
