@@ -38,6 +38,32 @@ pub(crate) enum Join {
 pub(crate) enum FanOut {
     Broadcast,
     Balance,
+    /// `Balance::wait_for_all_downstreams`.
+    BalanceAll,
+    /// `Partition` by `x % 2` (upstream cancelled when both outputs are).
+    Partition,
+    /// Fluent `divert_to` (odd elements to the second output): a
+    /// `Partition` with eager cancel.
+    DivertTo,
+    /// Fluent `also_to` (the second output): a `Broadcast` with eager
+    /// cancel.
+    AlsoTo,
+    /// Fluent `wire_tap` (the tap is the second output).
+    WireTap,
+}
+
+/// A fan-out.
+fn fan_out() -> impl Strategy<Value = Option<FanOut>> {
+    prop_oneof![
+        12 => Just(None),
+        2 => Just(Some(FanOut::Broadcast)),
+        2 => Just(Some(FanOut::Balance)),
+        1 => Just(Some(FanOut::BalanceAll)),
+        1 => Just(Some(FanOut::Partition)),
+        1 => Just(Some(FanOut::DivertTo)),
+        1 => Just(Some(FanOut::AlsoTo)),
+        1 => Just(Some(FanOut::WireTap)),
+    ]
 }
 
 /// One linear operator after the sources (or the junction).
@@ -306,11 +332,7 @@ pub(crate) fn case() -> impl Strategy<Value = Case> {
         };
         (Just((sources, join)), prop::collection::vec(ops, 0..4))
     });
-    let fan_out = prop_oneof![
-        4 => Just(None),
-        1 => Just(Some(FanOut::Broadcast)),
-        1 => Just(Some(FanOut::Balance)),
-    ];
+    let fan_out = fan_out();
     (ops, fan_out).prop_flat_map(|(((sources, join), ops), fan_out)| {
         let probes = sources.iter().filter(|s| matches!(s, Src::Probe)).count();
         prop::collection::vec(step(probes, fan_out.is_some()), 0..12).prop_map(move |script| Case {
