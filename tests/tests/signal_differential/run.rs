@@ -4,7 +4,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::testkit::TestClock;
-use weir_streams::graph::{Balance, Broadcast, JunctionOps, Partition};
+use weir_streams::graph::{
+    Balance, Broadcast, JunctionOps, MergePreferred, MergePrioritized, Partition,
+};
 use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
 use weir_streams::prelude::*;
 use weir_streams::stage::{GraphStage, UniformFanInShape};
@@ -86,6 +88,9 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
 /// fluent `merge` and the like, which drop the materialized value of `b`:
 /// a probe's is needed). The fluent forms build the same graph.
 fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
+    if join == Join::ConcatLazy {
+        return a.concat_lazy(b);
+    }
     let mut g = GraphBuilder::new();
     let (a, ka) = g.source_mat(a);
     let (b, kb) = g.source_mat(b);
@@ -107,6 +112,22 @@ fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
             a,
             b,
         ),
+        Join::MergePreferred => uniform(&mut g, MergePreferred::<u64, 2>::new(), a, b),
+        Join::MergePrioritized => uniform(
+            &mut g,
+            MergePrioritized::<u64, 2>::new([1, 3]).expect("priorities above 0"),
+            a,
+            b,
+        ),
+        Join::InterleaveEager => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(1)
+                .expect("1 is a segment size")
+                .eager_close(),
+            a,
+            b,
+        ),
+        Join::ConcatLazy => unreachable!("fluent, above"),
         Join::Interleave2 => uniform(
             &mut g,
             Interleave::<u64, 2>::new(2).expect("2 is a segment size"),
