@@ -376,12 +376,12 @@ pub(crate) fn case() -> impl Strategy<Value = Case> {
     let fan_out = fan_out();
     (ops, fan_out).prop_flat_map(|(((sources, join), ops), fan_out)| {
         let probes = sources.iter().filter(|s| matches!(s, Src::Probe)).count();
-        // After a merge no fan-out that routes by element (the order of a
-        // merge's ready inputs is not defined).
+        // After a merge only a balance: the order of a merge's ready inputs
+        // is not defined, and which elements a partition routes where, a
+        // broadcast copies before an end, or a tap sees, follow from it.
         let fan_out = match fan_out {
-            Some(FanOut::Partition | FanOut::DivertTo) if join.is_some_and(Join::merges) => {
-                Some(FanOut::Broadcast)
-            }
+            Some(FanOut::Balance | FanOut::BalanceAll) | None => fan_out,
+            Some(_) if join.is_some_and(Join::merges) => Some(FanOut::Balance),
             f => f,
         };
         prop::collection::vec(step(probes, fan_out.is_some()), 0..12).prop_map(move |script| Case {
