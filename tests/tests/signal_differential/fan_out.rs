@@ -21,6 +21,8 @@
 //!   gives each element to the tap too if the tap has asked, else drops it
 //!   for the tap (the tap never back-pressures); the tap cancelling is
 //!   ignored (Pekko's `WireTap`);
+//! - `unzip` (into `x` and `x + 1000`) as `broadcast` (Pekko's
+//!   `UnzipWith`: upstream cancelled when both outputs have);
 //! - an end goes to every output still running; when all have cancelled,
 //!   upstream is cancelled; with eager cancel (`divert_to`, `also_to`)
 //!   when either output cancels, upstream is cancelled and the other output
@@ -167,7 +169,7 @@ impl Outputs {
                 return;
             }
             let ready = match self.kind {
-                FanOut::Broadcast | FanOut::AlsoTo => {
+                FanOut::Broadcast | FanOut::AlsoTo | FanOut::Unzip => {
                     (0..2).all(|j| self.done[j] || self.waiting.contains(&j))
                         && !self.waiting.is_empty()
                 }
@@ -195,7 +197,9 @@ impl Outputs {
             };
             self.pulled = false;
             let to: Vec<usize> = match self.kind {
-                FanOut::Broadcast | FanOut::AlsoTo => self.waiting.drain(..).collect(),
+                FanOut::Broadcast | FanOut::AlsoTo | FanOut::Unzip => {
+                    self.waiting.drain(..).collect()
+                }
                 FanOut::Partition | FanOut::DivertTo => {
                     let j = usize::try_from(x % 2).expect("0 or 1");
                     if self.done[j] {
@@ -223,6 +227,11 @@ impl Outputs {
                 },
             };
             for j in to {
+                let x = if self.kind == FanOut::Unzip && j == 1 {
+                    x + 1000
+                } else {
+                    x
+                };
                 down[j].push(Sig::Next(x));
                 self.demand[j] -= 1;
             }

@@ -7,7 +7,9 @@ use weir_actor::testkit::TestClock;
 use weir_streams::graph::{
     Balance, Broadcast, JunctionOps, MergePreferred, MergePrioritized, Partition,
 };
-use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
+use weir_streams::graph::{
+    Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, UnzipWith, ZipWith,
+};
 use weir_streams::prelude::*;
 use weir_streams::stage::{GraphStage, UniformFanInShape};
 use weir_streams::testkit::{
@@ -206,6 +208,11 @@ fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, S
             let fan = g.add(balance);
             g.connect(out, fan.inlet()).expect("wired");
             fan.outs()
+        }
+        FanOut::Unzip => {
+            let fan = g.add(UnzipWith::new(|x: u64| (x, x + 1000)));
+            g.connect(out, fan.inlet()).expect("wired");
+            [fan.out0(), fan.out1()]
         }
         FanOut::Partition => {
             let fan = g.add(Partition::<u64, 2, _>::new(|x: &u64| {

@@ -71,6 +71,8 @@ pub(crate) enum FanOut {
     AlsoTo,
     /// Fluent `wire_tap` (the tap is the second output).
     WireTap,
+    /// `UnzipWith` of `x` into `x` and `x + 1000`.
+    Unzip,
 }
 
 /// A fan-out.
@@ -84,6 +86,7 @@ fn fan_out() -> impl Strategy<Value = Option<FanOut>> {
         1 => Just(Some(FanOut::DivertTo)),
         1 => Just(Some(FanOut::AlsoTo)),
         1 => Just(Some(FanOut::WireTap)),
+        1 => Just(Some(FanOut::Unzip)),
     ]
 }
 
