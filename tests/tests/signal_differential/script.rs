@@ -186,7 +186,11 @@ impl Case {
     /// Whether the order of elements within a step is not defined (a
     /// merge picks among its ready inputs as they arrive).
     pub(crate) fn unordered(&self) -> bool {
-        self.join.is_some_and(Join::merges)
+        // A balance waiting for all its outputs has them both waiting
+        // from the start: which it serves next follows from the order in
+        // which they ask again, which is the interpreter's (with fusion
+        // off it varies).
+        self.join.is_some_and(Join::merges) || self.fan_out == Some(FanOut::BalanceAll)
     }
 }
 
