@@ -9,8 +9,24 @@
 //!   pull cannot be taken back), and the element it brings is held for
 //!   the next output that asks (nothing is lost; a completion waits
 //!   behind it, a failure overtakes it);
+//! - `balance` waiting for all outputs pulls upstream only once each
+//!   output has asked (or cancelled), then as `balance`;
+//! - `partition` (by `x % 2`; `divert_to` the same with odd elements
+//!   diverted) pulls upstream while an output waits; an element for an
+//!   output that has not asked is held (back-pressuring the other output)
+//!   until it asks, dropped if it cancels (then the next is pulled); a
+//!   completion waits behind the held element, a failure overtakes it
+//!   (Pekko's `Partition`);
+//! - `wire_tap` pulls upstream when the main (first) output asks and
+//!   gives each element to the tap too if the tap has asked, else drops it
+//!   for the tap (the tap never back-pressures); the tap cancelling is
+//!   ignored (Pekko's `WireTap`);
+//! - `unzip` (into `x` and `x + 1000`) as `broadcast` (Pekko's
+//!   `UnzipWith`: upstream cancelled when both outputs have);
 //! - an end goes to every output still running; when all have cancelled,
-//!   upstream is cancelled.
+//!   upstream is cancelled; with eager cancel (`divert_to`, `also_to`)
+//!   when either output cancels, upstream is cancelled and the other output
+//!   completed, as when `wire_tap`'s main output cancels.
 
 use std::collections::VecDeque;
 
@@ -28,6 +44,13 @@ pub(crate) struct Outputs {
     /// `balance`: an element that came for an output that cancelled.
     held: Option<u64>,
     ended: bool,
+    /// `partition`: an element for an output that has not asked.
+    parked: Option<(usize, u64)>,
+    /// `balance` waiting for all: the outputs that asked (or cancelled).
+    asked: [bool; 2],
+    /// Stopped by a cancellation (eager cancel): the other output is
+    /// completed in the next `settle`.
+    stop: bool,
 }
 
 impl Outputs {
@@ -40,6 +63,18 @@ impl Outputs {
             pulled: false,
             held: None,
             ended: false,
+            parked: None,
+            asked: [false; 2],
+            stop: false,
+        }
+    }
+
+    /// Whether output `j` cancelling stops the fan-out.
+    fn stops(&self, j: usize) -> bool {
+        match self.kind {
+            FanOut::DivertTo | FanOut::AlsoTo => true,
+            FanOut::WireTap => j == 0,
+            _ => false,
         }
     }
 
@@ -55,7 +90,13 @@ impl Outputs {
         }
         self.done[j] = true;
         self.demand[j] = 0;
+        self.asked[j] = true;
         self.waiting.retain(|k| *k != j);
+        if self.stops(j) && !self.ended {
+            self.stop = true;
+            root.cancel(w);
+            return;
+        }
         if self.done == [true, true] && !self.ended {
             self.ended = true;
             root.cancel(w);
@@ -74,6 +115,10 @@ impl Outputs {
 
     /// Run until nothing more happens without a new step.
     pub(crate) fn settle(&mut self, root: &mut BoxNode, w: &mut World, down: &mut [Vec<Sig>; 2]) {
+        if self.stop && !self.ended {
+            self.end(&Sig::Complete, down);
+            return;
+        }
         while !self.ended {
             // Eager pulls ripple one stage per pass.
             for _ in 0..8 {
@@ -82,7 +127,27 @@ impl Outputs {
             for j in 0..2 {
                 if !self.done[j] && self.demand[j] > 0 && !self.waiting.contains(&j) {
                     self.waiting.push_back(j);
+                    self.asked[j] = true;
                 }
+            }
+            if let Some((j, x)) = self.parked {
+                // Waits for its output (dropped if it cancelled); a
+                // completion waits behind it, a failure does not.
+                if self.done[j] {
+                    self.parked = None;
+                } else if self.waiting.contains(&j) {
+                    self.parked = None;
+                    self.waiting.retain(|k| *k != j);
+                    down[j].push(Sig::Next(x));
+                    self.demand[j] -= 1;
+                } else {
+                    if let Some(end @ Sig::Error(_)) = root.end(w) {
+                        self.parked = None;
+                        self.end(&end, down);
+                    }
+                    return;
+                }
+                continue;
             }
             if let Some(x) = self.held {
                 // Held for the next output that asks; a completion waits
@@ -104,11 +169,17 @@ impl Outputs {
                 return;
             }
             let ready = match self.kind {
-                FanOut::Broadcast => {
+                FanOut::Broadcast | FanOut::AlsoTo | FanOut::Unzip => {
                     (0..2).all(|j| self.done[j] || self.waiting.contains(&j))
                         && !self.waiting.is_empty()
                 }
-                FanOut::Balance => !self.waiting.is_empty() || self.pulled,
+                FanOut::Balance | FanOut::Partition | FanOut::DivertTo => {
+                    !self.waiting.is_empty() || self.pulled
+                }
+                FanOut::BalanceAll => {
+                    self.asked == [true, true] && (!self.waiting.is_empty() || self.pulled)
+                }
+                FanOut::WireTap => self.waiting.contains(&0) || self.pulled,
             };
             if !ready {
                 return;
@@ -126,8 +197,28 @@ impl Outputs {
             };
             self.pulled = false;
             let to: Vec<usize> = match self.kind {
-                FanOut::Broadcast => self.waiting.drain(..).collect(),
-                FanOut::Balance => match self.waiting.pop_front() {
+                FanOut::Broadcast | FanOut::AlsoTo | FanOut::Unzip => {
+                    self.waiting.drain(..).collect()
+                }
+                FanOut::Partition | FanOut::DivertTo => {
+                    let j = usize::try_from(x % 2).expect("0 or 1");
+                    if self.done[j] {
+                        // For an output that cancelled: dropped.
+                        continue;
+                    }
+                    if !self.waiting.contains(&j) {
+                        self.parked = Some((j, x));
+                        continue;
+                    }
+                    self.waiting.retain(|k| *k != j);
+                    vec![j]
+                }
+                FanOut::WireTap => {
+                    let tap = self.waiting.contains(&1);
+                    self.waiting.clear();
+                    if tap { vec![0, 1] } else { vec![0] }
+                }
+                FanOut::Balance | FanOut::BalanceAll => match self.waiting.pop_front() {
                     Some(j) => vec![j],
                     None => {
                         self.held = Some(x);
@@ -136,6 +227,11 @@ impl Outputs {
                 },
             };
             for j in to {
+                let x = if self.kind == FanOut::Unzip && j == 1 {
+                    x + 1000
+                } else {
+                    x
+                };
                 down[j].push(Sig::Next(x));
                 self.demand[j] -= 1;
             }

@@ -26,6 +26,46 @@ pub(crate) struct Junction {
     pub(crate) emitted: bool,
     /// How it ended, once it has.
     pub(crate) closed: Option<Sig>,
+    /// interleave: the first input to complete completes it.
+    pub(crate) eager_close: bool,
+}
+
+impl Junction {
+    /// `a` and `b` joined by `join` (in the model, the variants of a
+    /// junction that behave alike are one).
+    pub(crate) fn new(join: Join, a: BoxNode, b: BoxNode) -> Self {
+        let model = match join {
+            Join::MergePreferred | Join::MergePrioritized => Join::Merge,
+            Join::ConcatLazy => Join::Concat,
+            Join::InterleaveEager => Join::Interleave,
+            join => join,
+        };
+        let b = if join == Join::ConcatLazy {
+            Box::new(Lazy {
+                up: b,
+                pulled: false,
+            })
+        } else {
+            b
+        };
+        Junction {
+            join: model,
+            ins: if join == Join::Prepend {
+                [b, a]
+            } else {
+                [a, b]
+            },
+            held: [None, None],
+            done: [false, false],
+            turn: 0,
+            count: 0,
+            ready: VecDeque::new(),
+            started: false,
+            emitted: false,
+            closed: None,
+            eager_close: join == Join::InterleaveEager,
+        }
+    }
 }
 
 impl Junction {
@@ -63,6 +103,31 @@ impl Junction {
             }
         }
         None
+    }
+}
+
+/// `concat_lazy`'s second input: started by the first pull (so its end,
+/// even an empty source's, shows only then).
+struct Lazy {
+    up: BoxNode,
+    pulled: bool,
+}
+
+impl Node for Lazy {
+    fn pull(&mut self, w: &mut World) -> Poll {
+        self.pulled = true;
+        self.up.pull(w)
+    }
+    fn end(&mut self, w: &mut World) -> Option<Sig> {
+        self.pulled.then(|| self.up.end(w)).flatten()
+    }
+    fn pump(&mut self, w: &mut World) {
+        if self.pulled {
+            self.up.pump(w);
+        }
+    }
+    fn cancel(&mut self, w: &mut World) {
+        self.up.cancel(w);
     }
 }
 
@@ -175,6 +240,10 @@ impl Node for Junction {
                 Poll::Pending => return Poll::Pending,
                 Poll::End(Sig::Complete) => {
                     self.done[i] = true;
+                    if self.eager_close {
+                        // The other input is cancelled.
+                        return self.close(w, Sig::Complete);
+                    }
                     if self.done == [true, true] {
                         return Poll::End(Sig::Complete);
                     }
@@ -225,6 +294,7 @@ impl Node for Junction {
         let end = match self.join {
             // Zip ends when an input has ended with nothing held.
             Join::Zip => finished(0) || finished(1),
+            _ if self.eager_close => finished(0) || finished(1),
             _ => finished(0) && finished(1),
         };
         if end {

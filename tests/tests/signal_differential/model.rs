@@ -18,7 +18,7 @@
 use std::collections::VecDeque;
 
 use super::fan_out::Outputs;
-use super::script::{BOOM, Case, Join, MAPPED, Op, RECOVERED, Sig, Step, StepTrace, Up};
+use super::script::{BOOM, Case, MAPPED, Op, RECOVERED, Sig, Step, StepTrace, Up};
 
 /// The element `intersperse` puts between two others.
 pub(crate) const SEP: u64 = 1000;
@@ -401,22 +401,7 @@ fn graph(case: &Case) -> BoxNode {
     let mut sources = case.sources.iter().map(|s| source(s, &mut probe));
     let first = sources.next().expect("a case has a source");
     let mut node = match (case.join, sources.next()) {
-        (Some(join), Some(second)) => Box::new(Junction {
-            join,
-            ins: if join == Join::Prepend {
-                [second, first]
-            } else {
-                [first, second]
-            },
-            held: [None, None],
-            done: [false, false],
-            turn: 0,
-            count: 0,
-            ready: VecDeque::new(),
-            started: false,
-            emitted: false,
-            closed: None,
-        }) as BoxNode,
+        (Some(join), Some(second)) => Box::new(Junction::new(join, first, second)) as BoxNode,
         _ => first,
     };
     for op in &case.ops {

@@ -4,8 +4,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use weir_actor::testkit::TestClock;
-use weir_streams::graph::{Balance, Broadcast};
-use weir_streams::graph::{Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, ZipWith};
+use weir_streams::graph::{
+    Balance, Broadcast, JunctionOps, MergePreferred, MergePrioritized, Partition,
+};
+use weir_streams::graph::{
+    Concat, GraphBuilder, Interleave, Merge, MergeSorted, Out, UnzipWith, ZipWith,
+};
 use weir_streams::prelude::*;
 use weir_streams::stage::{GraphStage, UniformFanInShape};
 use weir_streams::testkit::{
@@ -87,6 +91,9 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
 /// fluent `merge` and the like, which drop the materialized value of `b`:
 /// a probe's is needed). The fluent forms build the same graph.
 fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
+    if join == Join::ConcatLazy {
+        return a.concat_lazy(b);
+    }
     let mut g = GraphBuilder::new();
     let (a, ka) = g.source_mat(a);
     let (b, kb) = g.source_mat(b);
@@ -108,6 +115,22 @@ fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
             a,
             b,
         ),
+        Join::MergePreferred => uniform(&mut g, MergePreferred::<u64, 2>::new(), a, b),
+        Join::MergePrioritized => uniform(
+            &mut g,
+            MergePrioritized::<u64, 2>::new([1, 3]).expect("priorities above 0"),
+            a,
+            b,
+        ),
+        Join::InterleaveEager => uniform(
+            &mut g,
+            Interleave::<u64, 2>::new(1)
+                .expect("1 is a segment size")
+                .eager_close(),
+            a,
+            b,
+        ),
+        Join::ConcatLazy => unreachable!("fluent, above"),
         Join::Interleave2 => uniform(
             &mut g,
             Interleave::<u64, 2>::new(2).expect("2 is a segment size"),
@@ -133,8 +156,41 @@ where
     junction.out()
 }
 
-/// `source` into a fan-out of `kind` to two sink probes.
+/// `source` into a fan-out of `kind` to two sink probes (the fluent
+/// forms with the second probe as their side sink).
 fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, SinkProbe<u64>)> {
+    let swap = |(side, main)| (main, side);
+    match kind {
+        FanOut::AlsoTo => {
+            return source
+                .also_to_mat(TestSink::probe::<u64>(), Keep::right)
+                .to_mat(TestSink::probe(), Keep::both)
+                .map_materialized_value(swap);
+        }
+        FanOut::WireTap => {
+            return source
+                .wire_tap_mat(TestSink::probe::<u64>(), Keep::right)
+                .to_mat(TestSink::probe(), Keep::both)
+                .map_materialized_value(swap);
+        }
+        FanOut::DivertTo => {
+            let slot: Arc<Mutex<Option<SinkProbe<u64>>>> = Arc::default();
+            let side = {
+                let slot = slot.clone();
+                TestSink::probe::<u64>().map_materialized_value(move |p| {
+                    *slot.lock().expect("slot") = Some(p);
+                })
+            };
+            return source
+                .divert_to(side, |x| x % 2 == 1)
+                .to_mat(TestSink::probe(), Keep::right)
+                .map_materialized_value(move |main| {
+                    let side = slot.lock().expect("slot").take();
+                    (main, side.expect("the side sink is materialized first"))
+                });
+        }
+        _ => {}
+    }
     let mut g = GraphBuilder::new();
     let (out, key) = g.source_mat(source);
     let outs = match kind {
@@ -143,11 +199,30 @@ fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, S
             g.connect(out, fan.inlet()).expect("wired");
             fan.outs()
         }
-        FanOut::Balance => {
-            let fan = g.add(Balance::<u64, 2>::new());
+        FanOut::Balance | FanOut::BalanceAll => {
+            let balance = Balance::<u64, 2>::new();
+            let balance = if kind == FanOut::BalanceAll {
+                balance.wait_for_all_downstreams()
+            } else {
+                balance
+            };
+            let fan = g.add(balance);
             g.connect(out, fan.inlet()).expect("wired");
             fan.outs()
         }
+        FanOut::Unzip => {
+            let fan = g.add(UnzipWith::new(|x: u64| (x, x + 1000)));
+            g.connect(out, fan.inlet()).expect("wired");
+            [fan.out0(), fan.out1()]
+        }
+        FanOut::Partition => {
+            let fan = g.add(Partition::<u64, 2, _>::new(|x: &u64| {
+                usize::try_from(x % 2).expect("0 or 1")
+            }));
+            g.connect(out, fan.inlet()).expect("wired");
+            fan.outs()
+        }
+        FanOut::AlsoTo | FanOut::WireTap | FanOut::DivertTo => unreachable!("fluent, above"),
     };
     let (in0, k0) = g.sink_mat(TestSink::probe::<u64>());
     let (in1, k1) = g.sink_mat(TestSink::probe::<u64>());

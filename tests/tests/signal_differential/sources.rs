@@ -59,7 +59,9 @@ impl Node for IterSrc {
         self.end(w).map_or(Poll::Pending, Poll::End)
     }
     fn end(&mut self, w: &mut World) -> Option<Sig> {
-        if !w.started {
+        if !w.started && self.items.is_empty() {
+            // An empty (or failed) source ends after the first pulls went
+            // out; one with elements ends with its last.
             None
         } else if self.failed {
             Some(error())
