@@ -5,7 +5,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use weir_actor::DeadLetterReason;
 
-use super::core::{AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED};
+use super::core::{
+    AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
+};
 use crate::StreamError;
 use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
 
@@ -132,6 +134,19 @@ impl Island {
                 // closed every port (see `finish_if_closed`).
                 debug_assert!(!self.core.stages[down].finished);
                 self.call_live(down, |logic, ctx| logic.on_push(port, ctx));
+                // The last element and the end behind it are one signal:
+                // the stage hears the completion (or failure) next, before
+                // anything its push set off (a chased pull would otherwise
+                // run ahead of it and fetch from another input first, as
+                // a fused source ending with its last element never lets
+                // happen). The queued copy is then a no-op (`IN_DONE`).
+                if self.core.conns[c as usize].state & (UP_CLOSED | IN_DONE) == UP_CLOSED {
+                    let end = match self.core.conns[c as usize].failure {
+                        None => Event::Complete(c),
+                        Some(_) => Event::Fail(c),
+                    };
+                    self.dispatch(end);
+                }
             }
             Event::Pull(c) => {
                 let conn = &self.core.conns[c as usize];

@@ -142,7 +142,8 @@ impl More {
 ///   `keep_alive` (all pull at materialization) in a case: at
 ///   materialization every stage's first pull goes out before an element
 ///   moves, and the model has the later one pull first only when it is
-///   an ordinary eager stage.
+///   an ordinary eager stage;
+/// - a back-pressured `buffer` after a dropping one (the same race).
 pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
     use super::script::Op;
     let passes_on = |o: &&Op| matches!(o, Op::More(m) if m.drops() || matches!(m, More::MapAsync(_) | More::MapAsyncUnordered(_)));
@@ -160,8 +161,18 @@ pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
         .position(|o| matches!(o, Op::Limit(_) | Op::More(More::LimitWeighted(_))));
     let buffer_after_failure =
         fails_midway.is_some_and(|at| case.ops[at..].iter().any(|o| matches!(o, Op::Buffer(_))));
+    // A back-pressured `buffer` after one of them also pulls at
+    // materialization; whether its pull reaches the dropping stage before
+    // the source's elements pour into it is the order of the first pulls
+    // (the survey found cases both ways).
+    let buffer_after_drop = case
+        .ops
+        .iter()
+        .position(|o| matches!(o, Op::More(m) if m.drops()))
+        .is_some_and(|at| case.ops[at..].iter().any(|o| matches!(o, Op::Buffer(_))));
     (case.fan_out.is_some() && (buffer_after_failure || case.ops.iter().any(|o| passes_on(&o))))
         || drops > 1
+        || buffer_after_drop
 }
 
 /// A window of `sliding` as one element.
