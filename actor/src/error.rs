@@ -3,44 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-/// Why an actor name was refused. See [`validate_name`](crate::validate_name)
-/// for the rules.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum NameError {
-    /// The name is empty.
-    Empty,
-    /// The name starts with `$`, which is reserved for generated names.
-    ReservedPrefix,
-    /// The name is `.` or `..`, which mean "here" and "parent" in paths.
-    Reserved,
-    /// `ch` at character `position` (from 0) is not allowed in names.
-    InvalidChar {
-        /// The offending character.
-        ch: char,
-        /// Its position, counted in characters from 0.
-        position: usize,
-    },
-}
-
-impl fmt::Display for NameError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Empty => f.write_str("actor name is empty"),
-            Self::ReservedPrefix => {
-                f.write_str("actor name starts with '$', which is reserved for generated names")
-            }
-            Self::Reserved => f.write_str("actor name '.' and '..' are reserved for paths"),
-            Self::InvalidChar { ch, position } => write!(
-                f,
-                "actor name has invalid character {ch:?} at position {position}; allowed are ASCII letters, digits and {}",
-                crate::name::NAME_PUNCTUATION
-            ),
-        }
-    }
-}
-
-impl std::error::Error for NameError {}
+use crate::name::NameError;
 
 /// Why a spawn failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

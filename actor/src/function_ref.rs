@@ -7,7 +7,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use crate::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::cell::CellCore;
 use crate::dead_letters::DeadLetterReason;
-use crate::error::NameError;
+use crate::name::NameError;
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::sync::Arc;

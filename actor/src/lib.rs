@@ -135,7 +135,7 @@ runtime_modules! {
     pub use cell::{TimerKey, Timers};
     pub use context::Context;
     pub use error::{
-        AskError, BuildError, NameError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
+        AskError, BuildError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
     pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
@@ -145,7 +145,7 @@ runtime_modules! {
     pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use selection::ActorSelection;
     pub use stash::DEFAULT_STASH_CAPACITY;
-    pub use name::{NAME_PUNCTUATION, validate_name};
+    pub use name::{NAME_PUNCTUATION, NameError, validate_name};
     pub use path::ActorPath;
     pub use dispatcher::DispatcherKind;
     pub use scheduler::{Cancellable, Scheduler};

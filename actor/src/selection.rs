@@ -196,7 +196,7 @@ fn validate_pattern_element(segment: &str, index: usize) -> Result<(), PathError
     {
         Some((position, ch)) => Err(PathError::InvalidElement {
             index,
-            error: crate::error::NameError::InvalidChar { ch, position },
+            error: crate::name::NameError::InvalidChar { ch, position },
         }),
         None => Ok(()),
     }

@@ -20,7 +20,7 @@ use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 use crate::termination::{Ending, Owner, Termination};
-use crate::threads::Threads;
+use crate::threads::{ThreadContext, Threads};
 
 mod services;
 
@@ -49,6 +49,7 @@ pub struct ActorSystemBuilder {
     throughput_deadline: Option<std::time::Duration>,
     instrumentation: Vec<Box<dyn Installed>>,
     clock: Option<crate::scheduler::TestClock>,
+    thread_context: Option<ThreadContext>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -61,6 +62,7 @@ impl fmt::Debug for ActorSystemBuilder {
             .field("throughput_deadline", &self.throughput_deadline)
             .field("instrumentation", &self.instrumentation.len())
             .field("clock", &self.clock)
+            .field("thread_context", &self.thread_context.is_some())
             .finish()
     }
 }
@@ -136,6 +138,50 @@ impl ActorSystemBuilder {
         self
     }
 
+    /// Run the whole work of every thread the system starts (the shared
+    /// pool's workers, named pools, pinned actors' threads, the timer
+    /// thread) inside `context`: it is given the thread's work and calls
+    /// it, so whatever it sets up lives for the thread's whole life. Every
+    /// actor, stream island and task then runs in that context, and every
+    /// future Weir polls on its threads (`pipe_to_self`, `spawn_task`,
+    /// `map_async`'s futures) can use what it provides. This is how
+    /// futures that need a tokio runtime's reactor or timers run on Weir's
+    /// pool: weir-interop's `TokioContext::tokio_context(handle)` enters
+    /// the runtime here.
+    ///
+    /// `context` should call the work once. If it returns or panics
+    /// without calling it, the work runs after it anyway (a thread that
+    /// never ran would hang the system); a second call does nothing.
+    /// Threads of the caller (a test's own thread blocking on a result) are
+    /// not the system's and do not run in `context`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use weir_actor::ActorSystem;
+    ///
+    /// thread_local! { static TENANT: Cell<u32> = const { Cell::new(0) }; }
+    /// let system = ActorSystem::builder()
+    ///     .thread_context(|work| {
+    ///         TENANT.with(|t| t.set(7));
+    ///         work();
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// let (reply, seen) = std::sync::mpsc::channel();
+    /// system.spawn_task(async move { reply.send(TENANT.with(Cell::get)).unwrap() }).unwrap();
+    /// assert_eq!(seen.recv().unwrap(), 7);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn thread_context(
+        mut self,
+        context: impl Fn(&mut dyn FnMut()) + Send + Sync + 'static,
+    ) -> Self {
+        self.thread_context = Some(Arc::new(context));
+        self
+    }
+
     /// Start the system: its threads and guardians.
     ///
     /// # Errors
@@ -169,6 +215,7 @@ impl ActorSystemBuilder {
         let threads = Arc::new(Threads::new(
             id,
             Box::new(move || on_exit.finish(Vec::new())),
+            self.thread_context.clone(),
         ));
         // Start the threads; on any failure, stop what was started.
         let mut started: Vec<Arc<Pool>> = Vec::new();
@@ -413,6 +460,7 @@ impl ActorSystem {
             throughput_deadline: None,
             instrumentation: Vec::new(),
             clock: None,
+            thread_context: None,
         }
     }
 

@@ -15,7 +15,13 @@ pub(crate) struct Threads {
     /// for [`Threads::wait_exited`].
     exited: Condvar,
     on_all_exited: Box<dyn Fn() + Send + Sync>,
+    /// Runs each thread's work (see `ActorSystemBuilder::thread_context`).
+    context: Option<ThreadContext>,
 }
+
+/// A wrapper every thread of a system runs its work inside: it is given
+/// the work and calls it (see `ActorSystemBuilder::thread_context`).
+pub(crate) type ThreadContext = Arc<dyn Fn(&mut dyn FnMut()) + Send + Sync>;
 
 /// One started thread.
 struct Started {
@@ -32,7 +38,12 @@ thread_local! {
 }
 
 impl Threads {
-    pub(crate) fn new(system_id: usize, on_all_exited: Box<dyn Fn() + Send + Sync>) -> Self {
+    /// Every thread runs its work inside `context`, if given.
+    pub(crate) fn new(
+        system_id: usize,
+        on_all_exited: Box<dyn Fn() + Send + Sync>,
+        context: Option<ThreadContext>,
+    ) -> Self {
         Self {
             system_id,
             // One count is held by the system itself until shutdown begins,
@@ -41,6 +52,7 @@ impl Threads {
             started: Mutex::new(Vec::new()),
             exited: Condvar::new(),
             on_all_exited,
+            context,
         }
     }
 
@@ -79,7 +91,10 @@ impl Threads {
         let done = exited.clone();
         let spawned = std::thread::Builder::new().name(name).spawn(move || {
             SYSTEM_OF_THREAD.with(|s| s.set(me.system_id));
-            body();
+            match &me.context {
+                Some(context) => run_inside(context, body),
+                None => body(),
+            }
             done.store(true, Ordering::Release);
             if counted {
                 me.exit();
@@ -165,5 +180,31 @@ impl Threads {
     /// Whether the calling thread belongs to this system.
     pub(crate) fn is_own_thread(&self) -> bool {
         SYSTEM_OF_THREAD.with(|s| s.get()) == self.system_id
+    }
+}
+
+/// Run `body` inside `context`, exactly once: if the context returns (or
+/// panics) without calling it, the body runs afterwards anyway, so a
+/// wrong wrapper cannot leave the system without its threads; a second
+/// call does nothing.
+fn run_inside(context: &ThreadContext, body: impl FnOnce()) {
+    let mut body = Some(body);
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        context(&mut || {
+            if let Some(body) = body.take() {
+                body();
+            }
+        });
+    }));
+    match body.take() {
+        // The context never called the work (returned or panicked first):
+        // run it here; its panic, if any, is the context's, not the work's.
+        Some(body) => body(),
+        // A panic from the work itself goes on as it would without a context.
+        None => {
+            if let Err(panic) = outcome {
+                std::panic::resume_unwind(panic);
+            }
+        }
     }
 }

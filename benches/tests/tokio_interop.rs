@@ -247,7 +247,7 @@ async fn futures_work_on_a_multi_thread_runtime() {
     exercise("tokio-multi").await;
 }
 
-/// `map_async`'s documented rule: its futures are polled on the island,
+/// Without a tokio context (see the next test), `map_async`'s futures are polled on the island,
 /// outside any runtime, so one that needs tokio's reactor fails the stream
 /// with `Panicked` naming the stage; the same work spawned on tokio and
 /// awaited through its `JoinHandle` runs.
@@ -290,5 +290,102 @@ async fn map_async_runs_reactor_work_spawned_on_tokio_and_fails_typed_without() 
         .run_with(Sink::collect(), &materializer)
         .await;
     assert_eq!(spawned, Ok((0..64).map(|x| x * 2).collect::<Vec<_>>()));
+    system.terminate().await;
+}
+
+/// An actor that sleeps on tokio's timer through `pipe_to_self`, then
+/// answers.
+struct TokioSleeper;
+
+enum SleeperMsg {
+    Nap(ActorRef<&'static str>),
+    Woke(ActorRef<&'static str>),
+}
+
+impl Actor for TokioSleeper {
+    type Msg = SleeperMsg;
+    fn receive(&mut self, ctx: &mut Context<Self>, msg: SleeperMsg) {
+        match msg {
+            SleeperMsg::Nap(reply) => ctx
+                .pipe_to_self(tokio::time::sleep(Duration::from_millis(1)), move |()| {
+                    SleeperMsg::Woke(reply)
+                }),
+            SleeperMsg::Woke(reply) => reply.tell("rested"),
+        }
+    }
+}
+
+/// With `TokioContext::tokio_context`, every future Weir polls on its
+/// threads runs inside the runtime's context: tokio's timer and a
+/// `TcpStream` work inside `map_async`, `pipe_to_self` and `spawn_task`
+/// with no manual spawn (the test above shows the same `map_async`
+/// failing without it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_system_in_tokios_context_runs_reactor_futures_without_a_spawn() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use weir_interop::TokioContext;
+
+    let system = ActorSystem::builder()
+        .name("tokio-context")
+        .tokio_context(tokio::runtime::Handle::current())
+        .build()
+        .expect("valid settings");
+    let materializer = Materializer::new(&system);
+
+    // tokio's timer inside map_async.
+    let slept = Source::range(0u64..8)
+        .map_async(4, |x| async move {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            Ok::<_, weir_streams::StreamError>(x * 2)
+        })
+        .expect("parallelism is not zero")
+        .run_with(Sink::collect(), &materializer)
+        .await;
+    assert_eq!(slept, Ok((0..8).map(|x| x * 2).collect::<Vec<_>>()));
+
+    // A TCP client inside map_async: an echo server on the test's runtime.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a local port");
+    let addr = listener.local_addr().expect("bound");
+    let server = tokio::spawn(async move {
+        for _ in 0..3 {
+            let (mut socket, _) = listener.accept().await.expect("a client");
+            let mut byte = [0u8; 1];
+            socket.read_exact(&mut byte).await.expect("one byte");
+            socket.write_all(&[byte[0] + 1]).await.expect("echoed");
+        }
+    });
+    let echoed = Source::range(1u8..=3)
+        .map_async(1, move |x| async move {
+            let mut stream = tokio::net::TcpStream::connect(addr)
+                .await
+                .map_err(|e| weir_streams::StreamError::msg(e.to_string()))?;
+            stream.write_all(&[x]).await.expect("sent");
+            let mut byte = [0u8; 1];
+            stream.read_exact(&mut byte).await.expect("answer");
+            Ok::<_, weir_streams::StreamError>(byte[0])
+        })
+        .expect("parallelism is not zero")
+        .run_with(Sink::collect(), &materializer)
+        .await;
+    assert_eq!(echoed, Ok(vec![2, 3, 4]));
+    server.await.expect("the server ends");
+
+    // tokio's timer in an actor's pipe_to_self and in a pool task.
+    let sleeper = system
+        .spawn(Props::new(|| TokioSleeper), "sleeper")
+        .expect("spawned");
+    let answer = ask(&sleeper, SleeperMsg::Nap, Duration::from_secs(10)).await;
+    assert_eq!(answer, Ok("rested"));
+    let (done, finished) = tokio::sync::oneshot::channel();
+    system
+        .spawn_task(async move {
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            let _ = done.send(7u8);
+        })
+        .expect("the system runs");
+    assert_eq!(finished.await, Ok(7));
+
     system.terminate().await;
 }

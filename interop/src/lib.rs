@@ -16,6 +16,10 @@
 //!
 //! - `Tcp::outgoing_connection` and `Tcp::bind` (feature `tokio`): TCP
 //!   connections on a tokio runtime's reactor as `Flow<Bytes, Bytes>`s.
+//! - `TokioContext::tokio_context` (feature `tokio`): an actor system
+//!   whose threads run inside a tokio runtime's context, so futures that
+//!   need tokio's reactor or timers work in `map_async`, `pipe_to_self`
+//!   and `spawn_task` without a manual spawn.
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
 //!   NATS subscribe/publish, through async-nats on tokio; and
@@ -58,6 +62,8 @@ mod tcp;
 mod tcp_bind;
 #[cfg(feature = "tokio")]
 mod tcp_outbox;
+#[cfg(feature = "tokio")]
+mod tokio_context;
 
 pub use as_stream::{SinkAsStream, StreamOut};
 pub use channel::{SinkToSender, SourceFromReceiver};
@@ -73,3 +79,5 @@ pub use nats::{
 pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};
 #[cfg(feature = "tokio")]
 pub use tcp_bind::{IncomingConnection, ServerBinding};
+#[cfg(feature = "tokio")]
+pub use tokio_context::TokioContext;

@@ -408,3 +408,88 @@ fn a_handler_blocked_on_an_ask_still_gets_its_answer() {
     }
     shutdown(&system);
 }
+
+thread_local! {
+    /// Set by a thread context (see below) on the threads that enter it.
+    static IN_CONTEXT: std::cell::Cell<&'static str> = const { std::cell::Cell::new("none") };
+}
+
+/// What `IN_CONTEXT` says on the thread that runs the actor.
+struct ContextOfThread(Sender<&'static str>);
+impl Actor for ContextOfThread {
+    type Msg = ();
+    fn receive(&mut self, _: &mut Context<Self>, _: ()) {
+        self.0.send(IN_CONTEXT.with(std::cell::Cell::get)).unwrap();
+    }
+}
+
+fn seen_in(system: &ActorSystem, kind: DispatcherKind, name: &str) -> &'static str {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let actor = system
+        .spawn(
+            Props::new(move || ContextOfThread(tx.clone())).with_dispatcher(kind),
+            name,
+        )
+        .unwrap();
+    actor.tell(());
+    rx.recv_timeout(PATIENCE).unwrap()
+}
+
+/// `thread_context` wraps the whole work of every thread the system
+/// starts: the shared pool, a named pool and a pinned actor's thread all
+/// run inside it.
+#[test]
+fn every_thread_of_the_system_runs_inside_its_thread_context() {
+    let system = ActorSystem::builder()
+        .name("context")
+        .threads(2)
+        .pool("side", 1)
+        .thread_context(|work| {
+            IN_CONTEXT.with(|c| c.set("entered"));
+            work();
+            IN_CONTEXT.with(|c| c.set("left"));
+        })
+        .build()
+        .unwrap();
+    assert_eq!(
+        seen_in(&system, DispatcherKind::Shared, "shared"),
+        "entered"
+    );
+    assert_eq!(
+        seen_in(&system, DispatcherKind::Named("side"), "named"),
+        "entered"
+    );
+    assert_eq!(
+        seen_in(&system, DispatcherKind::Pinned, "pinned"),
+        "entered"
+    );
+    shutdown(&system);
+}
+
+/// A context that forgets to call the work, or panics before it, cannot
+/// leave the system without threads: the work runs after it; a second
+/// call does nothing.
+#[test]
+fn a_thread_context_that_skips_panics_or_repeats_still_runs_the_work_once() {
+    for (name, mode) in [("skips", 0), ("panics", 1), ("repeats", 2)] {
+        let system = ActorSystem::builder()
+            .name(name)
+            .threads(1)
+            .thread_context(move |work| match mode {
+                0 => {}
+                1 => panic!("a broken context"),
+                _ => {
+                    work();
+                    work();
+                }
+            })
+            .build()
+            .unwrap();
+        assert_eq!(
+            seen_in(&system, DispatcherKind::Shared, "a"),
+            "none",
+            "{name}"
+        );
+        shutdown(&system);
+    }
+}

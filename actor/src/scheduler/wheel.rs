@@ -414,7 +414,7 @@ mod tests {
     use crate::threads::Threads;
 
     fn timer() -> (Arc<TimerThread>, Arc<Threads>) {
-        let threads = Arc::new(Threads::new(usize::MAX, Box::new(|| {})));
+        let threads = Arc::new(Threads::new(usize::MAX, Box::new(|| {}), None));
         (
             TimerThread::start("wheel-test".into(), &threads).unwrap(),
             threads,

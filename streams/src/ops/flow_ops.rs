@@ -429,13 +429,15 @@ pub trait FlowOps: Sized {
     /// # Where the futures run
     ///
     /// The futures are polled inside the stage, on its island's thread,
-    /// woken by their wakers: no async runtime is entered. A future that
-    /// needs a tokio reactor (`tokio::time::sleep`, tokio sockets, ...)
-    /// panics there ("there is no reactor running"), and the stream fails
-    /// with `ErrorKind::Panicked` naming this stage. Spawn such work on
-    /// tokio and return its `JoinHandle`, which any executor can poll;
-    /// take the `tokio::runtime::Handle` where the runtime is (Weir has no
-    /// tokio dependency, so it cannot hand you one):
+    /// woken by their wakers. A future that needs a tokio reactor
+    /// (`tokio::time::sleep`, tokio sockets, clients built on them) needs
+    /// the island's thread inside a tokio runtime's context: build the
+    /// system with weir-interop's `TokioContext::tokio_context(handle)`
+    /// (or your own `ActorSystemBuilder::thread_context`) and such futures
+    /// just work. Without it such a future panics ("there is no reactor
+    /// running") and the stream fails with `ErrorKind::Panicked` naming
+    /// this stage; the other way is to spawn the work on tokio and return
+    /// its `JoinHandle`, which any executor can poll:
     ///
     /// ```text
     /// let tokio = tokio::runtime::Handle::current(); // on the runtime

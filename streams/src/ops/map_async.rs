@@ -20,8 +20,9 @@
 //! Pekko's `mapAsyncPartitioned`) waits in its slot, unstarted, and starts
 //! when that one leaves; waiting elements count towards `parallelism`.
 //!
-//! A future that needs a tokio reactor (tokio timers, sockets) must run
-//! where one is: see `FlowOps::map_async`.
+//! A future that needs a tokio reactor (tokio timers, sockets) needs the
+//! island's thread in a tokio context (`ActorSystemBuilder::thread_context`,
+//! weir-interop's `TokioContext`): see `FlowOps::map_async`.
 //!
 //! Under a supervision strategy, a panic in `f`, a panic while polling a
 //! future and a future's `Err` go to the decider; unless it says `Stop`
