@@ -7,7 +7,7 @@
 //!   Nothing runs until a blueprint is run with a [`Materializer`], and a
 //!   blueprint can be run any number of times.
 //! - The operators live on [`FlowOps`], [`SubstreamOps`], [`TimeOps`],
-//!   [`RateOps`] and [`ErrorOps`] (bring them in with the [`prelude`]).
+//!   [`RateOps`], [`StatefulOps`] and [`ErrorOps`] (bring them in with the [`prelude`]).
 //! - A run is a graph of stages. Stages between async boundaries are
 //!   fused into one island run by one actor; an interpreter moves
 //!   elements through typed per-connection slots, with no allocation per
@@ -134,7 +134,7 @@ runtime_modules! {
     pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{
         DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
-        RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
+        RestartSource, Restarts, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use pull::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
@@ -149,6 +149,6 @@ pub mod prelude {
     pub use crate::graph::JunctionOps;
     pub use crate::{
         Completion, ErrorOps, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RateOps,
-        RunnableGraph, Sink, Source, StreamError, SubstreamOps, TimeOps,
+        RunnableGraph, Sink, Source, StatefulOps, StreamError, SubstreamOps, TimeOps,
     };
 }

@@ -1,5 +1,6 @@
 //! Operators: [`FlowOps`] (element-wise), [`SubstreamOps`] (nesting),
-//! [`TimeOps`] (time-based), [`RateOps`] (rate decoupling) and
+//! [`TimeOps`] (time-based), [`RateOps`] (rate decoupling),
+//! [`StatefulOps`] (state carried across elements) and
 //! [`ErrorOps`] (failure handling), which every
 //! `Source` and `Flow` has; and the sources and sinks.
 //!
@@ -7,6 +8,7 @@
 //! documented methods, each building its stage from its operator's file.
 
 mod aggregate_with_boundary;
+mod async_sources;
 mod batch;
 mod buffer;
 mod cycle;
@@ -30,10 +32,13 @@ mod restart;
 mod restart_flow;
 mod restart_sink;
 mod scan;
+mod scan_async;
 mod simple;
 mod sink_and_source;
 mod sinks;
 mod sources;
+mod stateful_map;
+mod stateful_ops;
 mod sub_source;
 mod substream_ops;
 mod substreams;
@@ -53,6 +58,7 @@ pub use rate_ops::RateOps;
 pub use restart::{RestartSettings, RestartSource, Restarts};
 pub use restart_flow::RestartFlow;
 pub use restart_sink::RestartSink;
+pub use stateful_ops::StatefulOps;
 pub use substream_ops::SubstreamOps;
 pub use substreams::{SubFlow, SubstreamCancelStrategy};
 pub use throttle::ThrottleMode;
