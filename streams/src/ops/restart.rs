@@ -106,6 +106,11 @@ impl RestartSettings {
         self
     }
 
+    /// The random part of the backoff (0.2 = up to 20% more).
+    pub(crate) fn random_factor(&self) -> f64 {
+        self.random_factor
+    }
+
     /// The wait before restart number `n` in a row (from 0), for a random
     /// draw `r` in `[0, 1)`.
     pub fn backoff(&self, n: u32, r: f64) -> Duration {
@@ -275,23 +280,30 @@ impl Backoff {
         true
     }
 
-    /// A draw in `[0, 1)` for the jitter (xorshift; jitter needs no better).
+    /// A draw in `[0, 1)` for the jitter.
     fn random(&mut self) -> f64 {
         if self.settings.random_factor == 0.0 {
             return 0.0;
         }
-        if self.rng == 0 {
-            let addr = std::ptr::from_ref(self) as u64;
-            let clock = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            self.rng = (u64::from(clock) ^ addr) | 1;
-        }
-        self.rng ^= self.rng << 13;
-        self.rng ^= self.rng >> 7;
-        self.rng ^= self.rng << 17;
-        (self.rng >> 11) as f64 / (1u64 << 53) as f64
+        jitter_draw(&mut self.rng)
     }
+}
+
+/// A draw in `[0, 1)` for a backoff's jitter from the xorshift state
+/// `rng` (0: not yet seeded; seeded from the clock and the state's
+/// address). Jitter needs no better generator.
+pub(crate) fn jitter_draw(rng: &mut u64) -> f64 {
+    if *rng == 0 {
+        let addr = std::ptr::from_ref(rng) as u64;
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        *rng = (u64::from(clock) ^ addr) | 1;
+    }
+    *rng ^= *rng << 13;
+    *rng ^= *rng >> 7;
+    *rng ^= *rng << 17;
+    (*rng >> 11) as f64 / (1u64 << 53) as f64
 }
 
 impl<T: Send + 'static> GraphStage for RestartStage<T> {

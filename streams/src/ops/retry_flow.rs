@@ -1,0 +1,262 @@
+//! [`RetryFlow`]: an element sent through a flow again, after a backoff,
+//! while a function of (input, output) asks for it.
+//!
+//! A coordinator stage with a `BidiShape` is joined to the wrapped flow:
+//! `in1` takes the outer stream's elements, `out1` feeds the flow, `in2`
+//! takes the flow's outputs and `out2` emits the outer results. One
+//! element is in the flow at a time (as in Pekko): the next is pulled only
+//! once the last one's final output has been emitted, so the flow must
+//! emit exactly one output per input.
+
+use std::time::Duration;
+
+use super::restart::{RestartSettings, jitter_draw};
+use crate::stage::{
+    BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+    TimerKey,
+};
+use crate::{ArgumentError, BidiFlow, Flow, Keep, StreamError};
+
+/// Retries single elements through a flow with exponential backoff (Pekko's
+/// `RetryFlow`): per element, unlike [`RestartFlow`](crate::RestartFlow),
+/// which restarts the whole flow.
+#[derive(Debug, Clone, Copy)]
+pub struct RetryFlow;
+
+impl RetryFlow {
+    /// Send each element through `flow`; for its output, `decide_retry(&input,
+    /// &output)` returns `None` to emit the output, or `Some(next_input)`
+    /// to send `next_input` through `flow` again after a backoff (the
+    /// n-th retry of an element waits `min_backoff * 2^n`, capped at
+    /// `max_backoff`, plus up to `random_factor` of it at random). After
+    /// `max_retries` retries of one element its last output is emitted.
+    ///
+    /// One element is in `flow` at a time, so `flow` must emit exactly one
+    /// output per input (a `map`, a `map_async(1, ..)`, a request to a
+    /// service); one that drops an element would stall the stream, and one
+    /// that completes with an element inside fails it. The materialized
+    /// value is `flow`'s.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Invalid` for a `max_backoff` below `min_backoff` or
+    /// a `random_factor` that is negative, infinite or not a number.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::RetryFlow;
+    ///
+    /// let system = weir_actor::ActorSystem::new("retry").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // A flaky service: fails attempts below 3; each retry is one more attempt.
+    /// let service = Flow::<(u32, u32)>::new()
+    ///     .map(|(x, attempt)| if attempt < 3 { Err((x, attempt)) } else { Ok(x * 10) });
+    /// let retried = RetryFlow::with_backoff(
+    ///     Duration::from_millis(1),
+    ///     Duration::from_millis(10),
+    ///     0.0,
+    ///     5,
+    ///     service,
+    ///     |_, out: &Result<u32, (u32, u32)>| match out {
+    ///         Err((x, attempt)) => Some((*x, attempt + 1)),
+    ///         Ok(_) => None,
+    ///     },
+    /// )
+    /// .unwrap();
+    /// let got = Source::from_iter(vec![(1, 0), (2, 2)])
+    ///     .via(retried)
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(got.wait(), Ok(vec![Ok(10), Ok(20)]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn with_backoff<In, Out, M, D>(
+        min_backoff: Duration,
+        max_backoff: Duration,
+        random_factor: f64,
+        max_retries: u32,
+        flow: Flow<In, Out, M>,
+        decide_retry: D,
+    ) -> Result<Flow<In, Out, M>, ArgumentError>
+    where
+        In: Clone + Send + 'static,
+        Out: Send + 'static,
+        M: 'static,
+        D: Fn(&In, &Out) -> Option<In> + Clone + Send + Sync + 'static,
+    {
+        let backoff = RestartSettings::new(min_backoff, max_backoff, random_factor)?;
+        let coordinator = BidiFlow::from_graph(Coordinator {
+            backoff,
+            max_retries,
+            decide_retry,
+            _types: std::marker::PhantomData,
+        });
+        Ok(coordinator.join_mat(flow, Keep::right))
+    }
+}
+
+struct Coordinator<In, Out, D> {
+    backoff: RestartSettings,
+    max_retries: u32,
+    decide_retry: D,
+    _types: std::marker::PhantomData<fn(In) -> Out>,
+}
+
+impl<In, Out, D> GraphStage for Coordinator<In, Out, D>
+where
+    In: Clone + Send + 'static,
+    Out: Send + 'static,
+    D: Fn(&In, &Out) -> Option<In> + Clone + Send + Sync + 'static,
+{
+    type Shape = BidiShape<In, In, Out, Out>;
+    type Mat = ();
+
+    fn name(&self) -> &'static str {
+        "retry_flow"
+    }
+
+    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+        let logic = CoordinatorLogic {
+            shape: BidiShape::new(),
+            backoff: self.backoff,
+            max_retries: self.max_retries,
+            decide_retry: self.decide_retry.clone(),
+            in_flow: None,
+            outbox: None,
+            waiting: None,
+            retries: 0,
+            rng: 0,
+            upstream_done: false,
+        };
+        (Box::new(logic), ())
+    }
+}
+
+const RETRY: TimerKey = TimerKey(0);
+
+struct CoordinatorLogic<In, Out, D> {
+    shape: BidiShape<In, In, Out, Out>,
+    backoff: RestartSettings,
+    max_retries: u32,
+    decide_retry: D,
+    /// The input whose output the flow owes (kept for `decide_retry`).
+    in_flow: Option<In>,
+    /// An input for the flow that waits for the flow's pull.
+    outbox: Option<In>,
+    /// The next attempt, waiting for its backoff.
+    waiting: Option<In>,
+    /// Retries of the current element so far.
+    retries: u32,
+    rng: u64,
+    upstream_done: bool,
+}
+
+impl<In, Out, D> CoordinatorLogic<In, Out, D>
+where
+    In: Clone + Send + 'static,
+    Out: Send + 'static,
+    D: Fn(&In, &Out) -> Option<In> + Send + 'static,
+{
+    /// No element between the outer input and output.
+    fn idle(&self) -> bool {
+        self.in_flow.is_none() && self.waiting.is_none()
+    }
+
+    /// Hand `input` to the flow (now, or when it pulls).
+    fn send(&mut self, input: In, ctx: &mut StageContext<'_>) -> StageResult {
+        self.in_flow = Some(input.clone());
+        if ctx.is_available(self.shape.out1) {
+            ctx.push(self.shape.out1, input)?;
+        } else {
+            self.outbox = Some(input);
+        }
+        if !ctx.has_been_pulled(self.shape.in2) {
+            ctx.pull(self.shape.in2)?;
+        }
+        Ok(())
+    }
+
+    /// Pull the next outer element when nothing is in flight and
+    /// downstream asks; complete when upstream has and nothing is left.
+    fn next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if !self.idle() {
+            return Ok(());
+        }
+        if self.upstream_done {
+            ctx.complete_stage();
+        } else if ctx.is_available(self.shape.out2) && !ctx.has_been_pulled(self.shape.in1) {
+            ctx.pull(self.shape.in1)?;
+        }
+        Ok(())
+    }
+}
+
+impl<In, Out, D> GraphStageLogic for CoordinatorLogic<In, Out, D>
+where
+    In: Clone + Send + 'static,
+    Out: Send + 'static,
+    D: Fn(&In, &Out) -> Option<In> + Send + 'static,
+{
+    fn on_push(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if port == self.shape.in1.port() {
+            let input = ctx.grab(self.shape.in1)?;
+            self.retries = 0;
+            return self.send(input, ctx);
+        }
+        let output = ctx.grab(self.shape.in2)?;
+        let input = self
+            .in_flow
+            .take()
+            .ok_or_else(|| StreamError::msg("RetryFlow: the flow emitted an output it owed no input for (it must emit one output per input)"))?;
+        match (self.decide_retry)(&input, &output) {
+            Some(next) if self.retries < self.max_retries => {
+                let r = if self.backoff.random_factor() == 0.0 {
+                    0.0
+                } else {
+                    jitter_draw(&mut self.rng)
+                };
+                ctx.schedule_once(RETRY, self.backoff.backoff(self.retries, r));
+                self.retries += 1;
+                self.waiting = Some(next);
+                Ok(())
+            }
+            _ => {
+                ctx.push(self.shape.out2, output)?;
+                self.next(ctx)
+            }
+        }
+    }
+
+    fn on_pull(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if port == self.shape.out1.port() {
+            if let Some(input) = self.outbox.take() {
+                ctx.push(self.shape.out1, input)?;
+            }
+            return Ok(());
+        }
+        self.next(ctx)
+    }
+
+    fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+        match self.waiting.take() {
+            Some(input) => self.send(input, ctx),
+            None => Ok(()),
+        }
+    }
+
+    fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        if port == self.shape.in1.port() {
+            self.upstream_done = true;
+            return self.next(ctx);
+        }
+        if self.idle() {
+            ctx.complete_stage();
+            return Ok(());
+        }
+        Err(StreamError::msg(
+            "RetryFlow: the flow completed with an element in it (it must emit one output per input)",
+        ))
+    }
+}
