@@ -24,7 +24,7 @@ use super::dead_letters::Letters;
 use super::inbox::Signal;
 use crate::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, HostsConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult,
 };

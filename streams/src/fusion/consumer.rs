@@ -9,7 +9,7 @@ use std::task::{Context, Waker};
 
 use super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use crate::StreamError;
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
 };

@@ -17,7 +17,7 @@ use super::consumer::{Consumer, ConsumerFactory, ConsumerStage, HostsConsumer, I
 use super::iter::{IterAdapter, IterFactory, IterSource};
 use super::step::{Step, StepFactory, StepFn, StepStage};
 use crate::StreamError;
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::pull::{Pull, PullFactory};
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,

@@ -5,7 +5,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use weir_actor::DeadLetterReason;
 
-use super::core::{
+use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
 };
 use crate::StreamError;

@@ -26,6 +26,7 @@
 //!
 //! A plan holds factories only: each run makes fresh logics from it.
 
+mod boundary;
 mod fan_in;
 mod rules;
 
@@ -34,7 +35,8 @@ use std::sync::Arc;
 use crate::Attributes;
 use crate::blueprint::graph::{Edge, Node, PortRef};
 use crate::fusion::{ConsumerNode, IterNode, PullNode, StepNode};
-use crate::interpreter::{BoundaryFactory, ErasedStage};
+pub(crate) use boundary::{BoundaryFactory, Half};
+use crate::stage::ErasedStage;
 
 /// What runs for one blueprint graph.
 pub(crate) struct Plan {

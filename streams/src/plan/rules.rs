@@ -13,7 +13,7 @@ use super::{BoundaryPlan, PullPlan, Relay, Unit};
 use crate::Attributes;
 use crate::blueprint::graph::{Fuses, Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode, any_leads};
-use crate::interpreter::stage_attributes;
+use crate::stage::stage_attributes;
 use crate::stage::DEFAULT_INPUT_BUFFER;
 
 /// The nodes `from..` of `chain` that are simple operators, as far as they go.

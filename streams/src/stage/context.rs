@@ -8,8 +8,8 @@ use std::time::Duration;
 use weir_actor::ActorSystem;
 
 use super::{Attributes, GraphStageLogic, Inlet, OutPort, Outlet, StageResult};
-use crate::interpreter::actor::IslandMsg;
-use crate::interpreter::core::{
+use crate::stage::IslandMsg;
+use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, Ports,
     TimerEntry, UP_CLOSED,
 };

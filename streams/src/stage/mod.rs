@@ -36,13 +36,18 @@
 
 mod attributes;
 mod context;
+pub(crate) mod core;
+mod erased;
+mod island_msg;
 mod logic;
 mod ports;
 mod slot;
 mod stage_actor;
 mod supervision;
 
-pub use crate::interpreter::MatContext;
+pub use erased::MatContext;
+pub(crate) use erased::{ErasedStage, stage_attributes};
+pub(crate) use island_msg::IslandMsg;
 pub(crate) use attributes::Name;
 pub use attributes::{
     Attributes, DEFAULT_INPUT_BUFFER, DEFAULT_SUBSCRIPTION_TIMEOUT, LogLevels,

@@ -29,7 +29,7 @@ mod upstream;
 use downstream::{BoundaryIn, Downstream};
 use upstream::{BoundaryOut, Upstream};
 
-use super::materialize::{BoundaryFactory, Half};
+use crate::plan::{BoundaryFactory, Half};
 use crate::fusion::{ConsumerNode, FusedConsumer, FusedIter, IterNode};
 use crate::stage::{AsyncCallback, SlotKind};
 

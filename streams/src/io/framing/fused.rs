@@ -19,7 +19,7 @@ use bytes::Bytes;
 use super::stage::{Decoder, Frames};
 use crate::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FlattenNode, FusedConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
 };

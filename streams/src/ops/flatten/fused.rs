@@ -17,7 +17,7 @@ use super::sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
 use super::{Flatten, Mode};
 use crate::blueprint::graph::Fuses;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, Drained, FlattenNode, FusedConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::ops::util::logic_flow;
 use crate::stage::{
     AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,

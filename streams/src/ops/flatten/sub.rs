@@ -30,9 +30,9 @@ use weir_actor::FunctionRef;
 use super::super::sub_source::{self, FromInner, ToInner};
 use crate::blueprint::graph::{Kind, Node};
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
-use crate::interpreter::actor::IslandMsg;
-use crate::interpreter::core::Host;
-use crate::interpreter::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
+use crate::stage::IslandMsg;
+use crate::stage::core::Host;
+use crate::stage::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,

@@ -18,7 +18,7 @@ use super::{Accumulator, Scan};
 use crate::fusion::{
     BoxChunks, Chunks, ConsumerNode, Fill, FusedIter, HeadFactory, IterFactory, IterNode, StepNode,
 };
-use crate::interpreter::ErasedStage;
+use crate::stage::ErasedStage;
 use crate::ops::util::LogicFlow;
 use crate::stage::{Attributes, SupervisionStrategy};
 

@@ -21,7 +21,7 @@ use std::sync::{Arc, PoisonError};
 use super::runner::{Runner, Tail};
 use crate::blueprint::graph::{Fuses, Kind};
 use crate::fusion::{Consumer, ConsumerFactory, FoldSlot, FusedConsumer, StepNode};
-use crate::interpreter::actor::IslandMsg;
+use crate::stage::IslandMsg;
 use crate::ops::flatten::sub::SubPoll;
 use crate::{Flow, StreamError};
 

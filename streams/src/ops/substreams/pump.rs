@@ -14,7 +14,7 @@ use std::task::{Context, Waker};
 use super::stage::{Route, Substreams};
 use crate::StreamError;
 use crate::fusion::{BoxChunks, Fill, FusedIter, IterFactory, IterNode, SplitNode};
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::stage::{ErasedStage, MatContext};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult,
 };

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use weir_actor::FunctionRef;
 
 use crate::blueprint::graph::{Graph, Kind, Node};
-use crate::interpreter::actor::IslandMsg;
-use crate::interpreter::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
+use crate::stage::IslandMsg;
+use crate::stage::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
 use crate::ops::flatten::sub::{Marker, SubEvent, SubPoll};
 use crate::stage::{

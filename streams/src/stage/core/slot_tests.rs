@@ -6,7 +6,7 @@
 //! ```text
 //! cargo test -p weir-streams --lib --no-run
 //! valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
-//!     --errors-for-leak-kinds=definite <lib test binary> interpreter::core::slot_tests --test-threads=1
+//!     --errors-for-leak-kinds=definite <lib test binary> stage::core::slot_tests --test-threads=1
 //! ```
 
 use super::*;

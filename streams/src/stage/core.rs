@@ -35,7 +35,7 @@ use std::collections::VecDeque;
 
 use weir_actor::{ActorRef, ActorSystem, Cancellable};
 
-use super::actor::IslandMsg;
+use crate::stage::IslandMsg;
 use crate::StreamError;
 use crate::stage::{
     Attributes, GraphStageLogic, Slot, SlotKind, StageContext, StageResult, TimerKey,
