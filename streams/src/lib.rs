@@ -119,7 +119,6 @@ runtime_modules! {
     mod materializer;
     mod ops;
     mod plan;
-    mod pull;
     mod queue;
     mod running;
     pub mod stage;
@@ -136,7 +135,7 @@ runtime_modules! {
         DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
-    pub use pull::{Pull, Pulled};
+    pub use fusion::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::{
         Attributes, Directive, LogLevels, SubscriptionTimeoutMode, SupervisionStrategy,

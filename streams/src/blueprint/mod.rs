@@ -14,6 +14,5 @@ pub use flow::Flow;
 pub(crate) use flow::simple_flow;
 pub use keep::Keep;
 pub use runnable::RunnableGraph;
-pub(crate) use sink::PullResult;
 pub use sink::Sink;
 pub use source::Source;

@@ -15,7 +15,8 @@
 //!
 //! This module holds the fused forms and the type-erased node kinds that
 //! build them (`nodes`); which form runs where is decided by the planner
-//! (`crate::plan`), never by a constructor.
+//! (`crate::plan`), never by a constructor. A sink that runs a fused
+//! source itself gets it as a [`Pull`] (`pull`).
 
 mod consumer;
 mod fan_in;
@@ -25,6 +26,7 @@ mod supervised;
 mod task;
 
 mod nodes;
+mod pull;
 
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use fan_in::FusedFanIn;
@@ -36,6 +38,8 @@ pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HeadFactory, HostNode,
     Hosting, IterNode, PullNode, PullSink, SimpleOp, SplitNode, StepNode, any_leads,
 };
+pub use pull::{Pull, Pulled};
+pub(crate) use pull::{PullFactory, PullResult};
 pub(crate) use step::{Step, StepFactory, StepFn};
 pub(crate) use supervised::supervise;
 pub(crate) use task::TaskStage;

@@ -18,7 +18,7 @@ use super::iter::{IterAdapter, IterFactory, IterSource};
 use super::step::{Step, StepFactory, StepFn, StepStage};
 use crate::StreamError;
 use crate::stage::{ErasedStage, MatContext};
-use crate::pull::{Pull, PullFactory};
+use super::pull::{Pull, PullFactory};
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,
     StageResult, SupervisionStrategy,

@@ -8,8 +8,7 @@ use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 use super::actor::IslandActor;
 use super::island::Island;
 use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
-use crate::blueprint::PullResult;
-use crate::fusion::IterNode;
+use crate::fusion::{IterNode, PullResult};
 use crate::plan::{IslandPlan, Made, Plan};
 use crate::plan::Half;
 use crate::stage::{

@@ -34,7 +34,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("handover", &["handover"]),
     ("fusion", &["fusion"]),
     ("plan", &["plan"]),
-    ("executors", &["interpreter", "pull"]),
+    ("executors", &["interpreter"]),
     ("blueprint", &["blueprint"]),
     (
         "catalogue",
@@ -68,12 +68,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "fusion",
         "ops",
         "the supervision rewrite uses ops' step adapter",
-    ),
-    ("fusion", "pull", "the pull sink node"),
-    (
-        "interpreter",
-        "blueprint",
-        "PullResult lives in blueprint/sink.rs",
     ),
     (
         "plan",
