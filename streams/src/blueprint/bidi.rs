@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Kind, Node};
+use crate::plan::graph::{Graph, Kind, Node};
 use super::{Flow, Keep};
 use crate::graph::GraphBuilder;
 use crate::stage::{BidiShape, GraphStage};

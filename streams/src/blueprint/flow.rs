@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::Sink;
-use super::graph::{Graph, Kind, Node};
+use crate::plan::graph::{Graph, Kind, Node};
 use crate::Attributes;
 use crate::fusion::{IterAdapter, SimpleOp, Step, StepFactory, StepNode};
 use crate::stage::{FlowShape, GraphStage};

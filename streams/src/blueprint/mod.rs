@@ -2,9 +2,7 @@
 
 mod bidi;
 mod flow;
-pub(crate) mod graph;
 mod keep;
-mod mat;
 mod runnable;
 mod sink;
 mod source;

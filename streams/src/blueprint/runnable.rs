@@ -1,6 +1,6 @@
 //! [`RunnableGraph`]: a closed blueprint, ready to run.
 
-use super::graph::Graph;
+use crate::plan::graph::Graph;
 use crate::interpreter::materialize;
 use crate::plan::Plan;
 use crate::sync::{Arc, OnceLock};

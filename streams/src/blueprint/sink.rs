@@ -3,7 +3,7 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Kind, MatFn, Node};
+use crate::plan::graph::{Graph, Kind, MatFn, Node};
 use crate::Attributes;
 use crate::fusion::{Consumer, ConsumerFactory, FusedConsumer, PullSink};
 use crate::fusion::{Pull, PullFactory, PullResult};

@@ -4,7 +4,7 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::flow::Flow;
-use super::graph::{Graph, Kind, Node};
+use crate::plan::graph::{Graph, Kind, Node};
 use super::runnable::RunnableGraph;
 use super::sink::Sink;
 use crate::fusion::{FusedIter, Hosting, HostsConsumer, IterFactory};

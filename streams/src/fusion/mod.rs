@@ -18,21 +18,22 @@
 //! (`crate::plan`), never by a constructor. A sink that runs a fused
 //! source itself gets it as a [`Pull`] (`pull`).
 
+mod batch_op;
 mod consumer;
 mod fan_in;
 mod iter;
 mod step;
-mod supervised;
 mod task;
 
 mod nodes;
 mod pull;
 
+pub(crate) use batch_op::{BatchOp, adapt, step_adapter};
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use fan_in::FusedFanIn;
 pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
 pub(crate) use iter::{
-    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
+    BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
 };
 pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HeadFactory, HostNode,
@@ -40,6 +41,5 @@ pub(crate) use nodes::{
 };
 pub use pull::{Pull, Pulled};
 pub(crate) use pull::{PullFactory, PullResult};
-pub(crate) use step::{Step, StepFactory, StepFn};
-pub(crate) use supervised::supervise;
+pub(crate) use step::{Step, StepFactory};
 pub(crate) use task::TaskStage;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 mod fan_in_ports;
 mod shape_ports;
 
-use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
+use crate::plan::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
 use crate::stage::GraphStage;
 use crate::sync::{Ordering, StaticAtomicU64};
 use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};

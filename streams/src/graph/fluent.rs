@@ -7,7 +7,7 @@ use super::junctions::{
     Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
 use crate::ArgumentError;
-use crate::blueprint::graph::Graph;
+use crate::plan::graph::Graph;
 use crate::ops::SubstreamOps;
 use crate::{Flow, FlowOps, Sink, Source};
 

@@ -44,7 +44,6 @@ mod timeout;
 mod util;
 mod watch;
 
-pub(crate) use simple::step_adapter;
 
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;

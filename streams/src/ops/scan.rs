@@ -14,7 +14,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, PoisonError};
 
 use super::util::{logic_flow, logic_flow_with, ports};
-use crate::blueprint::graph::Fuses;
+use crate::plan::graph::Fuses;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FoldNode, FoldSlot, FusedConsumer};
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,

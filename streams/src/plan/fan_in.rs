@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 use super::rules::adapted;
 use crate::Attributes;
-use crate::blueprint::graph::{Edge, Fuses, Kind, Node, PortRef};
+use crate::plan::graph::{Edge, Fuses, Kind, Node, PortRef};
 use crate::fusion::{FanInNode, IterNode, StepNode};
 
 /// A graph after the rule, with the nodes it absorbed marked.

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::{BoundaryPlan, PullPlan, Relay, Unit};
 use crate::Attributes;
-use crate::blueprint::graph::{Fuses, Kind, Node};
+use crate::plan::graph::{Fuses, Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode, any_leads};
 use crate::stage::stage_attributes;
 use crate::stage::DEFAULT_INPUT_BUFFER;

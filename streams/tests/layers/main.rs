@@ -59,21 +59,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "BidiFlow composes through the graph builder",
     ),
     ("blueprint", "ops", "BidiFlow uses FlowOps"),
-    (
-        "fusion",
-        "blueprint",
-        "the supervision rewrite reads the graph model",
-    ),
-    (
-        "fusion",
-        "ops",
-        "the supervision rewrite uses ops' step adapter",
-    ),
-    (
-        "plan",
-        "blueprint",
-        "the graph model lives in blueprint/graph.rs",
-    ),
     // `GraphStage::fused_fan_in` names the fused form the planner may put
     // in a crate junction's place, and `ErasedStage::as_task` the pool-task
     // form of a stage: hooks of the stage contract into fusion.

@@ -9,7 +9,7 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use super::super::FramingError;
 use super::fused::FramingNode;
-use crate::blueprint::graph::Fuses;
+use crate::plan::graph::Fuses;
 use crate::fusion::FlattenNode;
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use super::sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
 use super::{Flatten, Mode};
-use crate::blueprint::graph::Fuses;
+use crate::plan::graph::Fuses;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, Drained, FlattenNode, FusedConsumer};
 use crate::stage::{ErasedStage, MatContext};
 use crate::ops::util::logic_flow;

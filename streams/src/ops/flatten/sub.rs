@@ -28,7 +28,7 @@ use std::task::{Context, Waker};
 use weir_actor::FunctionRef;
 
 use super::super::sub_source::{self, FromInner, ToInner};
-use crate::blueprint::graph::{Kind, Node};
+use crate::plan::graph::{Kind, Node};
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
 use crate::stage::IslandMsg;
 use crate::stage::core::Host;
@@ -477,8 +477,8 @@ fn ended<T>(end: Option<Option<StreamError>>) -> SubPoll<T> {
 /// The sink that closes an inner source's graph: it leaves each element in
 /// its connection for the host to take, and carries the pull marker so the
 /// planner fuses an iterator-like source whole.
-fn marker<T: Send + 'static>() -> crate::blueprint::graph::Graph<()> {
-    use crate::blueprint::graph::Graph;
+fn marker<T: Send + 'static>() -> crate::plan::graph::Graph<()> {
+    use crate::plan::graph::Graph;
     let mut node = Node::new(
         Kind::Stage(Arc::new(Marker::<T>::named("substream"))),
         Attributes::new(),

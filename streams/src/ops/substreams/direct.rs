@@ -19,7 +19,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 
 use super::runner::{Runner, Tail};
-use crate::blueprint::graph::{Fuses, Kind};
+use crate::plan::graph::{Fuses, Kind};
 use crate::fusion::{Consumer, ConsumerFactory, FoldSlot, FusedConsumer, StepNode};
 use crate::stage::IslandMsg;
 use crate::ops::flatten::sub::SubPoll;
@@ -56,7 +56,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
     if !chain {
         return None;
     }
-    let nodes = crate::fusion::supervise(&graph.nodes);
+    let nodes = crate::plan::supervise(&graph.nodes);
     let (fold_node, step_nodes) = nodes.split_last()?;
     let Some(Fuses::Fold(fold)) = &fold_node.fuses else {
         return None;
@@ -78,7 +78,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
     );
     let names: Vec<String> = nodes
         .iter()
-        .map(crate::blueprint::graph::Node::name)
+        .map(crate::plan::graph::Node::name)
         .collect();
     Some(Arc::new(DirectPlan {
         factory: FusedConsumer::<T>::of(&*consumer),

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use weir_actor::FunctionRef;
 
-use crate::blueprint::graph::{Graph, Kind, Node};
+use crate::plan::graph::{Graph, Kind, Node};
 use crate::stage::IslandMsg;
 use crate::stage::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;

@@ -15,7 +15,7 @@ use crate::fusion::{
     ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
     StepNode,
 };
-use crate::plan::BoundaryFactory;
+use super::BoundaryFactory;
 use crate::stage::ErasedStage;
 
 /// The materialized values of a run, one per node in node order; each
