@@ -126,7 +126,8 @@ runtime_modules! {
     pub mod testkit;
 
     pub use actor::ActorRefSource;
-    pub use blueprint::{BidiFlow, Flow, Keep, RunnableGraph, Sink, Source};
+    pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+    pub use graph::bidi_flow::BidiFlow;
     pub use completion::{Completer, Completion};
     pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};

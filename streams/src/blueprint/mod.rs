@@ -1,13 +1,11 @@
 //! Blueprints: [`Source`], [`Flow`], [`Sink`], [`RunnableGraph`] and [`Keep`].
 
-mod bidi;
 mod flow;
 mod keep;
 mod runnable;
 mod sink;
 mod source;
 
-pub use bidi::BidiFlow;
 pub use flow::Flow;
 pub(crate) use flow::simple_flow;
 pub use keep::Keep;

@@ -3,11 +3,12 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::bidi::BidiPorts;
+use super::builder::GraphBuilder;
+use crate::blueprint::{Flow, Keep};
+use crate::ops::FlowOps;
 use crate::plan::graph::{Graph, Kind, Node};
-use super::{Flow, Keep};
-use crate::graph::GraphBuilder;
-use crate::stage::{BidiShape, GraphStage};
-use crate::{Attributes, FlowOps};
+use crate::stage::{Attributes, BidiShape, GraphStage};
 
 const WIRED: &str = "a bidi composition has every other port connected";
 
@@ -117,7 +118,7 @@ where
         let mut b = GraphBuilder::new();
         let ((in1, out1), k1) = b.flow_mat(top);
         let ((in2, out2), k2) = b.flow_mat(bottom);
-        let ports = crate::graph::BidiPorts {
+        let ports = BidiPorts {
             in1,
             out1,
             in2,
@@ -183,7 +184,7 @@ where
         let (bottom, k2) = b.bidi_mat(below);
         b.connect(top.out1, bottom.in1).expect(WIRED);
         b.connect(bottom.out2, top.in2).expect(WIRED);
-        let ports = crate::graph::BidiPorts {
+        let ports = BidiPorts {
             in1: top.in1,
             out1: bottom.out1,
             in2: bottom.in2,
