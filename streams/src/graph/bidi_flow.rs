@@ -20,7 +20,7 @@ type Directions<I1, O1, I2, O2> = PhantomData<(fn(I1) -> O1, fn(I2) -> O2)>;
 /// encodes outgoing messages and decodes incoming ones. Stack layers with
 /// [`atop`](Self::atop), close the stack with a flow with
 /// [`join`](Self::join), or add one to a
-/// [`GraphBuilder`](crate::graph::GraphBuilder) with
+/// [`GraphBuilder`] with
 /// [`bidi`](crate::graph::GraphBuilder::bidi). Immutable, and runs any
 /// number of times, like every blueprint.
 ///
