@@ -3,11 +3,11 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use crate::fusion::{
+    Consumer, ConsumerFactory, FusedConsumer, Pull, PullFactory, PullResult, PullSink,
+};
 use crate::plan::graph::{Graph, Kind, MatFn, Node};
-use crate::Attributes;
-use crate::fusion::{Consumer, ConsumerFactory, FusedConsumer, PullSink};
-use crate::fusion::{Pull, PullFactory, PullResult};
-use crate::stage::{GraphStage, SinkShape};
+use crate::stage::{Attributes, GraphStage, SinkShape};
 
 /// A blueprint that takes `In` and materializes `Mat` (usually a
 /// [`Completion`](crate::Completion)). Immutable and reusable.

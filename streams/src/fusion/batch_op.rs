@@ -99,7 +99,7 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
         self.inner.is_exhausted()
     }
 
-    fn cancel(&mut self, cause: &crate::StreamError) {
+    fn cancel(&mut self, cause: &crate::error::StreamError) {
         self.inner.cancel(cause);
     }
 }

@@ -32,9 +32,7 @@ pub(crate) use batch_op::{BatchOp, adapt, step_adapter};
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use fan_in::FusedFanIn;
 pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
-pub(crate) use iter::{
-    BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
-};
+pub(crate) use iter::{BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf};
 pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HeadFactory, HostNode,
     Hosting, IterNode, PullNode, PullSink, SimpleOp, SplitNode, StepNode, any_leads,

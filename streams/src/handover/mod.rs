@@ -98,8 +98,8 @@
 
 use std::task::Waker;
 
+use crate::error::{ErrorKind, StreamError};
 use crate::sync::{Arc, Mutex, MutexGuard};
-use crate::{ErrorKind, StreamError};
 
 #[cfg(not(loom))] // stages are not built under loom (it models the channel alone)
 mod feed;

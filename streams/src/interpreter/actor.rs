@@ -4,8 +4,8 @@ use weir_actor::{Actor, Context, DeadLetterReason, Failure};
 
 use super::island::Island;
 use super::lifecycle::{Accept, Lifecycle};
+use crate::error::{ErrorKind, StreamError};
 use crate::stage::IslandMsg;
-use crate::{ErrorKind, StreamError};
 
 /// How many events an island processes per actor message before it
 /// yields the thread to other actors.

@@ -7,14 +7,12 @@ use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
 use super::actor::IslandActor;
 use super::island::Island;
-use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
+use crate::error::{ErrorKind, MaterializeError, StreamError};
 use crate::fusion::{IterNode, PullResult};
-use crate::plan::{IslandPlan, Made, Plan};
-use crate::plan::Half;
-use crate::stage::{
-    Attributes, ErasedStage, IslandMsg, MatContext, Name, SlotKind,
-};
-use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
+use crate::materializer::Materializer;
+use crate::plan::{Half, IslandPlan, Made, Plan};
+use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
+use crate::stage::{Attributes, ErasedStage, IslandMsg, MatContext, Name, SlotKind};
 
 /// Each node's materialized value, in node order, and why the stream
 /// could not start, if it could not.

@@ -44,7 +44,6 @@ mod timeout;
 mod util;
 mod watch;
 
-
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;
 pub use flow_ops::FlowOps;

@@ -4,7 +4,6 @@
 use crate::blueprint::{Flow, simple_flow};
 use crate::fusion::{BatchOp, Step, adapt};
 
-
 struct MapOp<F>(F);
 impl<I, O, F: FnMut(I) -> O + Send> BatchOp<I, O> for MapOp<F> {
     fn apply(&mut self, batch: &mut Vec<I>, out: &mut Vec<O>) -> bool {

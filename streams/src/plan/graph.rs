@@ -10,12 +10,12 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::Attributes;
+use super::BoundaryFactory;
 use crate::fusion::{
     ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
     StepNode,
 };
-use super::BoundaryFactory;
+use crate::stage::Attributes;
 use crate::stage::ErasedStage;
 
 /// The materialized values of a run, one per node in node order; each

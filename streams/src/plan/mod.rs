@@ -37,11 +37,11 @@ pub(crate) use supervise::supervise;
 
 use std::sync::Arc;
 
-use crate::Attributes;
-use graph::{Edge, Node, PortRef};
 use crate::fusion::{ConsumerNode, IterNode, PullNode, StepNode};
-pub(crate) use boundary::{BoundaryFactory, Half};
+use crate::stage::Attributes;
 use crate::stage::ErasedStage;
+pub(crate) use boundary::{BoundaryFactory, Half};
+use graph::{Edge, Node, PortRef};
 
 /// What runs for one blueprint graph.
 pub(crate) struct Plan {

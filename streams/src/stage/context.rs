@@ -8,12 +8,12 @@ use std::time::Duration;
 use weir_actor::ActorSystem;
 
 use super::{Attributes, GraphStageLogic, Inlet, OutPort, Outlet, StageResult};
+use crate::error::{Cancellation, StreamError};
 use crate::stage::IslandMsg;
 use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Handler, Host, IN_DONE, OUT_DONE, PUSHED, Ports,
     TimerEntry, UP_CLOSED,
 };
-use crate::{Cancellation, StreamError};
 
 /// The key of a stage timer (see [`StageContext::schedule_once`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -3,8 +3,8 @@
 
 use std::any::Any;
 
-use crate::stage::core::{Handler, Host};
 use crate::fusion::TaskStage;
+use crate::stage::core::{Handler, Host};
 use crate::stage::{
     AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageActor,
     StageActorMessage, StageContext, StageResult, make_callback, make_stage_actor,

@@ -45,9 +45,6 @@ mod slot;
 mod stage_actor;
 mod supervision;
 
-pub use erased::MatContext;
-pub(crate) use erased::{ErasedStage, stage_attributes};
-pub(crate) use island_msg::IslandMsg;
 pub(crate) use attributes::Name;
 pub use attributes::{
     Attributes, DEFAULT_INPUT_BUFFER, DEFAULT_SUBSCRIPTION_TIMEOUT, LogLevels,
@@ -55,6 +52,9 @@ pub use attributes::{
 };
 pub(crate) use context::make_callback;
 pub use context::{AsyncCallback, Port, StageContext, TimerKey};
+pub use erased::MatContext;
+pub(crate) use erased::{ErasedStage, stage_attributes};
+pub(crate) use island_msg::IslandMsg;
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,

@@ -80,6 +80,7 @@ fn every_arrow_runs_down_the_floors() {
     let graph = Graph::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     graph.print();
     let mut problems = graph.unresolved.clone();
+    problems.extend(graph.through_root.iter().cloned());
     for module in graph.edges.keys() {
         if floor_of(module).is_none() {
             problems.push(format!(
@@ -144,6 +145,8 @@ struct Graph {
     witness: BTreeMap<(String, String), String>,
     /// Names the scanner could not place (each would hide an arrow).
     unresolved: Vec<String>,
+    /// Names taken through `lib.rs`'s re-exports (which are for users).
+    through_root: Vec<String>,
 }
 
 impl Graph {
@@ -171,6 +174,7 @@ impl Graph {
             .collect();
         let mut witness = BTreeMap::new();
         let mut unresolved = Vec::new();
+        let mut through_root = Vec::new();
         let mut edges: BTreeMap<String, BTreeSet<String>> = top_modules
             .iter()
             .map(|m| (m.clone(), BTreeSet::new()))
@@ -191,6 +195,11 @@ impl Graph {
                 let target = if top_modules.contains(&named) {
                     named
                 } else if let Some(module) = reexports.get(&named) {
+                    let file = file.strip_prefix(src).unwrap_or(&file);
+                    through_root.push(format!(
+                        "{} imports `{named}` through the crate root: name `crate::{module}`",
+                        file.display()
+                    ));
                     module.clone()
                 } else {
                     let file = file.strip_prefix(src).unwrap_or(&file);
@@ -218,6 +227,7 @@ impl Graph {
             edges,
             witness,
             unresolved,
+            through_root,
         }
     }
 

@@ -28,17 +28,16 @@ use std::task::{Context, Waker};
 use weir_actor::FunctionRef;
 
 use super::super::sub_source::{self, FromInner, ToInner};
-use crate::plan::graph::{Kind, Node};
+use crate::blueprint::Source;
+use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
-use crate::stage::IslandMsg;
-use crate::stage::core::Host;
-use crate::stage::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
+use crate::plan::graph::{Kind, Node};
+use crate::stage::core::{AVAILABLE, DEMANDED, Host, IN_DONE, PUSHED};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
-    StageResult,
+    AsyncCallback, Attributes, GraphStage, GraphStageLogic, InPort, IslandMsg, MatContext,
+    SinkShape, StageContext, StageResult,
 };
-use crate::{Attributes, ErrorKind, Source, StreamError};
 
 /// Events a hosting stage handles on behalf of its inner sources.
 pub(crate) enum SubEvent<T> {

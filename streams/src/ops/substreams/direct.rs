@@ -19,11 +19,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 
 use super::runner::{Runner, Tail};
-use crate::plan::graph::{Fuses, Kind};
+use crate::blueprint::Flow;
+use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, FoldSlot, FusedConsumer, StepNode};
-use crate::stage::IslandMsg;
 use crate::ops::flatten::sub::SubPoll;
-use crate::{Flow, StreamError};
+use crate::plan::graph::{Fuses, Kind};
+use crate::stage::IslandMsg;
 
 /// How every substream of one splitting stage runs directly.
 pub(crate) struct DirectPlan<T, U> {
@@ -76,10 +77,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
         fold.consumer(&fold_node.full_attributes()),
         |inner, step| step.before_consumer(&*inner),
     );
-    let names: Vec<String> = nodes
-        .iter()
-        .map(crate::plan::graph::Node::name)
-        .collect();
+    let names: Vec<String> = nodes.iter().map(crate::plan::graph::Node::name).collect();
     Some(Arc::new(DirectPlan {
         factory: FusedConsumer::<T>::of(&*consumer),
         name: Arc::from(names.join(".")),
