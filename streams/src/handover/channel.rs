@@ -59,7 +59,7 @@ impl<T, P, C> Shared<T, P, C> {
 
 /// A hand-over of at most `capacity` elements from a [`Producer`] to a
 /// [`Consumer`]; `P` notifies the producer, `C` the consumer. See the
-/// [module docs](self).
+/// [module docs](super).
 ///
 /// # Examples
 ///

@@ -330,7 +330,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     /// [`cancel`](Self::cancel) because the stream failed downstream with
     /// `cause`: a shared producer's later sends and offers are refused
     /// with it (`Refused::Failed`) rather than as closed, and a producer
-    /// reads it with [`Producer::cancel_cause`].
+    /// reads it with [`Producer::cancel_cause`](super::Producer::cancel_cause).
     ///
     /// # Examples
     ///
@@ -351,7 +351,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
 
     /// [`cancel`](Self::cancel), keeping what was not passed on (the batch
     /// in hand, then what is handed over) for the producer to take back
-    /// ([`Producer::take_back`]): a `BroadcastHub` gives it to the next
+    /// ([`Producer::take_back`](super::Producer::take_back)): a `BroadcastHub` gives it to the next
     /// consumer.
     pub fn cancel_keeping(&mut self) -> bool {
         self.cancel_inner(true, None)

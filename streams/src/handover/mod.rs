@@ -27,7 +27,7 @@
 //!   consumer) drops what is queued and notifies the producer once; the
 //!   producer learns it from [`Producer::hand_over`]. The first of the two
 //!   wins; dropping a producer that never finished ends the channel with
-//!   [`ErrorKind::AbruptTermination`].
+//!   [`ErrorKind::AbruptTermination`](crate::ErrorKind::AbruptTermination).
 //! - **Many producers.** A shared producer (`SharedProducer`, behind
 //!   `Source::queue`) is the producer side for many threads at once: it
 //!   puts each element straight into the handed-over queue under the same
@@ -49,7 +49,7 @@
 //!
 //! Each side is notified through a [`Notify`]: an island's
 //! [`AsyncCallback`](crate::stage::AsyncCallback), a task's
-//! [`Waker`] or a blocked [`Thread`](std::thread::Thread).
+//! [`Waker`](std::task::Waker) or a blocked [`Thread`](std::thread::Thread).
 //! The loom models in `handover/loom_models.rs` check that credit never
 //! exceeds the capacity, that neither side misses a wake-up, and that the
 //! end and the cancellation are each delivered once, with one producer and

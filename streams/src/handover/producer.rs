@@ -125,7 +125,7 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
     }
 
     /// After the consumer cancelled with
-    /// [`cancel_keeping`](Consumer::cancel_keeping): the elements it had
+    /// [`cancel_keeping`](super::Consumer::cancel_keeping): the elements it had
     /// not passed on, then those not handed over yet, oldest first (empty
     /// otherwise, or when taken before).
     pub fn take_back(&mut self) -> Vec<T> {
@@ -146,7 +146,7 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
     }
 
     /// The failure the consumer cancelled with
-    /// ([`Consumer::cancel_failed`]); `None` for a normal cancel, or
+    /// ([`Consumer::cancel_failed`](super::Consumer::cancel_failed)); `None` for a normal cancel, or
     /// when it did not cancel.
     pub fn cancel_cause(&self) -> Option<StreamError> {
         let state = self.shared.lock();
@@ -166,7 +166,7 @@ impl<T, P: Notify, C: Notify> Producer<T, P, C> {
 
     /// Fail at once: what is queued or not handed over yet is dropped, and
     /// a consumer holding a batch learns it from
-    /// [`Consumer::take_abort`] without passing that batch on (Reactive
+    /// [`Consumer::take_abort`](super::Consumer::take_abort) without passing that batch on (Reactive
     /// Streams' `onError` needs no demand). The first end wins: `false`
     /// when the channel already ended or the consumer cancelled.
     pub fn abort(&mut self, error: StreamError) -> bool {
