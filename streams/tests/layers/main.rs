@@ -1,12 +1,20 @@
 //! The floor plan of weir-streams, read from its sources: every arrow
-//! between top-level modules runs down the floors, never up.
+//! between top-level modules runs down the floors, never up, except the
+//! named [`EXCEPTIONS`] (the debt left, each with why); and a file names
+//! the module that defines an item, not `lib.rs`'s re-exports (those are
+//! for users).
 //!
 //! The scanner is weir-actor's layers scanner (one copy): each file under
 //! `src/` is scanned for the `crate::` and `super::` paths it names
 //! (comments, string literals and `#[cfg(test)]` items left out); an edge
 //! goes from the file's top-level module to the top-level module the path
-//! names, through `lib.rs`'s re-exports for paths like `crate::Source`.
-//! Run with `-- --nocapture` to see every arrow and the circles.
+//! names. Run with `-- --nocapture` to see every arrow, the ones that run
+//! up and the circles.
+//!
+//! The executors floor holds the islands (`interpreter`); the two other
+//! drivers, a sink's pull (`fusion/pull.rs`) and the pool task
+//! (`fusion/task.rs`), still live in `fusion` until the plan names its
+//! driver.
 
 #[path = "../../../actor/tests/layers/scan.rs"]
 mod scan;
