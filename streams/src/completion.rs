@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use weir_actor::Promise;
 
-use crate::{ErrorKind, StreamError};
+use crate::error::{ErrorKind, StreamError};
 
 /// The outcome of a stream as a sink reports it: a future, with a blocking
 /// [`wait`](Completion::wait) for code that is not async.

@@ -5,12 +5,13 @@ pub(crate) mod registry;
 
 use registry::{Joined, Registry};
 
+use crate::blueprint::Flow;
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
     StageContext, StageResult,
 };
 use crate::sync::Arc;
-use crate::{Flow, StreamError};
 
 #[derive(Clone)]
 enum Kill {

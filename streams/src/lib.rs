@@ -119,7 +119,6 @@ runtime_modules! {
     mod materializer;
     mod ops;
     mod plan;
-    mod pull;
     mod queue;
     mod running;
     pub mod stage;
@@ -127,7 +126,8 @@ runtime_modules! {
     pub mod testkit;
 
     pub use actor::ActorRefSource;
-    pub use blueprint::{BidiFlow, Flow, Keep, RunnableGraph, Sink, Source};
+    pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+    pub use graph::bidi_flow::BidiFlow;
     pub use completion::{Completer, Completion};
     pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
@@ -136,7 +136,7 @@ runtime_modules! {
         DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, RetryFlow, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
-    pub use pull::{Pull, Pulled};
+    pub use fusion::{Pull, Pulled};
     pub use queue::{QueueOfferResult, QueueSendError, SendFuture, SourceQueue};
     pub use stage::{
         Attributes, Directive, LogLevels, SubscriptionTimeoutMode, SupervisionStrategy,

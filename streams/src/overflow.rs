@@ -52,7 +52,7 @@ pub(crate) fn offer<T>(
     strategy: OverflowStrategy,
     element: T,
     mut dropped: impl FnMut(T),
-) -> Result<(), crate::StreamError> {
+) -> Result<(), crate::error::StreamError> {
     if buf.len() < capacity {
         buf.push_back(element);
         return Ok(());
@@ -67,8 +67,8 @@ pub(crate) fn offer<T>(
         }
         OverflowStrategy::Fail | OverflowStrategy::Backpressure => {
             dropped(element);
-            return Err(crate::StreamError::from_kind(
-                crate::ErrorKind::BufferOverflow { capacity },
+            return Err(crate::error::StreamError::from_kind(
+                crate::error::ErrorKind::BufferOverflow { capacity },
             ));
         }
     }

@@ -7,12 +7,13 @@ use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
+use crate::blueprint::Source;
+use crate::error::{ArgumentError, StreamError};
 use crate::handover::{self, Consumer, Order, Refill, Refused, SendSlot, SharedProducer, Wait};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
-use crate::{ArgumentError, Source, StreamError};
 
 /// The handle's side of the hand-over: sends wait with their task's
 /// waker; the stage is woken through an async callback.

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-/// `pub use module::{A, B}` in `lib.rs`: A -> module; and an inline `pub mod
+/// `pub use module::{A, B}` (or `module::inner::A`) in `lib.rs`: A ->
+/// module; and an inline `pub mod
 /// m { pub use crate::module::X; }`: m -> module.
 pub(crate) fn reexports(lib: &str) -> BTreeMap<String, String> {
     let code = strip(lib);
@@ -43,8 +44,10 @@ pub(crate) fn reexports(lib: &str) -> BTreeMap<String, String> {
         }
         let (module, items) = body.split_once("::").unwrap_or((&body, ""));
         for item in items.trim_matches(|c| c == '{' || c == '}').split(',') {
-            if !item.is_empty() {
-                map.insert(item.to_owned(), module.to_owned());
+            // `module::inner::Item` re-exports `Item`.
+            let name = item.rsplit("::").next().unwrap_or_default();
+            if !name.is_empty() {
+                map.insert(name.to_owned(), module.to_owned());
             }
         }
     }

@@ -10,11 +10,12 @@ use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
 use super::ActorRefSource;
 use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal};
+use crate::blueprint::{Sink, Source};
+use crate::error::StreamError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape, SourceShape, StageActor,
     StageActorMessage, StageContext, StageResult,
 };
-use crate::{Sink, Source, StreamError};
 
 impl<T: Send + 'static> Source<T, ActorRefSource<T>> {
     /// A source fed by an actor reference, one element at a time: after

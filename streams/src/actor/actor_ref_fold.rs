@@ -22,11 +22,11 @@ use weir_actor::{DeadLetterReason, FunctionRef};
 use super::actor_ref_source::{StageInbox, inbox_ref};
 use super::dead_letters::Letters;
 use super::inbox::Signal;
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, HostsConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult,
+    AsyncCallback, Attributes, ErasedStage, GraphStageLogic, MatContext, SlotKind, StageContext,
+    StageResult,
 };
 
 /// Signals fed per batch; the rest waits for the next turn.

@@ -5,8 +5,9 @@ use std::ops::ControlFlow;
 
 use weir_actor::ActorRef;
 
+use crate::blueprint::Sink;
+use crate::error::StreamError;
 use crate::fusion::Consumer;
-use crate::{Sink, StreamError};
 
 struct TellConsumer<T: Send + 'static, F> {
     target: ActorRef<T>,

@@ -43,11 +43,13 @@ use weir_actor::{ActorRef, DeadLetterReason, FunctionRef};
 use super::buffered::{Arrival, ElementBuffer};
 use super::dead_letters::Letters;
 use super::inbox::{Inbox, Signal, Wake};
+use crate::blueprint::Source;
+use crate::error::{ArgumentError, StreamError};
+use crate::overflow::OverflowStrategy;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult, actor_name_for,
 };
-use crate::{ArgumentError, OverflowStrategy, Source, StreamError};
 
 impl Wake for AsyncCallback<()> {
     fn wake(&self) {

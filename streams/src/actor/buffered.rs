@@ -4,8 +4,8 @@
 
 use std::collections::VecDeque;
 
-use crate::overflow::{offer, upfront_capacity};
-use crate::{OverflowStrategy, StreamError};
+use crate::error::StreamError;
+use crate::overflow::{OverflowStrategy, offer, upfront_capacity};
 
 /// What became of an arriving element.
 #[derive(Debug, PartialEq)]
@@ -109,7 +109,7 @@ mod tests {
     use proptest::prelude::*;
 
     use super::{Arrival, ElementBuffer};
-    use crate::OverflowStrategy;
+    use crate::overflow::OverflowStrategy;
 
     #[derive(Debug, Clone)]
     enum Op {

@@ -55,7 +55,7 @@
 
 use std::collections::VecDeque;
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::sync::{ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
 
 /// Wakes the stage that takes from an inbox.

@@ -4,10 +4,9 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::Sink;
-use super::graph::{Graph, Kind, Node};
-use crate::Attributes;
 use crate::fusion::{IterAdapter, SimpleOp, Step, StepFactory, StepNode};
-use crate::stage::{FlowShape, GraphStage};
+use crate::plan::graph::{Graph, Kind, Node};
+use crate::stage::{Attributes, FlowShape, GraphStage};
 
 /// A blueprint that takes `In` and gives `Out`, materializing `Mat`.
 /// Immutable: every composition returns a new blueprint, and one

@@ -1,19 +1,14 @@
 //! Blueprints: [`Source`], [`Flow`], [`Sink`], [`RunnableGraph`] and [`Keep`].
 
-mod bidi;
 mod flow;
-pub(crate) mod graph;
 mod keep;
-mod mat;
 mod runnable;
 mod sink;
 mod source;
 
-pub use bidi::BidiFlow;
 pub use flow::Flow;
 pub(crate) use flow::simple_flow;
 pub use keep::Keep;
 pub use runnable::RunnableGraph;
-pub(crate) use sink::PullResult;
 pub use sink::Sink;
 pub use source::Source;

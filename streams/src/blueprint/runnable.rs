@@ -1,10 +1,11 @@
 //! [`RunnableGraph`]: a closed blueprint, ready to run.
 
-use super::graph::Graph;
+use crate::error::MaterializeError;
 use crate::interpreter::materialize;
+use crate::materializer::Materializer;
 use crate::plan::Plan;
+use crate::plan::graph::Graph;
 use crate::sync::{Arc, OnceLock};
-use crate::{MaterializeError, Materializer};
 
 /// A source connected to a sink: run it to start the stream and get the
 /// materialized value. Reusable: each `run` is an independent stream.

@@ -1,14 +1,13 @@
 //! [`Sink`]: a blueprint with one input.
 
-use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Kind, MatFn, Node};
-use crate::Attributes;
-use crate::fusion::{Consumer, ConsumerFactory, FusedConsumer, PullSink};
-use crate::pull::{Pull, PullFactory};
-use crate::stage::{GraphStage, SinkShape};
+use crate::fusion::{
+    Consumer, ConsumerFactory, FusedConsumer, Pull, PullFactory, PullResult, PullSink,
+};
+use crate::plan::graph::{Graph, Kind, MatFn, Node};
+use crate::stage::{Attributes, GraphStage, SinkShape};
 
 /// A blueprint that takes `In` and materializes `Mat` (usually a
 /// [`Completion`](crate::Completion)). Immutable and reusable.
@@ -39,10 +38,6 @@ impl<In, Mat> Clone for Sink<In, Mat> {
         }
     }
 }
-
-/// The value a sink's pull made, standing in the sink's first value slot
-/// for the value of the whole sink (see [`Sink::with_pull`]).
-pub(crate) struct PullResult(pub(crate) Box<dyn Any + Send>);
 
 impl<In: Send + 'static, Mat: Send + 'static> Sink<In, Mat> {
     /// A sink made of one custom stage.

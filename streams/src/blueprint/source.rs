@@ -4,13 +4,13 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 use super::flow::Flow;
-use super::graph::{Graph, Kind, Node};
 use super::runnable::RunnableGraph;
 use super::sink::Sink;
 use crate::fusion::{FusedIter, Hosting, HostsConsumer, IterFactory};
 use crate::interpreter::boundary::Boundary;
-use crate::stage::{GraphStage, SourceShape};
-use crate::{Attributes, Materializer};
+use crate::materializer::Materializer;
+use crate::plan::graph::{Graph, Kind, Node};
+use crate::stage::{Attributes, GraphStage, SourceShape};
 
 /// A blueprint that emits `Out` and materializes `Mat`. Immutable: every
 /// composition returns a new blueprint, and one blueprint can be

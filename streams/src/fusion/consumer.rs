@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 
 use super::iter::{BoxChunks, Chunks, Fill, IterFactory};
-use crate::StreamError;
-use crate::interpreter::{ErasedStage, MatContext};
+use crate::error::StreamError;
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
+    AsyncCallback, Attributes, ErasedStage, GraphStageLogic, InPort, Inlet, MatContext, SlotKind,
+    StageContext, StageResult,
 };
 
 /// How far one [`Consumer::drain_chunks`] got.

@@ -18,7 +18,7 @@
 use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,

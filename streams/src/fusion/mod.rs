@@ -15,27 +15,29 @@
 //!
 //! This module holds the fused forms and the type-erased node kinds that
 //! build them (`nodes`); which form runs where is decided by the planner
-//! (`crate::plan`), never by a constructor.
+//! (`crate::plan`), never by a constructor. A sink that runs a fused
+//! source itself gets it as a [`Pull`] (`pull`).
 
+mod batch_op;
 mod consumer;
 mod fan_in;
 mod iter;
 mod step;
-mod supervised;
 mod task;
 
 mod nodes;
+mod pull;
 
+pub(crate) use batch_op::{BatchOp, adapt, step_adapter};
 pub(crate) use consumer::{Consumer, ConsumerFactory, Drained, HostsConsumer};
 pub(crate) use fan_in::FusedFanIn;
 pub(crate) use fan_in::{FanInNode, Uniform, UniformFanIn, ZipFanIn};
-pub(crate) use iter::{
-    Adapted, BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf,
-};
+pub(crate) use iter::{BoxChunks, Chunks, Fill, IterAdapter, IterFactory, PollChunks, leaf};
 pub(crate) use nodes::{
     ConsumerNode, FlattenNode, FoldNode, FoldSlot, FusedConsumer, FusedIter, HeadFactory, HostNode,
     Hosting, IterNode, PullNode, PullSink, SimpleOp, SplitNode, StepNode, any_leads,
 };
-pub(crate) use step::{Step, StepFactory, StepFn};
-pub(crate) use supervised::supervise;
+pub use pull::{Pull, Pulled};
+pub(crate) use pull::{PullFactory, PullResult};
+pub(crate) use step::{Step, StepFactory};
 pub(crate) use task::TaskStage;

@@ -15,14 +15,14 @@ use std::sync::Arc;
 
 use super::consumer::{Consumer, ConsumerFactory, ConsumerStage, HostsConsumer, IterConsumerStage};
 use super::iter::{IterAdapter, IterFactory, IterSource};
+use super::pull::{Pull, PullFactory};
 use super::step::{Step, StepFactory, StepFn, StepStage};
-use crate::StreamError;
-use crate::interpreter::{ErasedStage, MatContext};
-use crate::pull::{Pull, PullFactory};
+use crate::error::StreamError;
 use crate::stage::{
     Attributes, GraphStageLogic, InPort, Inlet, OutPort, Outlet, SlotKind, StageContext,
     StageResult, SupervisionStrategy,
 };
+use crate::stage::{ErasedStage, MatContext};
 
 const JOINED: &str = "the planner joins only nodes whose element types match";
 

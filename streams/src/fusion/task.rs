@@ -32,10 +32,11 @@ use weir_actor::{SpawnError, TaskHandle};
 
 use super::consumer::{Consumer, Drain, IterConsumerStage, Turn};
 use super::iter::IterFactory;
+use crate::error::StreamError;
+use crate::materializer::Materializer;
 use crate::running::Registration;
 use crate::stage::Name;
 use crate::sync::Arc;
-use crate::{Materializer, StreamError};
 
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {

@@ -2,7 +2,8 @@
 //! connect its four ports, or build one from a graph with four open ports.
 
 use super::builder::{GraphBuilder, In, MatKey, Mats, Out};
-use crate::{BidiFlow, GraphError};
+use crate::error::GraphError;
+use crate::graph::bidi_flow::BidiFlow;
 
 /// The ports of a [`BidiFlow`] (or a stage with a
 /// [`BidiShape`](crate::stage::BidiShape)) in a [`GraphBuilder`]: the

@@ -8,10 +8,12 @@ use std::sync::Arc;
 mod fan_in_ports;
 mod shape_ports;
 
-use crate::blueprint::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
-use crate::stage::GraphStage;
+use crate::blueprint::{Flow, RunnableGraph, Sink, Source};
+use crate::error::GraphError;
+use crate::ops::FlowOps;
+use crate::plan::graph::{Edge, Fuses, Graph, Kind, MatFn, MatValues, Node, PortRef};
+use crate::stage::{Attributes, GraphStage};
 use crate::sync::{Ordering, StaticAtomicU64};
-use crate::{Attributes, Flow, FlowOps, GraphError, RunnableGraph, Sink, Source};
 
 static BUILDERS: StaticAtomicU64 = StaticAtomicU64::new(0);
 

@@ -4,7 +4,8 @@
 
 use super::builder::GraphBuilder;
 use super::junctions::ZipWithN;
-use crate::{Flow, FlowOps, Source};
+use crate::blueprint::{Flow, Source};
+use crate::ops::FlowOps;
 
 const WIRED: &str = "a junction flow has every other port connected";
 

@@ -6,10 +6,10 @@ use super::junctions::{
     Broadcast, Concat, Interleave, Merge, MergePreferred, MergePrioritized, MergeSorted, OrElse,
     Partition, WireTap, Zip, ZipLatest, ZipLatestWith, ZipN, ZipWith, ZipWithN,
 };
-use crate::ArgumentError;
-use crate::blueprint::graph::Graph;
-use crate::ops::SubstreamOps;
-use crate::{Flow, FlowOps, Sink, Source};
+use crate::blueprint::{Flow, Sink, Source};
+use crate::error::ArgumentError;
+use crate::ops::{FlowOps, SubstreamOps};
+use crate::plan::graph::Graph;
 
 const WIRED: &str = "a junction flow has every other port connected";
 

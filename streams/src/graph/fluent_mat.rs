@@ -9,7 +9,8 @@
 
 use super::fluent::{also, tapped, uniform_with_other, with_other};
 use super::junctions::{Concat, Interleave, Merge, OrElse, Zip};
-use crate::{ArgumentError, Flow, Sink, Source};
+use crate::blueprint::{Flow, Sink, Source};
+use crate::error::ArgumentError;
 
 macro_rules! mat_forms {
     ($blueprint:ident $(, $in:ident)?) => {

@@ -16,6 +16,7 @@
 //! async boundaries when it runs.
 
 mod bidi;
+pub(crate) mod bidi_flow;
 mod builder;
 mod flow_zip;
 mod fluent;

@@ -2,7 +2,7 @@
 //! running island feeds a hand-over (a `MergeHub` producer, interop's
 //! `as_stream` island form).
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };

@@ -12,7 +12,7 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::{Notify, Order, Refill, Wait, channel};
-use crate::StreamError;
+use crate::error::StreamError;
 
 /// A side's wake-up: a loom `Notify` (permit) and a count of notifications.
 #[derive(Clone, Default)]
@@ -158,7 +158,7 @@ fn end_wakes_a_waiting_consumer() {
         assert_eq!(received, vec![7]);
         assert!(matches!(
             end.as_ref().map_err(|e| e.kind()),
-            Err(crate::ErrorKind::AbruptTermination)
+            Err(crate::error::ErrorKind::AbruptTermination)
         ));
         feeder.join().unwrap();
     });

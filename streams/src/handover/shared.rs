@@ -33,7 +33,7 @@
 use std::collections::VecDeque;
 
 use super::{Consumer, Notify, Order, Shared, State};
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::sync::Arc;
 
 /// Why a shared producer did not take an element; it is given back.

@@ -5,13 +5,14 @@ use std::marker::PhantomData;
 
 use super::registry::Registry;
 use super::{FromHandover, Out, end_out};
+use crate::blueprint::{Sink, Source};
+use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::handover::{self, Order};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
     StageContext, StageResult,
 };
 use crate::sync::Arc;
-use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};
 
 /// A hub that broadcasts one stream to any number of consumers attached
 /// while it runs.

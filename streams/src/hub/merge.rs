@@ -5,14 +5,14 @@ use std::marker::PhantomData;
 
 use super::In;
 use super::registry::Registry;
-use crate::handover::FeedLogic;
-use crate::handover::{self, Order, Refill, Wait};
+use crate::blueprint::{Sink, Source};
+use crate::error::ArgumentError;
+use crate::handover::{self, FeedLogic, Order, Refill, Wait};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape,
     StageContext, StageResult,
 };
 use crate::sync::{Arc, AtomicBool, Ordering};
-use crate::{ArgumentError, Sink, Source};
 
 /// A hub that merges any number of producers, attached while it runs,
 /// into one stream.

@@ -22,7 +22,7 @@ pub use broadcast::BroadcastHub;
 pub use merge::{DrainingControl, MergeHub};
 pub use partition::PartitionHub;
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::handover::{Consumer, Producer, Refill, Wait};
 use crate::stage::{
     AsyncCallback, GraphStageLogic, OutPort, SourceShape, StageContext, StageResult,

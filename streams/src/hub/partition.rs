@@ -5,13 +5,14 @@ use std::sync::Arc as StdArc;
 
 use super::registry::Registry;
 use super::{FromHandover, Out, end_out};
+use crate::blueprint::{Sink, Source};
+use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::handover::{self, Order};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
     StageContext, StageResult,
 };
 use crate::sync::Arc;
-use crate::{ArgumentError, ErrorKind, Sink, Source, StreamError};
 
 type Partitioner<T> = StdArc<dyn Fn(usize, &T) -> Option<usize> + Send + Sync>;
 

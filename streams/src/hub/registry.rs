@@ -9,7 +9,7 @@
 //! hub (taken or returned by `close`). The loom model in
 //! `registry/loom_models.rs` checks that against a concurrent close.
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::handover::Notify;
 use crate::sync::Mutex;
 

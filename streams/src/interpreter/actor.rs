@@ -1,35 +1,15 @@
 //! The actor that hosts one island.
 
-use std::any::Any;
-
 use weir_actor::{Actor, Context, DeadLetterReason, Failure};
 
 use super::island::Island;
 use super::lifecycle::{Accept, Lifecycle};
-use crate::stage::TimerKey;
-use crate::{ErrorKind, StreamError};
+use crate::error::{ErrorKind, StreamError};
+use crate::stage::IslandMsg;
 
 /// How many events an island processes per actor message before it
 /// yields the thread to other actors.
 const EVENT_BUDGET: usize = 1024;
-
-pub(crate) enum IslandMsg {
-    /// The materializer hands over the built island.
-    Start(Box<Island>),
-    /// An async callback was invoked.
-    Async {
-        stage: u32,
-        handler: u32,
-        payload: Box<dyn Any + Send>,
-    },
-    Timer {
-        stage: u32,
-        key: TimerKey,
-        generation: u64,
-    },
-    /// Events are left over from the last budget: run them.
-    Resume,
-}
 
 #[derive(Default)]
 pub(crate) struct IslandActor {

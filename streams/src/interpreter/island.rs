@@ -5,10 +5,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use weir_actor::DeadLetterReason;
 
-use super::core::{
+use crate::error::StreamError;
+use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
 };
-use crate::StreamError;
 use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
 
 /// How many chased events run in a row before the queue gets a turn

@@ -5,154 +5,14 @@ use std::any::Any;
 
 use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 
-use super::actor::{IslandActor, IslandMsg};
-use super::core::{Conn, Core, Handler, Host, Ports, StageMeta};
+use super::actor::IslandActor;
 use super::island::Island;
-use crate::blueprint::PullResult;
-use crate::fusion::{ConsumerNode, IterNode, TaskStage};
-use crate::plan::{IslandPlan, Made, Plan};
-use crate::stage::{
-    AsyncCallback, Attributes, GraphStage, GraphStageLogic, Shape, SlotKind, StageContext,
-    StageResult, make_callback,
-};
-use crate::stage::{Name, StageActor, StageActorMessage, make_stage_actor};
-use crate::{ErrorKind, MaterializeError, Materializer, StreamError};
-
-/// What `create_logic` gets: the stage's attributes, the system, and async
-/// callbacks that a materialized value may carry (they work before the
-/// island starts: the values wait in order).
-pub struct MatContext<'a> {
-    attributes: &'a Attributes,
-    host: &'a Host,
-    stage: u32,
-    handlers: &'a mut Vec<Option<Handler>>,
-    on_finish: &'a mut Vec<Box<dyn FnOnce() + Send>>,
-}
-
-impl MatContext<'_> {
-    /// The stage's attributes (its own, overridden by the blueprint's).
-    pub fn attributes(&self) -> &Attributes {
-        self.attributes
-    }
-
-    /// The actor system the stream will run in.
-    pub fn system(&self) -> &weir_actor::ActorSystem {
-        &self.host.system
-    }
-
-    /// A callback that runs `handler` inside the stage being created (see
-    /// [`AsyncCallback`]). `L` is the logic type `create_logic` returns.
-    pub fn async_callback<L, T, F>(&mut self, handler: F) -> AsyncCallback<T>
-    where
-        L: GraphStageLogic,
-        T: Send + 'static,
-        F: FnMut(&mut L, T, &mut StageContext<'_>) -> StageResult + Send + 'static,
-    {
-        make_callback(self.host, self.stage, self.handlers, handler)
-    }
-
-    /// A stage actor for the stage being created, usable at once (see
-    /// [`StageContext::stage_actor`]).
-    ///
-    /// # Panics
-    ///
-    /// Never for a stage name: it is reduced to valid actor-name characters.
-    pub fn stage_actor<L, M, F>(&mut self, handler: F) -> StageActor<M>
-    where
-        L: GraphStageLogic,
-        M: Send + 'static,
-        F: FnMut(&mut L, StageActorMessage<M>, &mut StageContext<'_>) -> StageResult
-            + Send
-            + 'static,
-    {
-        let callback = make_callback(self.host, self.stage, self.handlers, handler);
-        let name = self.attributes.name().unwrap_or("stage");
-        make_stage_actor(&self.host.system, name, callback, self.on_finish)
-    }
-}
-
-impl std::fmt::Debug for MatContext<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MatContext")
-            .field("attributes", self.attributes)
-            .finish()
-    }
-}
-
-/// A stage with its types erased, as blueprints hold it.
-pub(crate) trait ErasedStage: Send + Sync {
-    fn name(&self) -> &'static str;
-    fn initial_attributes(&self) -> Attributes;
-    fn ports(&self) -> (u16, u16);
-    fn outlet_slot(&self, port: u16) -> SlotKind;
-    /// Make the logic; push this stage's materialized value(s) onto `mats`.
-    fn create(
-        &self,
-        cx: &mut MatContext<'_>,
-        mats: &mut Vec<Box<dyn Any + Send>>,
-    ) -> Box<dyn GraphStageLogic>;
-    /// The stage as a pool task, when it can run alone in its graph without
-    /// an island (`crate::fusion::TaskStage`).
-    fn as_task(&self) -> Option<&dyn TaskStage> {
-        None
-    }
-}
-
-impl<S: GraphStage> ErasedStage for S {
-    fn name(&self) -> &'static str {
-        GraphStage::name(self)
-    }
-    fn initial_attributes(&self) -> Attributes {
-        GraphStage::initial_attributes(self)
-    }
-    fn ports(&self) -> (u16, u16) {
-        (S::Shape::INLETS, S::Shape::OUTLETS)
-    }
-    fn outlet_slot(&self, port: u16) -> SlotKind {
-        S::Shape::outlet_slot(port)
-    }
-    fn create(
-        &self,
-        cx: &mut MatContext<'_>,
-        mats: &mut Vec<Box<dyn Any + Send>>,
-    ) -> Box<dyn GraphStageLogic> {
-        let (logic, mat) = self.create_logic(cx);
-        mats.push(Box::new(mat));
-        logic
-    }
-}
-
-/// One half of an async boundary, ready to be placed in its island.
-pub(crate) struct Half {
-    pub(crate) logic: Box<dyn GraphStageLogic>,
-    pub(crate) name: Arc<str>,
-    pub(crate) ports: (u16, u16),
-    pub(crate) slot: Option<SlotKind>,
-    /// The materialized values of the stages fused into this half.
-    pub(crate) mats: Vec<Box<dyn Any + Send>>,
-}
-
-/// Makes the two halves of an async boundary for one element type.
-pub(crate) trait BoundaryFactory: Send + Sync {
-    /// The upstream half (the end of the upstream island) and the
-    /// downstream half (the start of the downstream island), with the
-    /// planner's fused source in the one and fused sink in the other.
-    fn create(
-        &self,
-        buffer: usize,
-        source: Option<(&dyn IterNode, &Arc<str>)>,
-        sink: Option<(&dyn ConsumerNode, &Arc<str>)>,
-    ) -> (Half, Half);
-
-    /// A boundary whose downstream half is relayed into the next
-    /// boundary: its upstream half, and its downstream end as the leaf of
-    /// a fused source for the next boundary's upstream half.
-    fn create_relay(
-        &self,
-        buffer: usize,
-        source: Option<(&dyn IterNode, &Arc<str>)>,
-    ) -> (Half, Arc<dyn IterNode>);
-}
+use crate::error::{ErrorKind, MaterializeError, StreamError};
+use crate::fusion::{IterNode, PullResult};
+use crate::materializer::Materializer;
+use crate::plan::{Half, IslandPlan, Made, Plan};
+use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
+use crate::stage::{Attributes, ErasedStage, IslandMsg, MatContext, Name, SlotKind};
 
 /// Each node's materialized value, in node order, and why the stream
 /// could not start, if it could not.
@@ -442,13 +302,6 @@ fn island_dispatcher(island: &IslandPlan) -> weir_actor::DispatcherKind {
         .iter()
         .find_map(|p| p.attributes.dispatcher())
         .unwrap_or_default()
-}
-
-/// The stage's default name, then its own attributes, then the blueprint's.
-pub(crate) fn stage_attributes(stage: &dyn ErasedStage, set: &Attributes) -> Attributes {
-    Attributes::named(stage.name())
-        .and(&stage.initial_attributes())
-        .and(set)
 }
 
 /// The longest island actor name: `stream-`, two numbers of at most 20

@@ -3,7 +3,7 @@
 //! A materialized graph is cut into islands at async boundaries. Each
 //! island is one [`Island`](island::Island): its stages' logics, the
 //! connections between them (each with one typed slot, see
-//! [`core`]), and a FIFO event queue of push / pull / complete / fail /
+//! [`crate::stage::core`]), and a FIFO event queue of push / pull / complete / fail /
 //! cancel signals. One actor ([`actor::IslandActor`]) runs each island,
 //! a bounded number of events per message, so islands share the pool
 //! fairly. Islands are joined by [`boundary`] stages that move elements
@@ -11,12 +11,8 @@
 
 pub(crate) mod actor;
 pub(crate) mod boundary;
-pub(crate) mod core;
 pub(crate) mod island;
 pub(crate) mod lifecycle;
 pub(crate) mod materialize;
 
-pub use materialize::MatContext;
-pub(crate) use materialize::{
-    BoundaryFactory, ErasedStage, Materialized, materialize, stage_attributes,
-};
+pub(crate) use materialize::{Materialized, materialize};

@@ -8,12 +8,13 @@ use bytes::{Buf, Bytes};
 use weir_actor::Promise;
 
 use super::StreamConverters;
+use crate::blueprint::Sink;
+use crate::error::{ErrorKind, StreamError};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
     StageResult,
 };
 use crate::sync::Arc;
-use crate::{ErrorKind, Sink, StreamError};
 
 /// How long [`StreamConverters::as_read`]'s reader waits for a chunk
 /// before a read fails with `TimedOut` (Akka's default).

@@ -10,8 +10,10 @@ use std::thread::Thread;
 use bytes::Bytes;
 
 use super::StreamConverters;
+use crate::blueprint::Source;
+use crate::error::ArgumentError;
+use crate::queue::SourceQueue;
 use crate::sync::Arc;
-use crate::{ArgumentError, Source, SourceQueue};
 
 impl StreamConverters {
     /// A source whose materialized value is a blocking [`std::io::Write`]:

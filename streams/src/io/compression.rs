@@ -7,10 +7,11 @@ use flate2::write::{DeflateEncoder, GzEncoder, MultiGzDecoder};
 use flate2::{Decompress, FlushDecompress, Status};
 
 use super::IoError;
+use crate::blueprint::Flow;
+use crate::error::{ArgumentError, StreamError};
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
-use crate::{ArgumentError, Flow, StreamError};
 
 /// The compression level of [`Compression::gzip`] and
 /// [`Compression::deflate`] (flate2's default, 6).

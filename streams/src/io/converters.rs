@@ -9,7 +9,9 @@ use bytes::Bytes;
 use super::IoResult;
 use super::read_source::{Opened, ReadSource, read_source};
 use super::write_sink::{WriteSink, write_sink};
-use crate::{ArgumentError, Completion, Sink, Source};
+use crate::blueprint::{Sink, Source};
+use crate::completion::Completion;
+use crate::error::ArgumentError;
 
 /// Blocking `std::io` readers and writers as byte streams. Each stage
 /// makes its reader or writer when the stream starts, on its own thread

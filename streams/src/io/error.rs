@@ -3,7 +3,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::{ErrorKind, StreamError};
+use crate::error::{ErrorKind, StreamError};
 
 /// Why a framing stage failed the stream, and where: `offset` is the
 /// position, counted in bytes from the start of the stream, of the frame

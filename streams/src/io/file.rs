@@ -10,7 +10,9 @@ use bytes::Bytes;
 use super::read_source::{Opened, ReadSource, read_source};
 use super::write_sink::{WriteSink, write_sink};
 use super::{IoError, IoResult};
-use crate::{ArgumentError, Completion, Sink, Source};
+use crate::blueprint::{Sink, Source};
+use crate::completion::Completion;
+use crate::error::ArgumentError;
 
 /// Files as byte streams. Each stage opens its file when the stream
 /// starts, on its own thread ([`Attributes::blocking`](crate::Attributes::blocking)),

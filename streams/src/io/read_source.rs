@@ -8,11 +8,13 @@ use std::sync::Arc;
 use bytes::{Bytes, BytesMut};
 
 use super::{IoError, IoResult};
+use crate::blueprint::Source;
+use crate::completion::{Completer, Completion};
+use crate::error::StreamError;
 use crate::stage::{
     Attributes, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
-use crate::{Completer, Completion, Source, StreamError};
 
 /// How many chunks' worth of buffer one allocation holds: the chunks are
 /// split off it, so a 64 KiB chunk size allocates once per 512 KiB read.

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::{IoError, IoResult};
+use crate::blueprint::Sink;
+use crate::completion::{Completer, Completion};
+use crate::error::StreamError;
 use crate::stage::{
     Attributes, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
     StageResult,
 };
-use crate::{Completer, Completion, Sink, StreamError};
 
 /// Opens the writer for one run.
 pub(crate) type OpenWriter = Arc<dyn Fn() -> Result<Box<dyn Write + Send>, IoError> + Send + Sync>;

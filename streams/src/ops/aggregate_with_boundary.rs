@@ -12,10 +12,11 @@
 use std::time::Duration;
 
 use super::util::{logic_flow, ports};
+use crate::blueprint::Flow;
+use crate::error::ArgumentError;
 use crate::stage::{
     FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
 };
-use crate::{ArgumentError, Flow};
 
 const BOUNDARY: TimerKey = TimerKey(0);
 

@@ -12,11 +12,12 @@
 //! lost too.
 
 use super::util::{logic_flow, logic_flow_with, ports};
+use crate::blueprint::Flow;
+use crate::error::ArgumentError;
 use crate::stage::{
     Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
-use crate::{ArgumentError, Flow};
 
 /// The strategy and clones of the closures, as the blueprint holds them.
 struct Restart<C, W, A> {

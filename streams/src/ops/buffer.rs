@@ -2,8 +2,7 @@
 
 use std::collections::VecDeque;
 
-use crate::OverflowStrategy;
-use crate::overflow::offer;
+use crate::overflow::{OverflowStrategy, offer};
 use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 
 pub(crate) struct Buffer<T> {

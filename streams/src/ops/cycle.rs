@@ -5,8 +5,9 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::blueprint::Source;
+use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{BoxChunks, PollChunks};
-use crate::{ErrorKind, Source, StreamError};
 
 impl<T: Send + 'static> Source<T, ()> {
     /// The elements of the iterator `make` returns, then those of the

@@ -6,10 +6,11 @@ use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use super::util::{logic_flow, ports};
+use crate::blueprint::Flow;
+use crate::error::{ErrorKind, StreamError};
 use crate::stage::{
     FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
 };
-use crate::{ErrorKind, Flow, StreamError};
 
 const TIMER: TimerKey = TimerKey(0);
 

@@ -3,7 +3,8 @@
 
 use super::util::{logic_flow, ports};
 use super::{FlowOps, errors, recover};
-use crate::{Source, StreamError};
+use crate::blueprint::Source;
+use crate::error::StreamError;
 
 /// Operators that handle an upstream failure: replace it, end with an
 /// element, or switch to a fallback source. Every [`FlowOps`] type has

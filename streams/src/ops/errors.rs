@@ -1,6 +1,6 @@
 //! `map_error` and `recover`: operators on the failure of upstream.
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 
 /// Passes elements on; turns an upstream failure into `f(error)`.

@@ -12,10 +12,12 @@ use super::util::{at_least_one, logic_flow, logic_flow_with, ports};
 use super::{
     errors, grouped, intersperse, map_async, map_async_partitioned, map_concat, scan, simple,
 };
-#[cfg(feature = "tracing")]
-use crate::LogLevels;
+use crate::blueprint::{Flow, Source};
+use crate::error::{ArgumentError, StreamError};
 use crate::overflow::upfront_capacity;
-use crate::{ArgumentError, Attributes, Flow, Source, StreamError};
+use crate::stage::Attributes;
+#[cfg(feature = "tracing")]
+use crate::stage::LogLevels;
 
 /// The operators every `Source` and `Flow` has. Each returns a new
 /// blueprint; nothing runs until the graph is materialized.

@@ -7,11 +7,12 @@
 //! also gives back the whole budget and takes a fresh clone of `cost_fn`.
 
 use super::util::{logic_flow_with, ports};
+use crate::blueprint::Flow;
+use crate::error::{ErrorKind, StreamError};
 use crate::stage::{
     Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
-use crate::{ErrorKind, Flow, StreamError};
 
 struct Limit<T, C> {
     shape: FlowShape<T, T>,

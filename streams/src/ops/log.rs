@@ -9,8 +9,11 @@ use tracing::Level;
 use weir_actor::LogLevel;
 
 use super::util::{logic_flow_with, ports};
-use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
-use crate::{Attributes, Flow, LogLevels, StreamError};
+use crate::blueprint::Flow;
+use crate::error::StreamError;
+use crate::stage::{
+    Attributes, FlowShape, GraphStageLogic, InPort, LogLevels, OutPort, StageContext, StageResult,
+};
 
 /// The `tracing` level of a Weir log level.
 fn level(level: Option<LogLevel>) -> Option<Level> {

@@ -35,7 +35,7 @@ use std::hash::Hash;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::overflow::upfront_capacity;
 use crate::stage::{
     AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext,

@@ -6,7 +6,7 @@ use std::future::Future;
 use std::hash::Hash;
 
 use super::map_async::{MapAsync, Partitioner};
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{GraphStageLogic, SupervisionStrategy};
 
 /// Partitions by `PF`'s answer: elements with equal partitions run one at a time.

@@ -5,7 +5,7 @@
 //! fresh clone of `f`.
 
 use super::util::{logic_flow_with, ports};
-use crate::Flow;
+use crate::blueprint::Flow;
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,

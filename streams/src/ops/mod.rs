@@ -50,8 +50,6 @@ mod timeout;
 mod util;
 mod watch;
 
-pub(crate) use simple::step_adapter;
-
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;
 pub use flow_ops::FlowOps;

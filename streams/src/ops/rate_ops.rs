@@ -5,8 +5,8 @@ use std::collections::VecDeque;
 
 use super::util::{at_least_one, logic_flow, ports};
 use super::{FlowOps, batch, buffer, limit};
-use crate::overflow::upfront_capacity;
-use crate::{ArgumentError, OverflowStrategy};
+use crate::error::ArgumentError;
+use crate::overflow::{OverflowStrategy, upfront_capacity};
 
 /// Operators for a producer and a consumer that run at different rates
 /// (batching, conflating, expanding) and for bounding what passes. Every

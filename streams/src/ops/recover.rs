@@ -5,10 +5,11 @@
 
 use super::sub_source::{self, FromInner, ToInner};
 use super::util::{logic_flow, ports};
+use crate::blueprint::{Flow, Source};
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
 };
-use crate::{Flow, Source, StreamError};
 
 struct RecoverWithRetries<T, F> {
     shape: FlowShape<T, T>,

@@ -19,12 +19,13 @@ use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
 use super::sub_source::{self, FromInner, ToInner};
+use crate::blueprint::Source;
+use crate::error::{ArgumentError, StreamError};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult, TimerKey,
 };
 use crate::sync::{Arc, AtomicU64, Ordering};
-use crate::{ArgumentError, Source, StreamError};
 
 /// The backoff of [`RestartSource`], [`RestartSink`](crate::RestartSink)
 /// and [`RestartFlow`](crate::RestartFlow) (Akka's `RestartSettings`).

@@ -13,12 +13,14 @@
 use super::restart::{Backoff, RestartSettings, Restarts};
 use super::restart_sink::{Feed, FromFeed, ToFeed};
 use super::sub_source::{self, FromInner, ToInner};
+use crate::blueprint::{Flow, Keep, Source};
+use crate::error::StreamError;
+use crate::materializer::Materializer;
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
     StageContext, StageResult, TimerKey,
 };
 use crate::sync::Arc;
-use crate::{Flow, Keep, Materializer, Source, StreamError};
 
 /// Makes flows that restart what they wrap: each time the wrapped copy
 /// ends, a fresh one runs after the backoff of [`RestartSettings`].

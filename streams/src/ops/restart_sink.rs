@@ -11,12 +11,14 @@
 //! outer sink cancels upstream.
 
 use super::restart::{Backoff, RestartSettings, Restarts};
+use crate::blueprint::{Keep, Sink, Source};
+use crate::error::StreamError;
+use crate::materializer::Materializer;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
     SourceShape, StageContext, StageResult, TimerKey,
 };
 use crate::sync::Arc;
-use crate::{Keep, Materializer, Sink, Source, StreamError};
 
 /// Makes sinks that restart what they wrap: each time the wrapped copy
 /// ends, a fresh one runs after the backoff of [`RestartSettings`].

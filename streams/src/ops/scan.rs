@@ -14,13 +14,14 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, PoisonError};
 
 use super::util::{logic_flow, logic_flow_with, ports};
-use crate::blueprint::graph::Fuses;
+use crate::blueprint::Flow;
+use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FoldNode, FoldSlot, FusedConsumer};
+use crate::plan::graph::Fuses;
 use crate::stage::{
     Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy,
 };
-use crate::{ErrorKind, Flow, StreamError};
 
 /// The strategy and what a restart goes back to: the seed and a clone of
 /// the closure as the blueprint holds it.

@@ -8,11 +8,12 @@
 //! completion or a cancel completes the outlets and cancels the inlets; a
 //! failure fails both outlets, as Pekko's coupled flow does).
 
+use crate::blueprint::{Flow, Sink, Source};
 use crate::graph::GraphBuilder;
+use crate::graph::bidi_flow::BidiFlow;
 use crate::stage::{
     BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
-use crate::{BidiFlow, Flow, Sink, Source};
 
 const WIRED: &str = "a sink-and-source flow has every other port connected";
 

@@ -4,9 +4,10 @@
 use std::ops::ControlFlow;
 use std::task::Context;
 
-use crate::completion::Completer;
+use crate::blueprint::Sink;
+use crate::completion::{Completer, Completion};
+use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{Chunks, Consumer, Drained};
-use crate::{Completion, ErrorKind, Sink, StreamError};
 
 /// Elements a folding sink takes from a fused source at a time.
 const FOLD_BATCH: usize = 256;

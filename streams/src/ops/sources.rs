@@ -4,11 +4,12 @@
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::blueprint::Source;
+use crate::error::StreamError;
 use crate::fusion::{BoxChunks, PollChunks, leaf};
 use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, SourceShape, StageContext, StageResult,
 };
-use crate::{Source, StreamError};
 
 impl<T: Send + 'static> Source<T, ()> {
     /// The elements of `iter`, cloned afresh for each run.

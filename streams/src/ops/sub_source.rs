@@ -4,11 +4,13 @@
 //! through that stage's async callback, tagged with the run they come from
 //! (used by `RestartSource` and `recover_with_retries`).
 
+use crate::blueprint::{Keep, Sink, Source};
+use crate::error::StreamError;
+use crate::materializer::Materializer;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
     StageResult,
 };
-use crate::{Keep, Materializer, Sink, Source, StreamError};
 
 /// What the bridge sink of run `run` reports.
 pub(crate) enum FromInner<T> {

@@ -3,7 +3,8 @@
 
 use super::util::{at_least_one, logic_flow};
 use super::{FlowOps, SubFlow, SubstreamCancelStrategy, flatten, substreams};
-use crate::{ArgumentError, Flow, Source};
+use crate::blueprint::{Flow, Source};
+use crate::error::ArgumentError;
 
 /// Operators that nest streams: each element becomes a source
 /// (`flat_map_*`, `switch_map`), the stream splits into substreams

@@ -15,10 +15,11 @@
 use std::time::{Duration, Instant};
 
 use super::util::{logic_flow, ports};
+use crate::blueprint::Flow;
+use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::stage::{
     FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
 };
-use crate::{ArgumentError, ErrorKind, Flow, StreamError};
 
 /// What `throttle` does with an element that comes too early.
 ///

@@ -2,11 +2,12 @@
 
 use std::time::Duration;
 
+use crate::blueprint::Source;
+use crate::error::ArgumentError;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult, TimerKey,
 };
-use crate::{ArgumentError, Source};
 
 /// Stops a [`Source::tick`]: the source completes.
 #[derive(Clone, Debug)]

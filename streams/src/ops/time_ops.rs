@@ -9,7 +9,7 @@ use super::{
     DelayOverflowStrategy, FlowOps, ThrottleMode, aggregate_with_boundary, delay, grouped_within,
     throttle, timeout,
 };
-use crate::{ArgumentError, TimeoutKind};
+use crate::error::{ArgumentError, TimeoutKind};
 
 /// Operators that read time: rate limits, groups closed by time, delays,
 /// timeouts and keep-alives. Every [`FlowOps`] type has them (they are in

@@ -22,10 +22,11 @@ use std::time::{Duration, Instant};
 
 use super::delay::deadline_after;
 use super::util::{logic_flow, ports};
+use crate::blueprint::Flow;
+use crate::error::{ErrorKind, StreamError, TimeoutKind};
 use crate::stage::{
     FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
 };
-use crate::{ErrorKind, Flow, StreamError, TimeoutKind};
 
 const TIMER: TimerKey = TimerKey(0);
 

@@ -2,7 +2,7 @@
 
 use std::marker::PhantomData;
 
-use crate::Flow;
+use crate::blueprint::Flow;
 use crate::stage::{Attributes, FlowShape, GraphStage, GraphStageLogic, MatContext};
 
 /// A flow stage whose logic `make` builds afresh for each run, from the
@@ -72,9 +72,12 @@ pub(crate) const fn ports<I, O>() -> FlowShape<I, O> {
 }
 
 /// `ArgumentError::Zero` for a zero `n`.
-pub(crate) fn at_least_one(n: usize, argument: &'static str) -> Result<(), crate::ArgumentError> {
+pub(crate) fn at_least_one(
+    n: usize,
+    argument: &'static str,
+) -> Result<(), crate::error::ArgumentError> {
     if n == 0 {
-        Err(crate::ArgumentError::Zero { argument })
+        Err(crate::error::ArgumentError::Zero { argument })
     } else {
         Ok(())
     }

@@ -2,11 +2,13 @@
 //! [`Completion`] of how it ended) and `Flow::monitor` (a [`FlowMonitor`]
 //! of its state).
 
+use crate::blueprint::Flow;
+use crate::completion::{Completer, Completion};
+use crate::error::StreamError;
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
 use crate::sync::{Arc, Mutex};
-use crate::{Completer, Completion, Flow, StreamError};
 
 struct WatchTermination<T>(std::marker::PhantomData<fn(T)>);
 

@@ -26,9 +26,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::rules::adapted;
-use crate::Attributes;
-use crate::blueprint::graph::{Edge, Fuses, Kind, Node, PortRef};
 use crate::fusion::{FanInNode, IterNode, StepNode};
+use crate::plan::graph::{Edge, Fuses, Kind, Node, PortRef};
+use crate::stage::Attributes;
 
 /// A graph after the rule, with the nodes it absorbed marked.
 pub(super) struct Rewritten {
@@ -223,8 +223,9 @@ fn make(graph: &mut Rewritten, j: usize) -> Arc<dyn IterNode> {
 
 #[cfg(test)]
 mod tests {
+    use crate::blueprint::{Keep, RunnableGraph, Sink, Source};
     use crate::graph::{GraphBuilder, JunctionOps, Merge};
-    use crate::{FlowOps, Keep, RunnableGraph, Sink, Source, SubstreamOps};
+    use crate::ops::{FlowOps, SubstreamOps};
 
     /// Stages planned for `graph` with fusion on and off.
     fn stages<M>(graph: &RunnableGraph<M>) -> [usize; 2] {
@@ -234,7 +235,7 @@ mod tests {
         })
     }
 
-    fn fold<T: Send + 'static>() -> Sink<T, crate::Completion<u64>> {
+    fn fold<T: Send + 'static>() -> Sink<T, crate::completion::Completion<u64>> {
         Sink::fold(0u64, |a, _| a + 1)
     }
 
@@ -265,7 +266,7 @@ mod tests {
             Source::range(0u64..10),
         ]);
         assert_eq!(stages(&zip_n.to_mat(fold(), Keep::right)), [1, 5]);
-        let flow = crate::Flow::<u64>::new()
+        let flow = crate::blueprint::Flow::<u64>::new()
             .map(|x| x * 2)
             .zip_with_n([Source::range(0u64..10)], |[a, b]| a + b);
         let flow_zip = Source::range(0u64..10).via(flow);

@@ -1,7 +1,7 @@
 //! The planner: one pass at materialization that decides how a blueprint
 //! graph runs.
 //!
-//! Constructors only record nodes (`crate::blueprint::graph`); every
+//! Constructors only record nodes (`graph`); every
 //! decision that depends on more than one node is made here, once, and
 //! applies however the blueprint was built (`range.scan(..)` followed by
 //! nine `.map(..)` calls fuses its maps exactly like a flow of nine maps
@@ -26,15 +26,22 @@
 //!
 //! A plan holds factories only: each run makes fresh logics from it.
 
+mod boundary;
 mod fan_in;
+pub(crate) mod graph;
+mod mat;
 mod rules;
+mod supervise;
+
+pub(crate) use supervise::supervise;
 
 use std::sync::Arc;
 
-use crate::Attributes;
-use crate::blueprint::graph::{Edge, Node, PortRef};
 use crate::fusion::{ConsumerNode, IterNode, PullNode, StepNode};
-use crate::interpreter::{BoundaryFactory, ErasedStage};
+use crate::stage::Attributes;
+use crate::stage::ErasedStage;
+pub(crate) use boundary::{BoundaryFactory, Half};
+use graph::{Edge, Node, PortRef};
 
 /// What runs for one blueprint graph.
 pub(crate) struct Plan {
@@ -132,7 +139,7 @@ pub(crate) enum Unit {
 /// Plan a closed graph (every port connected).
 pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
     // Supervised simple operators catch per element; only they do.
-    let supervised = crate::fusion::supervise(nodes);
+    let supervised = supervise(nodes);
     let rewritten = if fusion {
         fan_in::rewrite(&supervised, edges)
     } else {

@@ -10,11 +10,9 @@
 use std::sync::Arc;
 
 use super::{BoundaryPlan, PullPlan, Relay, Unit};
-use crate::Attributes;
-use crate::blueprint::graph::{Fuses, Kind, Node};
 use crate::fusion::{ConsumerNode, IterNode, StepNode, any_leads};
-use crate::interpreter::stage_attributes;
-use crate::stage::DEFAULT_INPUT_BUFFER;
+use crate::plan::graph::{Fuses, Kind, Node};
+use crate::stage::{Attributes, DEFAULT_INPUT_BUFFER, stage_attributes};
 
 /// The nodes `from..` of `chain` that are simple operators, as far as they go.
 fn steps<'a>(nodes: &'a [Node], chain: &[usize], from: usize) -> Vec<&'a Arc<dyn StepNode>> {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use weir_actor::{DispatcherKind, LogLevel};
 
 use super::SupervisionStrategy;
-use crate::ArgumentError;
+use crate::error::ArgumentError;
 
 /// The default size of the input buffer between islands.
 pub const DEFAULT_INPUT_BUFFER: usize = 16;

@@ -4,8 +4,8 @@
 use std::any::Any;
 
 use super::{Attributes, InPort, OutPort, Shape, StageContext, TimerKey};
-use crate::StreamError;
-use crate::interpreter::MatContext;
+use crate::error::StreamError;
+use crate::stage::MatContext;
 
 /// What every handler returns: `Err` fails the stage (and with it the
 /// stream), attributed to this stage.

@@ -35,21 +35,28 @@
 //!   zip, concat run as one loop) drops its inputs without one.
 
 mod attributes;
+mod callback;
 mod context;
+pub(crate) mod core;
+mod erased;
+mod island_msg;
 mod logic;
 mod ports;
 mod slot;
 mod stage_actor;
 mod supervision;
 
-pub use crate::interpreter::MatContext;
 pub(crate) use attributes::Name;
 pub use attributes::{
     Attributes, DEFAULT_INPUT_BUFFER, DEFAULT_SUBSCRIPTION_TIMEOUT, LogLevels,
     SubscriptionTimeoutMode, upfront_capacity,
 };
-pub(crate) use context::make_callback;
-pub use context::{AsyncCallback, Port, StageContext, TimerKey};
+pub use callback::AsyncCallback;
+pub(crate) use callback::make_callback;
+pub use context::{Port, StageContext, TimerKey};
+pub use erased::MatContext;
+pub(crate) use erased::{ErasedStage, stage_attributes};
+pub(crate) use island_msg::IslandMsg;
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,

@@ -18,7 +18,7 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
 use std::sync::Arc;
 
-use crate::StreamError;
+use crate::error::StreamError;
 
 /// What a supervised operator does with a failure in user code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

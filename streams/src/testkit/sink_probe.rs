@@ -5,11 +5,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use super::DEFAULT_TIMEOUT;
+use crate::blueprint::Sink;
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
     StageResult,
 };
-use crate::{Sink, StreamError};
 
 /// Makes sink probes.
 #[derive(Debug, Clone, Copy)]

@@ -4,11 +4,12 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use super::DEFAULT_TIMEOUT;
+use crate::blueprint::Source;
+use crate::error::StreamError;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
-use crate::{Source, StreamError};
 
 /// Makes source probes.
 #[derive(Debug, Clone, Copy)]

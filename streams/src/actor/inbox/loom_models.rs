@@ -14,8 +14,8 @@ use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
 use super::{Inbox, Signal, Wake};
-use crate::OverflowStrategy;
 use crate::actor::buffered::{Arrival, ElementBuffer};
+use crate::overflow::OverflowStrategy;
 
 /// A wake that counts: the tokens the island has yet to handle.
 #[derive(Default)]

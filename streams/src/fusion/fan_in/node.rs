@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::task::Context;
 
-use crate::StreamError;
+use crate::error::StreamError;
 
 use super::super::iter::{Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};

@@ -1,6 +1,6 @@
 //! [`Interleave`]: segments of each input in turn.
 
-use crate::ArgumentError;
+use crate::error::ArgumentError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, Inlet, MatContext, OutPort, StageContext, StageResult,
     UniformFanInShape,

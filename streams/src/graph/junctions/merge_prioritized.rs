@@ -1,7 +1,7 @@
 //! [`MergePrioritized`]: a merge that serves waiting inputs by weight.
 
 use super::merge::{MergeLogic, Pick};
-use crate::ArgumentError;
+use crate::error::ArgumentError;
 use crate::stage::{GraphStage, GraphStageLogic, MatContext, UniformFanInShape};
 
 /// A merge whose inputs have priorities (Akka's `MergePrioritized`): when

@@ -78,7 +78,7 @@ struct OrElseLogic<T> {
     current: usize,
     emitted: bool,
     /// The secondary failed before it was needed.
-    secondary_failed: Option<crate::StreamError>,
+    secondary_failed: Option<crate::error::StreamError>,
     /// The secondary completed before it was needed.
     secondary_done: bool,
 }
@@ -131,7 +131,7 @@ impl<T: Send + 'static> GraphStageLogic for OrElseLogic<T> {
     fn on_upstream_failure(
         &mut self,
         port: InPort,
-        error: crate::StreamError,
+        error: crate::error::StreamError,
         ctx: &mut StageContext<'_>,
     ) -> StageResult {
         // A failure of the secondary before it is needed does not matter

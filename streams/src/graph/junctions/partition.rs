@@ -1,6 +1,6 @@
 //! [`Partition`]: each element to the output its partitioner names.
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
     UniformFanOutShape,

@@ -21,7 +21,7 @@
 
 use std::marker::PhantomData;
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{GraphStageLogic, InPort, Inlet, OutPort, Outlet, StageContext, StageResult};
 
 /// The inputs of a zip as the row one element of each makes.

@@ -5,7 +5,7 @@ use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use super::{Down, FUSED_BUDGET};
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::fusion::Consumer;
 use crate::handover::{Refill, Wait};
 use crate::stage::{AsyncCallback, GraphStageLogic, OutPort, Outlet, StageContext, StageResult};

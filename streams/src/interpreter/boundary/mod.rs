@@ -29,8 +29,8 @@ mod upstream;
 use downstream::{BoundaryIn, Downstream};
 use upstream::{BoundaryOut, Upstream};
 
-use super::materialize::{BoundaryFactory, Half};
 use crate::fusion::{ConsumerNode, FusedConsumer, FusedIter, IterNode};
+use crate::plan::{BoundaryFactory, Half};
 use crate::stage::{AsyncCallback, SlotKind};
 
 /// Elements a fused half moves per actor message before it yields.

@@ -7,7 +7,7 @@
 
 use std::task::{Context, Waker};
 
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::fusion::{Chunks, Fill, FusedIter, IterFactory, IterNode};
 use crate::handover::{Consumer, Refill, Wait};
 use crate::stage::AsyncCallback;

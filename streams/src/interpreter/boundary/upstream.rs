@@ -5,10 +5,10 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::task::{Context, Waker};
 
 use super::FUSED_BUDGET;
+use crate::error::{Cancellation, StreamError};
 use crate::fusion::{BoxChunks, Fill};
 use crate::handover::{Notify, Producer};
 use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
-use crate::{Cancellation, StreamError};
 
 pub(super) enum Upstream<T> {
     /// Elements arrive on inlet 0.

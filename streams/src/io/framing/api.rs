@@ -9,7 +9,9 @@ use super::encoder::SimpleEncoder;
 use super::json::JsonObjects;
 use super::length_field::{ByteOrder, LengthField, SimpleDecoder};
 use super::stage::framing_flow;
-use crate::{ArgumentError, BidiFlow, Flow};
+use crate::blueprint::Flow;
+use crate::error::ArgumentError;
+use crate::graph::bidi_flow::BidiFlow;
 
 /// Flows that cut a stream of byte chunks into frames, whatever the
 /// chunk boundaries: a frame that lies within one chunk is a slice of it

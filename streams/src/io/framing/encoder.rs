@@ -4,7 +4,7 @@
 use bytes::Bytes;
 
 use super::length_field::encode_simple;
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::io::FramingError;
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use super::stage::{Decoder, Frames};
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, FlattenNode, FusedConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
-    Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
+    Attributes, ErasedStage, GraphStageLogic, InPort, Inlet, MatContext, SlotKind, StageContext,
+    StageResult,
 };
 
 /// The planner's handle on a framing node: the same decoder, as a stage

@@ -9,12 +9,13 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use super::super::FramingError;
 use super::fused::FramingNode;
-use crate::blueprint::graph::Fuses;
+use crate::blueprint::Flow;
+use crate::error::StreamError;
 use crate::fusion::FlattenNode;
+use crate::plan::graph::Fuses;
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
-use crate::{Flow, StreamError};
 
 /// The unconsumed bytes as one sequence: the copied tail of earlier
 /// chunks (`head`), then the current chunk (`tail`).

@@ -15,14 +15,15 @@ use std::sync::Arc;
 
 use super::sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
 use super::{Flatten, Mode};
-use crate::blueprint::graph::Fuses;
+use crate::blueprint::{Flow, Source};
+use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, ConsumerNode, Drained, FlattenNode, FusedConsumer};
-use crate::interpreter::{ErasedStage, MatContext};
 use crate::ops::util::logic_flow;
+use crate::plan::graph::Fuses;
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStageLogic, InPort, Inlet, SlotKind, StageContext, StageResult,
+    AsyncCallback, Attributes, ErasedStage, GraphStageLogic, InPort, Inlet, MatContext, SlotKind,
+    StageContext, StageResult,
 };
-use crate::{Flow, Source, StreamError};
 
 /// `flat_map_concat(f)` as a flow whose node the planner may fuse with a
 /// folding sink after it.

@@ -11,8 +11,8 @@ use std::collections::VecDeque;
 
 use sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
 
-use crate::Source;
-use crate::StreamError;
+use crate::blueprint::Source;
+use crate::error::StreamError;
 use crate::stage::{FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult};
 
 /// How a flattening stage treats a new inner source.

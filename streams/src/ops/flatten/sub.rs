@@ -28,17 +28,16 @@ use std::task::{Context, Waker};
 use weir_actor::FunctionRef;
 
 use super::super::sub_source::{self, FromInner, ToInner};
-use crate::blueprint::graph::{Kind, Node};
+use crate::blueprint::Source;
+use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
-use crate::interpreter::actor::IslandMsg;
-use crate::interpreter::core::Host;
-use crate::interpreter::core::{AVAILABLE, DEMANDED, IN_DONE, PUSHED};
 use crate::interpreter::island::Island;
+use crate::plan::graph::{Kind, Node};
+use crate::stage::core::{AVAILABLE, DEMANDED, Host, IN_DONE, PUSHED};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext,
-    StageResult,
+    AsyncCallback, Attributes, GraphStage, GraphStageLogic, InPort, IslandMsg, MatContext,
+    SinkShape, StageContext, StageResult,
 };
-use crate::{Attributes, ErrorKind, Source, StreamError};
 
 /// Events a hosting stage handles on behalf of its inner sources.
 pub(crate) enum SubEvent<T> {
@@ -477,8 +476,8 @@ fn ended<T>(end: Option<Option<StreamError>>) -> SubPoll<T> {
 /// The sink that closes an inner source's graph: it leaves each element in
 /// its connection for the host to take, and carries the pull marker so the
 /// planner fuses an iterator-like source whole.
-fn marker<T: Send + 'static>() -> crate::blueprint::graph::Graph<()> {
-    use crate::blueprint::graph::Graph;
+fn marker<T: Send + 'static>() -> crate::plan::graph::Graph<()> {
+    use crate::plan::graph::Graph;
     let mut node = Node::new(
         Kind::Stage(Arc::new(Marker::<T>::named("substream"))),
         Attributes::new(),

@@ -18,9 +18,8 @@ use super::{Accumulator, Scan};
 use crate::fusion::{
     BoxChunks, Chunks, ConsumerNode, Fill, FusedIter, HeadFactory, IterFactory, IterNode, StepNode,
 };
-use crate::interpreter::ErasedStage;
 use crate::ops::util::LogicFlow;
-use crate::stage::{Attributes, SupervisionStrategy};
+use crate::stage::{Attributes, ErasedStage, SupervisionStrategy};
 
 /// `scan(zero, f)` from `T` to `A`, and the supervision strategy the
 /// planner swapped in (`None` until then: the stage form reads its own
@@ -181,7 +180,7 @@ where
         upstream.saturating_add(usize::from(!self.zero_sent))
     }
 
-    fn cancel(&mut self, cause: &crate::StreamError) {
+    fn cancel(&mut self, cause: &crate::error::StreamError) {
         self.inner.cancel(cause);
     }
 }

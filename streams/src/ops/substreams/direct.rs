@@ -19,11 +19,12 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 
 use super::runner::{Runner, Tail};
-use crate::blueprint::graph::{Fuses, Kind};
+use crate::blueprint::Flow;
+use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, FoldSlot, FusedConsumer, StepNode};
-use crate::interpreter::actor::IslandMsg;
 use crate::ops::flatten::sub::SubPoll;
-use crate::{Flow, StreamError};
+use crate::plan::graph::{Fuses, Kind};
+use crate::stage::IslandMsg;
 
 /// How every substream of one splitting stage runs directly.
 pub(crate) struct DirectPlan<T, U> {
@@ -56,7 +57,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
     if !chain {
         return None;
     }
-    let nodes = crate::fusion::supervise(&graph.nodes);
+    let nodes = crate::plan::supervise(&graph.nodes);
     let (fold_node, step_nodes) = nodes.split_last()?;
     let Some(Fuses::Fold(fold)) = &fold_node.fuses else {
         return None;
@@ -76,10 +77,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
         fold.consumer(&fold_node.full_attributes()),
         |inner, step| step.before_consumer(&*inner),
     );
-    let names: Vec<String> = nodes
-        .iter()
-        .map(crate::blueprint::graph::Node::name)
-        .collect();
+    let names: Vec<String> = nodes.iter().map(crate::plan::graph::Node::name).collect();
     Some(Arc::new(DirectPlan {
         factory: FusedConsumer::<T>::of(&*consumer),
         name: Arc::from(names.join(".")),

@@ -38,8 +38,9 @@ use stage::{Splitter, Substreams};
 
 use super::FlowOps;
 use super::util::logic_flow;
-use crate::blueprint::graph::Fuses;
-use crate::{ArgumentError, Flow, RunnableGraph, Sink, Source};
+use crate::blueprint::{Flow, RunnableGraph, Sink, Source};
+use crate::error::ArgumentError;
+use crate::plan::graph::Fuses;
 
 pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + Sync>;
 

@@ -10,12 +10,13 @@
 
 use std::time::Duration;
 
+use crate::blueprint::Source;
+use crate::error::{ErrorKind, StreamError};
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort,
     SourceShape, StageContext, StageResult, SubscriptionTimeoutMode, TimerKey,
 };
 use crate::sync::{Arc, AtomicUsize, Ordering};
-use crate::{ErrorKind, Source, StreamError};
 
 /// The tail's state, shared by the stage and the tail source: not run
 /// yet, run (once), or timed out (it can no longer be run).

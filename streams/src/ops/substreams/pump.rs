@@ -12,11 +12,11 @@ use std::sync::Arc;
 use std::task::{Context, Waker};
 
 use super::stage::{Route, Substreams};
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::fusion::{BoxChunks, Fill, FusedIter, IterFactory, IterNode, SplitNode};
-use crate::interpreter::{ErasedStage, MatContext};
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStageLogic, SlotKind, StageContext, StageResult,
+    AsyncCallback, Attributes, ErasedStage, GraphStageLogic, MatContext, SlotKind, StageContext,
+    StageResult,
 };
 
 /// Elements routed per actor turn (as a fused source-to-sink loop).

@@ -11,16 +11,16 @@ use std::sync::Arc;
 
 use weir_actor::FunctionRef;
 
-use crate::blueprint::graph::{Graph, Kind, Node};
-use crate::interpreter::actor::IslandMsg;
-use crate::interpreter::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
+use crate::blueprint::{Flow, Sink};
+use crate::error::{ErrorKind, StreamError};
 use crate::interpreter::island::Island;
 use crate::ops::flatten::sub::{Marker, SubEvent, SubPoll};
+use crate::plan::graph::{Graph, Kind, Node};
+use crate::stage::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
-    StageResult,
+    AsyncCallback, Attributes, GraphStage, GraphStageLogic, IslandMsg, MatContext, OutPort,
+    SourceShape, StageContext, StageResult,
 };
-use crate::{Attributes, ErrorKind, Flow, Sink, StreamError};
 
 /// Events a substream island runs per turn before the stage's other work.
 const BUDGET: usize = 1024;

@@ -7,7 +7,7 @@ type Hasher = foldhash::fast::RandomState;
 use std::hash::Hash;
 
 use super::stage::{Route, Splitter};
-use crate::{ErrorKind, StreamError};
+use crate::error::{ErrorKind, StreamError};
 
 /// What `split_when` / `split_after` do when a substream cancels (Akka's
 /// `SubstreamCancelStrategy`).

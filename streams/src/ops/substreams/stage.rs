@@ -9,11 +9,12 @@ use std::sync::Arc;
 use super::direct::{Body, Direct, DirectPlan};
 use super::pump::Pump;
 use super::runner::{Runner, Tail};
+use crate::blueprint::Flow;
+use crate::error::StreamError;
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
 };
-use crate::{Flow, StreamError};
 
 /// Where an element goes.
 pub(crate) enum Route {

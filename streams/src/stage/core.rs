@@ -35,10 +35,9 @@ use std::collections::VecDeque;
 
 use weir_actor::{ActorRef, ActorSystem, Cancellable};
 
-use super::actor::IslandMsg;
-use crate::StreamError;
+use crate::error::StreamError;
 use crate::stage::{
-    Attributes, GraphStageLogic, Slot, SlotKind, StageContext, StageResult, TimerKey,
+    Attributes, GraphStageLogic, IslandMsg, Slot, SlotKind, StageContext, StageResult, TimerKey,
 };
 
 pub(crate) const DEMANDED: u16 = 1;

@@ -10,12 +10,13 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use crate::Attributes;
+use super::BoundaryFactory;
 use crate::fusion::{
     ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
     StepNode,
 };
-use crate::interpreter::{BoundaryFactory, ErasedStage};
+use crate::stage::Attributes;
+use crate::stage::ErasedStage;
 
 /// The materialized values of a run, one per node in node order; each
 /// blueprint's function takes the values of its own nodes.
@@ -107,7 +108,7 @@ impl Node {
     /// The node's attributes over its stage's defaults.
     pub(crate) fn full_attributes(&self) -> Attributes {
         match self.kind.stage() {
-            Some(stage) => crate::interpreter::stage_attributes(&*stage, &self.attributes),
+            Some(stage) => crate::stage::stage_attributes(&*stage, &self.attributes),
             None => self.attributes.clone(),
         }
     }

@@ -3,11 +3,12 @@
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::graph::{Graph, Kind, Node};
-use super::{Flow, Keep};
-use crate::graph::GraphBuilder;
-use crate::stage::{BidiShape, GraphStage};
-use crate::{Attributes, FlowOps};
+use super::bidi::BidiPorts;
+use super::builder::GraphBuilder;
+use crate::blueprint::{Flow, Keep};
+use crate::ops::FlowOps;
+use crate::plan::graph::{Graph, Kind, Node};
+use crate::stage::{Attributes, BidiShape, GraphStage};
 
 const WIRED: &str = "a bidi composition has every other port connected";
 
@@ -19,7 +20,7 @@ type Directions<I1, O1, I2, O2> = PhantomData<(fn(I1) -> O1, fn(I2) -> O2)>;
 /// encodes outgoing messages and decodes incoming ones. Stack layers with
 /// [`atop`](Self::atop), close the stack with a flow with
 /// [`join`](Self::join), or add one to a
-/// [`GraphBuilder`](crate::graph::GraphBuilder) with
+/// [`GraphBuilder`] with
 /// [`bidi`](crate::graph::GraphBuilder::bidi). Immutable, and runs any
 /// number of times, like every blueprint.
 ///
@@ -117,7 +118,7 @@ where
         let mut b = GraphBuilder::new();
         let ((in1, out1), k1) = b.flow_mat(top);
         let ((in2, out2), k2) = b.flow_mat(bottom);
-        let ports = crate::graph::BidiPorts {
+        let ports = BidiPorts {
             in1,
             out1,
             in2,
@@ -183,7 +184,7 @@ where
         let (bottom, k2) = b.bidi_mat(below);
         b.connect(top.out1, bottom.in1).expect(WIRED);
         b.connect(bottom.out2, top.in2).expect(WIRED);
-        let ports = crate::graph::BidiPorts {
+        let ports = BidiPorts {
             in1: top.in1,
             out1: bottom.out1,
             in2: bottom.in2,

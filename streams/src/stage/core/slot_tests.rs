@@ -6,7 +6,7 @@
 //! ```text
 //! cargo test -p weir-streams --lib --no-run
 //! valgrind --tool=memcheck --error-exitcode=1 --leak-check=full \
-//!     --errors-for-leak-kinds=definite <lib test binary> interpreter::core::slot_tests --test-threads=1
+//!     --errors-for-leak-kinds=definite <lib test binary> stage::core::slot_tests --test-threads=1
 //! ```
 
 use super::*;
@@ -60,7 +60,7 @@ fn a_slot_refuses_another_type_and_keeps_its_element() {
     let mut c = conn::<u32>();
     *c.slot_mut::<u32>().unwrap() = Some(1);
     let error = c.slot_mut::<u64>().unwrap_err();
-    assert!(matches!(error.kind(), crate::ErrorKind::Protocol(_)));
+    assert!(matches!(error.kind(), crate::error::ErrorKind::Protocol(_)));
     assert!(c.slot_mut::<String>().is_err());
     assert!(c.slot_mut::<Option<u32>>().is_err());
     assert_eq!(c.slot_mut::<u32>().unwrap().take(), Some(1));

@@ -14,8 +14,9 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::Context;
 
-use crate::fusion::{BoxChunks, Fill};
-use crate::{Attributes, StreamError};
+use super::iter::{BoxChunks, Fill};
+use crate::error::StreamError;
+use crate::stage::Attributes;
 
 /// How one [`Pull::poll_fill`] ended. The elements it appended come first
 /// in every case.
@@ -94,3 +95,7 @@ impl<T> std::fmt::Debug for Pull<T> {
 
 /// Runs a fused source for a sink, giving the sink's materialized value.
 pub(crate) type PullFactory<In> = Arc<dyn Fn(Pull<In>) -> Box<dyn Any + Send> + Send + Sync>;
+
+/// The value a sink's pull made, standing in the sink's first value slot
+/// for the value of the whole sink (see [`Sink::with_pull`](crate::Sink::with_pull)).
+pub(crate) struct PullResult(pub(crate) Box<dyn Any + Send>);

@@ -13,9 +13,8 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use super::nodes::{SimpleOp, StepNode};
-use super::step::{Step, StepFactory};
-use crate::blueprint::graph::{Kind, Node};
+use super::graph::{Kind, Node};
+use crate::fusion::{SimpleOp, Step, StepFactory, StepNode, step_adapter};
 use crate::stage::{Directive, SupervisionStrategy};
 
 /// `nodes`, with each simple operator that has a supervision strategy
@@ -48,7 +47,7 @@ impl<I: Send + 'static, O: Send + 'static> SimpleOp<I, O> {
     /// decider; `Resume` skips the element, `Restart` skips it and makes
     /// a fresh step (fresh closure clones, fresh counters), `Stop` goes
     /// on unwinding (the stream fails as without a strategy).
-    pub(super) fn supervised_op(&self, strategy: &SupervisionStrategy) -> Arc<dyn StepNode> {
+    pub(crate) fn supervised_op(&self, strategy: &SupervisionStrategy) -> Arc<dyn StepNode> {
         let (factory, strategy) = (Arc::clone(&self.step), strategy.clone());
         let step: StepFactory<I, O> = Arc::new(move || {
             let (factory, strategy) = (Arc::clone(&factory), strategy.clone());
@@ -62,7 +61,7 @@ impl<I: Send + 'static, O: Send + 'static> SimpleOp<I, O> {
                 Err(_) => Step::Skip,
             })
         });
-        let adapt = crate::ops::step_adapter(Arc::clone(&step));
+        let adapt = step_adapter(Arc::clone(&step));
         Arc::new(SimpleOp { step, adapt })
     }
 }
