@@ -8,8 +8,9 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use crate::blueprint::Source;
+use crate::error::StreamError;
 use crate::fusion::{BoxChunks, Chunks, Fill, PollChunks};
-use crate::{Source, StreamError};
 
 /// What a poll function gives: an element, the end, a failure, or nothing yet.
 type Polled<T> = Poll<Option<Result<T, StreamError>>>;

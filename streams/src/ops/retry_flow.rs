@@ -11,11 +11,13 @@
 use std::time::Duration;
 
 use super::restart::{RestartSettings, jitter_draw};
+use crate::blueprint::{Flow, Keep};
+use crate::error::{ArgumentError, StreamError};
+use crate::graph::bidi_flow::BidiFlow;
 use crate::stage::{
     BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
     TimerKey,
 };
-use crate::{ArgumentError, BidiFlow, Flow, Keep, StreamError};
 
 /// Retries single elements through a flow with exponential backoff (Pekko's
 /// `RetryFlow`): per element, unlike [`RestartFlow`](crate::RestartFlow),

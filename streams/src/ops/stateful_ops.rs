@@ -7,7 +7,9 @@ use super::FlowOps;
 use super::scan_async::{Emit, ScanAsync};
 use super::stateful_map::StatefulMap;
 use super::util::{logic_flow, ports};
-use crate::{ArgumentError, Completion, Flow, Keep, Sink, StreamError};
+use crate::blueprint::{Flow, Keep, Sink};
+use crate::completion::Completion;
+use crate::error::{ArgumentError, StreamError};
 
 /// Operators that carry a state from one element to the next: an
 /// accumulator threaded through futures (`scan_async`, `fold_async`) and a
