@@ -83,6 +83,8 @@ mod run;
 mod script;
 #[path = "signal_differential/sources.rs"]
 mod sources;
+#[path = "signal_differential/wide.rs"]
+mod wide;
 
 use proptest::prelude::*;
 use weir_streams::prelude::*;
@@ -161,7 +163,7 @@ fn boundary_horizon(case: &Case) -> usize {
     // what the sink asked for, a boundary after it has taken more ahead
     // (Pekko's input boundary buffers the same way) and hands it on before
     // the end. So the end is compared up to that completion, not after.
-    let eager = case.join == Some(script::Join::InterleaveEager);
+    let eager = case.join.is_some_and(wide::ends_with_an_input);
     1 + case
         .script
         .iter()
@@ -383,12 +385,8 @@ fn check(case: &Case) -> Result<(), String> {
             Form::Unfused => (run::one_island(case, &unfused, &clock), &want[..]),
             Form::Boundaries | Form::BoundariesUnfused => {
                 let horizon = boundary_horizon(case);
-                // Time cases and fan-outs run in one island only (a
-                // fan-out's outputs would each need the wait for signals).
-                if horizon == 0
-                    || case.ops.iter().any(|o| o.one_island_only())
-                    || case.fan_out.is_some()
-                {
+                // Time cases run in one island only.
+                if horizon == 0 || case.ops.iter().any(|o| o.one_island_only()) {
                     continue;
                 }
                 let want = &want[..horizon];
@@ -402,6 +400,7 @@ fn check(case: &Case) -> Result<(), String> {
         };
         let compared = match form {
             Form::Fused | Form::Unfused => compare(case, want, &got),
+            _ if case.fan_out.is_some() => wide::fan_out_across_boundaries(case, want, &got),
             _ => compare_across_boundaries(case, want, &got),
         };
         if let Err(e) = compared {
