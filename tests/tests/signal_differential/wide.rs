@@ -189,6 +189,16 @@ pub(crate) fn ends_with_an_input(join: Join) -> bool {
     join == Join::InterleaveEager || matches!(join, Join::Wide(w) if w.eager_complete())
 }
 
+/// An eager merge with an iterator input: across boundaries compared up
+/// to the step where a probe sends (the iterator's element and its
+/// completion, which ends the merge, cross a boundary of their own: the
+/// probe's element may reach the merge before them, or after).
+pub(crate) fn pushes_race_an_iterator(case: &Case) -> bool {
+    case.join
+        .is_some_and(|j| matches!(j, Join::Wide(w) if w.eager_complete()))
+        && case.sources.iter().any(|s| !matches!(s, Src::Probe))
+}
+
 /// A row of a zip as one element (two inputs: [`zipped`]).
 fn row<const N: usize>(xs: [u64; N]) -> u64 {
     xs.into_iter().fold(0, zipped)
