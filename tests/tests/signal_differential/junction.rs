@@ -1,18 +1,20 @@
-//! The model of the two-input junctions (see `model.rs` for the rules).
+//! The model of the junctions of two inputs or more (see `model.rs` for
+//! the rules; `wide.rs` for the forms of three inputs and the eager
+//! merges).
 
 use std::collections::VecDeque;
 
 use super::model::{BoxNode, Node, Poll, World, zipped};
 use super::script::{Join, Sig};
 
-/// A junction of two inputs.
+/// A junction of two inputs or more.
 pub(crate) struct Junction {
     pub(crate) join: Join,
-    pub(crate) ins: [BoxNode; 2],
+    pub(crate) ins: Vec<BoxNode>,
     /// The element each input holds (eager junctions).
-    pub(crate) held: [Option<u64>; 2],
+    pub(crate) held: Vec<Option<u64>>,
     /// Inputs that completed.
-    pub(crate) done: [bool; 2],
+    pub(crate) done: Vec<bool>,
     /// interleave: the input whose turn it is, and how many of its
     /// segment it has given.
     pub(crate) turn: usize,
@@ -28,35 +30,33 @@ pub(crate) struct Junction {
     pub(crate) closed: Option<Sig>,
     /// interleave: the first input to complete completes it.
     pub(crate) eager_close: bool,
+    /// merge (`eager_complete`): the first input to complete stops it;
+    /// what it holds goes out first. Set once an input has completed.
+    pub(crate) eager_complete: bool,
+    pub(crate) draining: bool,
 }
 
 impl Junction {
-    /// `a` and `b` joined by `join` (in the model, the variants of a
-    /// junction that behave alike are one).
-    pub(crate) fn new(join: Join, a: BoxNode, b: BoxNode) -> Self {
-        let model = match join {
-            Join::MergePreferred | Join::MergePrioritized => Join::Merge,
-            Join::ConcatLazy => Join::Concat,
-            Join::InterleaveEager => Join::Interleave,
-            join => join,
-        };
-        let b = if join == Join::ConcatLazy {
-            Box::new(Lazy {
+    /// `ins` joined by `join` (in the model, the variants of a junction
+    /// that behave alike are one).
+    pub(crate) fn new(join: Join, mut ins: Vec<BoxNode>) -> Self {
+        let n = ins.len();
+        let model = join.modelled_as();
+        if join == Join::ConcatLazy {
+            let b = ins.pop().expect("two inputs");
+            ins.push(Box::new(Lazy {
                 up: b,
                 pulled: false,
-            })
-        } else {
-            b
-        };
+            }));
+        }
+        if join == Join::Prepend {
+            ins.reverse();
+        }
         Junction {
             join: model,
-            ins: if join == Join::Prepend {
-                [b, a]
-            } else {
-                [a, b]
-            },
-            held: [None, None],
-            done: [false, false],
+            ins,
+            held: vec![None; n],
+            done: vec![false; n],
             turn: 0,
             count: 0,
             ready: VecDeque::new(),
@@ -64,11 +64,23 @@ impl Junction {
             emitted: false,
             closed: None,
             eager_close: join == Join::InterleaveEager,
+            eager_complete: matches!(join, Join::Wide(w) if w.eager_complete()),
+            draining: false,
         }
     }
 }
 
 impl Junction {
+    /// The input after `i` (round the inputs) that has not completed; `i`
+    /// if there is none.
+    fn next_after(&self, i: usize) -> usize {
+        let n = self.ins.len();
+        (1..n)
+            .map(|k| (i + k) % n)
+            .find(|k| !self.done[*k])
+            .unwrap_or(i)
+    }
+
     fn eager(&self) -> bool {
         self.join == Join::Merge || (self.join == Join::MergeSorted && self.started)
     }
@@ -89,7 +101,10 @@ impl Junction {
     }
 
     fn fill(&mut self, w: &mut World) -> Option<Sig> {
-        for i in 0..2 {
+        if self.draining {
+            return None;
+        }
+        for i in 0..self.ins.len() {
             if self.held[i].is_none() && !self.done[i] {
                 match self.ins[i].pull(w) {
                     Poll::Next(x) => {
@@ -104,6 +119,20 @@ impl Junction {
         }
         None
     }
+}
+
+/// An input that was cancelled: ended, whatever its source does after.
+struct Cut;
+
+impl Node for Cut {
+    fn pull(&mut self, _: &mut World) -> Poll {
+        Poll::End(Sig::Complete)
+    }
+    fn end(&mut self, _: &mut World) -> Option<Sig> {
+        Some(Sig::Complete)
+    }
+    fn pump(&mut self, _: &mut World) {}
+    fn cancel(&mut self, _: &mut World) {}
 }
 
 /// `concat_lazy`'s second input: started by the first pull (so its end,
@@ -184,14 +213,12 @@ impl Node for Junction {
             }
             let out = match self.join {
                 Join::Merge => self.ready.pop_front().and_then(|i| self.held[i].take()),
-                Join::Zip => match self.held {
-                    [Some(a), Some(b)] => {
-                        self.held = [None, None];
-                        Some(zipped(a, b))
-                    }
-                    _ => None,
-                },
-                _ => match self.held {
+                Join::Zip if self.held.iter().all(Option::is_some) => {
+                    let row = self.held.iter_mut().map(|h| h.take().expect("held"));
+                    Some(row.fold(0, zipped))
+                }
+                Join::Zip => None,
+                _ => match self.held[..] {
                     [Some(a), Some(b)] => {
                         let i = usize::from(b < a);
                         self.held[i].take()
@@ -215,7 +242,7 @@ impl Node for Junction {
         }
         loop {
             let i = match self.join {
-                Join::Concat | Join::Prepend => usize::from(self.done[0]),
+                Join::Concat | Join::Prepend => self.done.iter().position(|d| !d).unwrap_or(0),
                 _ => self.turn,
             };
             if self.done[i] {
@@ -231,9 +258,7 @@ impl Node for Junction {
                     self.count += 1;
                     if self.count == segment {
                         self.count = 0;
-                        if !self.done[1 - i] {
-                            self.turn = 1 - i;
-                        }
+                        self.turn = self.next_after(i);
                     }
                     return Poll::Next(x);
                 }
@@ -244,10 +269,10 @@ impl Node for Junction {
                         // The other input is cancelled.
                         return self.close(w, Sig::Complete);
                     }
-                    if self.done == [true, true] {
+                    if self.done.iter().all(|d| *d) {
                         return Poll::End(Sig::Complete);
                     }
-                    self.turn = 1 - i;
+                    self.turn = self.next_after(i);
                     self.count = 0;
                 }
                 Poll::End(e) => return self.close(w, e),
@@ -262,7 +287,7 @@ impl Node for Junction {
         if self.join == Join::OrElse {
             return self.or_else_end(w);
         }
-        let mut ends = [self.ins[0].end(w), self.ins[1].end(w)];
+        let mut ends: Vec<Option<Sig>> = self.ins.iter_mut().map(|i| i.end(w)).collect();
         if !self.started && ends.iter().any(Option::is_some) {
             // merge_sorted: an input's end is its first event; it pulls
             // (unless that end is a failure, which it passes on first).
@@ -273,7 +298,7 @@ impl Node for Junction {
                     self.close(w, e.clone());
                     return Some(e);
                 }
-                ends = [self.ins[0].end(w), self.ins[1].end(w)];
+                ends = self.ins.iter_mut().map(|i| i.end(w)).collect();
             }
         }
         for (i, e) in ends.iter().enumerate() {
@@ -290,12 +315,25 @@ impl Node for Junction {
                 }
             }
         }
+        if self.eager_complete && ends.iter().any(Option::is_some) && !self.draining {
+            // It takes nothing more: the inputs holding nothing are
+            // cancelled, the others once what they hold went out.
+            // (What they send after that does not reach it.)
+            self.draining = true;
+            for (input, held) in self.ins.iter_mut().zip(&self.held) {
+                if held.is_none() {
+                    std::mem::replace(input, Box::new(Cut)).cancel(w);
+                }
+            }
+        }
         let finished = |i: usize| ends[i].is_some() && self.held[i].is_none();
+        let mut inputs = 0..self.ins.len();
         let end = match self.join {
+            _ if self.draining => self.held.iter().all(Option::is_none),
             // Zip ends when an input has ended with nothing held.
-            Join::Zip => finished(0) || finished(1),
-            _ if self.eager_close => finished(0) || finished(1),
-            _ => finished(0) && finished(1),
+            Join::Zip => inputs.any(finished),
+            _ if self.eager_close => inputs.any(finished),
+            _ => inputs.all(finished),
         };
         if end {
             self.close(w, Sig::Complete);

@@ -398,11 +398,10 @@ fn graph(case: &Case) -> BoxNode {
     use super::junction::Junction;
     use super::sources::source;
     let mut probe = 0;
-    let mut sources = case.sources.iter().map(|s| source(s, &mut probe));
-    let first = sources.next().expect("a case has a source");
-    let mut node = match (case.join, sources.next()) {
-        (Some(join), Some(second)) => Box::new(Junction::new(join, first, second)) as BoxNode,
-        _ => first,
+    let mut sources: Vec<BoxNode> = case.sources.iter().map(|s| source(s, &mut probe)).collect();
+    let mut node = match case.join {
+        Some(join) if sources.len() > 1 => Box::new(Junction::new(join, sources)) as BoxNode,
+        _ => sources.pop().expect("a case has a source"),
     };
     for op in &case.ops {
         let op = match op {

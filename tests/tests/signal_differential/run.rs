@@ -130,7 +130,7 @@ fn joined(join: Join, a: Source<u64>, b: Source<u64>) -> Source<u64> {
             a,
             b,
         ),
-        Join::ConcatLazy => unreachable!("fluent, above"),
+        Join::ConcatLazy | Join::Wide(_) => unreachable!("fluent, above; `wide.rs`"),
         Join::Interleave2 => uniform(
             &mut g,
             Interleave::<u64, 2>::new(2).expect("2 is a segment size"),
@@ -238,14 +238,24 @@ fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, S
 /// The case as a source; `boundaries` puts one after every stage.
 fn blueprint(case: &Case, boundaries: bool, slots: &Slots) -> Source<u64> {
     let mut probe = 0;
-    let mut sources = case
+    let mut sources: Vec<Source<u64>> = case
         .sources
         .iter()
-        .map(|s| boundary(source(s, &mut probe, slots), boundaries));
-    let first = sources.next().expect("a case has a source");
-    let mut s = match (case.join, sources.next()) {
-        (Some(join), Some(b)) => boundary(joined(join, first, b), boundaries),
-        _ => first,
+        .map(|s| boundary(source(s, &mut probe, slots), boundaries))
+        .collect();
+    let mut s = match case.join {
+        Some(join) if sources.len() > 1 => {
+            // Three inputs, or a junction of `wide.rs`: built there.
+            let b = (sources.len() == 2 && !matches!(join, Join::Wide(_))).then(|| sources.pop());
+            boundary(
+                match b.flatten() {
+                    Some(b) => joined(join, sources.pop().expect("two"), b),
+                    None => super::wide::joined(join, sources),
+                },
+                boundaries,
+            )
+        }
+        _ => sources.pop().expect("a case has a source"),
     };
     for op in &case.ops {
         s = boundary(apply(s, *op), boundaries);
@@ -398,45 +408,55 @@ pub(crate) fn waiting(
 ) -> Vec<StepTrace> {
     let mut run = Running::start(case, boundaries, mat, clock);
     let mut out = Vec::new();
-    let mut ended = false;
+    let (mut ended, mut ended2) = (false, false);
     let steps = std::iter::once(None).chain(case.script.iter().copied().map(Some));
     for (step, want) in steps.zip(expected) {
         if let Some(step) = step {
             run.apply(step);
         }
-        let mut elements = want
-            .down
-            .iter()
-            .filter(|s| matches!(s, Sig::Next(_)))
-            .count();
-        let mut end = !ended && want.down.iter().any(|s| !matches!(s, Sig::Next(_)));
-        let mut down = Vec::new();
-        while elements > 0 || end {
-            match run.sink.receive_within(PATIENCE) {
-                Some(r) => {
-                    let s = sig(r);
-                    if matches!(s, Sig::Next(_)) {
-                        elements = elements.saturating_sub(1);
-                    } else {
-                        ended = true;
-                        end = false;
-                        elements = 0;
-                    }
-                    down.push(s);
-                }
-                None => break,
-            }
-        }
-        run.sink.wait_idle();
-        run.drain_down(&mut down);
-        ended |= down.iter().any(|s| !matches!(s, Sig::Next(_)));
+        // Each output waits for its own (a fan-out's second too).
+        let down = wait_for(&mut run.sink, &want.down, &mut ended);
+        let down2 = match &mut run.sink2 {
+            Some(sink2) => wait_for(sink2, &want.down2, &mut ended2),
+            None => Vec::new(),
+        };
         // Drain what the probes saw so it does not pile up.
         run.drain_up();
         out.push(StepTrace {
             down,
             up: want.up.clone(),
-            down2: Vec::new(),
+            down2,
         });
     }
     out
+}
+
+/// What `sink` shows after a step: it waits for the elements in `want`
+/// and for the end there if it has not `ended` yet (a signal that comes
+/// late is waited for; one that comes early shows up in its place), then
+/// takes whatever else has already arrived.
+fn wait_for(sink: &mut SinkProbe<u64>, want: &[Sig], ended: &mut bool) -> Vec<Sig> {
+    let mut elements = want.iter().filter(|s| matches!(s, Sig::Next(_))).count();
+    let mut end = !*ended && want.iter().any(|s| !matches!(s, Sig::Next(_)));
+    let mut down = Vec::new();
+    while elements > 0 || end {
+        let Some(r) = sink.receive_within(PATIENCE) else {
+            break;
+        };
+        let s = sig(r);
+        if matches!(s, Sig::Next(_)) {
+            elements = elements.saturating_sub(1);
+        } else {
+            *ended = true;
+            end = false;
+            elements = 0;
+        }
+        down.push(s);
+    }
+    sink.wait_idle();
+    while let Some(r) = sink.try_receive() {
+        down.push(sig(r));
+    }
+    *ended |= down.iter().any(|s| !matches!(s, Sig::Next(_)));
+    down
 }

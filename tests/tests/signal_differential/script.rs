@@ -42,6 +42,9 @@ pub(crate) enum Join {
     /// `Interleave::new(1).eager_close()`: completes when either input
     /// does.
     InterleaveEager,
+    /// The junctions of `wide.rs` (eager merges, `Source::combine`, the
+    /// zips of arrays and tuples).
+    Wide(super::wide::Wide),
 }
 
 impl Join {
@@ -50,7 +53,7 @@ impl Join {
         matches!(
             self,
             Join::Merge | Join::MergePreferred | Join::MergePrioritized
-        )
+        ) || matches!(self, Join::Wide(w) if w.merges())
     }
 }
 
@@ -261,7 +264,7 @@ fn src() -> impl Strategy<Value = Src> {
 /// order in which its failure and the other input's first element reach
 /// the junction is the interpreter's (it starts the stages in its own
 /// order), not something the model states.
-fn joined_src() -> impl Strategy<Value = Src> {
+pub(crate) fn joined_src() -> impl Strategy<Value = Src> {
     prop_oneof![
         3 => Just(Src::Probe),
         2 => prop::collection::vec(0u64..1000, 0..6).prop_map(Src::Iter),
@@ -370,6 +373,7 @@ fn step(probes: usize, fan_out: bool) -> BoxedStrategy<Step> {
 pub(crate) fn case() -> impl Strategy<Value = Case> {
     let sources = prop_oneof![
         2 => src().prop_map(|s| (vec![s], None)),
+        2 => super::wide::sources(),
         3 => (joined_src(), joined_src(), join()).prop_map(|(a, b, j)| {
             // `concat_lazy` materializes `b` only when asked for.
             let b = match b {
@@ -415,7 +419,7 @@ pub(crate) fn case() -> impl Strategy<Value = Case> {
             join,
             ops: ops.clone(),
             fan_out,
-            script: legal(script, probes),
+            script: super::wide::script(join, legal(script, probes)),
         })
     })
 }
