@@ -1,0 +1,198 @@
+//! The substream operators: their script form ([`Sub`], one `Op::Sub`
+//! variant), their model (one [`Node`] simulating Pekko's stages, built
+//! by [`node`]) and how a run builds them ([`apply`]).
+//!
+//! Pekko runs `split_when` / `split_after` / `group_by` as a splitting
+//! stage that emits substream sources, each run through the substream's
+//! flow into a `FlattenMerge(breadth)` (`merge_substreams`: unbounded,
+//! `concat_substreams`: 1); `prefix_and_tail(n)` flattened is
+//! `PrefixAndTail` into `FlattenMerge(1)` (`flat_map_concat`). The model
+//! plays those stages' handlers as events (those crossing into or out of
+//! a substream after those within one interpreter, as Pekko's async
+//! callbacks are), so it states what they do:
+//! - nothing is pulled before downstream's first pull; the flattening
+//!   stage pulls every substream it adds at once (one element ahead per
+//!   substream), and asks the splitting stage for the next substream
+//!   while it runs fewer than its breadth;
+//! - `split_when` opens a substream with the first element and with each
+//!   element `x % m == 0`, completing the one before; `split_after` ends a
+//!   substream after such an element and pulls the next element at once;
+//!   a substream that cancels (`take`) has the rest of its elements
+//!   dropped up to the next split (`SubstreamCancelStrategy::Drain`,
+//!   Weir's documented default: Akka's; Pekko 1.1 made it the supervision
+//!   decider's);
+//! - `group_by(max, x % m)` pulls when a substream asks or the flattening
+//!   stage wants a new one, holds one element for a substream that has
+//!   not asked, drops the elements of a closed key, and fails with
+//!   `TooManySubstreams` on a new key when open and closed keys make
+//!   `max` (Pekko counts the closed keys); at upstream completion each
+//!   substream completes once it has taken its elements;
+//! - `prefix_and_tail(n)` pulls until it holds `n` (or upstream ends),
+//!   then emits the pair and completes; the tail is pulled upstream only
+//!   when the inner source (`Source::from_iter(prefix).concat(tail)`)
+//!   reaches it;
+//! - an upstream failure fails the stream at once (what the flattening
+//!   stage holds is dropped).
+
+use weir_streams::graph::JunctionOps;
+use weir_streams::SubFlow;
+use weir_streams::prelude::*;
+
+use super::model::map;
+use super::script::Sig;
+
+#[path = "substreams_model.rs"]
+mod model;
+pub(crate) use model::node;
+
+/// The operator each substream runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inner {
+    /// No operator.
+    Id,
+    Map(u64),
+    /// `take(n)`: cancels the substream after `n` elements.
+    Take(u64),
+    /// `fold(0, sum % 1000)`.
+    Fold,
+}
+
+/// The operators of this module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Sub {
+    /// `split_when(x % m == 0)` (or `split_after`), `inner`, closed by
+    /// `merge_substreams` (`merge`) or `concat_substreams`.
+    Split {
+        after: bool,
+        m: u64,
+        inner: Inner,
+        merge: bool,
+    },
+    /// `group_by(max, x % m)`, `inner`, `merge_substreams` (or
+    /// `concat_substreams`).
+    GroupBy {
+        m: u64,
+        max: usize,
+        inner: Inner,
+        merge: bool,
+    },
+    /// `prefix_and_tail(n)` then `flat_map_concat` of the prefix, then
+    /// the tail.
+    PrefixAndTail(usize),
+}
+
+impl Sub {
+    /// With `merge_substreams` over `group_by`, the substreams' elements
+    /// come as they arrive: compared by counts (as a `merge`).
+    pub(crate) fn unordered(self) -> bool {
+        matches!(self, Sub::GroupBy { merge: true, .. })
+    }
+
+    /// `prefix_and_tail`'s tail runs as a stream of its own in Weir (in
+    /// the stage's island in Pekko): its signals may come after the island
+    /// is idle, so the runs wait for them (as for `recover_with_retries`).
+    pub(crate) fn runs_inner_stream(self) -> bool {
+        matches!(self, Sub::PrefixAndTail(_))
+    }
+}
+
+/// The strategy for the random cases (`script.rs`'s `op`).
+pub(crate) fn sub() -> impl proptest::strategy::Strategy<Value = Sub> {
+    use proptest::prelude::*;
+    let inner = prop_oneof![
+        Just(Inner::Id),
+        (1u64..4).prop_map(Inner::Map),
+        (1u64..3).prop_map(Inner::Take),
+        Just(Inner::Fold),
+    ];
+    prop_oneof![
+        3 => (any::<bool>(), 2u64..4, inner.clone(), any::<bool>())
+            .prop_map(|(after, m, inner, merge)| Sub::Split { after, m, inner, merge }),
+        2 => (2u64..4, 1usize..4, inner, any::<bool>())
+            .prop_map(|(m, max, inner, merge)| Sub::GroupBy { m, max, inner, merge }),
+        1 => (0usize..4).prop_map(Sub::PrefixAndTail),
+    ]
+}
+
+fn sum(a: u64, x: u64) -> u64 {
+    (a + x) % 1000
+}
+
+fn close(sf: SubFlow<Source<u64>, u64, u64>, inner: Inner, merge: bool) -> Source<u64> {
+    let sf = match inner {
+        Inner::Id => sf,
+        Inner::Map(k) => sf.map(map(k)),
+        Inner::Take(n) => sf.take(n),
+        Inner::Fold => sf.fold(0, sum),
+    };
+    if merge {
+        sf.merge_substreams()
+    } else {
+        sf.concat_substreams()
+    }
+}
+
+/// The operator as a run builds it.
+pub(crate) fn apply(s: Source<u64>, op: Sub) -> Source<u64> {
+    match op {
+        Sub::Split {
+            after,
+            m,
+            inner,
+            merge,
+        } => {
+            let p = move |x: &u64| x % m == 0;
+            let sf = if after {
+                s.split_after(p)
+            } else {
+                s.split_when(p)
+            };
+            close(sf, inner, merge)
+        }
+        Sub::GroupBy {
+            m,
+            max,
+            inner,
+            merge,
+        } => close(
+            s.group_by(max, move |x| x % m).expect("max is at least 1"),
+            inner,
+            merge,
+        ),
+        Sub::PrefixAndTail(n) => s
+            .prefix_and_tail(n)
+            .flat_map_concat(|(prefix, tail): (Vec<u64>, Source<u64>)| {
+                Source::from_iter(prefix).concat(tail)
+            }),
+    }
+}
+
+/// The message of `group_by`'s failure as the runs report it.
+pub(crate) fn too_many(max: usize) -> Sig {
+    Sig::Error(format!("TooManySubstreams {{ max: {max} }}"))
+}
+
+
+#[test]
+fn tmp_find_model_panics() {
+    use proptest::strategy::{Strategy, ValueTree};
+    let mut runner = proptest::test_runner::TestRunner::default();
+    let strategy = super::script::case();
+    for _ in 0..20000 {
+        let case = strategy.new_tree(&mut runner).expect("a case").current();
+        if !case.ops.iter().any(|o| matches!(o, super::script::Op::Sub(_))) {
+            continue;
+        }
+        let c = case.clone();
+        if std::panic::catch_unwind(move || super::model::trace(&c)).is_err() {
+            panic!("{case:?}");
+        }
+    }
+}
+
+#[test]
+fn tmp_one() {
+    use super::script::*;
+    let case = Case { sources: vec![Src::Iter(vec![444, 539, 793]), Src::Probe], join: Some(Join::Zip), ops: vec![Op::Fold, Op::Sub(Sub::Split { after: false, m: 3, inner: Inner::Fold, merge: false }), Op::Sub(Sub::Split { after: true, m: 3, inner: Inner::Id, merge: false })], fan_out: None, script: vec![Step::Complete(0), Step::Request(3)] };
+    println!("{:?}", super::model::trace(&case));
+}
