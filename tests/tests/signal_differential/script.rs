@@ -213,7 +213,10 @@ impl Case {
         // off it varies).
         self.join.is_some_and(Join::merges)
             || self.fan_out == Some(FanOut::BalanceAll)
-            || self.ops.iter().any(|o| matches!(o, Op::Sub(s) if s.unordered()))
+            || self
+                .ops
+                .iter()
+                .any(|o| matches!(o, Op::Sub(s) if s.unordered()))
     }
 }
 

@@ -34,8 +34,8 @@
 //! - an upstream failure fails the stream at once (what the flattening
 //!   stage holds is dropped).
 
-use weir_streams::graph::JunctionOps;
 use weir_streams::SubFlow;
+use weir_streams::graph::JunctionOps;
 use weir_streams::prelude::*;
 
 use super::model::map;
@@ -159,11 +159,12 @@ pub(crate) fn apply(s: Source<u64>, op: Sub) -> Source<u64> {
             inner,
             merge,
         ),
-        Sub::PrefixAndTail(n) => s
-            .prefix_and_tail(n)
-            .flat_map_concat(|(prefix, tail): (Vec<u64>, Source<u64>)| {
-                Source::from_iter(prefix).concat(tail)
-            }),
+        Sub::PrefixAndTail(n) => {
+            s.prefix_and_tail(n)
+                .flat_map_concat(|(prefix, tail): (Vec<u64>, Source<u64>)| {
+                    Source::from_iter(prefix).concat(tail)
+                })
+        }
     }
 }
 
@@ -172,27 +173,194 @@ pub(crate) fn too_many(max: usize) -> Sig {
     Sig::Error(format!("TooManySubstreams {{ max: {max} }}"))
 }
 
+/// Whether `case` has a substream operator that `pred` matches.
+pub(crate) fn has(case: &super::script::Case, pred: fn(Sub) -> bool) -> bool {
+    case.ops
+        .iter()
+        .any(|o| matches!(o, super::script::Op::Sub(s) if pred(*s)))
+}
 
-#[test]
-fn tmp_find_model_panics() {
-    use proptest::strategy::{Strategy, ValueTree};
-    let mut runner = proptest::test_runner::TestRunner::default();
-    let strategy = super::script::case();
-    for _ in 0..20000 {
-        let case = strategy.new_tree(&mut runner).expect("a case").current();
-        if !case.ops.iter().any(|o| matches!(o, super::script::Op::Sub(_))) {
-            continue;
+#[cfg(test)]
+mod regressions {
+    use super::super::script::{Case, Op, Src, Step};
+    use super::{Inner, Sub};
+
+    fn probe(op: Sub, script: Vec<Step>) -> Case {
+        Case {
+            sources: vec![Src::Probe],
+            join: None,
+            ops: vec![Op::Sub(op)],
+            fan_out: None,
+            script,
         }
-        let c = case.clone();
-        if std::panic::catch_unwind(move || super::model::trace(&c)).is_err() {
-            panic!("{case:?}");
+    }
+
+    /// `split_when(x % 2 == 0).concat_substreams()`, `split_after`, a
+    /// substream of `take(1)`, `prefix_and_tail(1)` flattened and
+    /// `group_by(2, x % 2).take(1).merge_substreams()`: the model's
+    /// demand and ends, which every form shows.
+    #[test]
+    fn substreams_show_the_demand_and_ends_the_model_gives() {
+        let split = |after, inner, merge| Sub::Split {
+            after,
+            m: 2,
+            inner,
+            merge,
+        };
+        for case in [
+            probe(
+                split(false, Inner::Id, false),
+                vec![
+                    Step::Request(2),
+                    Step::Push(0, 1),
+                    Step::Push(0, 2),
+                    Step::Complete(0),
+                ],
+            ),
+            probe(
+                split(true, Inner::Take(1), true),
+                vec![
+                    Step::Request(3),
+                    Step::Push(0, 2),
+                    Step::Push(0, 3),
+                    Step::Push(0, 5),
+                ],
+            ),
+            probe(
+                split(false, Inner::Fold, false),
+                vec![
+                    Step::Request(3),
+                    Step::Push(0, 1),
+                    Step::Push(0, 2),
+                    Step::Complete(0),
+                ],
+            ),
+            probe(
+                Sub::PrefixAndTail(1),
+                vec![Step::Request(2), Step::Push(0, 1), Step::Complete(0)],
+            ),
+            probe(
+                Sub::GroupBy {
+                    m: 2,
+                    max: 2,
+                    inner: Inner::Take(1),
+                    merge: false,
+                },
+                vec![Step::Request(1), Step::Push(0, 1)],
+            ),
+        ] {
+            super::super::check(&case).expect("every form agrees");
         }
+    }
+
+    /// `group_by(2, x % 3).take(1).merge_substreams()` over 1, 2, 3:
+    /// keys 1 and 2 are closed when 3 comes; Pekko counts closed keys
+    /// against `max_substreams` (it fails with `TooManySubstreams`), Weir
+    /// counts only open substreams and opens a third.
+    #[test]
+    #[ignore = "known defect: group_by does not count closed keys against max_substreams"]
+    fn group_by_counts_closed_keys_against_max_substreams() {
+        super::super::check_all_forms(probe(
+            Sub::GroupBy {
+                m: 3,
+                max: 2,
+                inner: Inner::Take(1),
+                merge: true,
+            },
+            vec![
+                Step::Request(5),
+                Step::Push(0, 1),
+                Step::Push(0, 2),
+                Step::Push(0, 3),
+            ],
+        ));
+    }
+
+    /// `group_by(3, x % 3).take(1).concat_substreams()`, request(1), 300,
+    /// then 928: Pekko's `FlattenMerge(1)` pulls the substream of 928 as
+    /// soon as it takes it in (after 300 went out), so `take(1)` takes 928
+    /// and cancels, and `group_by` pulls upstream again; Weir starts that
+    /// substream only when downstream asks (no request).
+    #[test]
+    #[ignore = "known defect: concat_substreams after group_by starts the next substream only on demand"]
+    fn concat_substreams_pulls_the_next_substream_once_taken_in() {
+        super::super::check_all_forms(probe(
+            Sub::GroupBy {
+                m: 3,
+                max: 3,
+                inner: Inner::Take(1),
+                merge: false,
+            },
+            vec![Step::Request(1), Step::Push(0, 300), Step::Push(0, 928)],
+        ));
+    }
+
+    /// `split_when(x % 2 == 0).concat_substreams()`, request(1), 1, then
+    /// cancel: Pekko's `Split` (Drain) keeps its running substream's place
+    /// and drains upstream up to the next split (no cancellation yet);
+    /// Weir cancels upstream at once.
+    #[test]
+    #[ignore = "known divergence: split_* drains upstream after downstream cancels in Pekko"]
+    fn split_drains_up_to_the_next_split_after_downstream_cancels() {
+        super::super::check_all_forms(probe(
+            Sub::Split {
+                after: false,
+                m: 2,
+                inner: Inner::Id,
+                merge: false,
+            },
+            vec![Step::Request(1), Step::Push(0, 1), Step::Cancel],
+        ));
     }
 }
 
-#[test]
-fn tmp_one() {
-    use super::script::*;
-    let case = Case { sources: vec![Src::Iter(vec![444, 539, 793]), Src::Probe], join: Some(Join::Zip), ops: vec![Op::Fold, Op::Sub(Sub::Split { after: false, m: 3, inner: Inner::Fold, merge: false }), Op::Sub(Sub::Split { after: true, m: 3, inner: Inner::Id, merge: false })], fan_out: None, script: vec![Step::Complete(0), Step::Request(3)] };
-    println!("{:?}", super::model::trace(&case));
-}
+// The divergences of these operators (in `KNOWN_DEFECTS`), each with an
+// ignored regression test in `regressions`.
+
+/// `group_by`'s limit.
+pub(crate) const KNOWN_MAX: super::KnownDefect = super::KnownDefect {
+    issue: "group_by counts only open substreams against max_substreams; Pekko \
+                counts closed keys too (a new key after a substream cancelled \
+                fails there with TooManySubstreams)",
+    forms: &[
+        super::Form::Fused,
+        super::Form::Unfused,
+        super::Form::Boundaries,
+        super::Form::BoundariesUnfused,
+    ],
+    applies: |case| {
+        has(case, |s| {
+            matches!(
+                s,
+                Sub::GroupBy {
+                    inner: Inner::Take(_),
+                    ..
+                }
+            )
+        })
+    },
+};
+
+/// `concat_substreams` after `group_by`.
+pub(crate) const KNOWN_CONCAT: super::KnownDefect = super::KnownDefect {
+    issue: "concat_substreams after group_by starts (pulls) the next substream only \
+                when downstream asks; Pekko's FlattenMerge(1) pulls it as soon as it \
+                takes it in, so a take in it cancels and group_by pulls on",
+    forms: &[super::Form::Fused, super::Form::Unfused],
+    applies: |case| has(case, |s| matches!(s, Sub::GroupBy { merge: false, .. })),
+};
+
+/// `split_*` after downstream cancels.
+pub(crate) const KNOWN_CANCEL: super::KnownDefect = super::KnownDefect {
+    issue: "a divergence to settle: after downstream cancels, Pekko's split_when / \
+                split_after (Drain) keep the running substream's place and drain \
+                upstream up to the next split; Weir cancels upstream at once",
+    forms: &[super::Form::Fused, super::Form::Unfused],
+    applies: |case| {
+        has(case, |s| matches!(s, Sub::Split { .. }))
+            && case
+                .script
+                .iter()
+                .any(|s| matches!(s, super::script::Step::Cancel))
+    },
+};

@@ -437,7 +437,9 @@ impl Nest {
                 }
             }
             Sub::GroupBy { .. } => {
-                let mine = self.next.is_some_and(|(k, _)| self.keys.get(&k) == Some(&s));
+                let mine = self
+                    .next
+                    .is_some_and(|(k, _)| self.keys.get(&k) == Some(&s));
                 if let Some(x) = self.subs[s].first.take() {
                     self.first_pushes -= 1;
                     self.src_push(s, x);
@@ -447,7 +449,9 @@ impl Nest {
                 } else if self.gb_need_pull() {
                     self.pull_up();
                 }
-                let mine = self.next.is_some_and(|(k, _)| self.keys.get(&k) == Some(&s));
+                let mine = self
+                    .next
+                    .is_some_and(|(k, _)| self.keys.get(&k) == Some(&s));
                 if self.up_done && !mine {
                     self.gb_close(s);
                     self.try_complete_all();
@@ -473,7 +477,10 @@ impl Nest {
                 }
             }
             Sub::GroupBy { .. } => {
-                if self.next.is_some_and(|(k, _)| self.keys.get(&k) == Some(&s)) {
+                if self
+                    .next
+                    .is_some_and(|(k, _)| self.keys.get(&k) == Some(&s))
+                {
                     self.next = None;
                 }
                 if self.subs[s].first.take().is_some() {
