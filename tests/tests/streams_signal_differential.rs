@@ -133,6 +133,7 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
     substreams::KNOWN_MAX,
     substreams::KNOWN_CONCAT,
     substreams::KNOWN_CANCEL,
+    substreams::KNOWN_TAIL,
 ];
 
 fn known_defect(case: &Case, form: Form) -> Option<&'static str> {

@@ -101,6 +101,10 @@ struct SubS {
     sink_closed: bool,
     /// The flattening stage took it in; it left.
     added: bool,
+    /// Elements the splitting stage pushed into it; it vanishes (see
+    /// `on_up_end`).
+    pushed: u64,
+    ghost: bool,
     removed: bool,
 }
 
@@ -194,6 +198,7 @@ impl Nest {
 
     fn src_push(&mut self, s: usize, x: u64) {
         self.subs[s].avail = false;
+        self.subs[s].pushed += 1;
         self.hops.push_back(Ev::SrcPush(s, x));
     }
 
@@ -397,9 +402,19 @@ impl Nest {
             return;
         }
         match self.op {
-            Sub::Split { .. } => match self.cur {
+            Sub::Split { after, .. } => match self.cur {
                 Some(c) if self.subs[c].first.is_some() || self.after_single.is_some() => {
                     self.will_complete = true;
+                }
+                // Pekko's `split_after` opens the next substream right
+                // after a split element that opened none; if upstream
+                // ends there it completes empty, a substream a `fold`
+                // shows (as its zero). Weir opens none: not modelled,
+                // that substream vanishes.
+                Some(c) if after && self.subs[c].pushed == 0 => {
+                    self.subs[c].ghost = true;
+                    self.src_end(c, Sig::Complete);
+                    self.complete_stage();
                 }
                 Some(c) => {
                     self.src_end(c, Sig::Complete);
@@ -596,6 +611,11 @@ impl Nest {
             return;
         }
         sub.end_in = true;
+        if sub.ghost {
+            sub.inner_done = true;
+            self.hops.push_back(Ev::SinkEnd(s, e));
+            return;
+        }
         if self.inner == Inner::Fold && e == Sig::Complete {
             if sub.sink_pulled {
                 sub.inner_done = true;
