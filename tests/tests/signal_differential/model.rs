@@ -306,7 +306,7 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
-                Op::More(_) => unreachable!("built by `linear_more::node`"),
+                Op::More(_) | Op::Sub(_) => unreachable!("built by their modules"),
                 Op::Reduce => {
                     // The first element as it is, then `f(acc, x)`.
                     self.acc = if self.count == 0 {
@@ -405,6 +405,10 @@ fn graph(case: &Case) -> BoxNode {
     };
     for op in &case.ops {
         let op = match op {
+            Op::Sub(o) => {
+                node = super::substreams::node(*o, node);
+                continue;
+            }
             Op::More(m) => match m.modelled_as() {
                 Some(op) => op,
                 None => {

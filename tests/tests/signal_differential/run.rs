@@ -84,6 +84,7 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
             s.flat_map_concat(move |x| Source::from_iter(std::iter::repeat_n(x, r)))
         }
         Op::More(m) => super::linear_more::apply(s, m),
+        Op::Sub(o) => super::substreams::apply(s, o),
     }
 }
 

@@ -125,6 +125,8 @@ pub(crate) enum Op {
     CompletionTimeout(u32),
     /// The operators of `linear_more.rs`.
     More(super::linear_more::More),
+    /// The substream operators of `substreams.rs`.
+    Sub(super::substreams::Sub),
 }
 
 impl Op {
@@ -156,6 +158,7 @@ impl Op {
     /// island), so its elements may come after the island is idle.
     pub(crate) fn runs_inner_stream(self) -> bool {
         matches!(self, Op::More(m) if m.runs_inner_stream())
+            || matches!(self, Op::Sub(s) if s.runs_inner_stream())
     }
 }
 
@@ -211,7 +214,12 @@ impl Case {
         // from the start: which it serves next follows from the order in
         // which they ask again, which is the interpreter's (with fusion
         // off it varies).
-        self.join.is_some_and(Join::merges) || self.fan_out == Some(FanOut::BalanceAll)
+        self.join.is_some_and(Join::merges)
+            || self.fan_out == Some(FanOut::BalanceAll)
+            || self
+                .ops
+                .iter()
+                .any(|o| matches!(o, Op::Sub(s) if s.unordered()))
     }
 }
 
@@ -313,6 +321,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0usize..3).prop_map(Op::FlatMapConcat),
         1 => (0u64..4).prop_map(Op::Limit),
         4 => super::linear_more::more().prop_map(Op::More),
+        3 => super::substreams::sub().prop_map(Op::Sub),
         1 => prop_oneof![
             (1u32..4).prop_map(Op::TakeWithin),
             (1u32..4).prop_map(Op::DropWithin),
