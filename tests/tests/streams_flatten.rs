@@ -323,3 +323,24 @@ fn flow_forms_compose_and_rerun() {
     }
     shutdown(&system);
 }
+
+/// An inner source that ends while downstream asks for nothing still ends
+/// the flattened stream once the outer one has ended (Pekko's flatten
+/// completes without a pull): here the tail of `prefix_and_tail`, whose
+/// end comes from upstream after its last element was taken.
+#[test]
+fn an_inner_source_ending_without_demand_completes_the_stream() {
+    let system = weir_actor::ActorSystem::new("flatten-end").unwrap();
+    let mat = Materializer::new(&system);
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .prefix_and_tail(0)
+        .flat_map_concat(|(_, tail)| tail)
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    up.send_next(7);
+    down.request(1);
+    assert_eq!(down.expect_next(), 7);
+    up.send_complete();
+    down.expect_complete();
+    system.terminate().wait().unwrap();
+}

@@ -208,10 +208,20 @@ where
     fn on_sub_event(&mut self, event: SubEvent<T>, ctx: &mut StageContext<'_>) -> StageResult {
         let id = event.id();
         // Events of inner sources already gone (cancelled) are dropped.
-        if let Some(sub) = self.subs.iter_mut().find(|s| s.id() == id) {
-            sub.on_event(event);
-            self.drive(ctx)?;
+        let Some(at) = self.subs.iter().position(|s| s.id() == id) else {
+            return Ok(());
+        };
+        self.subs[at].on_event(event);
+        // An inner source that ended with nothing left goes now, demand or
+        // not: the stage may be done with it (Pekko's flatten completes
+        // when its last inner source does, without a pull).
+        if self.subs[at].is_drained() {
+            if let SubPoll::Failed(error) = self.subs[at].poll() {
+                self.cancel_all();
+                return Err(error);
+            }
+            self.subs.remove(at);
         }
-        Ok(())
+        self.drive(ctx)
     }
 }

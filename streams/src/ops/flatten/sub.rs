@@ -370,22 +370,36 @@ impl<T: Send + 'static> SubSource<T> {
         }
     }
 
-    /// Take in an event for this inner source (the host then polls).
+    /// Take in an event for this inner source (the host then polls). An
+    /// island runs the events it leads to at once, without a demand: the
+    /// inner source's end must reach the host even when nobody asks (an
+    /// island asks for no element itself, so nothing is read ahead).
     pub(crate) fn on_event(&mut self, event: SubEvent<T>) {
+        let id = self.id;
         match (&mut self.form, event) {
-            (Form::Island { island, .. }, SubEvent::Island(_, msg)) => match msg {
-                IslandMsg::Async {
-                    stage,
-                    handler,
-                    payload,
-                } => island.on_async(stage, handler, payload),
-                IslandMsg::Timer {
-                    stage,
-                    key,
-                    generation,
-                } => island.on_timer(stage, key, generation),
-                IslandMsg::Start(_) | IslandMsg::Resume => {}
-            },
+            (Form::Island { island, wake, .. }, SubEvent::Island(_, msg)) => {
+                match msg {
+                    IslandMsg::Async {
+                        stage,
+                        handler,
+                        payload,
+                    } => island.on_async(stage, handler, payload),
+                    IslandMsg::Timer {
+                        stage,
+                        key,
+                        generation,
+                    } => island.on_timer(stage, key, generation),
+                    IslandMsg::Start(_) | IslandMsg::Resume => {}
+                }
+                if island.core.has_events() && island.run(SUB_BUDGET) {
+                    wake.invoke(id);
+                }
+            }
+            (Form::Island { island, wake, .. }, SubEvent::Wake(_)) => {
+                if island.core.has_events() && island.run(SUB_BUDGET) {
+                    wake.invoke(id);
+                }
+            }
             (
                 Form::Bridge {
                     ready,
