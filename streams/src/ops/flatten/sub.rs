@@ -138,6 +138,14 @@ enum Form<T> {
     Done,
 }
 
+/// Run what an inner island has to do, up to [`SUB_BUDGET`] events; if
+/// events are left, ask to be woken to go on.
+fn run_inner(island: &mut Island, wake: &AsyncCallback<u64>, id: u64) {
+    if island.core.has_events() && island.run(SUB_BUDGET) {
+        wake.invoke(id);
+    }
+}
+
 /// Events an inner island runs per turn before it yields to the host's
 /// other work (it asks to be woken to go on).
 const SUB_BUDGET: usize = 1024;
@@ -391,14 +399,10 @@ impl<T: Send + 'static> SubSource<T> {
                     } => island.on_timer(stage, key, generation),
                     IslandMsg::Start(_) | IslandMsg::Resume => {}
                 }
-                if island.core.has_events() && island.run(SUB_BUDGET) {
-                    wake.invoke(id);
-                }
+                run_inner(island, wake, id);
             }
             (Form::Island { island, wake, .. }, SubEvent::Wake(_)) => {
-                if island.core.has_events() && island.run(SUB_BUDGET) {
-                    wake.invoke(id);
-                }
+                run_inner(island, wake, id);
             }
             (
                 Form::Bridge {
