@@ -83,6 +83,8 @@ mod run;
 mod script;
 #[path = "signal_differential/sources.rs"]
 mod sources;
+#[path = "signal_differential/timed_more.rs"]
+mod timed_more;
 
 use proptest::prelude::*;
 use weir_streams::prelude::*;

@@ -103,6 +103,8 @@ struct Linear {
     buffer: VecDeque<u64>,
     /// A time operator's timer (or `limit`) ended the stream with this.
     timed_out: Option<Sig>,
+    /// `buffer`: downstream's last pull found nothing (it waits here).
+    wanted: bool,
 }
 
 impl Linear {
@@ -153,6 +155,7 @@ impl Node for Linear {
         if self.closed {
             return Poll::End(Sig::Complete);
         }
+        self.wanted = false;
         if !matches!(self.op, Op::Recover) {
             // A failure upstream goes before what the stage holds.
             if let Some(Sig::Error(e)) = self.up.end(w) {
@@ -197,7 +200,10 @@ impl Node for Linear {
             }
             let x = match self.up.pull(w) {
                 Poll::Next(x) => x,
-                Poll::Pending => return Poll::Pending,
+                Poll::Pending => {
+                    self.wanted = true;
+                    return Poll::Pending;
+                }
                 Poll::End(Sig::Complete) => {
                     return match self.op {
                         Op::Fold if !self.started => {
@@ -376,9 +382,13 @@ impl Node for Linear {
                 }
             }
         }
-        // While the sink asks, what arrives goes straight on (the pulls
-        // take it, as Pekko's buffer pushes to a waiting downstream).
-        if let (Op::Buffer(n), 0) = (self.op, w.demand) {
+        // While the sink's pulls wait here, what arrives goes straight on
+        // (they take it, as Pekko's buffer pushes to a waiting
+        // downstream); else (no demand, or a stage after it holds the
+        // pulls back, as `initial_delay` before its time) it is buffered.
+        if let Op::Buffer(n) = self.op
+            && (w.demand == 0 || !self.wanted)
+        {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
                     Poll::Next(x) => self.buffer.push_back(x),
@@ -425,6 +435,7 @@ fn graph(case: &Case) -> BoxNode {
             held: Vec::new(),
             buffer: VecDeque::new(),
             timed_out: None,
+            wanted: false,
         });
     }
     node
