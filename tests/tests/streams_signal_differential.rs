@@ -360,7 +360,10 @@ fn check(case: &Case) -> Result<(), String> {
         Form::Boundaries,
         Form::BoundariesUnfused,
     ] {
-        if known_defect(case, form).is_some() || linear_more::not_modelled(case) {
+        if known_defect(case, form).is_some()
+            || linear_more::not_modelled(case)
+            || timed_more::not_modelled(case)
+        {
             continue;
         }
         // Weir runs `recover_with_retries`' fallback as a stream of its

@@ -312,7 +312,7 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
-                Op::More(_) => unreachable!("built by `linear_more::node`"),
+                Op::More(_) | Op::Timed(_) => unreachable!("built by their modules"),
                 Op::Reduce => {
                     // The first element as it is, then `f(acc, x)`.
                     self.acc = if self.count == 0 {
@@ -416,6 +416,10 @@ fn graph(case: &Case) -> BoxNode {
     };
     for op in &case.ops {
         let op = match op {
+            Op::Timed(t) => {
+                node = super::timed_more::node(*t, node);
+                continue;
+            }
             Op::More(m) => match m.modelled_as() {
                 Some(op) => op,
                 None => {
@@ -459,75 +463,91 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
     for step in std::iter::once(None).chain(case.script.iter().map(Some)) {
         let mut down = Vec::new();
         let mut downs = [Vec::new(), Vec::new()];
-        match step {
-            None => {
-                // The first pulls, then the failures of `Source::failed`.
-                root.pump(&mut w);
-                w.started = true;
+        // A `PushMany` is its elements sent one by one: the probe's
+        // callbacks run one at a time, the stream settling after each.
+        let many: Vec<Step> = match step {
+            Some(Step::PushMany(i, x, n)) => {
+                (*x..x + n).map(|x| Step::Push(*i, x % 1000)).collect()
             }
-            Some(Step::Request(n)) => match &mut fan_out {
-                Some(outputs) => outputs.request(0, *n),
-                None => demand += n,
-            },
-            Some(Step::Request2(n)) => {
-                if let Some(outputs) = &mut fan_out {
-                    outputs.request(1, *n);
-                }
-            }
-            Some(Step::Cancel) => match &mut fan_out {
-                Some(outputs) => outputs.cancel(0, &mut root, &mut w),
+            _ => Vec::new(),
+        };
+        let parts: Vec<Option<&Step>> = if many.is_empty() {
+            vec![step]
+        } else {
+            many.iter().map(Some).collect()
+        };
+        for step in parts {
+            match step {
                 None => {
-                    if !done {
-                        root.cancel(&mut w);
-                        done = true;
+                    // The first pulls, then the failures of `Source::failed`.
+                    root.pump(&mut w);
+                    w.started = true;
+                }
+                Some(Step::Request(n)) => match &mut fan_out {
+                    Some(outputs) => outputs.request(0, *n),
+                    None => demand += n,
+                },
+                Some(Step::Request2(n)) => {
+                    if let Some(outputs) = &mut fan_out {
+                        outputs.request(1, *n);
                     }
                 }
-            },
-            Some(Step::Cancel2) => {
-                if let Some(outputs) = &mut fan_out {
-                    outputs.cancel(1, &mut root, &mut w);
+                Some(Step::Cancel) => match &mut fan_out {
+                    Some(outputs) => outputs.cancel(0, &mut root, &mut w),
+                    None => {
+                        if !done {
+                            root.cancel(&mut w);
+                            done = true;
+                        }
+                    }
+                },
+                Some(Step::Cancel2) => {
+                    if let Some(outputs) = &mut fan_out {
+                        outputs.cancel(1, &mut root, &mut w);
+                    }
+                }
+                Some(Step::Push(i, x)) => {
+                    if !w.probes[*i].terminated() {
+                        w.probes[*i].queue.push_back(*x);
+                    }
+                }
+                Some(Step::PushMany(..)) => unreachable!("split above"),
+                Some(Step::Complete(i)) => w.probes[*i].completed = true,
+                Some(Step::Tick) => w.now += 1,
+                Some(Step::Fail(i)) => {
+                    w.probes[*i].failed = true;
+                    w.probes[*i].queue.clear();
                 }
             }
-            Some(Step::Push(i, x)) => {
-                if !w.probes[*i].terminated() {
-                    w.probes[*i].queue.push_back(*x);
+            if let Some(outputs) = &mut fan_out {
+                outputs.settle(&mut root, &mut w, &mut downs);
+                down.append(&mut downs[0]);
+            }
+            while !done && fan_out.is_none() {
+                // Eager pulls ripple one stage per pass: run a pass per stage.
+                w.demand = demand;
+                for _ in 0..=case.ops.len() + 1 {
+                    root.pump(&mut w);
                 }
-            }
-            Some(Step::Complete(i)) => w.probes[*i].completed = true,
-            Some(Step::Tick) => w.now += 1,
-            Some(Step::Fail(i)) => {
-                w.probes[*i].failed = true;
-                w.probes[*i].queue.clear();
-            }
-        }
-        if let Some(outputs) = &mut fan_out {
-            outputs.settle(&mut root, &mut w, &mut downs);
-            down = std::mem::take(&mut downs[0]);
-        }
-        while !done && fan_out.is_none() {
-            // Eager pulls ripple one stage per pass: run a pass per stage.
-            w.demand = demand;
-            for _ in 0..=case.ops.len() + 1 {
-                root.pump(&mut w);
-            }
-            if let Some(end) = root.end(&mut w) {
-                down.push(end);
-                done = true;
-                break;
-            }
-            if demand == 0 {
-                break;
-            }
-            match root.pull(&mut w) {
-                Poll::Next(x) => {
-                    down.push(Sig::Next(x));
-                    demand -= 1;
-                }
-                Poll::End(end) => {
+                if let Some(end) = root.end(&mut w) {
                     down.push(end);
                     done = true;
+                    break;
                 }
-                Poll::Pending => break,
+                if demand == 0 {
+                    break;
+                }
+                match root.pull(&mut w) {
+                    Poll::Next(x) => {
+                        down.push(Sig::Next(x));
+                        demand -= 1;
+                    }
+                    Poll::End(end) => {
+                        down.push(end);
+                        done = true;
+                    }
+                    Poll::Pending => break,
+                }
             }
         }
         let up = w
