@@ -331,6 +331,9 @@ impl Grouped {
     /// Takes what upstream has (unless an element waits for the next
     /// group).
     fn fill(&mut self, w: &mut World) {
+        if self.full() {
+            self.push_if_wanted(w);
+        }
         while !self.closed && self.pending.is_none() && self.up.end(w).is_none() {
             let Poll::Next(x) = self.up.pull(w) else {
                 break;
@@ -355,16 +358,24 @@ impl Node for Grouped {
             return Poll::End(Sig::Complete);
         }
         self.tick(w);
+        // (A group pushed to it is downstream's before a failure comes.)
+        let again = w.demand > 1;
+        if let Some(g) = self.ready.take() {
+            self.wanted = again;
+            return Poll::Next(g);
+        }
         if let Some(Sig::Error(e)) = self.up.end(w) {
             return Poll::End(Sig::Error(e));
         }
+        // A downstream that still asks pulls again right after a group
+        // reaches it, before what the stage pulled after pushing the group
+        // arrives (as in Pekko: the push goes before the pull).
         self.wanted = false;
-        if let Some(g) = self.ready.take() {
-            return Poll::Next(g);
-        }
         self.fill(w);
         if !self.group.is_empty() && (self.full() || self.timed_out) {
-            return Poll::Next(self.emit(w));
+            let g = self.emit(w);
+            self.wanted = again;
+            return Poll::Next(g);
         }
         if let Some(Sig::Complete) = self.up.end(w) {
             // What was collected, then the held element alone.
@@ -387,6 +398,9 @@ impl Node for Grouped {
             return Some(Sig::Complete);
         }
         self.tick(w);
+        if self.ready.is_some() {
+            return None;
+        }
         match self.up.end(w)? {
             Sig::Complete => {
                 (self.group.is_empty() && self.pending.is_none() && self.ready.is_none())
@@ -734,6 +748,19 @@ mod regressions {
                 Step::Fail(0),
                 Step::Request(3),
             ],
+        ));
+    }
+
+    /// `from_iter([775, 504, 197, 545]).limit(2).grouped_within(1, 1 tick)`,
+    /// request(2): the second group, full as the sink waits for it, goes
+    /// at once, before the limit fails on the element pulled after it.
+    #[test]
+    fn a_full_group_reaches_a_waiting_sink_before_a_failure_behind_it() {
+        super::super::check_all_forms(super::super::case(
+            vec![Src::Iter(vec![775, 504, 197, 545])],
+            None,
+            vec![Op::Limit(2), Op::Timed(super::Timed::GroupedWithin(1, 1))],
+            vec![Step::Request(2)],
         ));
     }
 
