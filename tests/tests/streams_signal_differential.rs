@@ -50,7 +50,7 @@
 //! | `TimeOps::take_within`, `drop_within`, `initial_delay`, `initial_timeout`, `completion_timeout` | modelled on the test clock (`Step::Tick`), fused and unfused; exempt across boundaries (each island arms its timers on its own, so "all timers armed before the clock moves" is not defined there) |
 //! | `TimeOps::idle_timeout`, `backpressure_timeout`, `keep_alive` | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
 //! | `TimeOps::delay(k, Backpressure)` (the default buffer of 16) | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
-//! | `TimeOps::delay` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail`, `EmitEarly` (`Step::PushMany` sends a burst past its 16) | modelled on the test clock, fused and unfused (`signal_differential/timed_more.rs`, with a survey of its own, `survey_timed`, whose cases reach the timers); `EmitEarly` a known defect (Weir pulls past a full buffer without demand); not with another time operator or an eager buffer in one case (`timed_more::not_modelled`: two timers due at one tick, the first pulls' race) |
+//! | `TimeOps::delay` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail`, `EmitEarly` (`Step::PushMany` sends a burst past its 16) | modelled on the test clock, fused and unfused (`signal_differential/timed_more.rs`, with a survey of its own, `survey_timed`, whose cases reach the timers); `EmitEarly` a known defect (Weir pulls past a full buffer without demand), and `DropHead`/`DropBuffer` (no timer for the new head after a drop: a waiting sink stalls); not with another time operator or an eager buffer in one case (`timed_more::not_modelled`: two timers due at one tick, the first pulls' race) |
 //! | `delay_with` | not yet covered (`delay`'s model with a delay per element) |
 //! | `TimeOps::throttle` (`Shaping`, `Enforcing`; 1, 2 or 4 per 1..3 ticks, burst 0..2), `throttle_with_cost` (`x % 3`) | modelled as above: Pekko's token bucket on a fixed grid from materialization, a held element released at the first tick at or after its time, `Enforcing` failing with `RateExceeded`; shaping with tokens between ticks (2 or 4 per tick) a known defect (a timer set during a test clock advance, from run to run) |
 //! | `TimeOps::grouped_within(n, d)`, `grouped_weighted_within(max, d, x % 3 + 1)` | modelled as above: the timer fires every `d`, restarted at each emitted group (Weir's documented rule; Pekko restarts it when a group closes while downstream waits or an element overflows, not when a closed group goes on a later pull), a group closed by time or weight goes at once to a waiting downstream, else on the next pull; a full group carried over from an overflowing element goes on the next pull (Pekko's own `pushEagerly` invariant; its `startNewGroup` leaves it unset). Weights of zero are exempt: whether one joins a full group depends on whether downstream's next pull comes first (the interpreter's order within a step) |
@@ -115,6 +115,7 @@ struct KnownDefect {
 /// one matches is not compared in its forms.
 const KNOWN_DEFECTS: &[KnownDefect] = &[
     timed_more::DELAY_EMIT_EARLY,
+    timed_more::DELAY_DROPPED_HEAD,
     timed_more::THROTTLE_TIMER_IN_ADVANCE,
     KnownDefect {
         issue: "unfused, a buffer after a limit that fails on the element the buffer's \

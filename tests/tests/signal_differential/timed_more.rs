@@ -162,6 +162,23 @@ pub(crate) const DELAY_EMIT_EARLY: super::KnownDefect = super::KnownDefect {
     },
 };
 
+/// `delay` with `DropHead` or `DropBuffer` can be left with no timer for
+/// its new head: see the ignored `delay_drop_head_sets_a_timer_for_the_new_head`.
+pub(crate) const DELAY_DROPPED_HEAD: super::KnownDefect = super::KnownDefect {
+    issue: "delay that drops its head (DropHead, DropBuffer) arms no timer for the \
+            new head (on_push compares with the head after the drop), so a waiting \
+            downstream gets nothing when it is due",
+    forms: &[super::Form::Fused, super::Form::Unfused],
+    applies: |case| {
+        case.ops.iter().any(|o| {
+            matches!(
+                o,
+                Op::Timed(Timed::Delay(_, Overflow::DropHead | Overflow::DropBuffer))
+            )
+        })
+    },
+};
+
 /// A shaping `throttle` whose tokens come between ticks sometimes
 /// releases a second held element at the tick of the first release: see
 /// the ignored `a_throttle_holds_its_second_element_until_its_own_time`.
