@@ -103,8 +103,9 @@ struct Linear {
     buffer: VecDeque<u64>,
     /// A time operator's timer (or `limit`) ended the stream with this.
     timed_out: Option<Sig>,
-    /// `buffer`: downstream's last pull found nothing (it waits here).
-    wanted: bool,
+    /// `buffer`: downstream's pulls have reached it (once they have, while
+    /// the sink asks they take what arrives).
+    reached: bool,
 }
 
 impl Linear {
@@ -155,7 +156,7 @@ impl Node for Linear {
         if self.closed {
             return Poll::End(Sig::Complete);
         }
-        self.wanted = false;
+        self.reached = true;
         if !matches!(self.op, Op::Recover) {
             // A failure upstream goes before what the stage holds.
             if let Some(Sig::Error(e)) = self.up.end(w) {
@@ -200,10 +201,7 @@ impl Node for Linear {
             }
             let x = match self.up.pull(w) {
                 Poll::Next(x) => x,
-                Poll::Pending => {
-                    self.wanted = true;
-                    return Poll::Pending;
-                }
+                Poll::Pending => return Poll::Pending,
                 Poll::End(Sig::Complete) => {
                     return match self.op {
                         Op::Fold if !self.started => {
@@ -382,12 +380,13 @@ impl Node for Linear {
                 }
             }
         }
-        // While the sink's pulls wait here, what arrives goes straight on
-        // (they take it, as Pekko's buffer pushes to a waiting
-        // downstream); else (no demand, or a stage after it holds the
-        // pulls back, as `initial_delay` before its time) it is buffered.
+        // While the sink asks and its pulls reach it, what arrives goes
+        // straight on (they take it, as Pekko's buffer pushes to a waiting
+        // downstream); else (no demand, or a stage after it has held the
+        // pulls back so far, as `initial_delay` before its time) it is
+        // buffered.
         if let Op::Buffer(n) = self.op
-            && (w.demand == 0 || !self.wanted)
+            && (w.demand == 0 || !self.reached)
         {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
@@ -439,7 +438,7 @@ fn graph(case: &Case) -> BoxNode {
             held: Vec::new(),
             buffer: VecDeque::new(),
             timed_out: None,
-            wanted: false,
+            reached: false,
         });
     }
     node
