@@ -50,19 +50,21 @@
 //! | `concat_lazy` (fluent) | modelled, its second input an iterator source started by the first pull after the first input completed (a probe there would be materialized only then, which the runner cannot drive) |
 //! | `Interleave::eager_close` | modelled (no empty iterator input: its end races the first pulls at materialization); across boundaries compared up to the step where a probe input completes (the boundary after it took elements ahead and hands them on before the end, see `boundary_horizon`) |
 //! | `Merge::eager_complete`, `MergePreferred::eager_complete`, `MergePrioritized::eager_complete` (two and three inputs) | modelled by counts, as `merge` (`signal_differential/wide.rs`): once an input completes it takes nothing more, emits what it holds, then completes; only where that end is defined: one element per probe input, one iterator input of one element at most (else a completion riding behind a probe's queued element, or an iterator's last, reaches it when it pulls that input again, and whether it took another input's next element first is the order of the interpreter's events within a step); across boundaries compared up to the step where a probe input completes (as the eager `interleave`), and with an iterator input up to the step where a probe first sends (the iterator's element and completion cross a boundary of their own, and may reach the merge after the probe's element) |
-//! | `zip_latest`, `zip_latest_with` | not yet covered (it emits on each input's push when downstream waits at that moment, which the pull-driven model does not state) |
+//! | `zip_latest`, `zip_latest_with` | not yet covered (Pekko's `ZipLatestWith`: pulls both at the start, emits on a pull only with a fresh value, else on the next input's push while downstream waits; with both inputs answering at once, which arrives before downstream's next pull is the interpreter's order: a model must state it per input, not done in time) |
 //! | `merge`, `concat`, `interleave(1)`, `interleave(2)`, `Interleave::eager_close`, `MergePreferred`, `MergePrioritized`, `ZipWithN` of three inputs; `Source::combine` (three), fluent `Source::zip_n` (two, three), `ZipWith3`, `Zip` (tuples) | modelled (`signal_differential/wide.rs`; the junction model takes any number of inputs; `combine`, a tree of merges, by counts as one merge); a zip of these has no empty input (pulled at materialization by a stage after it, whether it pulled a probe input before an empty input's completion reached it is the interpreter's start order; the two-input zip covers the empty input). Weir's zip asks its inputs only when downstream asks, Pekko's pulls each at start and after each row: the model follows Weir, the ignored `a_zip_asks_every_input_ahead_as_pekko_does` states Pekko |
 //! | `ZipRow`, `ZipWith4`, `ZipWith5`, `Sink::combine`, junctions of four inputs or more | not yet covered (the same model; not run) |
 //! | `TimeOps::take_within`, `drop_within`, `initial_delay`, `initial_timeout`, `completion_timeout` | modelled on the test clock (`Step::Tick`), fused and unfused; exempt across boundaries (each island arms its timers on its own, so "all timers armed before the clock moves" is not defined there) |
 //! | `TimeOps::idle_timeout`, `backpressure_timeout`, `keep_alive` | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
 //! | `TimeOps::delay(k, Backpressure)` (the default buffer of 16) | modelled on the test clock, fused and unfused; exempt across boundaries (as above) |
-//! | `TimeOps::delay` with the other overflow strategies, `delay_with` | not yet covered (the strategies act only past 16 held elements, which the scripts seldom reach) |
-//! | `TimeOps::throttle`, `grouped_within` | not yet covered (throttle's token bucket and grouped_within's timer, reset with each group, need models of their own; not done in time) |
+//! | `TimeOps::delay` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail`, `EmitEarly` (`Step::PushMany` sends a burst past its 16) | modelled on the test clock, fused and unfused (`signal_differential/timed_more.rs`, with a survey of its own, `survey_timed`, whose cases reach the timers); `EmitEarly` a known defect (Weir pulls past a full buffer without demand), and `DropHead`/`DropBuffer` (no timer for the new head after a drop: a waiting sink stalls); not with another time operator or an eager buffer in one case (`timed_more::not_modelled`: two timers due at one tick, the first pulls' race) |
+//! | `delay_with` | not yet covered (`delay`'s model with a delay per element) |
+//! | `TimeOps::throttle` (`Shaping`, `Enforcing`; 1, 2 or 4 per 1..3 ticks, burst 0..2), `throttle_with_cost` (`x % 3`) | modelled as above: Pekko's token bucket on a fixed grid from materialization, a held element released at the first tick at or after its time, `Enforcing` failing with `RateExceeded`; shaping with tokens between ticks (2 or 4 per tick) a known defect (a timer set during a test clock advance, from run to run) |
+//! | `TimeOps::grouped_within(n, d)`, `grouped_weighted_within(max, d, x % 3 + 1)` | modelled as above: the timer fires every `d`, restarted at each emitted group (Weir's documented rule; Pekko restarts it when a group closes while downstream waits or an element overflows, not when a closed group goes on a later pull), a group closed by time or weight goes at once to a waiting downstream, else on the next pull; a full group carried over from an overflowing element goes on the next pull (Pekko's own `pushEagerly` invariant; its `startNewGroup` leaves it unset). Weights of zero are exempt: whether one joins a full group depends on whether downstream's next pull comes first (the interpreter's order within a step) |
 //! | `RateOps::limit` | modelled |
 //! | `RateOps::limit_weighted` (cost `x % 3`) | modelled |
 //! | `RateOps::buffer` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail` (size 1, 2) | modelled fused and unfused; exempt across boundaries (what is dropped depends on when a boundary's batch arrives) and as `batch` below |
 //! | `RateOps::batch(max 1..4)`, `conflate` (sums) | modelled fused and unfused (an element goes straight on while the sink asks or downstream waits on an empty stage, else it is aggregated; the model knows the sink's demand, `World::demand`); exempt across boundaries (what is aggregated depends on when a batch arrives), into a fan-out (the model knows one sink's demand), and two of them or of the dropping buffers in one case (their first pulls at materialization, see `linear_more::not_modelled`) |
-//! | `RateOps::expand`, `extrapolate` | not yet covered: while downstream asks, whether an extrapolated element or the next upstream element reaches it first follows the order of the interpreter's events within one step, which the pull model does not state |
+//! | `RateOps::expand`, `extrapolate` | not yet covered. Pekko's `Expand` defines the order within a step: on a pull that emits a fresh element's first output it pulls upstream *before* pushing ("to be fair when upstream is not actually slow"), so an element upstream has ready overtakes the next extrapolated one; Weir's `Expand::on_pull` pushes first, then pulls: a likely defect to confirm with a model (not done in time) |
 //! | `Balance::wait_for_all_downstreams` | compared by counts (both outputs wait from the start; which is served next follows from the order they ask again, the interpreter's) |
 //! | junctions `broadcast`, `balance`, `Partition` (by `x % 2`), `UnzipWith` (two outputs, each a sink probe with its own requests and cancellation) | modelled, fused, unfused and across boundaries (the runner waits for each output's signals; each output compared as one sink is, `wide::fan_out_across_boundaries`); one more difference there: a `limit` or `reduce` before the fan-out may fail on an element the boundary asked ahead for, and that failure overtakes an element a partition holds for an output that has not asked, ending that output before the model's end (see `wide::failed_ahead`) |
 //! | fluent `also_to` (`Broadcast::eager_cancel`), `divert_to` (`Partition::eager_cancel`), `wire_tap` (`WireTap`), the side sink a probe | modelled, fused, unfused and across boundaries (as above) |
@@ -91,6 +93,8 @@ mod script;
 mod sources;
 #[path = "signal_differential/substreams.rs"]
 mod substreams;
+#[path = "signal_differential/timed_more.rs"]
+mod timed_more;
 #[path = "signal_differential/wide.rs"]
 mod wide;
 
@@ -120,6 +124,9 @@ struct KnownDefect {
 /// The divergences this test found that other branches are fixing; a case
 /// one matches is not compared in its forms.
 const KNOWN_DEFECTS: &[KnownDefect] = &[
+    timed_more::DELAY_EMIT_EARLY,
+    timed_more::DELAY_DROPPED_HEAD,
+    timed_more::THROTTLE_TIMER_IN_ADVANCE,
     KnownDefect {
         issue: "unfused, a buffer after a limit that fails on the element the buffer's \
                 refill pulled can hand out one more held element before the failure \
@@ -267,6 +274,15 @@ fn compare_across_boundaries(
             _ => differ("the failure differs"),
         };
     }
+    // A stage's own failure (`limit`) that the boundaries pulled ahead
+    // into may come where the model has not ended: it drops what the
+    // stages after it hold, so the elements before it are a prefix.
+    if end(want).is_none() && matches!(end(got), Some((_, Sig::Error(_)))) {
+        let flat = |t: &[StepTrace]| t.iter().flat_map(elements).collect::<Vec<_>>();
+        if flat(want).starts_with(&flat(got)) {
+            return Ok(());
+        }
+    }
     if want.iter().map(elements).ne(got.iter().map(elements)) {
         return differ("the elements differ");
     }
@@ -377,6 +393,7 @@ fn check(case: &Case) -> Result<(), String> {
         if known_defect(case, form).is_some()
             || linear_more::not_modelled(case)
             || substreams::not_modelled(case)
+            || timed_more::not_modelled(case)
         {
             continue;
         }

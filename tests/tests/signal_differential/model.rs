@@ -103,6 +103,9 @@ struct Linear {
     buffer: VecDeque<u64>,
     /// A time operator's timer (or `limit`) ended the stream with this.
     timed_out: Option<Sig>,
+    /// `buffer`: downstream's pulls have reached it (once they have, while
+    /// the sink asks they take what arrives).
+    reached: bool,
 }
 
 impl Linear {
@@ -153,6 +156,7 @@ impl Node for Linear {
         if self.closed {
             return Poll::End(Sig::Complete);
         }
+        self.reached = true;
         if !matches!(self.op, Op::Recover) {
             // A failure upstream goes before what the stage holds.
             if let Some(Sig::Error(e)) = self.up.end(w) {
@@ -306,7 +310,9 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
-                Op::More(_) | Op::Sub(_) => unreachable!("built by their modules"),
+                Op::More(_) | Op::Sub(_) | Op::Timed(_) => {
+                    unreachable!("built by their modules")
+                }
                 Op::Reduce => {
                     // The first element as it is, then `f(acc, x)`.
                     self.acc = if self.count == 0 {
@@ -376,9 +382,14 @@ impl Node for Linear {
                 }
             }
         }
-        // While the sink asks, what arrives goes straight on (the pulls
-        // take it, as Pekko's buffer pushes to a waiting downstream).
-        if let (Op::Buffer(n), 0) = (self.op, w.demand) {
+        // While the sink asks and its pulls reach it, what arrives goes
+        // straight on (they take it, as Pekko's buffer pushes to a waiting
+        // downstream); else (no demand, or a stage after it has held the
+        // pulls back so far, as `initial_delay` before its time) it is
+        // buffered.
+        if let Op::Buffer(n) = self.op
+            && (w.demand == 0 || !self.reached)
+        {
             while !self.closed && self.buffer.len() < n && self.up.end(w).is_none() {
                 match self.up.pull(w) {
                     Poll::Next(x) => self.buffer.push_back(x),
@@ -409,6 +420,10 @@ fn graph(case: &Case) -> BoxNode {
                 node = super::substreams::node(*o, node);
                 continue;
             }
+            Op::Timed(t) => {
+                node = super::timed_more::node(*t, node);
+                continue;
+            }
             Op::More(m) => match m.modelled_as() {
                 Some(op) => op,
                 None => {
@@ -428,6 +443,7 @@ fn graph(case: &Case) -> BoxNode {
             held: Vec::new(),
             buffer: VecDeque::new(),
             timed_out: None,
+            reached: false,
         });
     }
     node
@@ -451,75 +467,91 @@ pub(crate) fn trace(case: &Case) -> Vec<StepTrace> {
     for step in std::iter::once(None).chain(case.script.iter().map(Some)) {
         let mut down = Vec::new();
         let mut downs = [Vec::new(), Vec::new()];
-        match step {
-            None => {
-                // The first pulls, then the failures of `Source::failed`.
-                root.pump(&mut w);
-                w.started = true;
+        // A `PushMany` is its elements sent one by one: the probe's
+        // callbacks run one at a time, the stream settling after each.
+        let many: Vec<Step> = match step {
+            Some(Step::PushMany(i, x, n)) => {
+                (*x..x + n).map(|x| Step::Push(*i, x % 1000)).collect()
             }
-            Some(Step::Request(n)) => match &mut fan_out {
-                Some(outputs) => outputs.request(0, *n),
-                None => demand += n,
-            },
-            Some(Step::Request2(n)) => {
-                if let Some(outputs) = &mut fan_out {
-                    outputs.request(1, *n);
-                }
-            }
-            Some(Step::Cancel) => match &mut fan_out {
-                Some(outputs) => outputs.cancel(0, &mut root, &mut w),
+            _ => Vec::new(),
+        };
+        let parts: Vec<Option<&Step>> = if many.is_empty() {
+            vec![step]
+        } else {
+            many.iter().map(Some).collect()
+        };
+        for step in parts {
+            match step {
                 None => {
-                    if !done {
-                        root.cancel(&mut w);
-                        done = true;
+                    // The first pulls, then the failures of `Source::failed`.
+                    root.pump(&mut w);
+                    w.started = true;
+                }
+                Some(Step::Request(n)) => match &mut fan_out {
+                    Some(outputs) => outputs.request(0, *n),
+                    None => demand += n,
+                },
+                Some(Step::Request2(n)) => {
+                    if let Some(outputs) = &mut fan_out {
+                        outputs.request(1, *n);
                     }
                 }
-            },
-            Some(Step::Cancel2) => {
-                if let Some(outputs) = &mut fan_out {
-                    outputs.cancel(1, &mut root, &mut w);
+                Some(Step::Cancel) => match &mut fan_out {
+                    Some(outputs) => outputs.cancel(0, &mut root, &mut w),
+                    None => {
+                        if !done {
+                            root.cancel(&mut w);
+                            done = true;
+                        }
+                    }
+                },
+                Some(Step::Cancel2) => {
+                    if let Some(outputs) = &mut fan_out {
+                        outputs.cancel(1, &mut root, &mut w);
+                    }
+                }
+                Some(Step::Push(i, x)) => {
+                    if !w.probes[*i].terminated() {
+                        w.probes[*i].queue.push_back(*x);
+                    }
+                }
+                Some(Step::PushMany(..)) => unreachable!("split above"),
+                Some(Step::Complete(i)) => w.probes[*i].completed = true,
+                Some(Step::Tick) => w.now += 1,
+                Some(Step::Fail(i)) => {
+                    w.probes[*i].failed = true;
+                    w.probes[*i].queue.clear();
                 }
             }
-            Some(Step::Push(i, x)) => {
-                if !w.probes[*i].terminated() {
-                    w.probes[*i].queue.push_back(*x);
+            if let Some(outputs) = &mut fan_out {
+                outputs.settle(&mut root, &mut w, &mut downs);
+                down.append(&mut downs[0]);
+            }
+            while !done && fan_out.is_none() {
+                // Eager pulls ripple one stage per pass: run a pass per stage.
+                w.demand = demand;
+                for _ in 0..=case.ops.len() + 1 {
+                    root.pump(&mut w);
                 }
-            }
-            Some(Step::Complete(i)) => w.probes[*i].completed = true,
-            Some(Step::Tick) => w.now += 1,
-            Some(Step::Fail(i)) => {
-                w.probes[*i].failed = true;
-                w.probes[*i].queue.clear();
-            }
-        }
-        if let Some(outputs) = &mut fan_out {
-            outputs.settle(&mut root, &mut w, &mut downs);
-            down = std::mem::take(&mut downs[0]);
-        }
-        while !done && fan_out.is_none() {
-            // Eager pulls ripple one stage per pass: run a pass per stage.
-            w.demand = demand;
-            for _ in 0..=case.ops.len() + 1 {
-                root.pump(&mut w);
-            }
-            if let Some(end) = root.end(&mut w) {
-                down.push(end);
-                done = true;
-                break;
-            }
-            if demand == 0 {
-                break;
-            }
-            match root.pull(&mut w) {
-                Poll::Next(x) => {
-                    down.push(Sig::Next(x));
-                    demand -= 1;
-                }
-                Poll::End(end) => {
+                if let Some(end) = root.end(&mut w) {
                     down.push(end);
                     done = true;
+                    break;
                 }
-                Poll::Pending => break,
+                if demand == 0 {
+                    break;
+                }
+                match root.pull(&mut w) {
+                    Poll::Next(x) => {
+                        down.push(Sig::Next(x));
+                        demand -= 1;
+                    }
+                    Poll::End(end) => {
+                        down.push(end);
+                        done = true;
+                    }
+                    Poll::Pending => break,
+                }
             }
         }
         let up = w

@@ -85,6 +85,7 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
         }
         Op::More(m) => super::linear_more::apply(s, m),
         Op::Sub(o) => super::substreams::apply(s, o),
+        Op::Timed(t) => super::timed_more::apply(s, t),
     }
 }
 
@@ -318,6 +319,7 @@ impl Running {
             Step::Request2(n) => self.sink2.as_mut().expect("a fan-out").request(n),
             Step::Cancel2 => self.sink2.as_mut().expect("a fan-out").cancel(),
             Step::Push(i, x) => self.probes[i].send_next(x),
+            Step::PushMany(i, x, n) => (x..x + n).for_each(|x| self.probes[i].send_next(x % 1000)),
             Step::Complete(i) => self.probes[i].send_complete(),
             Step::Fail(i) => self.probes[i].send_error(StreamError::msg(BOOM)),
             Step::Tick => {

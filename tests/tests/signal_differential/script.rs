@@ -127,6 +127,8 @@ pub(crate) enum Op {
     More(super::linear_more::More),
     /// The substream operators of `substreams.rs`.
     Sub(super::substreams::Sub),
+    /// The time and rate operators of `timed_more.rs`.
+    Timed(super::timed_more::Timed),
 }
 
 impl Op {
@@ -141,6 +143,7 @@ impl Op {
                 | Op::InitialDelay(_)
                 | Op::InitialTimeout(_)
                 | Op::CompletionTimeout(_)
+                | Op::Timed(_)
         )
     }
 }
@@ -174,6 +177,8 @@ pub(crate) enum Step {
     Cancel,
     /// The `i`-th probe source sends an element.
     Push(usize, u64),
+    /// The `i`-th probe source sends `n` elements from `x` on (`% 1000`).
+    PushMany(usize, u64, u64),
     /// The `i`-th probe source completes.
     Complete(usize),
     /// The `i`-th probe source fails.
@@ -322,6 +327,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         1 => (0u64..4).prop_map(Op::Limit),
         4 => super::linear_more::more().prop_map(Op::More),
         3 => super::substreams::sub().prop_map(Op::Sub),
+        2 => super::timed_more::timed().prop_map(Op::Timed),
         1 => prop_oneof![
             (1u32..4).prop_map(Op::TakeWithin),
             (1u32..4).prop_map(Op::DropWithin),
@@ -371,6 +377,7 @@ fn step(probes: usize, fan_out: bool) -> BoxedStrategy<Step> {
     prop_oneof![
         3 => demand,
         5 => (0..probes, 0u64..1000).prop_map(|(i, x)| Step::Push(i, x)),
+        1 => (0..probes, 0u64..1000, 5u64..21).prop_map(|(i, x, n)| Step::PushMany(i, x, n)),
         1 => (0..probes).prop_map(Step::Complete),
         1 => (0..probes).prop_map(Step::Fail),
     ]
@@ -440,7 +447,7 @@ pub(crate) fn legal(script: Vec<Step>, probes: usize) -> Vec<Step> {
     script
         .into_iter()
         .filter(|step| match *step {
-            Step::Push(i, _) => !ended[i],
+            Step::Push(i, _) | Step::PushMany(i, ..) => !ended[i],
             Step::Complete(i) | Step::Fail(i) => !std::mem::replace(&mut ended[i], true),
             Step::Request(_) | Step::Cancel | Step::Tick | Step::Request2(_) | Step::Cancel2 => {
                 true
