@@ -124,8 +124,6 @@ struct KnownDefect {
 /// The divergences this test found that other branches are fixing; a case
 /// one matches is not compared in its forms.
 const KNOWN_DEFECTS: &[KnownDefect] = &[
-    timed_more::DELAY_EMIT_EARLY,
-    timed_more::DELAY_DROPPED_HEAD,
     timed_more::THROTTLE_TIMER_IN_ADVANCE,
     KnownDefect {
         issue: "unfused, a buffer after a limit that fails on the element the buffer's \

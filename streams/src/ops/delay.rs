@@ -81,7 +81,12 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> Delay<T, D> {
         let inlet = self.shape.inlet;
         let allowed = match self.strategy {
             DelayOverflowStrategy::Backpressure => self.buf.len() < self.capacity,
-            DelayOverflowStrategy::EmitEarly => self.buf.len() <= self.capacity,
+            // Past a full buffer only for a waiting downstream: the
+            // element that comes then sends the head out early.
+            DelayOverflowStrategy::EmitEarly => {
+                self.buf.len() < self.capacity
+                    || (self.buf.len() == self.capacity && ctx.is_available(self.shape.out))
+            }
             _ => true,
         };
         if allowed && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
@@ -128,6 +133,8 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> GraphStageLog
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let now = ctx.now();
+        // The head the timer is armed for, before a strategy drops it.
+        let was_head = self.buf.front().map(|&(at, _)| at);
         if self.full() {
             match self.strategy {
                 DelayOverflowStrategy::DropHead => {
@@ -153,7 +160,6 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> GraphStageLog
                 DelayOverflowStrategy::EmitEarly | DelayOverflowStrategy::Backpressure => {}
             }
         }
-        let was_head = self.buf.front().map(|&(at, _)| at);
         let delay = (self.delay_of)(&element);
         self.buf.push_back((deadline_after(now, delay), element));
         if self.buf.front().map(|&(at, _)| at) != was_head {
@@ -171,7 +177,7 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> GraphStageLog
         if early || self.head_due(ctx.now()) {
             return self.push_head(ctx);
         }
-        Ok(())
+        self.pull_if_allowed(ctx)
     }
 
     fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
