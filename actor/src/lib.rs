@@ -93,6 +93,7 @@ runtime_modules! {
     mod actor_ref;
     mod adapter;
     mod ask;
+    pub mod async_handler;
     pub mod backoff;
     mod bounded;
     mod cell;
