@@ -261,7 +261,11 @@ fn a_panic_in_the_future_restarts_the_actor() {
     open(&fuse);
     // The default `pre_restart` calls `post_stop`.
     assert_eq!(probe.expect_n(2), [Seen::PostStop, Seen::PostRestart]);
-    assert_eq!(state(&a), 1, "state reset by the restart, next message handled");
+    assert_eq!(
+        state(&a),
+        1,
+        "state reset by the restart, next message handled"
+    );
     shutdown(&system);
 }
 
@@ -297,7 +301,11 @@ impl Actor for Parent {
     }
 }
 
-fn supervised_child(system: &ActorSystem, probe: &Probe<Seen>, directive: Directive) -> ActorRef<Msg> {
+fn supervised_child(
+    system: &ActorSystem,
+    probe: &Probe<Seen>,
+    directive: Directive,
+) -> ActorRef<Msg> {
     let (log, made) = (probe.sender(), Probe::new());
     let made_tx = made.sender();
     system
@@ -437,7 +445,11 @@ impl Actor for Busy {
     type Msg = u64;
     fn receive(&mut self, ctx: &mut Context<Self>, n: u64) {
         assert_eq!(self.next, n, "messages in order");
-        assert_eq!(self.in_flight.fetch_add(1, Ordering::SeqCst), 0, "one at a time");
+        assert_eq!(
+            self.in_flight.fetch_add(1, Ordering::SeqCst),
+            0,
+            "one at a time"
+        );
         let (echo, in_flight) = (self.echo.clone(), Arc::clone(&self.in_flight));
         ctx.run_async_then(
             async move {
