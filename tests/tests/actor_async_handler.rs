@@ -59,6 +59,12 @@ enum Msg {
     Sync(u32),
     /// Handled with a future that waits for the gate, then panics.
     PanicAfter(Gate),
+    /// Handled with a future that waits for the gate, whose continuation
+    /// fails the actor with an error.
+    FailAfter(Gate),
+    /// Handled with a future whose continuation logs `Done(n)` and hands
+    /// over another future (waiting for the gate) that logs `Done(n + 1)`.
+    Chain(u32, Gate),
     /// Add one to the state (sync).
     Inc,
     /// Reply with the state.
@@ -128,6 +134,19 @@ impl Actor for Worker {
                 ctx.run_async(async move {
                     wait.await;
                     panic!("failed inside the future");
+                });
+            }
+            Msg::FailAfter(gate) => {
+                ctx.run_async_then(opened(&gate), |_: &mut Worker, ctx, ()| {
+                    ctx.fail(std::io::Error::other("failed after the future"));
+                });
+            }
+            Msg::Chain(n, gate) => {
+                ctx.run_async_then(async {}, move |me: &mut Worker, ctx, ()| {
+                    me.log.send(Seen::Done(n)).unwrap();
+                    ctx.run_async_then(opened(&gate), move |me: &mut Worker, _, ()| {
+                        me.log.send(Seen::Done(n + 1)).unwrap();
+                    });
                 });
             }
             Msg::Inc => self.state += 1,
@@ -266,6 +285,36 @@ fn a_panic_in_the_future_restarts_the_actor() {
         1,
         "state reset by the restart, next message handled"
     );
+    shutdown(&system);
+}
+
+#[test]
+fn a_failure_from_the_continuation_restarts_the_actor() {
+    let system = ActorSystem::new("async-fail").unwrap();
+    let probe = Probe::new();
+    let a = worker(&system, &probe, "a");
+    a.tell(Msg::Inc);
+    let fuse = gate();
+    a.tell(Msg::FailAfter(fuse.clone()));
+    a.tell(Msg::Inc);
+    open(&fuse);
+    assert_eq!(probe.expect_n(2), [Seen::PostStop, Seen::PostRestart]);
+    assert_eq!(state(&a), 1);
+    shutdown(&system);
+}
+
+#[test]
+fn a_continuation_can_hand_over_another_future() {
+    let system = ActorSystem::new("async-chain").unwrap();
+    let probe = Probe::new();
+    let a = worker(&system, &probe, "a");
+    let next = gate();
+    a.tell(Msg::Chain(1, next.clone()));
+    a.tell(Msg::Sync(3));
+    assert_eq!(probe.expect(), Seen::Done(1));
+    probe.expect_nothing(); // still awaiting, now the second future
+    open(&next);
+    assert_eq!(probe.expect_n(2), [Seen::Done(2), Seen::Sync(3)]);
     shutdown(&system);
 }
 
