@@ -35,6 +35,7 @@ impl SystemMsg {
             SystemMsg::Recreate(_) => "weir::Recreate",
             SystemMsg::Suspend => "weir::Suspend",
             SystemMsg::Unsuspend => "weir::Unsuspend",
+            SystemMsg::Wake => "weir::Wake",
         }
     }
 }
@@ -64,6 +65,9 @@ pub(crate) enum SystemMsg {
     Suspend,
     /// An ancestor's failure was decided: lift one `Suspend`.
     Unsuspend,
+    /// The future of an async handler was woken: poll it (see
+    /// `cell::awaited`). Stale ones (the future is gone) do nothing.
+    Wake,
 }
 
 /// What sits in a user mailbox slot: the message itself, inline.

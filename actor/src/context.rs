@@ -10,6 +10,7 @@ use crate::actor::{Actor, Props};
 use crate::actor_ref::{ActorHandle, ActorRef, SystemMsg};
 use crate::cell::Stash;
 use crate::cell::Timers;
+use crate::cell::awaited::AwaitedFuture;
 use crate::cell::receive_timeout::ReceiveTimeout;
 use crate::cell::timers::TimerTable;
 use crate::cell::{Cell, spawn_child};
@@ -64,8 +65,10 @@ pub struct Context<A: Actor> {
     /// Created by the first `set_receive_timeout`.
     pub(crate) receive_timeout: Option<Box<ReceiveTimeout<A::Msg>>>,
     pub(crate) stash: Stash<A::Msg>,
-    /// Set by [`fail`](Self::fail); the run loop takes it after the handler.
-    pub(crate) failed: Option<crate::supervision::FailureError>,
+    /// Set by [`fail`](Self::fail) or `run_async`; the run loop takes it
+    /// after the handler. One slot for both, so the handler's fast path
+    /// checks one field.
+    pub(crate) deferred: Option<Deferred<A>>,
     /// How many ancestors' failures hold this actor's user messages (see
     /// `cell::supervise`).
     pub(crate) suspended: u32,
@@ -85,7 +88,7 @@ impl<A: Actor> Context<A> {
             timers: TimerTable::default(),
             receive_timeout: None,
             stash: Stash::new(stash_capacity),
-            failed: None,
+            deferred: None,
             suspended: 0,
             children_suspended: false,
         }
@@ -95,7 +98,8 @@ impl<A: Actor> Context<A> {
     /// suspended and its parent's [`SupervisorStrategy`](crate::SupervisorStrategy)
     /// decides, as for a panic, and its decider sees the value through
     /// [`Failure::error`](crate::Failure::error). A second call in the same
-    /// handler replaces the first; a panic after it wins.
+    /// handler replaces the first (and an earlier
+    /// [`run_async`](Self::run_async)); a panic after it wins.
     ///
     /// This is how a handler that returns `Result` hands its error to
     /// supervision without a panic:
@@ -133,7 +137,7 @@ impl<A: Actor> Context<A> {
     /// system.terminate().wait().unwrap();
     /// ```
     pub fn fail<E: std::error::Error + Send + Sync + 'static>(&mut self, error: E) {
-        self.failed = Some(Arc::new(error));
+        self.deferred = Some(Deferred::Fail(Arc::new(error)));
     }
 
     /// This actor's own typed reference.
@@ -365,6 +369,14 @@ impl<A: Actor> Context<A> {
             target.send_system(SystemMsg::Unwatch(self.handle()));
         }
     }
+}
+
+/// What a handler left for the run loop to do after it returns.
+pub(crate) enum Deferred<A: Actor> {
+    /// `ctx.fail`: fail with this error.
+    Fail(crate::supervision::FailureError),
+    /// `ctx.run_async`: await this future (see `cell::awaited`).
+    Await(AwaitedFuture<A>),
 }
 
 impl<A: Actor> fmt::Debug for Context<A> {

@@ -16,6 +16,9 @@
 //! * [`Context`]: spawn children, watch, stop, reach yourself and the system;
 //!   [`message_adapter`](Context::message_adapter) takes replies and events
 //!   of other types into the actor's own mailbox.
+//! * [`async_handler`]: handle a message with a future
+//!   ([`run_async`](Context::run_async)); the actor takes no other message
+//!   until it is done (Akka.NET's `ReceiveAsync`).
 //! * [`SupervisorStrategy`]: what a parent does when a child panics.
 //! * [`ask`]: a question whose answer is a future (or a blocking `wait`);
 //!   [`ActorSystem::sleep`] and [`ActorSystem::after`]: timer futures on the
@@ -93,6 +96,7 @@ runtime_modules! {
     mod actor_ref;
     mod adapter;
     mod ask;
+    pub mod async_handler;
     pub mod backoff;
     mod bounded;
     mod cell;

@@ -32,8 +32,11 @@
 //!    there, try to claim again; if that wins, run again. Either the producer's
 //!    claim sees `false` or this look sees the message: a wake-up is never lost.
 //!    If the batch is not empty (the throughput limit was hit) the owner keeps
-//!    the token and resubmits instead of releasing. A suspended actor releases
-//!    looking at system messages only; its batch waits for the next owner.
+//!    the token and resubmits instead of releasing. A suspended actor (its
+//!    failure awaits a directive, or an async handler's future is pending)
+//!    releases looking at system messages only; its batch waits for the
+//!    next owner. A pending future's waker sends a system message, so it
+//!    wakes the actor by rule 1 (loom model `suspended_wakes_for_system_message`).
 //! 4. **Close** (token owner): set `closed` under the lock and take everything
 //!    still queued, so the caller can route it to dead letters. The token is
 //!    never released after close, so a closed mailbox is never scheduled again;

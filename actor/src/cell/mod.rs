@@ -15,7 +15,10 @@
 //!   cancelled timer never delivers.
 //! * [`receive_timeout`]: the per-actor idle timeout, with no allocation per
 //!   message.
+//! * [`awaited`]: the future of an async handler (`Context::run_async`),
+//!   awaited while the actor takes no user messages.
 
+pub(crate) mod awaited;
 pub(crate) mod receive_timeout;
 mod run;
 mod stash;
@@ -126,13 +129,15 @@ pub(crate) struct RunState<A: Actor> {
     actor: Option<A>,
     ctx: Context<A>,
     props: Props<A>,
-    phase: Phase,
+    phase: Phase<A>,
     watchers: HashMap<usize, ActorHandle>,
     /// An influencing message was processed in this run (receive timeout).
     timeout_touched: bool,
     /// The children whose failures this actor escalated, to be resumed
     /// with it.
     escalated: Vec<ActorHandle>,
+    /// The waker of awaited futures, made at the first one (see [`awaited`]).
+    waker: Option<(Arc<awaited::AwaitWake>, std::task::Waker)>,
 }
 
 impl<A: Actor> RunState<A> {
@@ -144,10 +149,14 @@ impl<A: Actor> RunState<A> {
 }
 
 #[derive(Debug)]
-enum Phase {
+enum Phase<A: Actor> {
     /// Spawned; the factory and `pre_start` have not run yet.
     Created,
     Running,
+    /// Running, and a handler's future is pending: only system messages run
+    /// until it is ready (see [`awaited`]). Leaving this phase any other
+    /// way drops the future (`Cell::drop_awaited`).
+    Awaiting(awaited::AwaitedFuture<A>),
     /// Failed; waiting for the parent's directive. Only system messages run
     /// (the children are suspended too, see [`supervise`]).
     Suspended,
@@ -159,7 +168,7 @@ enum Phase {
     Stopped,
 }
 
-impl Phase {
+impl<A: Actor> Phase<A> {
     fn takes_user_messages(&self) -> bool {
         matches!(self, Phase::Running)
     }
@@ -260,6 +269,7 @@ fn new_cell<A: Actor>(
                 watchers: HashMap::new(),
                 timeout_touched: false,
                 escalated: Vec::new(),
+                waker: None,
             });
         }
     });

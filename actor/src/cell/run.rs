@@ -16,7 +16,9 @@ use super::receive_timeout::Check;
 use crate::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
 use crate::path::ActorPath;
 
+use super::awaited::drop_guarded;
 use super::{Cell, Phase, RunState};
+use crate::context::Deferred;
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
 use crate::dead_letters::DeadLetterReason;
@@ -195,29 +197,42 @@ impl<A: Actor> Cell<A> {
         phase: FailurePhase,
     ) -> Outcome {
         // An error handed over with `ctx.fail` counts as a failure too; a
-        // panic after it wins. The common case (no failure) only reads the
-        // slot: taking it on every message cost ~12 instructions.
-        if result.is_ok() && st.ctx.failed.is_none() {
+        // panic after it wins; a future handed over with `ctx.run_async`
+        // is awaited. The common case (neither) only reads the slot:
+        // taking it on every message cost ~12 instructions.
+        if result.is_ok() && st.ctx.deferred.is_none() {
             return Outcome::Handled;
         }
-        let failed = st.ctx.failed.take();
-        match result {
-            Ok(()) => match failed {
-                None => Outcome::Handled,
-                Some(error) => {
-                    let failure = Failure::from_error(error, phase, self.core.path.clone());
-                    let outcome = Outcome::Panicked(failure.message().into());
-                    self.fail(st, failure, None);
-                    outcome
-                }
-            },
-            Err(p) => {
-                let failure = self.failure(&*p, phase);
-                let outcome = Outcome::Panicked(failure.message().into());
-                self.fail(st, failure, None);
-                outcome
+        self.outcome_deferred(st, result, phase)
+    }
+
+    /// `outcome` when the handler panicked or left something to do.
+    #[cold]
+    #[inline(never)]
+    fn outcome_deferred(
+        &self,
+        st: &mut RunState<A>,
+        result: std::thread::Result<()>,
+        phase: FailurePhase,
+    ) -> Outcome {
+        let deferred = st.ctx.deferred.take();
+        let failure = match (result, deferred) {
+            (Ok(()), None) => return Outcome::Handled,
+            (Ok(()), Some(Deferred::Await(future))) => {
+                return self.start_awaiting(st, future, phase);
             }
-        }
+            (Ok(()), Some(Deferred::Fail(error))) => {
+                Failure::from_error(error, phase, self.core.path.clone())
+            }
+            (Err(p), deferred) => {
+                // The panic wins over what the handler left.
+                drop_guarded(deferred);
+                self.failure(&*p, phase)
+            }
+        };
+        let outcome = Outcome::Panicked(failure.message().into());
+        self.fail(st, failure, None);
+        outcome
     }
 
     /// Process one user-queue envelope, between the hooks if any.
@@ -330,7 +345,7 @@ impl<A: Actor> Cell<A> {
     /// run in the pingpong profile).
     #[cold]
     #[inline(never)]
-    fn receive_timeout_touched(&self, st: &mut RunState<A>) {
+    pub(super) fn receive_timeout_touched(&self, st: &mut RunState<A>) {
         if let Some(state) = st.ctx.receive_timeout.as_mut() {
             let scheduler = self.core.runtime.scheduler();
             state.touched(scheduler.now(), &st.ctx.me, scheduler);
@@ -366,6 +381,7 @@ impl<A: Actor> Cell<A> {
             SystemMsg::Resume => self.resume(st),
             SystemMsg::Suspend => self.suspended_by_ancestor(st, true),
             SystemMsg::Unsuspend => self.suspended_by_ancestor(st, false),
+            SystemMsg::Wake => self.wake_awaited(st),
             SystemMsg::Recreate(failure) => {
                 if !matches!(st.phase, Phase::Terminating | Phase::Stopped) {
                     self.restart(st, failure);
@@ -399,6 +415,8 @@ impl<A: Actor> Cell<A> {
         if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
             return;
         }
+        // A stop drops a handler's future at once (Akka.NET's ReceiveAsync).
+        Self::drop_awaited(st);
         st.phase = Phase::Terminating;
         let children: Vec<ActorHandle> = {
             let mut children = self.core.children.lock();

@@ -28,6 +28,7 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::Instant;
 
+use super::awaited::drop_guarded;
 use super::{Cell, Phase, RunState, restart_stats};
 use crate::actor::Actor;
 use crate::actor_ref::{ActorHandle, SystemMsg};
@@ -47,6 +48,7 @@ impl<A: Actor> Cell<A> {
         if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
             return; // already going away; nothing to decide
         }
+        Self::drop_awaited(st);
         st.phase = Phase::Suspended;
         if let Some(child) = escalated_from {
             st.escalated.push(child.clone());
@@ -183,11 +185,16 @@ impl<A: Actor> Cell<A> {
     /// Replace the instance: `pre_restart` on the old one, then a fresh one
     /// once the children it stopped have gone.
     pub(super) fn restart(&self, st: &mut RunState<A>, failure: Failure) {
+        // A handler's future dies with the instance it worked for.
+        Self::drop_awaited(st);
         st.ctx.timers.cancel_all();
         if let Some(mut old) = st.actor.take() {
             // Best effort, as in Akka: a panic here does not stop the restart.
             let _ = catch_unwind(AssertUnwindSafe(|| old.pre_restart(&mut st.ctx, &failure)));
-            st.ctx.failed = None; // best effort too: not the new instance's failure
+            // Best effort too: not the new instance's failure (nor future).
+            if let Some(deferred) = st.ctx.deferred.take() {
+                drop_guarded(deferred);
+            }
         }
         // Escalated failures end with this restart: the children it keeps
         // are restarted when it is done.

@@ -432,3 +432,126 @@ fn bounded_drop_head_evicts_exactly_once() {
         assert_eq!(seen, vec![0, 1], "a message vanished or was seen twice");
     });
 }
+
+/// An actor whose handler awaits a future (`cell::awaited`): while it
+/// awaits it takes system messages only, and the future's waker sends a
+/// `WAKE` system message, at most one queued (the `queued` flag).
+struct Awaiting {
+    mailbox: Mailbox<Msg, usize>,
+    /// Token owner only: a handler's future is pending.
+    awaiting: Mutex<bool>,
+    /// The future's state: its waker sets it, then wakes.
+    ready: loom::sync::atomic::AtomicBool,
+    /// `AwaitWake::queued`.
+    queued: loom::sync::atomic::AtomicBool,
+    /// User messages handled, and `None` where the future completed.
+    log: Mutex<Vec<Option<Msg>>>,
+    inside: AtomicUsize,
+}
+
+const WAKE: usize = 1;
+
+impl Awaiting {
+    /// The cell's run loop for this case: system messages first (a `WAKE`
+    /// clears `queued`, then polls), user messages only when not awaiting;
+    /// the first user message starts awaiting.
+    fn run(&self) {
+        loop {
+            assert_eq!(self.inside.fetch_add(1, Ordering::SeqCst), 0);
+            loop {
+                // SAFETY: this thread owns the run token.
+                while let Some(s) = unsafe { self.mailbox.next_system() } {
+                    assert_eq!(s, WAKE);
+                    self.queued.swap(false, Ordering::AcqRel);
+                    let mut awaiting = self.awaiting.lock();
+                    if *awaiting && self.ready.load(Ordering::Acquire) {
+                        *awaiting = false;
+                        self.log.lock().push(None);
+                    }
+                }
+                if *self.awaiting.lock() {
+                    break;
+                }
+                // SAFETY: this thread owns the run token.
+                match unsafe { self.mailbox.next_user() } {
+                    Some(m) => {
+                        let first = self.log.lock().is_empty();
+                        self.log.lock().push(Some(m));
+                        if first {
+                            *self.awaiting.lock() = true; // polled: pending
+                        }
+                    }
+                    None => break,
+                }
+            }
+            self.inside.fetch_sub(1, Ordering::SeqCst);
+            let with_user = !*self.awaiting.lock();
+            // SAFETY: token owned; a suspended run leaves its batch.
+            if with_user && !unsafe { self.mailbox.batch_is_empty() } {
+                continue;
+            }
+            // SAFETY: token owned.
+            if !unsafe { self.mailbox.release(with_user) } {
+                return;
+            }
+        }
+    }
+
+    fn send(&self, msg: Msg) {
+        if self.mailbox.enqueue_user(msg).expect("open mailbox") == Enqueued::MustSchedule {
+            self.run();
+        }
+    }
+
+    /// The future's waker (`AwaitWake::wake_by_ref`).
+    fn wake(&self) {
+        if !self.queued.swap(true, Ordering::AcqRel)
+            && self.mailbox.enqueue_system(WAKE).expect("open mailbox") == Enqueued::MustSchedule
+        {
+            self.run();
+        }
+    }
+}
+
+/// (h) The suspend/resume protocol of async handlers: a future completing
+/// (set, then wake) while a user message arrives and the actor releases
+/// its token. The wake-up is never lost (the future completes), the user
+/// message waits for it and is then handled (never lost either), and no
+/// user message runs while the future is pending.
+#[test]
+fn suspended_wakes_for_system_message() {
+    loom::model(|| {
+        let actor = Arc::new(Awaiting {
+            mailbox: Mailbox::new_claimed(),
+            awaiting: Mutex::new(false),
+            ready: loom::sync::atomic::AtomicBool::new(false),
+            queued: loom::sync::atomic::AtomicBool::new(false),
+            log: Mutex::new(Vec::new()),
+            inside: AtomicUsize::new(0),
+        });
+        // The first message's handler suspends the actor.
+        actor.mailbox.enqueue_user((0, 0)).unwrap();
+        actor.run();
+        assert!(*actor.awaiting.lock());
+        let waker = {
+            let actor = actor.clone();
+            thread::spawn(move || {
+                actor.ready.store(true, Ordering::Release);
+                actor.wake();
+            })
+        };
+        let sender = {
+            let actor = actor.clone();
+            thread::spawn(move || actor.send((1, 0)))
+        };
+        // A spurious wake-up, as a future may cause.
+        actor.wake();
+        waker.join().unwrap();
+        sender.join().unwrap();
+        assert_eq!(
+            *actor.log.lock(),
+            vec![Some((0, 0)), None, Some((1, 0))],
+            "lost wake-up or a message run while awaiting"
+        );
+    });
+}

@@ -54,6 +54,7 @@ const SYSTEM: &[&str] = &["promise", "resolve", "selection", "system", "terminat
 const FEATURES: &[&str] = &[
     "adapter",
     "ask",
+    "async_handler",
     "backoff",
     "events",
     "extension",
