@@ -130,11 +130,14 @@ pub trait SubstreamOps: FlowOps {
 
     /// Split the stream into one substream per key (`key(&element)`),
     /// each in the order its elements came; close the [`SubFlow`] with
-    /// `merge_substreams`, `concat_substreams` or `to`. A new key while
-    /// `max_substreams` substreams are open fails the stream with
-    /// [`ErrorKind::TooManySubstreams`](crate::ErrorKind::TooManySubstreams).
-    /// Elements for a key whose substream cancelled are dropped (see
-    /// [`group_by_recreating`](Self::group_by_recreating)). A substream
+    /// `merge_substreams`, `concat_substreams` or `to`. Elements for a
+    /// key whose substream cancelled are dropped (see
+    /// [`group_by_recreating`](Self::group_by_recreating)), so such a key
+    /// is remembered and counts against `max_substreams` as an open one
+    /// does (as in Pekko): a new key beyond `max_substreams` keys, open or
+    /// closed, fails the stream with
+    /// [`ErrorKind::TooManySubstreams`](crate::ErrorKind::TooManySubstreams),
+    /// which also bounds what the stage remembers. A substream
     /// that does not take its element holds back every other one (and
     /// upstream), as in Akka.
     ///
@@ -176,7 +179,8 @@ pub trait SubstreamOps: FlowOps {
 
     /// [`group_by`](Self::group_by), where an element whose key's
     /// substream has completed or cancelled opens a new substream for it
-    /// (Akka's `allowClosedSubstreamRecreation = true`).
+    /// (Akka's `allowClosedSubstreamRecreation = true`); only open
+    /// substreams count against `max_substreams`.
     ///
     /// # Errors
     ///

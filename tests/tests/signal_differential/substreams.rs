@@ -224,30 +224,6 @@ pub(crate) fn has(case: &super::script::Case, pred: fn(Sub) -> bool) -> bool {
 // The divergences of these operators (in `KNOWN_DEFECTS`), each with an
 // ignored regression test in `regressions`.
 
-/// `group_by`'s limit.
-pub(crate) const KNOWN_MAX: super::KnownDefect = super::KnownDefect {
-    issue: "group_by counts only open substreams against max_substreams; Pekko \
-                counts closed keys too (a new key after a substream cancelled \
-                fails there with TooManySubstreams)",
-    forms: &[
-        super::Form::Fused,
-        super::Form::Unfused,
-        super::Form::Boundaries,
-        super::Form::BoundariesUnfused,
-    ],
-    applies: |case| {
-        has(case, |s| {
-            matches!(
-                s,
-                Sub::GroupBy {
-                    inner: Inner::Take(_),
-                    ..
-                }
-            )
-        })
-    },
-};
-
 /// `concat_substreams` after `group_by`.
 pub(crate) const KNOWN_CONCAT: super::KnownDefect = super::KnownDefect {
     issue: "concat_substreams after group_by starts (pulls) the next substream only \
@@ -349,10 +325,10 @@ mod regressions {
 
     /// `group_by(2, x % 3).take(1).merge_substreams()` over 1, 2, 3:
     /// keys 1 and 2 are closed when 3 comes; Pekko counts closed keys
-    /// against `max_substreams` (it fails with `TooManySubstreams`), Weir
-    /// counts only open substreams and opens a third.
+    /// against `max_substreams` (it fails with `TooManySubstreams`); Weir
+    /// counted only open substreams and opened a third (while remembering
+    /// every closed key, without bound).
     #[test]
-    #[ignore = "known defect: group_by does not count closed keys against max_substreams"]
     fn group_by_counts_closed_keys_against_max_substreams() {
         super::super::check_all_forms(probe(
             Sub::GroupBy {

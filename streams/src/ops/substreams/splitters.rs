@@ -81,7 +81,9 @@ where
         if self.closed.contains(&key) {
             return Ok(Route::Drop);
         }
-        if self.open.len() >= self.max {
+        // Closed keys are remembered (their elements are dropped), so they
+        // count too (Pekko): the stage remembers at most `max` keys.
+        if self.open.len() + self.closed.len() >= self.max {
             return Err(StreamError::from_kind(ErrorKind::TooManySubstreams {
                 max: self.max,
             }));
