@@ -77,7 +77,12 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     // Publish the orders; the completion counts the publishes JetStream acked.
     let publish = NatsSink::jetstream_publish(
         &nats,
-        |order: &String| format!("weir-example.orders.{}", order.split(':').next().unwrap_or("?")),
+        |order: &String| {
+            format!(
+                "weir-example.orders.{}",
+                order.split(':').next().unwrap_or("?")
+            )
+        },
         16,
     )?;
     let published = Source::range(1..=ORDERS)

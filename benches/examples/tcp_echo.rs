@@ -81,7 +81,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // the handlers' completions: each says how many bytes it wrote back.
     binding.unbind().wait()?;
     for done in handled.wait()? {
-        println!("server: a connection ended after writing {} bytes", done.wait()?);
+        println!(
+            "server: a connection ended after writing {} bytes",
+            done.wait()?
+        );
     }
     system.terminate().wait()?;
     Ok(())

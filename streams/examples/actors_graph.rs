@@ -177,7 +177,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     // A fresh back-pressured source for each (re)start, handed to the
     // sensor as it materializes.
-    let settings = RestartSettings::new(Duration::from_millis(10), Duration::from_millis(100), 0.2)?;
+    let settings =
+        RestartSettings::new(Duration::from_millis(10), Duration::from_millis(100), 0.2)?;
     let readings = RestartSource::on_failures_with_backoff(settings, move || {
         let attach_to = sensor.clone();
         Source::actor_ref_with_backpressure(sensor.clone(), SensorMsg::Ack)

@@ -86,7 +86,11 @@ fn generate_log(lines: u64) -> std::io::Result<PathBuf> {
     ];
     for i in 0..lines {
         let (service, base, one_in) = services[(i * 7 % 5) as usize];
-        let level = if (i / 5) % one_in == 0 { "ERROR" } else { "INFO" };
+        let level = if (i / 5) % one_in == 0 {
+            "ERROR"
+        } else {
+            "INFO"
+        };
         writeln!(file, "{service} {level} {}", base + (i * 31) % (2 * base))?;
     }
     file.flush()?;

@@ -14,9 +14,9 @@
 //!
 //! Run with `cargo run --release --example graph_builder`.
 
+use weir_streams::GraphError;
 use weir_streams::graph::{Balance, Broadcast, GraphBuilder, Merge, Partition};
 use weir_streams::prelude::*;
-use weir_streams::GraphError;
 
 #[derive(Clone, Copy, Debug)]
 struct Order {
@@ -78,12 +78,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }));
     let (small, small_count) = b.sink_mat(Sink::count());
     let (large, large_count) = b.sink_mat(Sink::count());
-    let (revenue, revenue_total) = b.sink_mat(Sink::fold(0u64, |total, p: Priced| {
-        total + p.cents
-    }));
-    let (largest, largest_order) = b.sink_mat(Sink::reduce(|a: Priced, p: Priced| {
-        if p.cents > a.cents { p } else { a }
-    }));
+    let (revenue, revenue_total) = b.sink_mat(Sink::fold(0u64, |total, p: Priced| total + p.cents));
+    let (largest, largest_order) = b.sink_mat(Sink::reduce(
+        |a: Priced, p: Priced| {
+            if p.cents > a.cents { p } else { a }
+        },
+    ));
 
     let [to_partition, to_revenue, to_largest] = broadcast.outs();
     let [small_orders, large_orders] = partition.outs();
