@@ -459,12 +459,21 @@ fn partition_hub_drops_on_none_and_fails_on_an_index_out_of_range() {
 
 /// Pekko's BroadcastHub rolls its buffer forward to where the last
 /// consumer stopped: what it was handed and did not take goes to the next.
+/// The next consumer attaches once the first has left (its island has
+/// handled the cancel): a consumer attaching while another is still
+/// there starts at the hub's position instead, as in Pekko. (A sink that
+/// completes as it cancels, such as `take(10)` into `collect`, reports
+/// its result as the cancel goes out; attaching on that result races the
+/// cancel, which CI saw.)
 #[test]
 fn broadcast_hub_keeps_what_the_last_consumer_left_for_the_next() {
     let (system, mat) = stream_system("broadcast-leftovers");
     let source = Source::range(1u32..=20).run_with(BroadcastHub::sink(8).unwrap(), &mat);
-    let first = source.clone().take(10).run_with(Sink::collect(), &mat);
-    assert_eq!(first.wait(), Ok((1..=10).collect::<Vec<_>>()));
+    let mut first = source.clone().run_with(TestSink::probe(), &mat);
+    first.request(10);
+    assert_eq!(first.expect_next_n(10), (1..=10).collect::<Vec<_>>());
+    first.cancel();
+    first.wait_idle();
     let second = source.run_with(Sink::collect(), &mat);
     assert_eq!(second.wait(), Ok((11..=20).collect::<Vec<_>>()));
     shutdown(&system);

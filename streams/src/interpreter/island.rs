@@ -134,18 +134,16 @@ impl Island {
                 // closed every port (see `finish_if_closed`).
                 debug_assert!(!self.core.stages[down].finished);
                 self.call_live(down, |logic, ctx| logic.on_push(port, ctx));
-                // The last element and the end behind it are one signal:
-                // the stage hears the completion (or failure) next, before
-                // anything its push set off (a chased pull would otherwise
-                // run ahead of it and fetch from another input first, as
-                // a fused source ending with its last element never lets
-                // happen). The queued copy is then a no-op (`IN_DONE`).
+                // The end queued behind this element comes before anything
+                // the element's handler set off: its chased push or pull
+                // joins the queue behind that end (and behind what was
+                // queued before it, as a cancel its stage sent upstream).
+                // Without it a chased pull could run ahead of the end and
+                // fetch from another input first, which a fused source
+                // ending with its last element never lets happen (Pekko's
+                // interpreter re-queues the end after the push the same way).
                 if self.core.conns[c as usize].state & (UP_CLOSED | IN_DONE) == UP_CLOSED {
-                    let end = match self.core.conns[c as usize].failure {
-                        None => Event::Complete(c),
-                        Some(_) => Event::Fail(c),
-                    };
-                    self.dispatch(end);
+                    self.core.unchase();
                 }
             }
             Event::Pull(c) => {

@@ -241,6 +241,23 @@ where
         self.next(ctx)
     }
 
+    fn on_downstream_finish(&mut self, port: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
+        let cause = ctx.cancellation(port);
+        if port == self.shape.out1.port() {
+            // The flow stopped taking input: because it failed (its
+            // failure follows on `in2`, to a finished stage), or while it
+            // owes an output.
+            if let Some(error) = cause.failure() {
+                return Err(error.clone());
+            }
+            if !self.idle() {
+                return Err(owing());
+            }
+        }
+        ctx.cancel_stage(cause);
+        Ok(())
+    }
+
     fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
         match self.waiting.take() {
             Some(input) => self.send(input, ctx),
@@ -257,8 +274,13 @@ where
             ctx.complete_stage();
             return Ok(());
         }
-        Err(StreamError::msg(
-            "RetryFlow: the flow completed with an element in it (it must emit one output per input)",
-        ))
+        Err(owing())
     }
+}
+
+/// The wrapped flow ended while it owed an output.
+fn owing() -> StreamError {
+    StreamError::msg(
+        "RetryFlow: the flow completed with an element in it (it must emit one output per input)",
+    )
 }

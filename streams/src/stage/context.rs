@@ -265,18 +265,22 @@ impl StageContext<'_> {
         self.cancel_stage(Cancellation::NoMoreElementsNeeded);
     }
 
-    /// Stop because downstream cancelled with `cause`: complete every
-    /// outlet (after queued emits) and cancel every inlet with `cause`,
-    /// so it travels on upstream. What the default
+    /// Stop because downstream cancelled with `cause`: cancel every inlet
+    /// with `cause`, so it travels on upstream, and complete every outlet
+    /// (after queued emits). What the default
     /// [`on_downstream_finish`](GraphStageLogic::on_downstream_finish) does.
+    ///
+    /// Inlets go first, as in Pekko: upstream hears the cancel before
+    /// downstream hears the end (a sink that completes a future on it
+    /// then sees a stream whose upstream already knows it is done).
     pub fn cancel_stage(&mut self, cause: Cancellation) {
         self.core.stages[self.stage].keep_going = false;
         self.core.recheck = true;
+        self.cancel_inlets(cause.failure());
         for i in self.core.outs(self.stage) {
             let c = self.core.links[i];
             self.core.complete(c);
         }
-        self.cancel_inlets(cause.failure());
     }
 
     /// Cancel every inlet of this stage with `cause` (no copy of the port list).
@@ -293,11 +297,12 @@ impl StageContext<'_> {
         let error = self.attribute(error);
         self.core.stages[self.stage].keep_going = false;
         self.core.recheck = true;
+        // Inlets first, as `cancel_stage`.
+        self.cancel_inlets(Some(&error));
         for i in self.core.outs(self.stage) {
             let c = self.core.links[i];
             self.core.fail(c, error.clone());
         }
-        self.cancel_inlets(Some(&error));
     }
 
     /// Push `element` when `out` is pulled: at once if it is, else queued

@@ -288,7 +288,7 @@ impl Core {
     /// event to the back of the queue, and it must not land behind a
     /// completion of its own connection (the element would be lost).
     #[inline]
-    fn unchase(&mut self) {
+    pub(crate) fn unchase(&mut self) {
         if let Some(event) = self.chased.take() {
             self.events.push_back(event);
         }
