@@ -126,7 +126,9 @@ runtime_modules! {
     pub mod testkit;
 
     pub use actor::ActorRefSource;
-    pub use blueprint::{Flow, Keep, RunnableGraph, Sink, Source};
+    pub use blueprint::{
+        Driver, Flow, IslandDescription, Keep, PlanDescription, RunnableGraph, Sink, Source, StageDescription, StageKind,
+    };
     pub use graph::bidi_flow::BidiFlow;
     pub use completion::{Completer, Completion};
     pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};

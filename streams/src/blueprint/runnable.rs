@@ -98,17 +98,49 @@ impl<Mat: 'static> RunnableGraph<Mat> {
         }
     }
 
-    /// Plan the graph (see `crate::plan`; once per fusion setting) and
-    /// run the plan.
-    fn materialize(&self, materializer: &Materializer) -> crate::interpreter::Materialized {
-        let fusion = materializer.fusion();
-        let plan = self.plans[usize::from(fusion)].get_or_init(|| {
+    /// How the graph runs with `materializer` (its fusion setting), before
+    /// it runs: the driver, the islands with their fused stages and the
+    /// async boundaries between them. Prints as text; renders as Mermaid
+    /// or Graphviz DOT. The plan is made once and kept for the runs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::Driver;
+    ///
+    /// let system = weir_actor::ActorSystem::new("describe").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let graph = Source::range(1u32..=3)
+    ///     .map(|x| x * 2)
+    ///     .async_boundary()
+    ///     .filter(|x| x % 3 != 0)
+    ///     .to_mat(Sink::collect(), Keep::right);
+    /// let plan = graph.describe(&mat);
+    /// assert_eq!(plan.driver, Driver::Islands);
+    /// assert_eq!(plan.islands.len(), 2);
+    /// assert_eq!(plan.boundaries, vec![(0, 1)]);
+    /// println!("{plan}");
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn describe(&self, materializer: &Materializer) -> crate::blueprint::PlanDescription {
+        crate::blueprint::PlanDescription::of(self.plan(materializer.fusion()))
+    }
+
+    /// The plan for a fusion setting (see `crate::plan`), made once.
+    fn plan(&self, fusion: bool) -> &Arc<Plan> {
+        self.plans[usize::from(fusion)].get_or_init(|| {
             Arc::new(crate::plan::plan(
                 &self.graph.nodes,
                 &self.graph.edges,
                 fusion,
             ))
-        });
+        })
+    }
+
+    /// Plan the graph (once per fusion setting) and run the plan.
+    fn materialize(&self, materializer: &Materializer) -> crate::interpreter::Materialized {
+        let plan = self.plan(materializer.fusion());
         materialize(plan, self.graph.nodes.len(), materializer)
     }
 

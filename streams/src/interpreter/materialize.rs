@@ -8,9 +8,9 @@ use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
 use super::actor::IslandActor;
 use super::island::Island;
 use crate::error::{ErrorKind, MaterializeError, StreamError};
-use crate::fusion::{IterNode, PullResult};
+use crate::fusion::{IterNode, PullResult, TaskStage};
 use crate::materializer::Materializer;
-use crate::plan::{Half, IslandPlan, Made, Plan};
+use crate::plan::{Half, IslandPlan, Made, Plan, PlannedStage};
 use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
 use crate::stage::{Attributes, ErasedStage, IslandMsg, MatContext, Name, SlotKind};
 
@@ -114,10 +114,29 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
 
 /// Run a graph that is one stage able to run as a pool task (see
 /// `crate::fusion::TaskStage`) as that task, with no island actor; `None`
-/// for any other graph, one that asks for a dispatcher of its own, or when
-/// the registry of running streams can no longer stop a task (the island
-/// path runs those).
+/// for any other graph (see [`as_task`]), or when the registry of running
+/// streams can no longer stop a task (the island path runs those).
 fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option<Materialized> {
+    let (planned, stage, task, slot) = as_task(plan)?;
+    let name = planned
+        .attributes
+        .shared_name()
+        .unwrap_or(Name::Static(stage.name()));
+    let registration = materializer.reserve_task()?;
+    let (mat, spawned) = task.spawn(name, registration, materializer);
+    let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
+    values[slot] = Some(mat);
+    Some((fill_units(values), spawned.err().map(Into::into)))
+}
+
+/// The one stage of a plan that runs as a pool task, with its task form
+/// and its value slot: a plan of one island of one stage that can run as
+/// a task, with no boundary, no dispatcher of its own and one
+/// materialized value. The one place this is decided (running and
+/// describing a plan both ask here).
+pub(crate) fn as_task(
+    plan: &Plan,
+) -> Option<(&PlannedStage, &dyn ErasedStage, &dyn TaskStage, usize)> {
     let [island] = &plan.islands[..] else {
         return None;
     };
@@ -135,15 +154,7 @@ fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option
     let [slot] = planned.values[..] else {
         return None;
     };
-    let name = planned
-        .attributes
-        .shared_name()
-        .unwrap_or(Name::Static(stage.name()));
-    let registration = materializer.reserve_task()?;
-    let (mat, spawned) = task.spawn(name, registration, materializer);
-    let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
-    values[slot] = Some(mat);
-    Some((fill_units(values), spawned.err().map(Into::into)))
+    Some((planned, &**stage, task, slot))
 }
 
 /// The nodes fused away materialize `()`.
