@@ -18,9 +18,9 @@ use crate::path::ActorPath;
 
 use super::awaited::drop_guarded;
 use super::{Cell, Phase, RunState};
-use crate::context::Deferred;
 use crate::actor::{Actor, Terminated};
 use crate::actor_ref::{ActorHandle, Control, Envelope, SystemMsg};
+use crate::context::Deferred;
 use crate::dead_letters::DeadLetterReason;
 use crate::dispatcher::Runnable;
 use crate::supervision::{Failure, FailurePhase};
