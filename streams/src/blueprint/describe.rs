@@ -47,6 +47,7 @@ pub enum StageKind {
 
 /// One stage of an island.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct StageDescription {
     /// Its name: the operator's, or the fused operators' joined with `.`
     /// (`range.map.filter`), or a name given with attributes.
@@ -57,6 +58,7 @@ pub struct StageDescription {
 
 /// One island: stages run together by one interpreter.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct IslandDescription {
     /// Its stages, in plan order.
     pub stages: Vec<StageDescription>,
@@ -73,6 +75,7 @@ pub struct IslandDescription {
 /// as text (`Display`); [`to_mermaid`](Self::to_mermaid) and
 /// [`to_dot`](Self::to_dot) draw it, for a README or an issue.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct PlanDescription {
     /// What runs the graph.
     pub driver: Driver,
