@@ -508,3 +508,45 @@ fn unfold_resource_closes_exactly_once_however_the_stream_ends() {
     }
     shutdown(&system);
 }
+
+/// `lazy_source` builds its source on the first demand of each run, not
+/// at materialization; `lazy_future_source` waits for its future, and
+/// its `Err` fails the stream.
+#[test]
+fn lazy_sources_build_on_the_first_demand_of_each_run() {
+    let (system, mats) = systems("lazy-sources");
+    for mat in &mats {
+        let built = Arc::new(AtomicUsize::new(0));
+        let counter = built.clone();
+        let lazy = Source::lazy_source(move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            Source::range(1u32..=2)
+        });
+        let mut down = lazy.clone().run_with(TestSink::probe(), mat);
+        down.expect_no_message(QUIET);
+        assert_eq!(built.load(Ordering::SeqCst), 0, "not built before demand");
+        down.request(5);
+        assert_eq!(down.expect_next_n(2), vec![1, 2]);
+        down.expect_complete();
+        assert_eq!(lazy.run_with(Sink::collect(), mat).wait(), Ok(vec![1, 2]));
+        assert_eq!(built.load(Ordering::SeqCst), 2, "once per run");
+
+        let gate = Gate::default();
+        let g = gate.clone();
+        let mut chosen = Source::lazy_future_source(move || g.hold(Source::single(7u8)))
+            .run_with(TestSink::probe(), mat);
+        chosen.request(1);
+        chosen.expect_no_message(QUIET);
+        gate.open_next();
+        assert_eq!(chosen.expect_next(), 7);
+        chosen.expect_complete();
+
+        let failed = Source::<u8>::lazy_future_source(|| async {
+            Err::<Source<u8>, _>(StreamError::msg("no source"))
+        })
+        .run_with(Sink::collect(), mat)
+        .wait();
+        assert!(failed.unwrap_err().to_string().contains("no source"));
+    }
+    shutdown(&system);
+}

@@ -1,13 +1,16 @@
 //! Sources from futures and from resources: `Source::future`,
-//! `unfold_async`, `unfold_resource`. Each is a poll function (see
-//! `Source::from_poll_fn`): polled only on demand, woken by its futures'
-//! wakers, fused with the simple operators after it.
+//! `unfold_async`, `unfold_resource` are poll functions (see
+//! `Source::from_poll_fn`): polled only on demand, woken by their
+//! futures' wakers, fused with the simple operators after them. The lazy
+//! sources (`lazy_source`, `lazy_future_source`) flatten the source they
+//! build on the first demand.
 
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use super::SubstreamOps;
 use crate::blueprint::Source;
 use crate::error::StreamError;
 use crate::fusion::{BoxChunks, Chunks, Fill, PollChunks};
@@ -48,6 +51,66 @@ impl<T: Send + 'static> Source<T, ()> {
                 }) as BoxChunks<T>
             }),
         )
+    }
+
+    /// The elements of the source `make()` builds, built on the first
+    /// demand of each run (Pekko's `Source.lazySource`): a run that is
+    /// never pulled builds nothing. The inner source's materialized value
+    /// is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("lazy-source").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let built = Arc::new(AtomicUsize::new(0));
+    /// let counter = built.clone();
+    /// let lazy = Source::lazy_source(move || {
+    ///     counter.fetch_add(1, Ordering::SeqCst);
+    ///     Source::range(1u32..=3)
+    /// });
+    /// assert_eq!(built.load(Ordering::SeqCst), 0, "nothing built yet");
+    /// assert_eq!(lazy.run_with(Sink::collect(), &materializer).wait(), Ok(vec![1, 2, 3]));
+    /// assert_eq!(built.load(Ordering::SeqCst), 1);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn lazy_source<M, F>(make: F) -> Self
+    where
+        M: 'static,
+        F: Fn() -> Source<T, M> + Send + Sync + 'static,
+    {
+        let make = Arc::new(make);
+        Source::single(()).flat_map_concat(move |()| make())
+    }
+
+    /// The elements of the source that `make()`'s future gives, the
+    /// future made on the first demand of each run (Pekko's
+    /// `Source.lazyFutureSource`); the future's `Err` fails the stream.
+    /// The inner source's materialized value is dropped.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("lazy-future-source").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // A source chosen once something is known (here at once).
+    /// let chosen = Source::lazy_future_source(|| async { Ok(Source::from_iter(vec!["a", "b"])) });
+    /// assert_eq!(chosen.run_with(Sink::collect(), &materializer).wait(), Ok(vec!["a", "b"]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn lazy_future_source<M, F, Fut>(make: F) -> Self
+    where
+        M: 'static,
+        F: Fn() -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Source<T, M>, StreamError>> + Send + 'static,
+    {
+        Source::future(make).flat_map_concat(|source| source)
     }
 
     /// Elements from a state through a future per element (Pekko's
