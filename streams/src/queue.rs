@@ -123,6 +123,53 @@ impl<T: Send + 'static> SourceQueue<T> {
     /// Cancel safety: dropping the future before it completes drops the
     /// element (it was not queued) and gives up its place in line; a
     /// wake-up it had received goes to the next waiting send.
+    ///
+    /// # Examples
+    ///
+    /// An actor feeding a stream with back-pressure: it pipes each send
+    /// to itself and sends the next element when the queue had room.
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorSystem, Context, Props};
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{QueueSendError, SourceQueue};
+    ///
+    /// enum Msg {
+    ///     Next,
+    ///     Sent(Result<(), QueueSendError<u32>>),
+    /// }
+    ///
+    /// struct Feeder {
+    ///     queue: SourceQueue<u32>,
+    ///     next: u32,
+    /// }
+    ///
+    /// impl Actor for Feeder {
+    ///     type Msg = Msg;
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+    ///         match msg {
+    ///             Msg::Next if self.next < 100 => {
+    ///                 self.next += 1;
+    ///                 ctx.pipe_to_self(self.queue.send(self.next), Msg::Sent);
+    ///             }
+    ///             Msg::Next => self.queue.complete(),
+    ///             Msg::Sent(Ok(())) => ctx.myself().tell(Msg::Next),
+    ///             Msg::Sent(Err(_)) => ctx.stop_self(), // the stream is gone
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("feeder").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let (queue, total) = Source::queue(4)
+    ///     .unwrap()
+    ///     .to_mat(Sink::fold(0u32, |a, x| a + x), Keep::both)
+    ///     .run(&mat);
+    /// let feeder = system.spawn(Props::new(move || Feeder { queue: queue.clone(), next: 0 }), "feeder").unwrap();
+    /// feeder.tell(Msg::Next);
+    /// assert_eq!(total.wait(), Ok(5050));
+    /// system.terminate().wait().unwrap();
+    /// ```
     pub fn send(&self, element: T) -> SendFuture<T> {
         SendFuture {
             handle: self.handle.clone(),
