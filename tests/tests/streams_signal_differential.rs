@@ -187,7 +187,9 @@ fn boundary_horizon(case: &Case) -> usize {
         .position(|s| match s {
             script::Step::Fail(_) => true,
             script::Step::Complete(_) => eager,
-            script::Step::Push(..) => wide::pushes_race_an_iterator(case),
+            script::Step::Push(..) | script::Step::PushMany(..) => {
+                wide::pushes_race_an_iterator(case)
+            }
             _ => false,
         })
         .unwrap_or(case.script.len())
