@@ -310,7 +310,7 @@ impl Node for Linear {
                 }
                 Op::FilterMap(m) if x % m != 0 => return Poll::Next(map(m)(x)),
                 Op::FilterMap(_) => {}
-                Op::More(_) | Op::Sub(_) | Op::Timed(_) => {
+                Op::More(_) | Op::Sub(_) | Op::Timed(_) | Op::Extra(_) => {
                     unreachable!("built by their modules")
                 }
                 Op::Reduce => {
@@ -414,8 +414,12 @@ fn graph(case: &Case) -> BoxNode {
         Some(join) if sources.len() > 1 => Box::new(Junction::new(join, sources)) as BoxNode,
         _ => sources.pop().expect("a case has a source"),
     };
-    for op in &case.ops {
+    for op in &super::linear_extra::as_modelled(case).ops {
         let op = match op {
+            Op::Extra(e) => {
+                node = super::linear_extra::node(*e, node);
+                continue;
+            }
             Op::Sub(o) => {
                 node = super::substreams::node(*o, node);
                 continue;

@@ -86,6 +86,7 @@ fn apply(s: Source<u64>, op: Op) -> Source<u64> {
         Op::More(m) => super::linear_more::apply(s, m),
         Op::Sub(o) => super::substreams::apply(s, o),
         Op::Timed(t) => super::timed_more::apply(s, t),
+        Op::Extra(e) => super::linear_extra::apply(s, e),
     }
 }
 

@@ -129,6 +129,8 @@ pub(crate) enum Op {
     Sub(super::substreams::Sub),
     /// The time and rate operators of `timed_more.rs`.
     Timed(super::timed_more::Timed),
+    /// The operators of `linear_extra.rs`.
+    Extra(super::linear_extra::Extra),
 }
 
 impl Op {
@@ -153,7 +155,9 @@ impl Op {
     /// dropping `buffer` drops depends on when the boundaries' batches
     /// arrive, which is not defined.
     pub(crate) fn one_island_only(self) -> bool {
-        self.timed() || matches!(self, Op::More(m) if m.drops() || m.timed())
+        self.timed()
+            || matches!(self, Op::More(m) if m.drops() || m.timed())
+            || matches!(self, Op::Extra(e) if e.one_island_only())
     }
 
     /// A `recover_with_retries` that can switch to its fallback: Weir runs
@@ -328,6 +332,7 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
         4 => super::linear_more::more().prop_map(Op::More),
         3 => super::substreams::sub().prop_map(Op::Sub),
         2 => super::timed_more::timed().prop_map(Op::Timed),
+        3 => super::linear_extra::extra().prop_map(Op::Extra),
         1 => prop_oneof![
             (1u32..4).prop_map(Op::TakeWithin),
             (1u32..4).prop_map(Op::DropWithin),

@@ -171,13 +171,14 @@ pub(crate) fn script(join: Option<Join>, script: Vec<Step>) -> Vec<Step> {
     let mut sent = Vec::new();
     script
         .into_iter()
-        .filter(|s| match *s {
-            Step::Push(i, _) if sent.contains(&i) => false,
-            Step::Push(i, _) => {
+        .filter_map(|s| match s {
+            // One element per probe (a burst sends its first only).
+            Step::Push(i, _) | Step::PushMany(i, ..) if sent.contains(&i) => None,
+            Step::Push(i, x) | Step::PushMany(i, x, _) => {
                 sent.push(i);
-                true
+                Some(Step::Push(i, x))
             }
-            _ => true,
+            s => Some(s),
         })
         .collect()
 }
