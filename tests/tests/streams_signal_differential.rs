@@ -167,7 +167,6 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
     substreams::KNOWN_CONCAT,
     substreams::KNOWN_CANCEL,
     linear_extra::KNOWN_EXPAND,
-    linear_extra::KNOWN_EXPAND_FAILED,
 ];
 
 fn known_defect(case: &Case, form: Form) -> Option<&'static str> {

@@ -230,3 +230,40 @@ fn batch_keeps_the_last_element_when_it_arrives_with_completion() {
     assert_eq!(last.last(), Some(&39));
     shutdown(&system);
 }
+
+/// A failure before any element fails `expand` and `extrapolate` (one or
+/// two in a row), fused or not. `expand`'s `on_pull` used to read a closed
+/// inlet as a completion and complete before the failure on its way
+/// arrived: `Source::failed(e).expand(..)` completed empty.
+#[test]
+fn expand_passes_a_failure_that_comes_before_any_element() {
+    let (system, _) = stream_system("expand-failure");
+    for fusion in [true, false] {
+        let mat = Materializer::builder(&system).fusion(fusion).build();
+        let boom = || Source::<u32>::failed(StreamError::msg("boom"));
+        let one = boom()
+            .expand(std::iter::repeat)
+            .run_with(Sink::collect(), &mat);
+        assert!(one.wait().is_err(), "one expand, fusion {fusion}");
+        let two = boom()
+            .expand(std::iter::repeat)
+            .extrapolate(|x| std::iter::repeat(*x))
+            .run_with(Sink::collect(), &mat);
+        assert!(
+            two.wait().is_err(),
+            "expand then extrapolate, fusion {fusion}"
+        );
+        // After an element: it goes out, then the failure (which, as in
+        // Pekko, does not wait for demand).
+        let (mut up, mut down) = TestSource::probe::<u32>()
+            .expand(std::iter::repeat)
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(&mat);
+        down.request(1);
+        up.send_next(1);
+        assert_eq!(down.expect_next(), 1);
+        up.send_error(StreamError::msg("late"));
+        assert!(down.expect_error().to_string().contains("late"));
+    }
+    shutdown(&system);
+}

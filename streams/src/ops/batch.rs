@@ -230,6 +230,9 @@ struct Expand<T, U, F, I> {
     /// The current element's first output, not yet pushed: until it has
     /// gone out, upstream is back-pressured.
     first: Option<U>,
+    /// Upstream completed (heard in `on_upstream_finish`; a closed inlet
+    /// alone may be a failure still on its way, which must fail the stage).
+    upstream_done: bool,
     _in: std::marker::PhantomData<fn(T)>,
 }
 
@@ -265,8 +268,12 @@ where
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         if let Some(first) = self.first.take() {
             ctx.push(self.shape.out, first)?;
-            if ctx.is_closed(self.shape.inlet) {
+            if self.upstream_done {
                 ctx.complete_stage();
+                return Ok(());
+            }
+            if ctx.is_closed(self.shape.inlet) {
+                // A failure is on its way: it fails the stage when it comes.
                 return Ok(());
             }
             return ctx.pull(self.shape.inlet);
@@ -274,7 +281,7 @@ where
         match self.iter.as_mut().and_then(Iterator::next) {
             Some(next) => ctx.push(self.shape.out, next),
             None => {
-                if ctx.is_closed(self.shape.inlet) {
+                if self.upstream_done {
                     ctx.complete_stage();
                 }
                 Ok(())
@@ -283,6 +290,7 @@ where
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.upstream_done = true;
         if self.first.is_none() {
             ctx.complete_stage();
         }
@@ -305,6 +313,7 @@ where
             extrapolate: move |x| f(x).into_iter(),
             iter: None,
             first: None,
+            upstream_done: false,
             _in: std::marker::PhantomData,
         }
     })

@@ -62,26 +62,6 @@ pub(crate) const KNOWN_EXPAND: super::KnownDefect = super::KnownDefect {
     },
 };
 
-/// `Source::failed` through two `expand`s in a row completes the stream
-/// instead of failing it (a probe's failure through them fails it, and
-/// one `expand` passes the failure on). Repro:
-/// `a_failure_at_the_start_passes_two_expands`.
-pub(crate) const KNOWN_EXPAND_FAILED: super::KnownDefect = super::KnownDefect {
-    issue: "Source::failed().expand(..).expand(..) completes instead of failing",
-    forms: &[super::Form::Fused, super::Form::Unfused],
-    applies: |case| {
-        case.sources
-            .iter()
-            .any(|s| matches!(s, super::script::Src::Failed))
-            && case
-                .ops
-                .iter()
-                .filter(|o| matches!(o, Op::Extra(e) if e.one_island_only()))
-                .count()
-                > 1
-    },
-};
-
 thread_local! {
     /// Set by the model when `expand`'s pull-before-push brought an element.
     static FAIR_PULL_TOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -441,10 +421,10 @@ fn expanding_pulls_upstream_before_it_pushes() {
     ));
 }
 
-/// `Source::failed().expand(..).expand(..)`: fails at once (as one
-/// `expand`, or a probe's failure through two, does). Weir completes it.
+/// `Source::failed().expand(..).expand(..)`: fails at once. Weir
+/// completed it: `expand`'s `on_pull` took a closed inlet for a
+/// completion and completed before the failure on its way arrived.
 #[test]
-#[ignore = "known defect: Source::failed through two expands completes (KNOWN_EXPAND_FAILED)"]
 fn a_failure_at_the_start_passes_two_expands() {
     use super::script::{Src, Step};
     super::check_all_forms(super::case(
