@@ -422,3 +422,56 @@ mod mat_forms {
         shutdown(&system);
     }
 }
+
+/// The eager fluent forms (Pekko's `merge(that, eagerComplete = true)`
+/// and `interleave(that, n, eagerClose = true)`): the stream ends with the
+/// first input that ends, though the other never would, fused and
+/// unfused; when the endless side is the one that stops first, the stream
+/// ends too.
+#[test]
+fn the_eager_fluent_forms_end_with_the_first_input_to_end() {
+    use weir_streams::testkit::{Received, TestSource};
+    let (system, fused) = stream_system("eager-fluent");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    for mat in [&fused, &unfused] {
+        let merged = Source::range(1u32..=3)
+            .merge_eager(Source::repeat(0u32))
+            .run_with(Sink::collect(), mat)
+            .wait()
+            .unwrap();
+        let mine: Vec<u32> = merged.iter().copied().filter(|x| *x != 0).collect();
+        assert_eq!(mine, vec![1, 2, 3], "{merged:?}");
+
+        let interleaved = Source::range(1u32..=3)
+            .interleave_eager(Source::repeat(0u32), 1)
+            .unwrap()
+            .run_with(Sink::collect(), mat);
+        assert_eq!(interleaved.wait(), Ok(vec![1, 0, 2, 0, 3]));
+
+        // The probe's side ends while the endless side still sends: its
+        // completion ends the stream.
+        let (mut probe, mut down) = TestSource::probe::<u32>()
+            .merge_eager(Source::repeat(7u32))
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        down.request(2);
+        assert_eq!(down.expect_next_n(2), vec![7, 7]);
+        probe.send_complete();
+        down.request(1000);
+        let mut seen = 0;
+        loop {
+            match down.receive_within(std::time::Duration::from_secs(3)) {
+                Some(Received::Next(_)) => seen += 1,
+                Some(Received::Complete) => break,
+                other => panic!("expected the end, got {other:?} after {seen}"),
+            }
+            assert!(seen < 1000, "the stream did not end");
+        }
+    }
+    assert!(
+        Source::range(1u32..=3)
+            .interleave_eager(Source::empty(), 0)
+            .is_err()
+    );
+    shutdown(&system);
+}

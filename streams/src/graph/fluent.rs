@@ -69,8 +69,40 @@ pub trait JunctionOps: FlowOps {
     }
 
     /// This stream's elements and `other`'s, as [`merge`](Self::merge),
+    /// but the stream completes as soon as either completes (Pekko's
+    /// `merge(that, eagerComplete = true)`; [`Merge::eager_complete`]):
+    /// what the other would still send is not waited for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::graph::JunctionOps;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("merge-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // The endless side does not keep the stream open.
+    /// let got = Source::single(1u32)
+    ///     .merge_eager(Source::repeat(9u32))
+    ///     .run_with(Sink::collect(), &mat)
+    ///     .wait()
+    ///     .unwrap();
+    /// assert!(got.contains(&1));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn merge_eager<M: 'static>(self, other: Source<Self::Out, M>) -> Self::Repr<Self::Out> {
+        let stage = Merge::<Self::Out, 2>::new().eager_complete();
+        self.via_flow(uniform_with_other(stage, other, 0))
+    }
+
+    /// This stream's elements and `other`'s, as [`merge`](Self::merge),
     /// but whenever both have an element waiting, this stream's goes first
     /// when `prefer_this` (else `other`'s) ([`MergePreferred`]).
+    ///
+    /// Porting from Akka/Pekko: their `mergePreferred(that, priority)`
+    /// prefers *`that`* when `priority` is true; Weir's flag names the
+    /// side it prefers, so Akka's `mergePreferred(that, true)` is
+    /// `merge_preferred(that, false)` here.
     fn merge_preferred<M: 'static>(
         self,
         other: Source<Self::Out, M>,
@@ -233,6 +265,38 @@ pub trait JunctionOps: FlowOps {
         segment_size: usize,
     ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
         let stage = Interleave::<Self::Out, 2>::new(segment_size)?;
+        Ok(self.via_flow(uniform_with_other(stage, other, 0)))
+    }
+
+    /// As [`interleave`](Self::interleave), but the stream completes as
+    /// soon as either input completes (Pekko's `interleave(that,
+    /// segmentSize, eagerClose = true)`; [`Interleave::eager_close`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ArgumentError::Zero`] when `segment_size` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::graph::JunctionOps;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("interleave-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let got = Source::range(1u32..=3)
+    ///     .interleave_eager(Source::repeat(0u32), 1)
+    ///     .unwrap()
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(got.wait(), Ok(vec![1, 0, 2, 0, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    fn interleave_eager<M: 'static>(
+        self,
+        other: Source<Self::Out, M>,
+        segment_size: usize,
+    ) -> Result<Self::Repr<Self::Out>, ArgumentError> {
+        let stage = Interleave::<Self::Out, 2>::new(segment_size)?.eager_close();
         Ok(self.via_flow(uniform_with_other(stage, other, 0)))
     }
 
