@@ -90,18 +90,8 @@ impl IslandActor {
             return;
         };
         match msg {
-            IslandMsg::Start(_) => {}
-            IslandMsg::Async {
-                stage,
-                handler,
-                payload,
-            } => island.on_async(stage, handler, payload),
-            IslandMsg::Timer {
-                stage,
-                key,
-                generation,
-            } => island.on_timer(stage, key, generation),
             IslandMsg::Resume => self.resume_sent = false,
+            msg => island.on_message(msg),
         }
     }
 }

@@ -9,7 +9,9 @@ use crate::error::StreamError;
 use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
 };
-use crate::stage::{GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey};
+use crate::stage::{
+    GraphStageLogic, InPort, IslandMsg, OutPort, StageContext, StageResult, TimerKey,
+};
 
 /// How many chased events run in a row before the queue gets a turn
 /// (Akka's limit).
@@ -273,6 +275,25 @@ impl Island {
         let logic = &mut *self.logics[stage];
         // A panic in post_stop has nowhere left to go: the stage is done.
         let _ = catch_unwind(AssertUnwindSafe(|| logic.post_stop()));
+    }
+
+    /// A message from the island's stages (an async callback or a timer):
+    /// handle it. `Start` and `Resume` concern the host, not the island,
+    /// and are ignored here.
+    pub(crate) fn on_message(&mut self, msg: IslandMsg) {
+        match msg {
+            IslandMsg::Async {
+                stage,
+                handler,
+                payload,
+            } => self.on_async(stage, handler, payload),
+            IslandMsg::Timer {
+                stage,
+                key,
+                generation,
+            } => self.on_timer(stage, key, generation),
+            IslandMsg::Start(_) | IslandMsg::Resume => {}
+        }
     }
 
     /// Run an async callback's handler inside `stage`.

@@ -273,9 +273,7 @@ impl<T: Send + 'static> SubSource<T> {
                 let c = *conn as usize;
                 let mut poll = SubPoll::Pending;
                 for _ in 0..2 {
-                    if island.core.has_events() && island.run(SUB_BUDGET) {
-                        wake.invoke(self.id);
-                    }
+                    run_inner(island, wake, self.id);
                     let state = island.core.conns[c].state;
                     if state & AVAILABLE != 0 {
                         poll = match island.core.grab::<T>(*conn) {
@@ -386,19 +384,7 @@ impl<T: Send + 'static> SubSource<T> {
         let id = self.id;
         match (&mut self.form, event) {
             (Form::Island { island, wake, .. }, SubEvent::Island(_, msg)) => {
-                match msg {
-                    IslandMsg::Async {
-                        stage,
-                        handler,
-                        payload,
-                    } => island.on_async(stage, handler, payload),
-                    IslandMsg::Timer {
-                        stage,
-                        key,
-                        generation,
-                    } => island.on_timer(stage, key, generation),
-                    IslandMsg::Start(_) | IslandMsg::Resume => {}
-                }
+                island.on_message(msg);
                 run_inner(island, wake, id);
             }
             (Form::Island { island, wake, .. }, SubEvent::Wake(_)) => {

@@ -253,19 +253,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
 
     /// Run an async callback or timer of the substream.
     pub(crate) fn on_event(&mut self, msg: IslandMsg) {
-        match msg {
-            IslandMsg::Async {
-                stage,
-                handler,
-                payload,
-            } => self.island.on_async(stage, handler, payload),
-            IslandMsg::Timer {
-                stage,
-                key,
-                generation,
-            } => self.island.on_timer(stage, key, generation),
-            IslandMsg::Start(_) | IslandMsg::Resume => {}
-        }
+        self.island.on_message(msg);
         // What it queued runs now: whether the substream finished is
         // seen without waiting for a poll (nobody may poll it).
         self.run();
