@@ -16,12 +16,15 @@
 //! (`fusion/task.rs`), still live in `fusion` until the plan names its
 //! driver.
 
+#[path = "../../../actor/tests/layers/modules.rs"]
+mod modules;
 #[path = "../../../actor/tests/layers/scan.rs"]
 mod scan;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use modules::{collect, module_dir, module_path};
 use scan::{reexports, scan};
 
 /// The floors, bottom first. A module may import its own floor and the
@@ -239,105 +242,8 @@ impl Graph {
         }
     }
 
-    /// Strongly connected components (Tarjan), each sorted.
-    fn components(&self) -> Vec<Vec<String>> {
-        struct State<'g> {
-            graph: &'g Graph,
-            index: BTreeMap<&'g str, usize>,
-            low: BTreeMap<&'g str, usize>,
-            stack: Vec<&'g str>,
-            out: Vec<Vec<String>>,
-        }
-        fn visit<'g>(s: &mut State<'g>, v: &'g str) {
-            let i = s.index.len();
-            s.index.insert(v, i);
-            s.low.insert(v, i);
-            s.stack.push(v);
-            for w in &s.graph.edges[v] {
-                let w = w.as_str();
-                if !s.index.contains_key(w) {
-                    visit(s, w);
-                    let low = s.low[v].min(s.low[w]);
-                    s.low.insert(v, low);
-                } else if s.stack.contains(&w) {
-                    let low = s.low[v].min(s.index[w]);
-                    s.low.insert(v, low);
-                }
-            }
-            if s.low[v] == s.index[v] {
-                let mut component = Vec::new();
-                while let Some(w) = s.stack.pop() {
-                    component.push(w.to_owned());
-                    if w == v {
-                        break;
-                    }
-                }
-                component.sort();
-                s.out.push(component);
-            }
-        }
-        let mut state = State {
-            graph: self,
-            index: BTreeMap::new(),
-            low: BTreeMap::new(),
-            stack: Vec::new(),
-            out: Vec::new(),
-        };
-        for v in self.edges.keys() {
-            if !state.index.contains_key(v.as_str()) {
-                visit(&mut state, v);
-            }
-        }
-        state.out
-    }
-
     fn print(&self) {
-        println!("circles (strongly connected components of more than one module):");
-        for component in self.components().iter().filter(|c| c.len() > 1) {
-            println!("  {} modules: {}", component.len(), component.join(", "));
-        }
-        println!("imports:");
-        for (module, deps) in &self.edges {
-            let deps: Vec<&str> = deps.iter().map(String::as_str).collect();
-            println!("  {module} -> {}", deps.join(", "));
-        }
-    }
-}
-
-fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).expect("readable src dir") {
-        let path = entry.expect("a dir entry").path();
-        if path.is_dir() {
-            collect(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-    out.sort();
-}
-
-/// `src/cell/run.rs` -> `[cell, run]`; `src/cell/mod.rs` -> `[cell]`.
-fn module_path(src: &Path, file: &Path) -> Vec<String> {
-    let rel = file
-        .strip_prefix(src)
-        .expect("under src")
-        .with_extension("");
-    let mut parts: Vec<String> = rel
-        .iter()
-        .map(|p| p.to_string_lossy().into_owned())
-        .collect();
-    if parts.last().is_some_and(|p| p == "mod") {
-        parts.pop();
-    }
-    parts
-}
-
-/// The directory a file's `mod x;` lines load from.
-fn module_dir(src: &Path, file: &Path) -> PathBuf {
-    let dir = file.parent().expect("a parent").to_path_buf();
-    match file.file_name().and_then(|n| n.to_str()) {
-        Some("lib.rs" | "mod.rs") => dir,
-        _ => src.join(module_path(src, file).join("/")),
+        modules::print(&self.edges);
     }
 }
 
