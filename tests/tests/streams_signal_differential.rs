@@ -243,14 +243,7 @@ fn compare_across_boundaries(
             .map(|s| if merge { Sig::Next(0) } else { s.clone() })
             .collect()
     };
-    let end = |t: &[StepTrace]| {
-        t.iter().enumerate().find_map(|(at, s)| {
-            s.down
-                .iter()
-                .find(|s| !matches!(s, Sig::Next(_)))
-                .map(|s| (at, s.clone()))
-        })
-    };
+    let end = script::end_of;
     let differ = |what: &str| Err(format!("{what}:\n  want {want:?}\n  got  {got:?}"));
     let same_until_end = |upto: usize| {
         want[..upto]

@@ -232,6 +232,17 @@ impl Case {
     }
 }
 
+/// Where a trace ends: the step of the downstream probe's completion or
+/// failure, and that signal.
+pub(crate) fn end_of(trace: &[StepTrace]) -> Option<(usize, Sig)> {
+    trace.iter().enumerate().find_map(|(at, step)| {
+        step.down
+            .iter()
+            .find(|s| !matches!(s, Sig::Next(_)))
+            .map(|s| (at, s.clone()))
+    })
+}
+
 /// What the downstream probe saw.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Sig {

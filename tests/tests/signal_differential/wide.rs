@@ -376,14 +376,7 @@ fn failed_ahead(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> bool {
             Op::Limit(_) | Op::Reduce | Op::More(More::LimitWeighted(_))
         )
     });
-    let end = |t: &[StepTrace]| {
-        t.iter().enumerate().find_map(|(at, s)| {
-            s.down
-                .iter()
-                .find(|s| !matches!(s, Sig::Next(_)))
-                .map(|s| (at, s.clone()))
-        })
-    };
+    let end = super::script::end_of;
     let elements = |t: &[StepTrace]| -> Vec<Vec<Sig>> {
         t.iter()
             .map(|s| {
