@@ -387,11 +387,19 @@ fn watch_tells_when_the_remote_actor_stops_or_its_system_goes_silent() {
     let remote_b = client.remote().resolve::<u32>(&uri_b).expect("resolves");
     remote_a.watch(&watcher);
     remote_b.watch(&watcher);
-    // The first heartbeats go out one interval after the start.
-    clock.advance(interval);
-    assert!(eventually(PATIENCE, || {
-        client.remote().heartbeats_from("watched") >= 1
-    }));
+    // The first heartbeats go out one interval after the node's heartbeat
+    // timer is armed, which the node does as it starts, on its own
+    // threads: a test that advances before that has moved the clock for
+    // nothing (CI saw it once). So advance an interval at a time until the
+    // first beat is heard; fewer intervals than the time-out, so no watch
+    // can fire meanwhile.
+    let first_beat = (0..3).any(|_| {
+        clock.advance(interval);
+        eventually(Duration::from_secs(2), || {
+            client.remote().heartbeats_from("watched") >= 1
+        })
+    });
+    assert!(first_beat, "no heartbeat heard");
 
     // Three time-outs of clock time, one heartbeat interval at a time:
     // every beat is heard before the clock moves on, so no watch fires.
