@@ -26,10 +26,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context as TaskContext, Poll, Wake, Waker};
 
+use crate::MessageInfo;
 use crate::actor::Actor;
 use crate::actor_ref::ActorRef;
 use crate::context::Context;
 use crate::dispatcher::{Dispatcher, Runnable};
+use crate::instrument::{COMPILED_IN, MetaOf, Stamp};
+use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, Weak};
 use crate::system::ActorSystem;
 use crate::task_state::TaskState;
@@ -74,6 +77,12 @@ where
             target,
             dispatcher,
         })
+    }
+
+    /// The future is gone for good: a pinned dispatcher's thread may end.
+    fn finish(&self) {
+        self.state.done();
+        self.dispatcher.retire();
     }
 
     fn schedule(self: Arc<Self>) {
@@ -122,11 +131,11 @@ where
         // is seen here) or after it (and queues another run).
         if self.aborted.load(Ordering::Acquire) {
             drop_in_place_guarded(&mut slot);
-            self.state.done();
+            self.finish();
             return;
         }
         let Some(future) = slot.as_mut() else {
-            self.state.done();
+            self.finish();
             return;
         };
         let waker = Waker::from(self.clone());
@@ -135,7 +144,7 @@ where
             Ok(Poll::Ready(msg)) => {
                 drop_in_place_guarded(&mut slot);
                 drop(slot);
-                self.state.done();
+                self.finish();
                 if let Some(target) = &self.target {
                     target.tell(msg);
                 }
@@ -153,7 +162,7 @@ where
             Err(_) => {
                 // A panicking future is dropped: nothing to deliver.
                 drop_in_place_guarded(&mut slot);
-                self.state.done();
+                self.finish();
             }
         }
     }
@@ -296,10 +305,54 @@ impl ActorSystem {
     where
         F: Future<Output = ()> + Send + 'static,
     {
+        self.spawn_task_on(crate::DispatcherKind::Shared, make)
+    }
+
+    /// [`spawn_task_with`](Self::spawn_task_with) on the dispatcher
+    /// `kind` names: a named pool, or a thread of its own
+    /// ([`DispatcherKind::Pinned`](crate::DispatcherKind::Pinned), for a
+    /// task that blocks; the thread ends with the task).
+    ///
+    /// # Errors
+    ///
+    /// [`SpawnError::ParentStopped`](crate::SpawnError::ParentStopped) once
+    /// the system is terminating,
+    /// [`SpawnError::UnknownDispatcher`](crate::SpawnError::UnknownDispatcher)
+    /// for a pool the builder did not declare, and
+    /// [`SpawnError::DispatcherUnavailable`](crate::SpawnError::DispatcherUnavailable)
+    /// when a pinned thread cannot start; `make` is not called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use weir_actor::{ActorSystem, DispatcherKind, Promise};
+    ///
+    /// let system = ActorSystem::new("blocking-task").unwrap();
+    /// let done = Arc::new(Promise::new());
+    /// let read = Arc::clone(&done);
+    /// system
+    ///     .spawn_task_on(DispatcherKind::Pinned, move |_| async move {
+    ///         // A blocking read would go here: it holds only this thread.
+    ///         let _ = read.complete(7);
+    ///     })
+    ///     .unwrap();
+    /// assert_eq!(done.wait_take(), 7);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn spawn_task_on<F>(
+        &self,
+        kind: crate::DispatcherKind,
+        make: impl FnOnce(&TaskHandle) -> F,
+    ) -> Result<TaskHandle, crate::SpawnError>
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
         if self.is_terminating() {
             return Err(crate::SpawnError::ParentStopped);
         }
-        let task = PipeTask::<F>::new(None, None, Dispatcher::Pool(self.inner.pool.clone()));
+        let dispatcher = self.dispatcher_of(kind)?;
+        let task = PipeTask::<F>::new(None, None, dispatcher);
         let handle = TaskHandle {
             task: Arc::downgrade(&task) as Weak<dyn Abortable>,
         };
@@ -436,6 +489,64 @@ impl<F: Future<Output: Send + 'static>> fmt::Debug for PipeTask<F> {
 /// Single-threaded (the calling-thread dispatcher), so memcheck can run
 /// them (`.ci/memcheck`): the futures are polled in place through the
 /// `unsafe` pin in [`PipeTask::poll`].
+impl ActorSystem {
+    /// Whether an [`Instrumentation`](crate::Instrumentation) hook is installed on this system (so
+    /// [`instrument_turn`](Self::instrument_turn) reports anything).
+    pub fn is_instrumented(&self) -> bool {
+        COMPILED_IN && self.inner.hooks.is_some()
+    }
+
+    /// Run `turn`, work a library hosts outside any actor (weir-streams
+    /// runs each island of a stream as a task of the pool), as one user
+    /// message of type `M` to a subject of type `S` at `path`, between the
+    /// hooks' [`before_message`](crate::Instrumentation::before_message) and
+    /// [`after_message`](crate::Instrumentation::after_message). Without a hook it
+    /// only runs `turn`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use weir_actor::{ActorPath, ActorSystem, Instrumentation, MessageInfo};
+    ///
+    /// #[derive(Default)]
+    /// struct Count(AtomicU64);
+    /// impl Instrumentation for Count {
+    ///     fn before_message(&self, info: &MessageInfo<'_>) {
+    ///         assert_eq!(info.path().name(), "my-task");
+    ///         self.0.fetch_add(1, Ordering::Relaxed);
+    ///     }
+    /// }
+    ///
+    /// struct MyTask;
+    /// struct Poll;
+    /// let count = Arc::new(Count::default());
+    /// let system = ActorSystem::builder().name("tasks").instrumentation(count.clone()).build().unwrap();
+    /// let path = ActorPath::parse("weir://tasks/system/my-task").unwrap();
+    /// assert_eq!(system.instrument_turn::<MyTask, Poll, _>(&path, || 6 * 7), 42);
+    /// assert_eq!(count.0.load(Ordering::Relaxed), 1);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn instrument_turn<S: ?Sized, M: ?Sized, R>(
+        &self,
+        path: &ActorPath,
+        turn: impl FnOnce() -> R,
+    ) -> R {
+        match &self.inner.hooks {
+            Some(hooks) if COMPILED_IN => {
+                let info = MessageInfo {
+                    path,
+                    meta: MetaOf::<S, M>::USER,
+                    stamp: Stamp::default(),
+                };
+                hooks.around_handled(&info, turn)
+            }
+            _ => turn(),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::future::poll_fn;

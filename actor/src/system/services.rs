@@ -39,7 +39,27 @@ impl Runtime for Services {
     }
 
     fn dispatcher(&self, kind: DispatcherKind) -> Result<Dispatcher, SpawnError> {
-        let inner = &self.0.inner;
+        self.0.dispatcher_of(kind)
+    }
+
+    fn scheduler(&self) -> &Scheduler {
+        self.0.scheduler()
+    }
+
+    fn dead_letters(&self) -> &DeadLetters {
+        self.0.event_stream().dead_letters()
+    }
+
+    fn root_stopped(&self) {
+        self.0.root_stopped();
+    }
+}
+
+impl ActorSystem {
+    /// The dispatcher that runs what asks for `kind` (an actor's props, a
+    /// task spawned with [`spawn_task_on`](ActorSystem::spawn_task_on)).
+    pub(crate) fn dispatcher_of(&self, kind: DispatcherKind) -> Result<Dispatcher, SpawnError> {
+        let inner = &self.inner;
         Ok(match kind {
             DispatcherKind::Shared => Dispatcher::Pool(inner.pool.clone()),
             DispatcherKind::CallingThread => Dispatcher::CallingThread,
@@ -57,20 +77,6 @@ impl Runtime for Services {
         })
     }
 
-    fn scheduler(&self) -> &Scheduler {
-        self.0.scheduler()
-    }
-
-    fn dead_letters(&self) -> &DeadLetters {
-        self.0.event_stream().dead_letters()
-    }
-
-    fn root_stopped(&self) {
-        self.0.root_stopped();
-    }
-}
-
-impl ActorSystem {
     /// The system behind the core's type-erased handle
     /// ([`Runtime::system`], `AnyActor::system`).
     ///
