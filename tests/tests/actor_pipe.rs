@@ -346,3 +346,52 @@ fn a_task_aborted_before_its_first_run_is_never_polled() {
     assert_eq!(polled.load(Ordering::SeqCst), 0);
     shutdown(&system);
 }
+
+/// A future that keeps its waker where the test can reach it, waits for
+/// ever, and says when it is dropped.
+struct Parked {
+    waker: Arc<std::sync::Mutex<Option<std::task::Waker>>>,
+    dropped: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Future for Parked {
+    type Output = ();
+    fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<()> {
+        *self.waker.lock().unwrap() = Some(cx.waker().clone());
+        Poll::Pending
+    }
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        self.dropped
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+#[test]
+fn a_task_woken_after_its_pool_shut_down_is_dropped_not_stranded() {
+    let system = ActorSystem::builder()
+        .name("stranded")
+        .threads(1)
+        .build()
+        .unwrap();
+    let waker = Arc::new(std::sync::Mutex::new(None));
+    let dropped = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let parked = Parked {
+        waker: waker.clone(),
+        dropped: dropped.clone(),
+    };
+    system.spawn_task(parked).unwrap();
+    assert!(eventually(PATIENCE, || waker.lock().unwrap().is_some()));
+    // An idle task does not hold termination up; the workers return.
+    system.terminate().wait().unwrap();
+    let waker = waker.lock().unwrap().take().expect("polled once");
+    // Queued on a pool with no workers, it would wait for ever, and with
+    // it whatever it holds (a stream's island, whose sinks never hear).
+    waker.wake();
+    assert!(
+        dropped.load(std::sync::atomic::Ordering::SeqCst),
+        "the task is dropped at once"
+    );
+}

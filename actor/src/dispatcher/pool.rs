@@ -75,6 +75,11 @@ pub(crate) struct Pool {
     /// The timer the watchdog runs on (set once the system's timer exists).
     timer: OnceLock<Scheduler>,
     shutdown: AtomicBool,
+    /// Workers that have not returned yet. Once it is 0 after `shutdown`,
+    /// a task queued on the global queue would wait for ever: it is
+    /// dropped instead (`drop_stranded`), so what it holds ends (a
+    /// stream's island reports `AbruptTermination`).
+    live: AtomicUsize,
 }
 
 struct Local {
@@ -111,12 +116,15 @@ impl Pool {
             blocked: AtomicUsize::new(0),
             timer: OnceLock::new(),
             shutdown: AtomicBool::new(false),
+            live: AtomicUsize::new(0),
         });
         for (index, worker) in workers.into_iter().enumerate() {
             let me = pool.clone();
+            pool.live.fetch_add(1, Ordering::SeqCst);
             if let Err(e) =
                 registry.spawn(format!("{name}-{index}"), move || me.work(index, worker))
             {
+                pool.live.fetch_sub(1, Ordering::SeqCst);
                 pool.shutdown();
                 return Err(e);
             }
@@ -142,7 +150,29 @@ impl Pool {
             Err(task) => {
                 self.global.push(task);
                 self.notify_one();
+                self.after_global_push();
             }
+        }
+    }
+
+    /// A task was queued on the global queue: if every worker has already
+    /// returned, nobody will take it. The worker that returns last drains
+    /// the queue after it counted itself out, and a push checks the count
+    /// after it queued: whichever comes second under the queue's lock sees
+    /// the other, so no task stays behind.
+    #[inline]
+    fn after_global_push(&self) {
+        if self.shutdown.load(Ordering::SeqCst) && self.live.load(Ordering::SeqCst) == 0 {
+            self.drop_stranded();
+        }
+    }
+
+    /// Drop what waits on the global queue of a pool with no workers left
+    /// (each task is dropped outside the queue's lock: its destructor may
+    /// queue more, which is dropped in turn).
+    fn drop_stranded(&self) {
+        while let Some(task) = self.global.pop() {
+            drop(task);
         }
     }
 
@@ -161,6 +191,7 @@ impl Pool {
         };
         self.global.push(task);
         self.notify_one();
+        self.after_global_push();
     }
 
     /// Push onto the calling worker's own deque; `Ok(true)` if it was empty
@@ -308,6 +339,9 @@ impl Pool {
                 continue;
             }
             if self.shutdown.load(Ordering::SeqCst) {
+                if self.live.fetch_sub(1, Ordering::SeqCst) == 1 {
+                    self.drop_stranded();
+                }
                 return;
             }
             self.idle();
