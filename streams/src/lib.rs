@@ -88,7 +88,7 @@ mod actor {
 
 #[cfg(loom)]
 mod interpreter {
-    pub(crate) mod lifecycle;
+    pub(crate) mod inbox;
 }
 
 #[cfg(loom)]

@@ -3,7 +3,7 @@
 use crate::running::{Registration, Running};
 use crate::sync::{Arc, AtomicU64, Ordering, StaticAtomicU64};
 
-use weir_actor::{ActorHandle, ActorSystem};
+use weir_actor::ActorSystem;
 
 /// Runs blueprints: each island of a materialized graph becomes an actor
 /// of this system (under `/system`, named `stream-<n>-<island>-<stage>`).
@@ -157,13 +157,9 @@ impl Materializer {
         self.streams.load(Ordering::Relaxed) >> 40
     }
 
-    pub(crate) fn register(&self, island: &ActorHandle) -> Registration {
-        self.running.register(self.id(), island)
-    }
-
-    /// Reserve a place among the running streams for a graph about to run
-    /// as a pool task (`None`: it must run on an island).
-    pub(crate) fn reserve_task(&self) -> Option<Registration> {
+    /// Reserve a place among the running streams for an island (or a
+    /// fused graph) about to run as a pool task.
+    pub(crate) fn reserve_task(&self) -> Registration {
         self.running.reserve_task(self.id())
     }
 

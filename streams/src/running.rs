@@ -4,8 +4,9 @@
 //! before the actors go, and [`Materializer::shutdown`] to stop the
 //! streams of one materializer.
 //!
-//! An island registers its actor (a weak handle) when it is spawned, and a
-//! graph run as a pool task (`crate::fusion::task`) its task's handle; the
+//! An island (a pool task, `crate::interpreter::task`), and a graph run as
+//! one fused pool task (`crate::fusion::task`), reserves its place before
+//! it is spawned and attaches its task's handle once it is; the
 //! [`Registration`] it carries removes it when the island (or task) is
 //! dropped, that is when it has finished, failed or been aborted. Nothing
 //! runs per element.
@@ -18,7 +19,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use weir_actor::shutdown::Phase;
-use weir_actor::{ActorHandle, ActorSystem, TaskHandle, WeakActorHandle};
+use weir_actor::{ActorSystem, TaskHandle};
 
 use crate::sync::{Arc, Mutex};
 
@@ -35,20 +36,13 @@ struct State {
     islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
-    /// No task may register: the system's streams were stopped, or this
-    /// registry was made too late to stop them at all (the shutdown had
-    /// reached `ServiceStop`). Nothing would stop such a task, so a graph that would run
-    /// as one runs on an island instead, which stops with its actor.
-    closed: bool,
 }
 
 /// How the registry stops one running island.
 #[derive(Clone)]
 enum Stops {
-    /// An island's actor: stopping it aborts the island.
-    Actor(WeakActorHandle),
-    /// A graph run as a pool task: aborting it drops its consumer, which
-    /// reports `AbruptTermination`.
+    /// An island's task, or a graph run as one fused task: aborting it
+    /// drops the island (or the consumer), which reports `AbruptTermination`.
     Task(TaskHandle),
     /// A task reserved its place and is being spawned; `true` once a stop
     /// came meanwhile (the task is aborted as soon as it attaches).
@@ -57,50 +51,41 @@ enum Stops {
 
 impl Running {
     /// The registry of `system`; made on first use, when it also adds the
-    /// `ServiceStop` task that stops every stream of the system.
+    /// coordinated shutdown's tasks that stop every stream of the system:
+    /// one in `ServiceStop`, before the actors go, and one in
+    /// `ActorSystemTerminate` for the streams run after it (a last flush
+    /// in a later phase runs; what still runs when the system terminates
+    /// is stopped, as the actors are).
     pub(crate) fn of(system: &ActorSystem) -> Arc<Self> {
         system
             .extension(|system| {
                 let running = Arc::new(Running::default());
-                let stopping = Arc::downgrade(&running);
-                // Refused once the shutdown has reached `ServiceStop`: then
-                // islands stop with their actors, and no task registers. A
-                // registry made in an earlier phase still gets its task.
-                let added = system.coordinated_shutdown().add_task(
-                    Phase::ServiceStop,
-                    "stop-streams",
-                    move || {
-                        let running = stopping.upgrade().unwrap_or_default();
-                        running.stop(None)
-                    },
-                );
-                running.state.lock().closed = added.is_err();
+                // A phase the shutdown has already reached refuses its task:
+                // the later one still stops what runs.
+                for (phase, name) in [
+                    (Phase::ServiceStop, "stop-streams"),
+                    (Phase::ActorSystemTerminate, "stop-late-streams"),
+                ] {
+                    let stopping = Arc::downgrade(&running);
+                    let _ = system
+                        .coordinated_shutdown()
+                        .add_task(phase, name, move || {
+                            let running = stopping.upgrade().unwrap_or_default();
+                            running.stop(None)
+                        });
+                }
                 RunningExt(running)
             })
             .0
             .clone()
     }
 
-    /// Register the island run by `actor` for `materializer`.
-    pub(crate) fn register(
-        self: &Arc<Self>,
-        materializer: u64,
-        actor: &ActorHandle,
-    ) -> Registration {
-        let mut state = self.state.lock();
-        self.insert(&mut state, materializer, Stops::Actor(actor.downgrade()))
-    }
-
     /// Reserve a place for a graph about to run as a pool task for
     /// `materializer` (it attaches its handle with
-    /// [`Registration::attach`]); `None` when no task may register (see
-    /// `State::closed`): the graph then runs on an island.
-    pub(crate) fn reserve_task(self: &Arc<Self>, materializer: u64) -> Option<Registration> {
+    /// [`Registration::attach`]).
+    pub(crate) fn reserve_task(self: &Arc<Self>, materializer: u64) -> Registration {
         let mut state = self.state.lock();
-        if state.closed {
-            return None;
-        }
-        Some(self.insert(&mut state, materializer, Stops::Starting(false)))
+        self.insert(&mut state, materializer, Stops::Starting(false))
     }
 
     fn insert(
@@ -124,7 +109,6 @@ impl Running {
     pub(crate) fn stop(self: Arc<Self>, materializer: Option<u64>) -> Stopped {
         let stops: Vec<Stops> = {
             let mut state = self.state.lock();
-            state.closed |= materializer.is_none();
             let matching = state
                 .islands
                 .values_mut()
@@ -140,11 +124,6 @@ impl Running {
         };
         for stops in stops {
             match stops {
-                Stops::Actor(actor) => {
-                    if let Some(actor) = actor.upgrade() {
-                        actor.stop();
-                    }
-                }
                 Stops::Task(task) => task.abort(),
                 Stops::Starting(_) => {} // marked above
             }

@@ -3,7 +3,6 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::interpreter::materialize::as_task;
 use crate::plan::{Made, Plan};
 
 /// What runs a graph (the executor the planner chose).
@@ -89,18 +88,17 @@ pub struct PlanDescription {
 
 impl PlanDescription {
     pub(crate) fn of(plan: &Plan) -> Self {
-        if let Some(pulled) = &plan.pulled {
-            return Self {
-                driver: Driver::PulledBySink,
-                islands: Vec::new(),
-                pulled: Some(pulled.name.to_string()),
-                boundaries: Vec::new(),
-            };
-        }
-        let driver = if as_task(plan).is_some() {
-            Driver::PoolTask
-        } else {
-            Driver::Islands
+        let driver = match plan.driver() {
+            crate::plan::Driver::Pulled(pulled) => {
+                return Self {
+                    driver: Driver::PulledBySink,
+                    islands: Vec::new(),
+                    pulled: Some(pulled.name.to_string()),
+                    boundaries: Vec::new(),
+                };
+            }
+            crate::plan::Driver::Task(_) => Driver::PoolTask,
+            crate::plan::Driver::Islands => Driver::Islands,
         };
         // Where each boundary's halves are: (island of Up, island of Down).
         let mut ends: Vec<(Option<usize>, Option<usize>)> =

@@ -14,8 +14,8 @@
 //!
 //! It keeps what the island gives such a stream: a panic fails the sink's
 //! completion naming the fused stage, and the registry of running streams
-//! (`crate::running`) stops it at shutdown by aborting the task (once the
-//! registry can no longer stop tasks, such graphs run on islands). An
+//! (`crate::running`) stops it at shutdown by aborting the task, as it
+//! stops the tasks that run islands. An
 //! aborted task, or one the pool drops unfinished, drops its consumer,
 //! whose completion then reports `AbruptTermination`, as for an island
 //! torn down.

@@ -3,8 +3,6 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use weir_actor::DeadLetterReason;
-
 use crate::error::StreamError;
 use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
@@ -67,8 +65,14 @@ impl Island {
     /// queue more events).
     pub(crate) fn run(&mut self, budget: usize) -> bool {
         let mut left = budget;
+        self.run_within(&mut left)
+    }
+
+    /// [`run`](Self::run) with a budget shared by several calls: what is
+    /// spent comes off `left`.
+    pub(crate) fn run_within(&mut self, left: &mut usize) -> bool {
         let mut more = false;
-        self.guarded(|island| more = island.run_events(&mut left));
+        self.guarded(|island| more = island.run_events(left));
         more
     }
 
@@ -278,8 +282,7 @@ impl Island {
     }
 
     /// A message from the island's stages (an async callback or a timer):
-    /// handle it. `Start` and `Resume` concern the host, not the island,
-    /// and are ignored here.
+    /// handle it.
     pub(crate) fn on_message(&mut self, msg: IslandMsg) {
         match msg {
             IslandMsg::Async {
@@ -292,7 +295,6 @@ impl Island {
                 key,
                 generation,
             } => self.on_timer(stage, key, generation),
-            IslandMsg::Start(_) | IslandMsg::Resume => {}
         }
     }
 
@@ -306,12 +308,7 @@ impl Island {
             meta.handlers.get_mut(handler as usize)
         };
         let Some(mut run) = slot.and_then(Option::take) else {
-            let path = self.core.host.island.path().clone();
-            self.core.host.system.event_stream().publish_dead_letter(
-                &path,
-                payload,
-                DeadLetterReason::StageStopped,
-            );
+            self.core.host.island.dead_letter(payload);
             return;
         };
         let mut payload = Some(payload);

@@ -3,44 +3,46 @@
 use crate::sync::Arc;
 use std::any::Any;
 
-use weir_actor::{ActorRef, ActorSystem, FunctionRef, Props};
+use weir_actor::{DispatcherKind, TaskHandle};
 
-use super::actor::IslandActor;
 use super::island::Island;
+use super::task::{IslandTask, TaskInbox};
 use crate::error::{ErrorKind, MaterializeError, StreamError};
-use crate::fusion::{IterNode, PullResult, TaskStage};
+use crate::fusion::{IterNode, PullResult};
 use crate::materializer::Materializer;
-use crate::plan::{Half, IslandPlan, Made, Plan, PlannedStage};
+use crate::plan::{Driver, Half, IslandPlan, Made, Plan, TaskPlan};
 use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
-use crate::stage::{Attributes, ErasedStage, IslandMsg, MatContext, Name, SlotKind};
+use crate::stage::{Attributes, ErasedStage, IslandRef, MatContext, Name, SlotKind};
 
 /// Each node's materialized value, in node order, and why the stream
 /// could not start, if it could not.
 pub(crate) type Materialized = (Vec<Option<Box<dyn Any + Send>>>, Option<MaterializeError>);
 
-/// Run a plan of a graph of `nodes` nodes: spawn one actor per island,
-/// build the islands, start them (a graph that is one fused loop runs as
-/// a pool task instead: `run_as_task`). Returns each node's materialized
+/// Run a plan of a graph of `nodes` nodes by its driver
+/// ([`Plan::driver`]): pulled by its sink, one fused pool task
+/// (`run_as_task`), or islands, built here and each spawned as a task of
+/// the pool. Returns each node's materialized
 /// value (`()` for the nodes fused away).
 ///
-/// When an island's actor cannot be spawned (the system has terminated),
-/// the stream does not run: the islands are still built (so every
+/// When an island cannot be spawned (the system has terminated), the
+/// stream does not run: the islands are still built (so every
 /// materialized value exists) and torn down at once, which fails every
-/// sink with `AbruptTermination`; the actors already spawned stop.
+/// sink with `AbruptTermination`; the islands already spawned are aborted.
 pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer) -> Materialized {
     let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
-    if let Some(pulled) = &plan.pulled {
-        // No island: the sink runs the fused source itself.
-        let value = pulled.pull.run(
-            &*pulled.iter,
-            Arc::clone(&pulled.name),
-            pulled.attributes.clone(),
-        );
-        values[pulled.slot] = Some(Box::new(PullResult(value)));
-        return (fill_units(values), None);
-    }
-    if let Some(done) = run_as_task(plan, nodes, materializer) {
-        return done;
+    match plan.driver() {
+        Driver::Pulled(pulled) => {
+            // No island: the sink runs the fused source itself.
+            let value = pulled.pull.run(
+                &*pulled.iter,
+                Arc::clone(&pulled.name),
+                pulled.attributes.clone(),
+            );
+            values[pulled.slot] = Some(Box::new(PullResult(value)));
+            return (fill_units(values), None);
+        }
+        Driver::Task(task) => return run_as_task(&task, values, materializer),
+        Driver::Islands => {}
     }
     let mut halves: Vec<(Option<Half>, Option<Half>)> = Vec::with_capacity(plan.boundaries.len());
     // The downstream end of a relayed boundary, for the next one.
@@ -70,91 +72,84 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
 
     let stream = materializer.next_stream_id();
     let system = materializer.system();
-    let mut failure: Option<MaterializeError> = None;
-    // Each island's actor, then the island built on it: one vector, and
-    // one buffer for the stages' materialized values, for the whole graph.
-    let mut built: Vec<(Island, Host)> = Vec::with_capacity(plan.islands.len());
+    // Each island built on its inbox, then spawned as a task: one vector,
+    // and one buffer for the stages' materialized values, for the whole graph.
+    let mut built: Vec<(Island, Arc<TaskInbox>, DispatcherKind)> =
+        Vec::with_capacity(plan.islands.len());
     let mut mats = Vec::new();
     for (i, island) in plan.islands.iter().enumerate() {
         let first = island.stages.iter().find_map(|p| match &p.made {
             Made::Stage(stage) => Some(p.attributes.name().unwrap_or(stage.name())),
             Made::Up(_) | Made::Down(_) => None,
         });
-        let name = actor_name(stream, i, first);
-        let props = Props::new(IslandActor::default).with_dispatcher(island_dispatcher(island));
-        let actor = match system.spawn_system_actor(props, &name) {
-            Ok(actor) => actor,
-            Err(error) => {
-                failure.get_or_insert(error.into());
-                stopped_ref(system, &name)
-            }
-        };
+        let inbox = Arc::new(TaskInbox::new(system.clone(), stream, i, first));
         let host = Host {
-            island: actor,
+            island: IslandRef::new(inbox.clone(), system.clone()),
             system: system.clone(),
             fusion: materializer.fusion(),
         };
-        let island = build_island(island, &mut halves, &host, &mut values, &mut mats);
-        built.push((island, host));
+        let built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        built.push((built_island, inbox, island_dispatcher(island)));
     }
-    if failure.is_some() {
-        let error = StreamError::from_kind(ErrorKind::AbruptTermination);
-        for (mut island, host) in built {
-            host.island.stop();
-            island.abort(&error);
-        }
-    } else {
-        for (mut island, host) in built {
-            island.registration = Some(materializer.register(&host.island.handle()));
-            host.island.tell(IslandMsg::Start(Box::new(island)));
-        }
-    }
+    let failure = spawn_islands(built, materializer);
     (fill_units(values), failure)
 }
 
-/// Run a graph that is one stage able to run as a pool task (see
-/// `crate::fusion::TaskStage`) as that task, with no island actor; `None`
-/// for any other graph (see [`as_task`]), or when the registry of running
-/// streams can no longer stop a task (the island path runs those).
-fn run_as_task(plan: &Plan, nodes: usize, materializer: &Materializer) -> Option<Materialized> {
-    let (planned, stage, task, slot) = as_task(plan)?;
-    let name = planned
-        .attributes
-        .shared_name()
-        .unwrap_or(Name::Static(stage.name()));
-    let registration = materializer.reserve_task()?;
-    let (mat, spawned) = task.spawn(name, registration, materializer);
-    let mut values: Vec<Option<Box<dyn Any + Send>>> = (0..nodes).map(|_| None).collect();
-    values[slot] = Some(mat);
-    Some((fill_units(values), spawned.err().map(Into::into)))
+/// Spawn each island as a task on its dispatcher, registered among the
+/// running streams. If one cannot start (the system is terminating; a
+/// dispatcher the builder did not declare),
+/// the stream does not run: the islands spawned are aborted and the rest
+/// torn down, which fails every sink with `AbruptTermination`.
+fn spawn_islands(
+    built: Vec<(Island, Arc<TaskInbox>, DispatcherKind)>,
+    materializer: &Materializer,
+) -> Option<MaterializeError> {
+    let system = materializer.system();
+    let mut spawned: Vec<TaskHandle> = Vec::with_capacity(built.len());
+    let mut failure: Option<MaterializeError> = None;
+    for (island, inbox, dispatcher) in built {
+        let mut island = Some(island);
+        if failure.is_none() {
+            let registration = materializer.reserve_task();
+            let started = system.spawn_task_on(dispatcher, |handle| {
+                registration.attach(handle);
+                let mut island = island.take().expect("spawned once");
+                island.registration = Some(registration);
+                IslandTask::new(island, inbox)
+            });
+            match started {
+                Ok(handle) => spawned.push(handle),
+                Err(error) => failure = Some(error.into()),
+            }
+        }
+        if let Some(mut island) = island {
+            island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
+        }
+    }
+    if failure.is_some() {
+        for task in spawned {
+            task.abort();
+        }
+    }
+    failure
 }
 
-/// The one stage of a plan that runs as a pool task, with its task form
-/// and its value slot: a plan of one island of one stage that can run as
-/// a task, with no boundary, no dispatcher of its own and one
-/// materialized value. The one place this is decided (running and
-/// describing a plan both ask here).
-pub(crate) fn as_task(
-    plan: &Plan,
-) -> Option<(&PlannedStage, &dyn ErasedStage, &dyn TaskStage, usize)> {
-    let [island] = &plan.islands[..] else {
-        return None;
-    };
-    let [planned] = &island.stages[..] else {
-        return None;
-    };
-    let Made::Stage(stage) = &planned.made else {
-        return None;
-    };
-    let task = stage.as_task()?;
-    if !plan.boundaries.is_empty() || planned.attributes.dispatcher().is_some() {
-        return None;
-    }
-    // One stage, one materialized value.
-    let [slot] = planned.values[..] else {
-        return None;
-    };
-    Some((planned, &**stage, task, slot))
+/// Run a graph that is one stage able to run as a pool task (see
+/// `crate::fusion::TaskStage`) as that task.
+fn run_as_task(
+    plan: &TaskPlan<'_>,
+    mut values: Vec<Option<Box<dyn Any + Send>>>,
+    materializer: &Materializer,
+) -> Materialized {
+    let name = plan
+        .planned
+        .attributes
+        .shared_name()
+        .unwrap_or(Name::Static(plan.stage.name()));
+    let registration = materializer.reserve_task();
+    let (mat, spawned) = plan.task.spawn(name, registration, materializer);
+    values[plan.slot] = Some(mat);
+    (fill_units(values), spawned.err().map(Into::into))
 }
 
 /// The nodes fused away materialize `()`.
@@ -163,17 +158,6 @@ fn fill_units(mut values: Vec<Option<Box<dyn Any + Send>>>) -> Vec<Option<Box<dy
         value.get_or_insert_with(|| Box::new(()));
     }
     values
-}
-
-/// A reference for an island whose actor could not be spawned: already
-/// stopped, so what its callbacks and timers send becomes a dead letter.
-pub(crate) fn stopped_ref(system: &ActorSystem, name: &str) -> ActorRef<IslandMsg> {
-    // `name` comes from `actor_name`, which only makes valid names.
-    let function = FunctionRef::new(system, name, Err)
-        .or_else(|_| FunctionRef::new(system, "stream", Err))
-        .expect("`stream` is a valid actor name");
-    function.stop();
-    function.actor_ref()
 }
 
 pub(crate) fn build_island(
@@ -307,100 +291,10 @@ enum Outlets<'a> {
 }
 
 /// The first dispatcher a stage of the island asks for (the shared pool if none does).
-fn island_dispatcher(island: &IslandPlan) -> weir_actor::DispatcherKind {
+fn island_dispatcher(island: &IslandPlan) -> DispatcherKind {
     island
         .stages
         .iter()
         .find_map(|p| p.attributes.dispatcher())
         .unwrap_or_default()
-}
-
-/// The longest island actor name: `stream-`, two numbers of at most 20
-/// digits, two `-` and 40 characters of the stage name.
-const ACTOR_NAME_MAX: usize = 7 + 20 + 1 + 20 + 1 + 40;
-
-/// An island actor's name, made on the stack: the actor system copies it
-/// once, into the name the actor's path and its parent share.
-struct ActorName {
-    bytes: [u8; ACTOR_NAME_MAX],
-    len: usize,
-}
-
-impl std::ops::Deref for ActorName {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        std::str::from_utf8(&self.bytes[..self.len]).expect("actor names are ASCII")
-    }
-}
-
-/// `stream-<n>-<island>-<first stage>`, with the stage name reduced to
-/// characters actor names accept.
-fn actor_name(stream: u64, island: usize, first: Option<&str>) -> ActorName {
-    let mut name = ActorName {
-        bytes: [0u8; ACTOR_NAME_MAX],
-        len: 0,
-    };
-    name.push(b"stream-");
-    name.push_decimal(stream);
-    name.push(b"-");
-    name.push_decimal(island as u64);
-    if let Some(first) = first {
-        name.push(b"-");
-        for c in crate::stage::name_chars(first).take(40) {
-            debug_assert!(c.is_ascii(), "`name_chars` maps to ASCII");
-            name.push(&[c as u8]);
-        }
-    }
-    name
-}
-
-impl ActorName {
-    /// Append `bytes` (ASCII); [`ACTOR_NAME_MAX`] leaves room for the longest name.
-    fn push(&mut self, bytes: &[u8]) {
-        self.bytes[self.len..self.len + bytes.len()].copy_from_slice(bytes);
-        self.len += bytes.len();
-    }
-
-    /// Append `n` in decimal (no `fmt` machinery: this is on every run).
-    fn push_decimal(&mut self, mut n: u64) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        self.push(&digits[at..]);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::actor_name;
-
-    proptest! {
-        /// Whatever the stream, island and stage, the name fits its
-        /// buffer whole and is a valid actor name.
-        #[test]
-        fn every_island_actor_name_is_whole_and_valid(
-            stream in any::<u64>(),
-            island in any::<usize>(),
-            label in proptest::option::of(any::<String>()),
-        ) {
-            let name = actor_name(stream, island, label.as_deref());
-            let mut expected = format!("stream-{stream}-{island}");
-            if let Some(label) = &label {
-                expected.push('-');
-                expected.extend(crate::stage::name_chars(label).take(40));
-            }
-            prop_assert_eq!(&*name, expected.as_str());
-            prop_assert_eq!(weir_actor::validate_name(&name), Ok(()));
-        }
-    }
 }

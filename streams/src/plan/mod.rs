@@ -27,6 +27,7 @@
 //! A plan holds factories only: each run makes fresh logics from it.
 
 mod boundary;
+mod driver;
 mod fan_in;
 pub(crate) mod graph;
 mod mat;
@@ -41,6 +42,7 @@ use crate::fusion::{ConsumerNode, IterNode, PullNode, StepNode};
 use crate::stage::Attributes;
 use crate::stage::ErasedStage;
 pub(crate) use boundary::{BoundaryFactory, Half};
+pub(crate) use driver::{Driver, TaskPlan};
 use graph::{Edge, Node, PortRef};
 
 /// What runs for one blueprint graph.

@@ -18,7 +18,7 @@ use crate::error::StreamError;
 /// the island publishes it as a dead letter (`DeadLetterReason::StageStopped`).
 /// It never panics.
 pub struct AsyncCallback<T> {
-    host: weir_actor::ActorRef<IslandMsg>,
+    host: super::IslandRef,
     stage: u32,
     handler: u32,
     _values: PhantomData<fn(T)>,
@@ -85,7 +85,7 @@ impl<T> Clone for AsyncCallback<T> {
 impl<T> std::fmt::Debug for AsyncCallback<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AsyncCallback")
-            .field("island", self.host.path())
+            .field("island", &self.host.name())
             .field("stage", &self.stage)
             .finish()
     }

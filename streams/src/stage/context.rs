@@ -418,10 +418,10 @@ impl StageContext<'_> {
             Some(period) => scheduler
                 .schedule_fn_with_fixed_delay(delay, period, move || {
                     island.tell(msg());
-                    !island.is_terminated()
+                    !island.is_closed()
                 })
                 .expect("a non-zero period"),
-            None => scheduler.schedule_once(delay, &island, msg()),
+            None => scheduler.schedule_once_fn(delay, move || island.tell(msg())),
         };
         self.core.stages[self.stage].timers.push(TimerEntry {
             key,

@@ -33,11 +33,11 @@ use crate::sync::Arc;
 use std::any::{Any, TypeId};
 use std::collections::VecDeque;
 
-use weir_actor::{ActorRef, ActorSystem, Cancellable};
+use weir_actor::{ActorSystem, Cancellable};
 
 use crate::error::StreamError;
 use crate::stage::{
-    Attributes, GraphStageLogic, IslandMsg, Slot, SlotKind, StageContext, StageResult, TimerKey,
+    Attributes, GraphStageLogic, Slot, SlotKind, StageContext, StageResult, TimerKey,
 };
 
 pub(crate) const DEMANDED: u16 = 1;
@@ -113,7 +113,7 @@ pub(crate) struct TimerEntry {
 /// The actor an island runs on, for callbacks and timers.
 #[derive(Clone)]
 pub(crate) struct Host {
-    pub(crate) island: ActorRef<IslandMsg>,
+    pub(crate) island: super::IslandRef,
     pub(crate) system: ActorSystem,
     /// The materializer's fusion setting, for stages that plan graphs of
     /// their own (substreams).

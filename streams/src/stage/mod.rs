@@ -40,6 +40,7 @@ mod context;
 pub(crate) mod core;
 mod erased;
 mod island_msg;
+mod island_ref;
 mod logic;
 mod ports;
 mod slot;
@@ -57,6 +58,9 @@ pub use context::{Port, StageContext, TimerKey};
 pub use erased::MatContext;
 pub(crate) use erased::{ErasedStage, stage_attributes};
 pub(crate) use island_msg::IslandMsg;
+#[cfg(test)]
+pub(crate) use island_ref::Closed;
+pub(crate) use island_ref::{Forward, Inbox, IslandRef, island_path, refuse as refuse_message};
 pub use logic::{GraphStage, GraphStageLogic, StageResult};
 pub use ports::{
     BidiShape, ClosedShape, FanInShape2, FanOutShape2, FlowShape, InPort, Inlet, OutPort, Outlet,

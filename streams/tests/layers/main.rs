@@ -72,14 +72,6 @@ const EXCEPTIONS: &[(&str, &str, &str)] = &[
         "fusion",
         "the stage contract's hooks name fused forms",
     ),
-    // `IslandMsg::Start` carries the built `Island` to its host; the
-    // substrate (callbacks, timers, stage actors) sends the other
-    // messages. Goes when islands run as tasks with their own inbox.
-    (
-        "stage",
-        "interpreter",
-        "IslandMsg::Start carries the Island",
-    ),
 ];
 
 fn floor_of(module: &str) -> Option<usize> {

@@ -13,8 +13,9 @@
 //! - **Island**: the source is one island. It is built like any island
 //!   and driven inside the stage's handlers; the stage reads elements
 //!   straight from the connection into the marking sink. Its async
-//!   callbacks and timers reach the island through a [`FunctionRef`] that
-//!   forwards them to the owning stage as [`SubEvent::Island`].
+//!   callbacks and timers reach the island through an inbox
+//!   (`stage::Forward`) that forwards them to the owning stage as
+//!   [`SubEvent::Island`].
 //! - **Bridge**: the source has async boundaries of its own, so it needs
 //!   actors anyway: it runs as its own stream into a bridge sink that
 //!   hands over one element per request (`ops::sub_source`).
@@ -25,8 +26,6 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Waker};
 
-use weir_actor::FunctionRef;
-
 use super::super::sub_source::{self, FromInner, ToInner};
 use crate::blueprint::Source;
 use crate::error::{ErrorKind, StreamError};
@@ -35,7 +34,7 @@ use crate::interpreter::island::Island;
 use crate::plan::graph::{Kind, Node};
 use crate::stage::core::{AVAILABLE, DEMANDED, Host, IN_DONE, PUSHED};
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStage, GraphStageLogic, InPort, IslandMsg, MatContext,
+    AsyncCallback, Attributes, Forward, GraphStage, GraphStageLogic, InPort, IslandMsg, MatContext,
     SinkShape, StageContext, StageResult,
 };
 
@@ -126,7 +125,8 @@ enum Form<T> {
         island: Box<Island>,
         /// The connection into the marking sink.
         conn: u32,
-        function: FunctionRef<IslandMsg>,
+        /// The inner island's inbox, closed when it is done.
+        inbox: Arc<Forward>,
         wake: AsyncCallback<u64>,
     },
     Bridge {
@@ -173,13 +173,11 @@ impl<T: Send + 'static> SubSource<T> {
         }
         if plan.boundaries.is_empty() && plan.islands.len() == 1 {
             let events = host.events.clone();
-            let function = FunctionRef::new(ctx.system(), "substream", move |msg: IslandMsg| {
+            let (address, inbox) = Forward::open(ctx.system(), move |msg: IslandMsg| {
                 events.invoke(SubEvent::Island(id, msg));
-                Ok(())
-            })
-            .expect("`substream` is a valid actor name");
+            });
             let hosted = Host {
-                island: function.actor_ref(),
+                island: address,
                 system: ctx.system().clone(),
                 fusion: ctx.fusion(),
             };
@@ -208,7 +206,7 @@ impl<T: Send + 'static> SubSource<T> {
             let form = Form::Island {
                 island,
                 conn,
-                function,
+                inbox,
                 wake: host.wake.clone(),
             };
             return Self { id, form };
@@ -426,14 +424,11 @@ impl<T: Send + 'static> SubSource<T> {
 
     /// Done with it: an island that has not finished is torn down.
     fn finish(&mut self) {
-        if let Form::Island {
-            island, function, ..
-        } = &mut self.form
-        {
+        if let Form::Island { island, inbox, .. } = &mut self.form {
             if !island.is_done() {
                 island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
             }
-            function.stop();
+            inbox.close();
         }
         self.form = Form::Done;
     }
@@ -449,7 +444,7 @@ impl<T> Drop for SubSource<T> {
             Form::Island {
                 island,
                 conn,
-                function,
+                inbox,
                 ..
             } => {
                 if !island.is_done() {
@@ -459,7 +454,7 @@ impl<T> Drop for SubSource<T> {
                 if !island.is_done() {
                     island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
                 }
-                function.stop();
+                inbox.close();
             }
             Form::Bridge {
                 control, end: None, ..

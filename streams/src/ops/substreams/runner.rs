@@ -4,12 +4,10 @@
 //! them from the connection into a marking sink (Akka's
 //! `SubSourceOutlet` and `SubSinkInlet`, with the substream sub-fused into
 //! the running island). No actor per substream: its async callbacks and
-//! timers reach it through a `FunctionRef` that forwards them to the
-//! splitting stage.
+//! timers reach it through an inbox (`stage::Forward`) that forwards them
+//! to the splitting stage.
 
 use std::sync::Arc;
-
-use weir_actor::FunctionRef;
 
 use crate::blueprint::{Flow, Sink};
 use crate::error::{ErrorKind, StreamError};
@@ -18,8 +16,8 @@ use crate::ops::flatten::sub::{Marker, SubEvent, SubPoll};
 use crate::plan::graph::{Graph, Kind, Node};
 use crate::stage::core::{AVAILABLE, DEMANDED, DOWN_CLOSED, Host, IN_DONE, PUSHED};
 use crate::stage::{
-    AsyncCallback, Attributes, GraphStage, GraphStageLogic, IslandMsg, MatContext, OutPort,
-    SourceShape, StageContext, StageResult,
+    AsyncCallback, Attributes, Forward, GraphStage, GraphStageLogic, IslandMsg, MatContext,
+    OutPort, SourceShape, StageContext, StageResult,
 };
 
 /// Events a substream island runs per turn before the stage's other work.
@@ -48,7 +46,8 @@ pub(crate) struct Runner<T, U> {
     feed: u32,
     /// The marking sink's input and its stage.
     out: Option<(u32, usize)>,
-    function: FunctionRef<IslandMsg>,
+    /// The island's inbox, closed when it is done.
+    inbox: Arc<Forward>,
     wake: AsyncCallback<u64>,
     _types: std::marker::PhantomData<fn(T) -> U>,
 }
@@ -85,13 +84,11 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             return Err(StreamError::from_kind(ErrorKind::AsyncBoundaryInSubstream));
         }
         let forward = events.clone();
-        let function = FunctionRef::new(ctx.system(), "substream", move |msg: IslandMsg| {
+        let (address, inbox) = Forward::open(ctx.system(), move |msg: IslandMsg| {
             forward.invoke(SubEvent::Island(id, msg));
-            Ok(())
-        })
-        .expect("`substream` is a valid actor name");
+        });
         let host = Host {
-            island: function.actor_ref(),
+            island: address,
             system: ctx.system().clone(),
             fusion: ctx.fusion(),
         };
@@ -128,7 +125,7 @@ impl<T: Send + 'static, U: Send + 'static> Runner<T, U> {
             island,
             feed,
             out,
-            function,
+            inbox,
             wake: wake.clone(),
             _types: std::marker::PhantomData,
         };
@@ -278,7 +275,7 @@ impl<T, U> Drop for Runner<T, U> {
             self.island
                 .abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
         }
-        self.function.stop();
+        self.inbox.close();
     }
 }
 

@@ -9,7 +9,6 @@ use proptest::prelude::*;
 
 use super::*;
 use crate::interpreter::island::Island;
-use crate::interpreter::materialize::stopped_ref;
 use crate::stage::{InPort, Inlet, OutPort, Outlet};
 use crate::sync::Mutex;
 
@@ -140,7 +139,10 @@ fn island(log: &Log) -> Island {
             ],
             links: vec![0, 0],
             host: Host {
-                island: stopped_ref(system, "protocol"),
+                island: crate::stage::IslandRef::new(
+                    Arc::new(crate::stage::Closed),
+                    system.clone(),
+                ),
                 system: system.clone(),
                 fusion: true,
             },
