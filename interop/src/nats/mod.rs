@@ -83,6 +83,7 @@
 mod core;
 mod jetstream;
 mod remote;
+mod stream_refs;
 
 use std::fmt;
 use std::future::Future;
@@ -99,6 +100,7 @@ pub use self::remote::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, TerminationReason,
 };
+pub use self::stream_refs::{SinkRef, SourceRef, StreamRefError, StreamRefs};
 
 /// The error type async-nats reports with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

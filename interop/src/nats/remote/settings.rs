@@ -69,6 +69,16 @@ impl RemoteSettings {
         self.window
     }
 
+    /// How often a system publishes heartbeats.
+    pub(in crate::nats) fn heartbeat_interval(&self) -> Duration {
+        self.heartbeat_interval
+    }
+
+    /// How long a silent peer is taken for alive.
+    pub(in crate::nats) fn heartbeat_timeout(&self) -> Duration {
+        self.heartbeat_timeout
+    }
+
     pub(super) fn credit_batch(&self) -> u32 {
         (self.window / 4).max(1)
     }
