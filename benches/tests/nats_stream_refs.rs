@@ -69,6 +69,12 @@ struct Node {
     refs: StreamRefs,
 }
 
+impl Node {
+    fn remote(&self) -> &RemoteActorSystem {
+        self.remote.as_ref().expect("running")
+    }
+}
+
 impl Drop for Node {
     fn drop(&mut self) {
         self.remote = None;
@@ -358,6 +364,241 @@ fn a_ref_runs_once_and_with_its_own_element_type() {
             ref_error(&error),
             Some(StreamRefError::AlreadyRun | StreamRefError::OriginNotFound(_))
         ),
+        "{error}"
+    );
+}
+
+#[test]
+fn a_server_restart_within_the_time_out_is_survived_or_fails_typed() {
+    let mut s = Setup::new();
+    let made = s.node("made");
+    let runs = s.node("runs");
+    let source_ref = Source::from_iter(0u64..).run_with(made.refs.source_ref(), &made.materializer);
+    let received = Arc::new(AtomicU64::new(0));
+    let count = received.clone();
+    let result = source_ref
+        .source(&runs.refs)
+        .map(move |x| {
+            // In order, every one: the consumer checks the numbers, this
+            // checks the consumer.
+            assert_eq!(x, count.fetch_add(1, Ordering::SeqCst), "out of order");
+            std::thread::sleep(Duration::from_micros(100));
+        })
+        .run_with(Sink::ignore(), &runs.materializer);
+    assert!(eventually(PATIENCE, || received.load(Ordering::SeqCst) >= 500));
+    s.server.restart().expect("restarts on the same port");
+    let at_restart = received.load(Ordering::SeqCst);
+    // Either the stream goes on past the restart, or it fails typed: never
+    // stuck.
+    let settled = eventually(PATIENCE, || {
+        result.is_completed() || received.load(Ordering::SeqCst) >= at_restart + 2_000
+    });
+    assert!(settled, "neither went on nor failed: stuck at {at_restart}");
+    if result.is_completed() {
+        let error = wait(result).expect_err("an endless stream only fails");
+        assert!(
+            matches!(
+                ref_error(&error),
+                Some(StreamRefError::SequenceGap { .. } | StreamRefError::Unreachable(_))
+            ),
+            "{error}"
+        );
+        eprintln!("the restart failed the stream: {error}");
+    } else {
+        eprintln!("the stream survived the restart");
+    }
+}
+
+fn eventually(timeout: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// The other process, killed when dropped.
+struct Peer {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Peer {
+    fn start(url: &str, args: &[&str]) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_weir-nats-peer-refs"))
+            .arg(url)
+            .arg(INTERVAL.as_millis().to_string())
+            .arg(TIMEOUT.as_millis().to_string())
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("the peer starts");
+        let stdout = child.stdout.take().expect("piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = tx.send(line);
+            }
+        });
+        Self { child, lines }
+    }
+
+    fn line(&self) -> String {
+        self.lines.recv_timeout(PATIENCE).expect("the peer says")
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Forwards the source refs it is told to a channel.
+struct Inbox(mpsc::Sender<SourceRef<u64>>);
+
+impl Actor for Inbox {
+    type Msg = SourceRef<u64>;
+    fn receive(&mut self, _: &mut Context<Self>, msg: SourceRef<u64>) {
+        let _ = self.0.send(msg);
+    }
+}
+
+fn inbox(system: &ActorSystem) -> (ActorRef<SourceRef<u64>>, mpsc::Receiver<SourceRef<u64>>) {
+    let (tx, rx) = mpsc::channel();
+    let tx = Mutex::new(tx);
+    let actor = system
+        .spawn(
+            Props::new(move || Inbox(tx.lock().unwrap().clone())),
+            "inbox",
+        )
+        .expect("spawned");
+    (actor, rx)
+}
+
+/// Assert `error` is the other end's silence, found within the time-out
+/// (and a tick, and some slack for a busy machine) of `killed`.
+fn assert_unreachable_in_time(error: &StreamError, killed: Instant) {
+    let after = killed.elapsed();
+    assert!(
+        matches!(ref_error(error), Some(StreamRefError::Unreachable(t)) if *t == TIMEOUT),
+        "{error}"
+    );
+    assert!(
+        after <= TIMEOUT + INTERVAL + Duration::from_millis(900),
+        "found after {after:?}"
+    );
+}
+
+#[test]
+fn a_ref_from_another_process_arrives_in_order_and_its_death_fails_the_consumer_in_time() {
+    let s = Setup::new();
+    let here = s.node("here");
+    let (actor, refs_in) = inbox(&here.system);
+    let uri = here.remote().expose(&actor, "inbox").expect("exposed");
+    let mut producer = Peer::start(&s.server.url(), &["produce", &uri]);
+    assert_eq!(producer.line(), "sent");
+    let source_ref = refs_in.recv_timeout(PATIENCE).expect("a ref arrives");
+    assert_eq!(source_ref.system(), "refs-peer-produce");
+    let received = Arc::new(AtomicU64::new(0));
+    let count = received.clone();
+    let result = source_ref
+        .source(&here.refs)
+        .map(move |x| assert_eq!(x, count.fetch_add(1, Ordering::SeqCst), "out of order"))
+        .run_with(Sink::ignore(), &here.materializer);
+    assert!(eventually(PATIENCE, || received.load(Ordering::SeqCst) >= 10_000));
+    producer.kill();
+    let killed = Instant::now();
+    let error = wait(result).expect_err("the producer is gone");
+    assert_unreachable_in_time(&error, killed);
+}
+
+#[test]
+fn a_consumer_in_another_process_dies_and_fails_the_producer_in_time() {
+    let s = Setup::new();
+    let here = s.node("here");
+    let mut consumer = Peer::start(&s.server.url(), &["consume"]);
+    let ready = consumer.line();
+    let uri = ready.strip_prefix("ready ").expect("ready <uri>");
+    let inbox = here
+        .remote()
+        .resolve::<SourceRef<u64>>(uri)
+        .expect("resolves");
+    let produced = Arc::new(AtomicU64::new(0));
+    let count = produced.clone();
+    let (watched, source_ref) = Source::from_iter(0u64..)
+        .map(move |x| {
+            count.fetch_add(1, Ordering::SeqCst);
+            x
+        })
+        .via_mat(Flow::watch_termination(), Keep::right)
+        .to_mat(here.refs.source_ref(), Keep::both)
+        .run(&here.materializer);
+    inbox.tell(source_ref).expect("encodes");
+    assert!(eventually(PATIENCE, || produced.load(Ordering::SeqCst) >= 10_000));
+    consumer.kill();
+    let killed = Instant::now();
+    let error = wait(watched).expect_err("the consumer is gone");
+    assert_unreachable_in_time(&error, killed);
+}
+
+#[test]
+fn a_lost_element_fails_the_consumer_with_a_sequence_gap() {
+    let s = Setup::new();
+    let made = s.node("made");
+    let runs = s.node("runs");
+    let (sink_ref, result) = made
+        .refs
+        .sink_ref::<u64>()
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&made.materializer);
+    let produced = Arc::new(AtomicU64::new(0));
+    let count = produced.clone();
+    let _done = Source::from_iter(0u64..)
+        .map(move |x| {
+            count.fetch_add(1, Ordering::SeqCst);
+            x
+        })
+        .run_with(sink_ref.sink(&runs.refs), &runs.materializer);
+    assert!(eventually(PATIENCE, || produced.load(Ordering::SeqCst) >= 1_000));
+    // An element numbered far ahead of the stream, as if those before it
+    // were lost, on the subject the ref names (postcard: a ref is its
+    // subject and its system; a frame is its variant index, `Element` is
+    // 3, then the number and the element, as varints).
+    let (subject, _system): (String, String) =
+        postcard::from_bytes(&postcard::to_allocvec(&sink_ref).expect("encodes"))
+            .expect("a subject and a system");
+    let far = 1u64 << 40;
+    let mut frame = vec![3u8];
+    frame.extend(postcard::to_allocvec(&far).expect("encodes"));
+    frame.push(0);
+    let client = s
+        .runtime
+        .block_on(async_nats::connect(s.server.url()))
+        .expect("connects");
+    s.runtime
+        .block_on(async {
+            client
+                .publish(subject, frame.into())
+                .await
+                .expect("published");
+            client.flush().await
+        })
+        .expect("flushed");
+    let error = wait(result).expect_err("a gap fails");
+    assert!(
+        matches!(ref_error(&error), Some(StreamRefError::SequenceGap { got, .. }) if *got == far),
         "{error}"
     );
 }
