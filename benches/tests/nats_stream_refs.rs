@@ -602,3 +602,12 @@ fn a_lost_element_fails_the_consumer_with_a_sequence_gap() {
         "{error}"
     );
 }
+
+#[test]
+fn refs_and_their_errors_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<StreamRefs>();
+    send_sync::<SourceRef<String>>();
+    send_sync::<SinkRef<std::rc::Rc<u8>>>();
+    send_sync::<StreamRefError>();
+}

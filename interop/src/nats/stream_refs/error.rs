@@ -9,6 +9,26 @@ use crate::nats::NatsError;
 /// `StreamError::custom(StreamRefError)` (a source end fails downstream,
 /// a sink end cancels upstream with it and reports it in its
 /// materialized completion, if it has one).
+///
+/// # Examples
+///
+/// ```
+/// use weir_interop::nats::StreamRefError;
+/// use weir_streams::{ErrorKind, StreamError};
+///
+/// fn lost_elements(error: &StreamError) -> Option<u64> {
+///     match error.kind() {
+///         ErrorKind::Custom(custom) => match custom.downcast_ref::<StreamRefError>()? {
+///             StreamRefError::SequenceGap { expected, got } => Some(got - expected),
+///             _ => None,
+///         },
+///         _ => None,
+///     }
+/// }
+///
+/// let gap = StreamError::custom(StreamRefError::SequenceGap { expected: 3, got: 5 });
+/// assert_eq!(lost_elements(&gap), Some(2));
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum StreamRefError {

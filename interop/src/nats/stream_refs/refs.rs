@@ -177,6 +177,33 @@ impl StreamRefs {
 /// [`StreamRefs::source_ref`]: run it here as a [`Source`] with
 /// [`source`](Self::source). Serde-serializable (send it in a remote actor
 /// message); it runs once.
+///
+/// # Examples
+///
+/// An actor that runs the source refs it is sent (expose it with
+/// [`RemoteActorSystem::expose`]; a `RemoteRef<SourceRef<u64>>` tells it
+/// one):
+///
+/// ```
+/// use weir_actor::{Actor, Context};
+/// use weir_interop::nats::{SourceRef, StreamRefs};
+/// use weir_streams::prelude::*;
+///
+/// struct Summer {
+///     refs: StreamRefs,
+///     materializer: Materializer,
+/// }
+///
+/// impl Actor for Summer {
+///     type Msg = SourceRef<u64>;
+///     fn receive(&mut self, _: &mut Context<Self>, numbers: SourceRef<u64>) {
+///         let sum = numbers
+///             .source(&self.refs)
+///             .run_with(Sink::fold(0, |a, x| a + x), &self.materializer);
+///         std::thread::spawn(move || println!("sum: {:?}", sum.wait()));
+///     }
+/// }
+/// ```
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct SourceRef<T> {
@@ -190,6 +217,29 @@ pub struct SourceRef<T> {
 /// [`StreamRefs::sink_ref`]: run it here as a [`Sink`] with
 /// [`sink`](Self::sink). Serde-serializable (send it in a remote actor
 /// message); it runs once.
+///
+/// # Examples
+///
+/// ```no_run
+/// use weir_actor::ActorSystem;
+/// use weir_interop::nats::{Nats, RemoteActorSystem, RemoteSettings, StreamRefs};
+/// use weir_streams::prelude::*;
+///
+/// let runtime = tokio::runtime::Runtime::new().unwrap();
+/// let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+/// let system = ActorSystem::new("collector").unwrap();
+/// let remote = RemoteActorSystem::start(&system, &nats, RemoteSettings::default()).unwrap();
+/// let refs = StreamRefs::new(&remote);
+/// let (entry, lines) = refs
+///     .sink_ref::<String>()
+///     .to_mat(Sink::collect(), Keep::both)
+///     .run(&Materializer::new(&system));
+/// // Send `entry` to another process; there (here, for the example):
+/// let done = Source::from_iter(["a".to_string(), "b".to_string()])
+///     .run_with(entry.sink(&refs), &Materializer::new(&system));
+/// assert_eq!(done.wait(), Ok(()));
+/// assert_eq!(lines.wait().unwrap(), ["a", "b"]);
+/// ```
 #[derive(Serialize, Deserialize)]
 #[serde(bound = "")]
 pub struct SinkRef<T> {
