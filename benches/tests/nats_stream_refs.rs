@@ -611,3 +611,40 @@ fn refs_and_their_errors_are_send_and_sync() {
     send_sync::<SinkRef<std::rc::Rc<u8>>>();
     send_sync::<StreamRefError>();
 }
+
+#[test]
+fn a_consumer_busier_than_the_time_out_is_not_taken_for_dead() {
+    let s = Setup::new();
+    let made = s.node("made");
+    let runs = s.node("runs");
+    let source_ref = Source::range(0u64..100).run_with(made.refs.source_ref(), &made.materializer);
+    // User code that blocks the consuming end's island for two time-outs
+    // (and the producing end's, in the other direction, below): the other
+    // end hears from the blocked one all the same.
+    let got = source_ref
+        .source(&runs.refs)
+        .map(|x| {
+            if x == 10 {
+                std::thread::sleep(TIMEOUT * 2);
+            }
+            x
+        })
+        .run_with(Sink::collect(), &runs.materializer);
+    assert_eq!(wait(got), Ok((0..100).collect::<Vec<_>>()));
+
+    let (sink_ref, got) = made
+        .refs
+        .sink_ref::<u64>()
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&made.materializer);
+    let done = Source::range(0u64..100)
+        .map(|x| {
+            if x == 10 {
+                std::thread::sleep(TIMEOUT * 2);
+            }
+            x
+        })
+        .run_with(sink_ref.sink(&runs.refs), &runs.materializer);
+    assert_eq!(wait(done), Ok(()));
+    assert_eq!(wait(got), Ok((0..100).collect::<Vec<_>>()));
+}

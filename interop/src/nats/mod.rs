@@ -111,7 +111,10 @@
 //!   heartbeat time-out of silence: the other process died, or the
 //!   connection stayed down. A server restart shorter than that is
 //!   survived (async-nats reconnects and resubscribes) or, if frames were
-//!   lost, fails typed; a lost demand or last frame is sent again.
+//!   lost, fails typed; a lost demand or last frame is sent again. These
+//!   keep-alives run on the tokio runtime, measured on its clock, so an
+//!   island kept busy by user code never makes its end look dead (the
+//!   subscription time-out is the actor system's clock's).
 //!
 //! # Delivery guarantees
 //!

@@ -15,7 +15,7 @@ use weir_streams::stage::{
 };
 
 use super::StreamRefError;
-use super::link::{Endpoint, Heard, Inbound, SUBSCRIPTION, TICK};
+use super::link::{Endpoint, Heard, Inbound};
 use super::wire::Frame;
 
 /// Makes the consuming end's logic: the endpoint and what the stage hands
@@ -167,7 +167,7 @@ impl<T: DeserializeOwned + Send + 'static> ConsumerLogic<T> {
         let up_to = self.pushed + self.window;
         if up_to > self.granted && up_to - self.granted >= at_least && self.ending.is_none() {
             self.granted = up_to;
-            self.end.send(&Frame::Demand { up_to });
+            self.end.send_demand(up_to);
         }
     }
 
@@ -206,18 +206,9 @@ impl<T: DeserializeOwned + Send + 'static> GraphStageLogic for ConsumerLogic<T> 
     }
 
     fn on_timer(&mut self, key: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
-        let outcome = match key.0 {
-            TICK => self.end.tick(ctx).map(|due| {
-                if due {
-                    self.end.send(&Frame::Demand {
-                        up_to: self.granted,
-                    });
-                }
-            }),
-            SUBSCRIPTION => self.end.subscription_timer(),
-            _ => Ok(()),
-        };
-        outcome.or_else(|error| self.fail(error))
+        self.end
+            .on_timer(key, ctx)
+            .or_else(|error| self.fail(error))
     }
 
     fn post_stop(&mut self) {

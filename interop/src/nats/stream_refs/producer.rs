@@ -12,7 +12,7 @@ use weir_streams::stage::{
 use weir_streams::{Cancellation, Completer, Completion, StreamError};
 
 use super::StreamRefError;
-use super::link::{Endpoint, Heard, Inbound, SUBSCRIPTION, TICK};
+use super::link::{Endpoint, Heard, Inbound};
 use super::wire::{self, Frame};
 
 /// Makes the producing end's logic: the endpoint and what the stage hands
@@ -168,7 +168,7 @@ impl<T: Serialize + Send + 'static> GraphStageLogic for ProducerLogic<T> {
             Ok(bytes) => bytes,
             Err(error) => return self.fail(error),
         };
-        self.end.send_bytes(bytes);
+        self.end.send_element(bytes);
         self.sent += 1;
         self.maybe_pull(ctx)
     }
@@ -202,16 +202,9 @@ impl<T: Serialize + Send + 'static> GraphStageLogic for ProducerLogic<T> {
     }
 
     fn on_timer(&mut self, key: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
-        let outcome = match key.0 {
-            TICK => self.end.tick(ctx).map(|due| {
-                if due {
-                    self.end.send(&Frame::Sent { count: self.sent });
-                }
-            }),
-            SUBSCRIPTION => self.end.subscription_timer(),
-            _ => Ok(()),
-        };
-        outcome.or_else(|error| self.fail(error))
+        self.end
+            .on_timer(key, ctx)
+            .or_else(|error| self.fail(error))
     }
 
     fn on_failure(&mut self, error: &StreamError) {

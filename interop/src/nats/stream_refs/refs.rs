@@ -13,7 +13,7 @@ use weir_streams::Completion;
 use weir_streams::prelude::*;
 
 use super::consumer::Consumer;
-use super::link::{Endpoint, Role, Timing};
+use super::link::{Endpoint, Role, Side, Timing};
 use super::producer::Producer;
 use crate::nats::RemoteActorSystem;
 
@@ -127,7 +127,14 @@ impl StreamRefs {
         let system = self.remote.name().to_owned();
         let make = move || {
             let own = nats.client().new_inbox();
-            let end = Endpoint::new(&nats, own.clone(), Role::Origin, timing, type_name::<T>());
+            let end = Endpoint::new(
+                &nats,
+                own.clone(),
+                Role::Origin,
+                Side::Producer,
+                timing,
+                type_name::<T>(),
+            );
             let made = SourceRef {
                 origin: own,
                 system: system.clone(),
@@ -157,7 +164,14 @@ impl StreamRefs {
         let system = self.remote.name().to_owned();
         let make = move || {
             let own = nats.client().new_inbox();
-            let end = Endpoint::new(&nats, own.clone(), Role::Origin, timing, type_name::<T>());
+            let end = Endpoint::new(
+                &nats,
+                own.clone(),
+                Role::Origin,
+                Side::Consumer,
+                timing,
+                type_name::<T>(),
+            );
             let made = SinkRef {
                 origin: own,
                 system: system.clone(),
@@ -300,7 +314,7 @@ impl<T: DeserializeOwned + Send + 'static> SourceRef<T> {
             let own = nats.client().new_inbox();
             let role = Role::Runner(origin.clone());
             (
-                Endpoint::new(&nats, own, role, timing, type_name::<T>()),
+                Endpoint::new(&nats, own, role, Side::Consumer, timing, type_name::<T>()),
                 (),
             )
         };
@@ -331,7 +345,7 @@ impl<T: Serialize + Send + 'static> SinkRef<T> {
             let own = nats.client().new_inbox();
             let role = Role::Runner(origin.clone());
             (
-                Endpoint::new(&nats, own, role, timing, type_name::<T>()),
+                Endpoint::new(&nats, own, role, Side::Producer, timing, type_name::<T>()),
                 (),
             )
         };
