@@ -502,6 +502,24 @@ fn assert_unreachable_in_time(error: &StreamError, killed: Instant) {
 }
 
 #[test]
+fn a_stream_from_another_process_arrives_whole_and_in_order_in_a_fold() {
+    let s = Setup::new();
+    let here = s.node("here");
+    let (actor, refs_in) = inbox(&here.system);
+    let uri = here.remote().expose(&actor, "inbox").expect("exposed");
+    let producer = Peer::start(&s.server.url(), &["produce", &uri, "50000"]);
+    assert_eq!(producer.line(), "sent");
+    let source_ref = refs_in.recv_timeout(PATIENCE).expect("a ref arrives");
+    let folded = source_ref.source(&here.refs.clone().window(16)).run_with(
+        Sink::fold((0u64, true), |(next, in_order), x: u64| {
+            (next + 1, in_order && x == next)
+        }),
+        &here.materializer,
+    );
+    assert_eq!(wait(folded), Ok((50_000, true)));
+}
+
+#[test]
 fn a_ref_from_another_process_arrives_in_order_and_its_death_fails_the_consumer_in_time() {
     let s = Setup::new();
     let here = s.node("here");

@@ -3,13 +3,13 @@
 //! kill it mid-stream.
 //!
 //! ```text
-//! weir-nats-peer-refs <url> <heartbeat-ms> <timeout-ms> produce <inbox-uri>
+//! weir-nats-peer-refs <url> <heartbeat-ms> <timeout-ms> produce <inbox-uri> [count]
 //! weir-nats-peer-refs <url> <heartbeat-ms> <timeout-ms> consume
 //! ```
 //!
-//! - `produce`: makes a source ref of the numbers 0, 1, 2, ... (for ever)
-//!   and tells it to the actor at `<inbox-uri>` (which takes
-//!   `SourceRef<u64>`); prints `sent`.
+//! - `produce`: makes a source ref of the numbers 0, 1, 2, ... (`count` of
+//!   them, or for ever) and tells it to the actor at `<inbox-uri>` (which
+//!   takes `SourceRef<u64>`); prints `sent`.
 //! - `consume`: exposes an actor `inbox` taking `SourceRef<u64>`, prints
 //!   `ready <uri>`, and runs every ref it gets into a sink that checks the
 //!   numbers come in order; prints `done <outcome>` when a stream ends.
@@ -45,7 +45,7 @@ impl Actor for Inbox {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let usage = "usage: weir-nats-peer-refs <url> <heartbeat-ms> <timeout-ms> produce <inbox-uri> | consume";
+    let usage = "usage: weir-nats-peer-refs <url> <heartbeat-ms> <timeout-ms> produce <inbox-uri> [count] | consume";
     let (Some(url), Some(beat), Some(timeout), Some(mode)) =
         (args.first(), args.get(1), args.get(2), args.get(3))
     else {
@@ -66,7 +66,10 @@ fn main() {
     let materializer = Materializer::new(&system);
     match (mode.as_str(), args.get(4)) {
         ("produce", Some(inbox)) => {
-            let source_ref = Source::from_iter(0u64..).run_with(refs.source_ref(), &materializer);
+            let count = args
+                .get(5)
+                .map_or(u64::MAX, |n| n.parse().expect("a count"));
+            let source_ref = Source::from_iter(0..count).run_with(refs.source_ref(), &materializer);
             let inbox = remote
                 .resolve::<SourceRef<u64>>(inbox)
                 .expect("a valid uri");
