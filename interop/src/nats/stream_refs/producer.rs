@@ -25,7 +25,7 @@ pub(super) struct Producer<T, M> {
 /// How upstream ended before the ends were paired: said once they are.
 enum Ended {
     Completed,
-    Failed(String),
+    Failed(StreamError),
 }
 
 struct ProducerLogic<T> {
@@ -129,11 +129,11 @@ impl<T: Serialize + Send + 'static> ProducerLogic<T> {
                 self.end.finish(&Frame::Complete { count: self.sent });
                 self.complete(Ok(()));
             }
-            Ended::Failed(message) => {
+            Ended::Failed(error) => {
                 self.end.finish(&Frame::Failed {
-                    message: message.clone(),
+                    message: error.to_string(),
                 });
-                self.complete(Err(StreamError::msg(message)));
+                self.complete(Err(error));
             }
         }
     }
@@ -192,10 +192,10 @@ impl<T: Serialize + Send + 'static> GraphStageLogic for ProducerLogic<T> {
         ctx: &mut StageContext<'_>,
     ) -> StageResult {
         if self.end.is_paired() {
-            self.end_with(Ended::Failed(error.to_string()));
+            self.end_with(Ended::Failed(error));
             ctx.complete_stage();
         } else {
-            self.ended = Some(Ended::Failed(error.to_string()));
+            self.ended = Some(Ended::Failed(error));
             ctx.set_keep_going(true);
         }
         Ok(())
