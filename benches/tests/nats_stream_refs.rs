@@ -295,13 +295,25 @@ fn a_ref_not_run_in_time_fails_the_side_that_made_it() {
         .sink_ref::<u64>()
         .to_mat(Sink::ignore(), Keep::both)
         .run(&made.materializer);
-    // Short of the time-out nothing fails (the stages arm their timers as
-    // they start, on their own threads: give them the time to).
-    std::thread::sleep(Duration::from_millis(300));
-    clock.advance(Duration::from_secs(29));
-    std::thread::sleep(Duration::from_millis(300));
-    assert!(!watched.is_completed() && !result.is_completed());
-    clock.advance(Duration::from_secs(1));
+    // The stages arm their timers as they start, on their own threads, at
+    // some clock time of 0 or later: advance a second at a time until both
+    // fail; not before 30 s of clock time.
+    let mut advanced = Duration::ZERO;
+    while !(watched.is_completed() && result.is_completed()) {
+        assert!(
+            advanced < Duration::from_secs(120),
+            "no time-out in {advanced:?}"
+        );
+        clock.advance(Duration::from_secs(1));
+        advanced += Duration::from_secs(1);
+        eventually(Duration::from_millis(50), || {
+            watched.is_completed() && result.is_completed()
+        });
+    }
+    assert!(
+        advanced >= Duration::from_secs(30),
+        "timed out after {advanced:?}"
+    );
     for completion in [
         wait(watched).expect_err("times out"),
         wait(result).expect_err("times out"),
