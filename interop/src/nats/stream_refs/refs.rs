@@ -306,7 +306,8 @@ impl<T: DeserializeOwned + Send + 'static> SourceRef<T> {
     /// A ref runs once: a second run fails with
     /// [`StreamRefError::AlreadyRun`](super::StreamRefError::AlreadyRun)
     /// (or [`OriginNotFound`](super::StreamRefError::OriginNotFound) once
-    /// the origin has finished).
+    /// the origin has finished: no answer for the heartbeat time-out,
+    /// measured on the actor system's clock).
     pub fn source(&self, refs: &StreamRefs) -> Source<T, ()> {
         let (nats, timing) = (refs.remote.nats().clone(), refs.timing());
         let origin = Subject::from(self.origin.as_str());
@@ -337,7 +338,8 @@ impl<T: Serialize + Send + 'static> SinkRef<T> {
     /// A ref runs once: a second run fails with
     /// [`StreamRefError::AlreadyRun`](super::StreamRefError::AlreadyRun)
     /// (or [`OriginNotFound`](super::StreamRefError::OriginNotFound) once
-    /// the origin has finished).
+    /// the origin has finished: no answer for the heartbeat time-out,
+    /// measured on the actor system's clock).
     pub fn sink(&self, refs: &StreamRefs) -> Sink<T, Completion<()>> {
         let (nats, timing) = (refs.remote.nats().clone(), refs.timing());
         let origin = Subject::from(self.origin.as_str());
