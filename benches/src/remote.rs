@@ -19,6 +19,9 @@
 //!   (plain acks, one flush at the end so that its end also means the
 //!   server has them; `NatsSink::ack` confirms each batch of acks, which
 //!   costs it a round trip per batch).
+//! - Stream refs ([`remote_refs`](crate::remote_refs)): a `SourceRef`
+//!   stream of 1 KiB elements against raw publish/subscribe with the same
+//!   window.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
@@ -191,7 +194,8 @@ fn median(mut rates: Vec<f64>) -> f64 {
     rates[rates.len() / 2]
 }
 
-/// `weir-bench remote [--messages N] [--runs N] [--js-messages N] [--batch N]`.
+/// `weir-bench remote [--messages N] [--runs N] [--js-messages N] [--batch N]
+/// [--ref-messages N] [--ref-window N]`.
 pub fn run(args: &[String]) {
     let round_trips = arg(args, "--messages").unwrap_or(200_000) / 2;
     let runs = arg(args, "--runs").unwrap_or(3).max(1) as usize;
@@ -371,6 +375,7 @@ pub fn run(args: &[String]) {
     let _ = echo.wait();
 
     jetstream(args, &rt, &nats, &system, runs);
+    crate::remote_refs::run(args, &rt, &url, runs);
     drop(remote);
     let _ = system.terminate().wait();
 }

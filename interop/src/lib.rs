@@ -23,7 +23,8 @@
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
 //!   NATS subscribe/publish, through async-nats on tokio; and
-//!   `RemoteActorSystem`: actors of other processes over core NATS. The
+//!   `RemoteActorSystem`: actors of other processes over core NATS; and
+//!   `StreamRefs`: one back-pressured stream across two processes. The
 //!   `nats` module's docs give the overview; its items are re-exported
 //!   here too.
 //!
@@ -73,7 +74,8 @@ pub use from_stream::SourceFromStream;
 pub use nats::{
     BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink, NatsSource,
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
-    RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
+    RemoteSettings, RemoteTerminated, SinkRef, SourceRef, StreamRefError, StreamRefs, Subscription,
+    TerminationReason,
 };
 #[cfg(feature = "tokio")]
 pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};

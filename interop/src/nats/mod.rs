@@ -1,6 +1,7 @@
-//! NATS connectors and remote actors (feature `nats`): JetStream pull
-//! consumers and publishers, core NATS subscribe and publish, and actors of
-//! other processes over core NATS, on a tokio runtime through `async-nats`.
+//! NATS connectors, remote actors and stream refs (feature `nats`):
+//! JetStream pull consumers and publishers, core NATS subscribe and
+//! publish, actors of other processes over core NATS, and streams across
+//! processes, on a tokio runtime through `async-nats`.
 //!
 //! Every item here is also re-exported at the crate root
 //! (`weir_interop::NatsSource` is `weir_interop::nats::NatsSource`).
@@ -79,10 +80,55 @@
 //!   out on the watching system's clock.
 //!
 //! [`RemoteActorSystem`]'s own docs show a server and a client.
+//!
+//! # Stream refs
+//!
+//! [`StreamRefs`] runs one back-pressured stream across two processes
+//! (Akka's StreamRefs), on a [`RemoteActorSystem`]'s connection.
+//! [`StreamRefs::source_ref`] is a `Sink` that materializes a
+//! [`SourceRef`]; [`StreamRefs::sink_ref`] a `Source` that materializes a
+//! [`SinkRef`]. A ref is a serde value (send it in a remote actor
+//! message); another process runs it with [`SourceRef::source`] or
+//! [`SinkRef::sink`].
+//!
+//! - Pairing: the end that made the ref listens on the subject the ref
+//!   names; the end that runs it asks to pair. A ref runs once: another
+//!   run is refused ([`StreamRefError::AlreadyRun`]), and so is a run
+//!   with another element type. A ref not run within the subscription
+//!   time-out fails the side that made it
+//!   ([`StreamRefError::SubscriptionTimeout`]).
+//! - Back-pressure: the consuming end grants credit for a window of
+//!   elements past what its stream has taken ([`StreamRefs::window`]), so
+//!   the producer never runs further ahead than that.
+//! - Order: elements carry sequence numbers; a gap fails the stream
+//!   ([`StreamRefError::SequenceGap`]), never silently.
+//! - Completion, failure (with its message) and cancellation (with its
+//!   cause) travel both ways; elements that arrived before a completion
+//!   or a failure are delivered first.
+//! - Liveness: each end says something at least once per heartbeat
+//!   interval of the remote system's [`RemoteSettings`] (a keep-alive when
+//!   idle) and fails with [`StreamRefError::Unreachable`] after the
+//!   heartbeat time-out of silence: the other process died, or the
+//!   connection stayed down. A server restart shorter than that is
+//!   survived (async-nats reconnects and resubscribes) or, if frames were
+//!   lost, fails typed; a lost demand or last frame is sent again. These
+//!   keep-alives run on the tokio runtime, measured on its clock, so an
+//!   island kept busy by user code never makes its end look dead (the
+//!   subscription time-out is the actor system's clock's).
+//!
+//! # Delivery guarantees
+//!
+//! | What | Guarantee | Order | Back-pressure | Loss is |
+//! |---|---|---|---|---|
+//! | [`RemoteRef::tell`] | at-most-once | per sender | credit window per destination; a bounded outbox, then dead letters | a dead letter (outbox full), or unseen (core NATS dropped it) |
+//! | Reliable delivery | *(to be written with it)* | | | |
+//! | Stream ref ([`SourceRef`], [`SinkRef`]) | at-most-once, never silent | in order (sequence numbers) | credit window of the consuming stream | the stream's failure: [`StreamRefError::SequenceGap`], or [`StreamRefError::Unreachable`] |
+//! | JetStream ([`NatsSource::jetstream`] + [`NatsSink::ack`]) | at-least-once | per stream | pull batches on demand | redelivered after the ack wait |
 
 mod core;
 mod jetstream;
 mod remote;
+mod stream_refs;
 
 use std::fmt;
 use std::future::Future;
@@ -99,6 +145,7 @@ pub use self::remote::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, TerminationReason,
 };
+pub use self::stream_refs::{SinkRef, SourceRef, StreamRefError, StreamRefs};
 
 /// The error type async-nats reports with.
 pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;

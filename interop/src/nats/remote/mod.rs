@@ -192,6 +192,17 @@ impl RemoteActorSystem {
         self.shared.undelivered.load(Ordering::Relaxed)
     }
 
+    /// The connection this system serves on (for stream refs).
+    pub(in crate::nats) fn nats(&self) -> &Nats {
+        &self.shared.nats
+    }
+
+    /// The settings it was started with (stream refs take their
+    /// heartbeat interval and time-out from them).
+    pub(in crate::nats) fn settings(&self) -> &RemoteSettings {
+        &self.shared.settings
+    }
+
     /// The heartbeats this system has heard from the system `name` since
     /// it started (every system hears all heartbeats on its connection).
     pub fn heartbeats_from(&self, name: &str) -> u64 {
@@ -311,6 +322,8 @@ impl RemoteActorSystem {
 }
 
 /// The next message of `subscriber`.
-async fn next(subscriber: &mut async_nats::Subscriber) -> Option<async_nats::Message> {
+pub(in crate::nats) async fn next(
+    subscriber: &mut async_nats::Subscriber,
+) -> Option<async_nats::Message> {
     std::future::poll_fn(|cx| std::pin::Pin::new(&mut *subscriber).poll_next(cx)).await
 }

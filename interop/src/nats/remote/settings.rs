@@ -57,6 +57,9 @@ impl RemoteSettings {
     /// Publish a heartbeat every `interval`; a watched system that sends
     /// none for `timeout` is taken for dead. Both are measured on the
     /// actor system's clock (its scheduler), so a `TestClock` drives them.
+    ///
+    /// Stream refs made or run on this system keep their streams alive on
+    /// the same interval and time-out (see [`StreamRefs`](crate::nats::StreamRefs)).
     #[must_use]
     pub fn heartbeat(mut self, interval: Duration, timeout: Duration) -> Self {
         self.heartbeat_interval = interval;
@@ -67,6 +70,16 @@ impl RemoteSettings {
     /// The window.
     pub fn window_size(&self) -> u32 {
         self.window
+    }
+
+    /// How often a system publishes heartbeats.
+    pub(in crate::nats) fn heartbeat_interval(&self) -> Duration {
+        self.heartbeat_interval
+    }
+
+    /// How long a silent peer is taken for alive.
+    pub(in crate::nats) fn heartbeat_timeout(&self) -> Duration {
+        self.heartbeat_timeout
     }
 
     pub(super) fn credit_batch(&self) -> u32 {
