@@ -75,6 +75,11 @@ pub use nats::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
 };
+#[cfg(feature = "nats")]
+pub use nats::{
+    ConfirmTo, Delivery, ReliableConsumer, ReliableError, ReliableProducer, ReliableSettings,
+    RequestNext,
+};
 #[cfg(feature = "tokio")]
 pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};
 #[cfg(feature = "tokio")]

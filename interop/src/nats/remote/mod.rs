@@ -181,6 +181,16 @@ impl RemoteActorSystem {
         })
     }
 
+    /// The NATS connection it serves on.
+    pub(crate) fn nats(&self) -> &Nats {
+        &self.shared.nats
+    }
+
+    /// The actor system it serves.
+    pub(crate) fn system(&self) -> &ActorSystem {
+        &self.shared.system
+    }
+
     /// The name other systems reach this one by (the actor system's).
     pub fn name(&self) -> &str {
         &self.shared.name
