@@ -37,7 +37,9 @@ struct Recorder(std::fs::File);
 impl Actor for Recorder {
     type Msg = Delivery<u64>;
     fn receive(&mut self, _: &mut Context<Self>, delivery: Delivery<u64>) {
-        writeln!(self.0, "{} {}", delivery.seq, delivery.message).expect("written");
+        // One write: a kill leaves no torn line.
+        let line = format!("{} {}\n", delivery.seq, delivery.message);
+        self.0.write_all(line.as_bytes()).expect("written");
         delivery.confirm();
     }
 }
