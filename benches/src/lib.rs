@@ -162,6 +162,8 @@ pub mod nats_server;
 pub mod peers;
 #[cfg(feature = "nats")]
 pub mod remote;
+#[cfg(feature = "nats")]
+pub mod remote_reliable;
 pub mod routers;
 pub mod streams_graph;
 pub mod streams_pipeline;
