@@ -103,7 +103,10 @@ pub fn run(rt: &tokio::runtime::Runtime, url: &str, n: u64, runs: usize) {
     for round in 0..runs {
         let (counting, done) = count(n);
         let actor = receiver
-            .spawn(Props::new(move || Plain(counting.clone())), &format!("plain-{round}"))
+            .spawn(
+                Props::new(move || Plain(counting.clone())),
+                &format!("plain-{round}"),
+            )
             .expect("spawned");
         let uri = receiving
             .expose(&actor, &format!("plain-{round}"))

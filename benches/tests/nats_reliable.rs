@@ -116,7 +116,10 @@ fn read_deliveries(path: &std::path::Path) -> Vec<(u64, u64)> {
         .lines()
         .map(|line| {
             let (seq, message) = line.split_once(' ').expect("two numbers");
-            (seq.parse().expect("a seq"), message.parse().expect("a message"))
+            (
+                seq.parse().expect("a seq"),
+                message.parse().expect("a message"),
+            )
         })
         .collect()
 }
@@ -133,7 +136,10 @@ fn assert_in_order_once(deliveries: &[(u64, u64)], incarnation: usize) {
         );
     }
     for &(seq, message) in deliveries {
-        assert_eq!(seq, message, "incarnation {incarnation}: message {message} came as {seq}");
+        assert_eq!(
+            seq, message,
+            "incarnation {incarnation}: message {message} came as {seq}"
+        );
     }
 }
 
@@ -143,7 +149,9 @@ fn a_hundred_thousand_messages_survive_two_consumer_kills() {
     let server = NatsServer::start().expect("nats-server starts (is it installed?)");
     let url = server.url();
     let dir = server.store_dir();
-    let files: Vec<_> = (0..3).map(|i| dir.join(format!("consumer-{i}.txt"))).collect();
+    let files: Vec<_> = (0..3)
+        .map(|i| dir.join(format!("consumer-{i}.txt")))
+        .collect();
     let rt = runtime();
     let system = ActorSystem::new("rprod").expect("a valid name");
     let nats = Nats::connect(rt.handle(), &url).expect("connects");
@@ -199,7 +207,10 @@ fn a_hundred_thousand_messages_survive_two_consumer_kills() {
             seen[seq as usize] = true;
         }
     }
-    let missing: Vec<_> = (1..=COUNT).filter(|&seq| !seen[seq as usize]).take(10).collect();
+    let missing: Vec<_> = (1..=COUNT)
+        .filter(|&seq| !seen[seq as usize])
+        .take(10)
+        .collect();
     assert!(missing.is_empty(), "never delivered: {missing:?}...");
     eprintln!(
         "{COUNT} messages in {elapsed:?}: {total} deliveries over 3 consumer incarnations, {} resent; last consumer: {}",
@@ -341,7 +352,8 @@ impl Pair {
                 .build()
                 .expect("a valid name");
             let nats = Nats::connect(rt.handle(), &server.url()).expect("connects");
-            let remote = RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
+            let remote =
+                RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
             (system, remote)
         };
         let (psys, premote) = node("tprod");
@@ -441,7 +453,11 @@ fn the_producer_sends_no_further_than_the_consumer_demands() {
     let pair = Pair::new(1_000, settings.clone(), settings, true, None);
     let first = pair.delivered(PATIENCE);
     assert_eq!(first, (1..=16).collect::<Vec<_>>(), "one window, in order");
-    assert_eq!(pair.producer.produced(), 16, "the producing actor was asked for one window only");
+    assert_eq!(
+        pair.producer.produced(),
+        16,
+        "the producing actor was asked for one window only"
+    );
     pair.holder.tell(HolderMsg::Release);
     // Confirmations come back every window / 4; each reopens the window
     // by as much, and the holder now confirms as it goes.
@@ -475,7 +491,10 @@ fn a_resend_of_what_the_consumer_has_is_dropped_as_duplicates() {
         pair.consumer.duplicates()
     );
     assert_eq!(pair.producer.resent(), 8);
-    assert_eq!(pair.delivered(Duration::from_millis(300)), Vec::<u64>::new());
+    assert_eq!(
+        pair.delivered(Duration::from_millis(300)),
+        Vec::<u64>::new()
+    );
     pair.holder.tell(HolderMsg::Release);
     assert!(eventually(PATIENCE, || pair.producer.confirmed() == 8));
 }
@@ -529,7 +548,13 @@ fn bad_input_is_a_typed_error() {
         Err(ReliableError::InvalidSettings(_))
     ));
     assert!(matches!(
-        ReliableProducer::start(&remote, "numbers", "nats://x", &counter, reliable_settings()),
+        ReliableProducer::start(
+            &remote,
+            "numbers",
+            "nats://x",
+            &counter,
+            reliable_settings()
+        ),
         Err(ReliableError::Remote(RemoteError::InvalidUri(_)))
     ));
     assert!(matches!(

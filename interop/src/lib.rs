@@ -23,7 +23,9 @@
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
 //!   NATS subscribe/publish, through async-nats on tokio; and
-//!   `RemoteActorSystem`: actors of other processes over core NATS. The
+//!   `RemoteActorSystem`: actors of other processes over core NATS, with
+//!   at-least-once delivery between them through `ReliableProducer` and
+//!   `ReliableConsumer`. The
 //!   `nats` module's docs give the overview; its items are re-exported
 //!   here too.
 //!

@@ -60,13 +60,19 @@ fn wait_for_stdin() {
     println!("ready");
     std::io::stdout().flush().expect("stdout");
     let mut line = String::new();
-    while std::io::stdin().lock().read_line(&mut line).is_ok_and(|n| n > 0) {}
+    while std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .is_ok_and(|n| n > 0)
+    {}
 }
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let (Some(role), Some(url)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: weir-nats-peer-reliable consumer <url> <out-file> | producer <url> <count> <stream>");
+        eprintln!(
+            "usage: weir-nats-peer-reliable consumer <url> <out-file> | producer <url> <count> <stream>"
+        );
         std::process::exit(2);
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -77,11 +83,16 @@ fn main() {
     let nats = Nats::connect(runtime.handle(), url).expect("connects");
     match role.as_str() {
         "consumer" => {
-            let file = std::fs::File::create(args.get(2).expect("an output file")).expect("created");
+            let file =
+                std::fs::File::create(args.get(2).expect("an output file")).expect("created");
             let system = ActorSystem::new("rcons").expect("a valid name");
-            let remote = RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
+            let remote =
+                RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
             let recorder = system
-                .spawn(Props::new(move || Recorder(file.try_clone().expect("a file"))), "recorder")
+                .spawn(
+                    Props::new(move || Recorder(file.try_clone().expect("a file"))),
+                    "recorder",
+                )
                 .expect("spawned");
             let consumer = ReliableConsumer::start(
                 &remote,
@@ -100,7 +111,8 @@ fn main() {
             let count: u64 = args.get(2).and_then(|c| c.parse().ok()).expect("a count");
             let stream = args.get(3).expect("a stream name");
             let system = ActorSystem::new("rprod").expect("a valid name");
-            let remote = RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
+            let remote =
+                RemoteActorSystem::start(&system, &nats, remote_settings()).expect("serves");
             let counter = system
                 .spawn(Props::new(move || Counter(count)), "counter")
                 .expect("spawned");

@@ -1,6 +1,7 @@
 //! NATS connectors and remote actors (feature `nats`): JetStream pull
-//! consumers and publishers, core NATS subscribe and publish, and actors of
-//! other processes over core NATS, on a tokio runtime through `async-nats`.
+//! consumers and publishers, core NATS subscribe and publish, actors of
+//! other processes over core NATS, and reliable delivery between them, on
+//! a tokio runtime through `async-nats`.
 //!
 //! Every item here is also re-exported at the crate root
 //! (`weir_interop::NatsSource` is `weir_interop::nats::NatsSource`).
@@ -79,6 +80,47 @@
 //!   out on the watching system's clock.
 //!
 //! [`RemoteActorSystem`]'s own docs show a server and a client.
+//!
+//! # Reliable delivery
+//!
+//! [`ReliableProducer`] and [`ReliableConsumer`] carry the messages of one
+//! actor to an actor of another process at least once, as Akka's reliable
+//! delivery (`ProducerController` / `ConsumerController`) does, over remote
+//! actor tells (so a message type is a serde type, checked by name). A
+//! pair is point to point: each side is a controller actor exposed at a
+//! path and started with the other's URI.
+//!
+//! - Flow control: the consumer tells the producer how far beyond its
+//!   confirmations it may send ([`ReliableSettings::window`]); the
+//!   producing actor is told a [`RequestNext`] each time it may send one
+//!   more message, so it never runs further ahead than the consumer asks.
+//! - Sequence numbers and confirmations: the producer numbers each message
+//!   and keeps it until it is confirmed; the consuming actor gets it as a
+//!   [`Delivery`] and confirms it ([`Delivery::confirm`], in order). The
+//!   consumer reports its confirmations and its demand every `window / 4`
+//!   confirmations and every resend interval.
+//! - Repair: the producer resends what is unconfirmed when no confirmation
+//!   came for [`ReliableSettings::resend_after`], and all of it when a new
+//!   consumer incarnation (a restarted process) asks. The consumer hands
+//!   messages over in sequence order, drops those it already handed over
+//!   (duplicates, by sequence number), asks again from the first it misses
+//!   after a gap, and hands over again a delivery left unconfirmed for a
+//!   whole interval.
+//! - Restarts: a restarted consumer starts after what the producer has
+//!   confirmed. The producer's unconfirmed messages live in its process
+//!   ([`ReliableProducer::start`]: a restart of it starts a new numbering
+//!   and loses them), or in a JetStream stream
+//!   ([`ReliableProducer::start_durable`]: a message is sent once stored;
+//!   a restarted producer resends what was unconfirmed and continues the
+//!   numbering, which [`RequestNext::next_seq`] tells the producing actor).
+//!
+//! # Delivery guarantees
+//!
+//! | Mechanism | Guarantee | Order | Flow control | What it survives |
+//! |---|---|---|---|---|
+//! | Remote tell ([`RemoteRef::tell`]) | At most once: a tell in flight when the receiving process or the connection goes is lost; a tell that finds the outbox full is a dead letter here, counted | Per sender and destination | Credit window per destination, then a bounded outbox | Nothing: a restarted receiver gets only what is sent after it subscribed |
+//! | Reliable delivery ([`ReliableProducer`] / [`ReliableConsumer`]) | At least once: every message is handed over until confirmed; the consumer drops duplicates by sequence number, so the consuming actor sees a message twice only when the consumer restarted before its confirmation reached the producer, or left it unconfirmed for a resend interval | Sequence order | The consumer's window, as [`RequestNext`] | Consumer restarts; producer restarts with [`ReliableProducer::start_durable`] (JetStream) |
+//! | JetStream ([`NatsSource::jetstream`] + [`NatsSink::ack`]) | At least once: what is not acked is redelivered after the consumer's AckWait ([`NatsSource::jetstream_auto_ack`]: at most once) | Stream order; redeliveries come later | Pulls sized by downstream demand; bounded publishes in flight | Restarts of either side, and of the server with file storage |
 
 mod core;
 mod jetstream;

@@ -25,7 +25,9 @@ impl fmt::Display for ReliableError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Remote(error) => write!(f, "reliable delivery: {error}"),
-            Self::System(error) => write!(f, "reliable delivery: the actor system refused: {error}"),
+            Self::System(error) => {
+                write!(f, "reliable delivery: the actor system refused: {error}")
+            }
             Self::InvalidSettings(why) => write!(f, "reliable delivery: invalid settings: {why}"),
             Self::Store(error) => write!(f, "reliable delivery: durable queue: {error}"),
         }

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -199,7 +199,9 @@ where
         settings.check()?;
         let consumer = remote.resolve::<ConsumerMsg<M>>(consumer_uri)?;
         let progress = Arc::new(Progress::default());
-        progress.confirmed.store(loaded.confirmed, Ordering::Relaxed);
+        progress
+            .confirmed
+            .store(loaded.confirmed, Ordering::Relaxed);
         let produced = loaded.confirmed + loaded.unconfirmed.len() as u64;
         progress.produced.store(produced, Ordering::Relaxed);
         let shared = progress.clone();
