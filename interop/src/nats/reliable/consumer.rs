@@ -22,6 +22,25 @@ use crate::nats::{RemoteActorSystem, RemoteRef};
 /// Confirm every delivery, in order: a delivery left unconfirmed holds
 /// back the confirmation of the ones after it, and after the resend
 /// time-out it is delivered again, with the ones after it.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::{Actor, Context};
+/// use weir_interop::nats::Delivery;
+///
+/// /// Keeps the orders; confirms each once it is kept.
+/// struct Ledger(Vec<String>);
+///
+/// impl Actor for Ledger {
+///     type Msg = Delivery<String>;
+///     fn receive(&mut self, _: &mut Context<Self>, delivery: Delivery<String>) {
+///         let Delivery { message, confirm_to, .. } = delivery;
+///         self.0.push(message);
+///         confirm_to.confirm();
+///     }
+/// }
+/// ```
 #[derive(Debug)]
 pub struct Delivery<M> {
     /// The message.

@@ -5,6 +5,29 @@ use std::fmt;
 use crate::nats::{NatsError, RemoteError};
 
 /// Why a reliable producer or consumer could not start.
+///
+/// # Examples
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use weir_actor::{Actor, ActorSystem, Context, Props};
+/// use weir_interop::nats::{Delivery, Nats, ReliableConsumer, ReliableError, ReliableSettings, RemoteActorSystem, RemoteSettings};
+///
+/// struct Ignore;
+/// impl Actor for Ignore {
+///     type Msg = Delivery<u64>;
+///     fn receive(&mut self, _: &mut Context<Self>, d: Delivery<u64>) { d.confirm(); }
+/// }
+///
+/// let runtime = tokio::runtime::Runtime::new().unwrap();
+/// let nats = Nats::connect(runtime.handle(), "nats://127.0.0.1:4222").unwrap();
+/// let system = ActorSystem::new("consumer").unwrap();
+/// let remote = RemoteActorSystem::start(&system, &nats, RemoteSettings::default()).unwrap();
+/// let ignore = system.spawn(Props::new(|| Ignore), "ignore").unwrap();
+/// let zero = ReliableSettings::default().resend_after(Duration::ZERO);
+/// let started = ReliableConsumer::start(&remote, "numbers", "weir+nats://producer/user/numbers", &ignore, zero);
+/// assert!(matches!(started, Err(ReliableError::InvalidSettings(_))));
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ReliableError {

@@ -23,7 +23,28 @@ use crate::nats::{RemoteActorSystem, RemoteRef};
 
 /// Told to the producing actor when it may send one more message: it
 /// sends it with [`send`](Self::send) (or to
-/// [`send_next_to`](Self::send_next_to)).
+/// [`send_next_to`](Self::send_next_to)). One message per `RequestNext`:
+/// more are kept (without bound) and sent as the consumer's demand allows.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::VecDeque;
+/// use weir_actor::{Actor, Context};
+/// use weir_interop::nats::RequestNext;
+///
+/// /// Sends the jobs it was given, one per request.
+/// struct Jobs(VecDeque<String>);
+///
+/// impl Actor for Jobs {
+///     type Msg = RequestNext<String>;
+///     fn receive(&mut self, _: &mut Context<Self>, next: RequestNext<String>) {
+///         if let Some(job) = self.0.pop_front() {
+///             next.send(job);
+///         }
+///     }
+/// }
+/// ```
 pub struct RequestNext<M: Send + 'static> {
     send_next_to: ActorRef<M>,
     next_seq: u64,
