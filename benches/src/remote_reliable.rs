@@ -11,6 +11,9 @@
 //!   each `RequestNext`, through a reliable pair with the default window
 //!   of 1,024, to a counting actor that confirms each delivery; timed until
 //!   it has counted them all.
+//! - Durable: the same through `ReliableProducer::start_durable`, each
+//!   message stored in a JetStream file stream before it is sent and
+//!   purged in batches once confirmed.
 
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -100,6 +103,7 @@ pub fn run(rt: &tokio::runtime::Runtime, url: &str, n: u64, runs: usize) {
     let patience = Duration::from_secs(120);
     let mut plain = Vec::new();
     let mut reliable = Vec::new();
+    let mut durable = Vec::new();
     for round in 0..runs {
         let (counting, done) = count(n);
         let actor = receiver
@@ -154,8 +158,46 @@ pub fn run(rt: &tokio::runtime::Runtime, url: &str, n: u64, runs: usize) {
         reliable.push(n as f64 / start.elapsed().as_secs_f64());
         producer.stop();
         consumer.stop();
+
+        let (counting, done) = count(n);
+        let confirming = receiver
+            .spawn(
+                Props::new(move || Confirming(counting.clone())),
+                &format!("durable-confirming-{round}"),
+            )
+            .expect("spawned");
+        let path = format!("durable-{round}");
+        let start = Instant::now();
+        let counter = sender
+            .spawn(
+                Props::new(move || Counter(n)),
+                &format!("durable-counter-{round}"),
+            )
+            .expect("spawned");
+        let producer = ReliableProducer::start_durable(
+            &sending,
+            &path,
+            &format!("weir+nats://relrecv/user/{path}"),
+            &counter,
+            ReliableSettings::default(),
+            &format!("RELIABLE_BENCH_{round}"),
+        )
+        .expect("started");
+        let consumer = ReliableConsumer::start(
+            &receiving,
+            &path,
+            producer.uri(),
+            &confirming,
+            ReliableSettings::default(),
+        )
+        .expect("started");
+        done.recv_timeout(patience)
+            .expect("every durable message arrives");
+        durable.push(n as f64 / start.elapsed().as_secs_f64());
+        producer.stop();
+        consumer.stop();
     }
-    let (plain, reliable) = (median(plain), median(reliable));
+    let (plain, reliable, durable) = (median(plain), median(reliable), median(durable));
     println!("Reliable delivery: {n} u64 messages, one pair, median of {runs} runs");
     println!("{:<52} {:>12} {:>7}", "variant", "msgs/s", "ratio");
     println!(
@@ -166,6 +208,11 @@ pub fn run(rt: &tokio::runtime::Runtime, url: &str, n: u64, runs: usize) {
         "{:<52} {reliable:>12.0} {:>6.2}x",
         "ReliableProducer -> ReliableConsumer (window 1024)",
         reliable / plain
+    );
+    println!(
+        "{:<52} {durable:>12.0} {:>6.2}x",
+        "the same, start_durable (JetStream file stream)",
+        durable / plain
     );
     drop((sending, receiving));
     let _ = sender.terminate().wait();

@@ -517,7 +517,9 @@ fn a_delivery_never_confirmed_is_handed_over_again() {
     // moved, so advance an interval at a time until that happened.
     let repaired = (0..100).any(|_| {
         pair.clock.advance(Duration::from_secs(1));
-        eventually(Duration::from_millis(100), || pair.producer.confirmed() == 20)
+        eventually(Duration::from_millis(100), || {
+            pair.producer.confirmed() == 20
+        })
     });
     assert!(repaired, "confirmed only {}", pair.producer.confirmed());
     assert_eq!(pair.delivered(PATIENCE), (3..=20).collect::<Vec<_>>());
