@@ -164,6 +164,8 @@ pub mod peers;
 pub mod remote;
 #[cfg(feature = "nats")]
 pub mod remote_refs;
+#[cfg(feature = "nats")]
+pub mod remote_reliable;
 pub mod routers;
 pub mod streams_graph;
 pub mod streams_pipeline;

@@ -13,6 +13,9 @@
 //!   publish ping-pong (pings to `raw.ping.<i>`, pongs published back to
 //!   `raw.pong.<i>`): the same messages Weir sends without actors, serde,
 //!   credit or envelopes, the fair limit.
+//! - Reliable delivery (in [`remote_reliable`](crate::remote_reliable)):
+//!   `--reliable-messages` (default 200,000) through a reliable producer
+//!   and consumer beside plain remote tells of the same messages.
 //! - JetStream: `--js-messages` (default 200,000) messages in a file
 //!   stream, read by `NatsSource::jetstream` into `NatsSink::ack` against
 //!   a raw `consumer.batch()` pull-and-ack loop with the same batch size
@@ -194,8 +197,8 @@ fn median(mut rates: Vec<f64>) -> f64 {
     rates[rates.len() / 2]
 }
 
-/// `weir-bench remote [--messages N] [--runs N] [--js-messages N] [--batch N]
-/// [--ref-messages N] [--ref-window N]`.
+/// `weir-bench remote [--messages N] [--runs N] [--reliable-messages N]
+/// [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N]`.
 pub fn run(args: &[String]) {
     let round_trips = arg(args, "--messages").unwrap_or(200_000) / 2;
     let runs = arg(args, "--runs").unwrap_or(3).max(1) as usize;
@@ -373,6 +376,9 @@ pub fn run(args: &[String]) {
     }
     drop(echo.stdin.take());
     let _ = echo.wait();
+
+    let reliable = arg(args, "--reliable-messages").unwrap_or(200_000);
+    crate::remote_reliable::run(&rt, &url, reliable, runs);
 
     jetstream(args, &rt, &nats, &system, runs);
     crate::remote_refs::run(args, &rt, &url, runs);

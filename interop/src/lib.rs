@@ -23,8 +23,10 @@
 //! - `NatsSource` / `NatsSink` (feature `nats`): NATS JetStream pull
 //!   consumers with committable messages, JetStream publishing, and core
 //!   NATS subscribe/publish, through async-nats on tokio; and
-//!   `RemoteActorSystem`: actors of other processes over core NATS; and
-//!   `StreamRefs`: one back-pressured stream across two processes. The
+//!   `RemoteActorSystem`: actors of other processes over core NATS, with
+//!   at-least-once delivery between them through `ReliableProducer` and
+//!   `ReliableConsumer`; and `StreamRefs`: one back-pressured stream
+//!   across two processes. The
 //!   `nats` module's docs give the overview; its items are re-exported
 //!   here too.
 //!
@@ -76,6 +78,11 @@ pub use nats::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, SinkRef, SourceRef, StreamRefError, StreamRefs, Subscription,
     TerminationReason,
+};
+#[cfg(feature = "nats")]
+pub use nats::{
+    ConfirmTo, Delivery, ReliableConsumer, ReliableError, ReliableProducer, ReliableSettings,
+    RequestNext,
 };
 #[cfg(feature = "tokio")]
 pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};

@@ -8,7 +8,7 @@
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N] [--only TEXT]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- islands [--elements N] [--runs N] [--only TEXT]
-//! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N]
+//! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N]
 //! ```
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
@@ -996,7 +996,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats)"
             );
             std::process::exit(2);
         }

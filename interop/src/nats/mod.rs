@@ -1,7 +1,8 @@
 //! NATS connectors, remote actors and stream refs (feature `nats`):
 //! JetStream pull consumers and publishers, core NATS subscribe and
-//! publish, actors of other processes over core NATS, and streams across
-//! processes, on a tokio runtime through `async-nats`.
+//! publish, actors of other processes over core NATS with reliable
+//! delivery between them, and streams across processes, on a tokio
+//! runtime through `async-nats`.
 //!
 //! Every item here is also re-exported at the crate root
 //! (`weir_interop::NatsSource` is `weir_interop::nats::NatsSource`).
@@ -81,6 +82,39 @@
 //!
 //! [`RemoteActorSystem`]'s own docs show a server and a client.
 //!
+//! # Reliable delivery
+//!
+//! [`ReliableProducer`] and [`ReliableConsumer`] carry the messages of one
+//! actor to an actor of another process at least once, as Akka's reliable
+//! delivery (`ProducerController` / `ConsumerController`) does, over remote
+//! actor tells (so a message type is a serde type, checked by name). A
+//! pair is point to point: each side is a controller actor exposed at a
+//! path and started with the other's URI.
+//!
+//! - Flow control: the consumer tells the producer how far beyond its
+//!   confirmations it may send ([`ReliableSettings::window`]); the
+//!   producing actor is told a [`RequestNext`] each time it may send one
+//!   more message, so it never runs further ahead than the consumer asks.
+//! - Sequence numbers and confirmations: the producer numbers each message
+//!   and keeps it until it is confirmed; the consuming actor gets it as a
+//!   [`Delivery`] and confirms it ([`Delivery::confirm`], in order). The
+//!   consumer reports its confirmations and its demand every `window / 4`
+//!   confirmations and every resend interval.
+//! - Repair: the producer resends what is unconfirmed when no confirmation
+//!   came for [`ReliableSettings::resend_after`], and all of it when a new
+//!   consumer incarnation (a restarted process) asks. The consumer hands
+//!   messages over in sequence order, drops those it already handed over
+//!   (duplicates, by sequence number), asks again from the first it misses
+//!   after a gap, and hands over again a delivery left unconfirmed for a
+//!   whole interval.
+//! - Restarts: a restarted consumer starts after what the producer has
+//!   confirmed. The producer's unconfirmed messages live in its process
+//!   ([`ReliableProducer::start`]: a restart of it starts a new numbering
+//!   and loses them), or in a JetStream stream
+//!   ([`ReliableProducer::start_durable`]: a message is sent once stored;
+//!   a restarted producer resends what was unconfirmed and continues the
+//!   numbering, which [`RequestNext::next_seq`] tells the producing actor).
+//!
 //! # Stream refs
 //!
 //! [`StreamRefs`] runs one back-pressured stream across two processes
@@ -118,15 +152,16 @@
 //!
 //! # Delivery guarantees
 //!
-//! | What | Guarantee | Order | Back-pressure | Loss is |
+//! | Mechanism | Guarantee | Order | Flow control | What it survives; loss is |
 //! |---|---|---|---|---|
-//! | [`RemoteRef::tell`] | at-most-once | per sender | credit window per destination; a bounded outbox, then dead letters | a dead letter (outbox full), or unseen (core NATS dropped it) |
-//! | Reliable delivery | *(to be written with it)* | | | |
-//! | Stream ref ([`SourceRef`], [`SinkRef`]) | at-most-once, never silent | in order (sequence numbers) | credit window of the consuming stream | the stream's failure: [`StreamRefError::SequenceGap`], or [`StreamRefError::Unreachable`] |
-//! | JetStream ([`NatsSource::jetstream`] + [`NatsSink::ack`]) | at-least-once | per stream | pull batches on demand | redelivered after the ack wait |
+//! | Remote tell ([`RemoteRef::tell`]) | At most once: a tell in flight when the receiving process or the connection goes is lost; a tell that finds the outbox full is a dead letter here, counted | Per sender and destination | Credit window per destination, then a bounded outbox | Nothing: a restarted receiver gets only what is sent after it subscribed |
+//! | Reliable delivery ([`ReliableProducer`] / [`ReliableConsumer`]) | At least once: every message is handed over until confirmed; the consumer drops duplicates by sequence number, so the consuming actor sees a message twice only when the consumer restarted before its confirmation reached the producer, or left it unconfirmed for a resend interval | Sequence order | The consumer's window, as [`RequestNext`] | Consumer restarts; producer restarts with [`ReliableProducer::start_durable`] (JetStream) |
+//! | Stream ref ([`SourceRef`], [`SinkRef`]) | At most once, never silent: a lost element fails the stream | In order (sequence numbers) | Credit window of the consuming stream | Server restarts shorter than the heartbeat time-out; otherwise the stream fails typed: [`StreamRefError::SequenceGap`] or [`StreamRefError::Unreachable`] |
+//! | JetStream ([`NatsSource::jetstream`] + [`NatsSink::ack`]) | At least once: what is not acked is redelivered after the consumer's AckWait ([`NatsSource::jetstream_auto_ack`]: at most once) | Stream order; redeliveries come later | Pulls sized by downstream demand; bounded publishes in flight | Restarts of either side, and of the server with file storage |
 
 mod core;
 mod jetstream;
+mod reliable;
 mod remote;
 mod stream_refs;
 
@@ -141,6 +176,10 @@ use tokio::runtime::Handle;
 use self::core::SlowConsumers;
 pub use self::core::{DroppedCount, Subscription};
 pub use self::jetstream::{Committable, JetStreamSettings};
+pub use self::reliable::{
+    ConfirmTo, Delivery, ReliableConsumer, ReliableError, ReliableProducer, ReliableSettings,
+    RequestNext,
+};
 pub use self::remote::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, TerminationReason,

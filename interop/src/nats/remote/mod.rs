@@ -181,6 +181,17 @@ impl RemoteActorSystem {
         })
     }
 
+    /// The NATS connection it serves on (for reliable delivery and
+    /// stream refs).
+    pub(crate) fn nats(&self) -> &Nats {
+        &self.shared.nats
+    }
+
+    /// The actor system it serves.
+    pub(crate) fn system(&self) -> &ActorSystem {
+        &self.shared.system
+    }
+
     /// The name other systems reach this one by (the actor system's).
     pub fn name(&self) -> &str {
         &self.shared.name
@@ -190,11 +201,6 @@ impl RemoteActorSystem {
     /// type, undecodable): each is also a dead letter here.
     pub fn undelivered(&self) -> u64 {
         self.shared.undelivered.load(Ordering::Relaxed)
-    }
-
-    /// The connection this system serves on (for stream refs).
-    pub(in crate::nats) fn nats(&self) -> &Nats {
-        &self.shared.nats
     }
 
     /// The settings it was started with (stream refs take their
