@@ -127,6 +127,8 @@ runtime_modules! {
     mod system;
     mod termination;
     #[cfg(feature = "testkit")]
+    pub mod sim;
+    #[cfg(feature = "testkit")]
     mod test_probe;
     mod threads;
     mod watchers;

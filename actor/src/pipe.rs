@@ -209,7 +209,7 @@ impl<M: Send + 'static> ActorRef<M> {
         F: Future<Output = M> + Send + 'static,
     {
         let system = ActorSystem::of(self.inner.system());
-        let pool = Dispatcher::Pool(system.inner.pool.clone());
+        let pool = system.inner.pool.clone();
         PipeTask::new(Some(future), Some(self.clone()), pool).schedule();
     }
 }
@@ -299,7 +299,7 @@ impl ActorSystem {
         if self.is_terminating() {
             return Err(crate::SpawnError::ParentStopped);
         }
-        let task = PipeTask::<F>::new(None, None, Dispatcher::Pool(self.inner.pool.clone()));
+        let task = PipeTask::<F>::new(None, None, self.inner.pool.clone());
         let handle = TaskHandle {
             task: Arc::downgrade(&task) as Weak<dyn Abortable>,
         };
@@ -363,12 +363,7 @@ pub(crate) fn spawn_detached<F>(system: &ActorSystem, future: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    PipeTask::new(
-        Some(future),
-        None,
-        Dispatcher::Pool(system.inner.pool.clone()),
-    )
-    .schedule();
+    PipeTask::new(Some(future), None, system.inner.pool.clone()).schedule();
 }
 
 impl<A: Actor> Context<A> {

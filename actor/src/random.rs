@@ -13,6 +13,13 @@ fn seed() -> u64 {
     foldhash::fast::RandomState::default().hash_one(std::thread::current().id()) | 1
 }
 
+/// Seed this thread's source (a simulation's thread: every random choice
+/// of the system it drives is made here).
+#[cfg(feature = "testkit")]
+pub(crate) fn reseed(seed: u64) {
+    STATE.with(|state| state.set(seed | 1));
+}
+
 /// The next random number of this thread.
 pub(crate) fn next_u64() -> u64 {
     STATE.with(|state| {

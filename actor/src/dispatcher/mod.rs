@@ -54,6 +54,10 @@ runtime_modules! {
         Pool(Arc<pool::Pool>),
         Pinned(Arc<pinned::Pinned>),
         CallingThread,
+        /// Everything of a simulated system: one seeded run queue, driven
+        /// by the test's thread (see `crate::sim`).
+        #[cfg(feature = "testkit")]
+        Simulated(Arc<crate::sim::RunQueue>),
     }
 
     impl Dispatcher {
@@ -63,6 +67,8 @@ runtime_modules! {
                 Self::Pool(pool) => pool.submit(task),
                 Self::Pinned(pinned) => pinned.submit(task),
                 Self::CallingThread => calling_thread::submit(task),
+                #[cfg(feature = "testkit")]
+                Self::Simulated(queue) => queue.submit(task),
             }
         }
 
@@ -71,6 +77,8 @@ runtime_modules! {
             match self {
                 Self::Pool(pool) => pool.throughput_deadline,
                 Self::Pinned(_) | Self::CallingThread => None,
+                #[cfg(feature = "testkit")]
+                Self::Simulated(_) => None,
             }
         }
 
@@ -81,6 +89,16 @@ runtime_modules! {
                 Self::Pool(pool) => pool.submit_yielded(task),
                 Self::Pinned(pinned) => pinned.submit(task),
                 Self::CallingThread => calling_thread::submit(task),
+                #[cfg(feature = "testkit")]
+                Self::Simulated(queue) => queue.submit(task),
+            }
+        }
+
+        /// The pool behind this dispatcher, if it is one.
+        pub(crate) fn as_pool(&self) -> Option<&Arc<pool::Pool>> {
+            match self {
+                Self::Pool(pool) => Some(pool),
+                _ => None,
             }
         }
 
