@@ -182,9 +182,13 @@ fn busy_scenario(sim: &Simulation) -> Vec<u64> {
 #[test]
 fn two_runs_of_one_seed_give_identical_traces() {
     let run = |seed| {
+        // Odd seeds with faults: their draws come from the seed too.
+        let faults = if seed % 2 == 1 { 1.0 } else { 0.0 };
         let sim = Simulation::builder(seed)
             .system(|s| s.throughput(1))
             .record_trace(true)
+            .early_timers(0.01 * faults, Duration::from_millis(2))
+            .late_timers(0.3 * faults, Duration::from_millis(2))
             .build()
             .unwrap();
         let seen = busy_scenario(&sim);
@@ -305,4 +309,193 @@ fn children_are_listed_in_the_order_they_were_spawned() {
     let expected: Vec<String> = (0..40).rev().map(|i| format!("c{i}")).collect();
     assert_eq!(*seen.lock().unwrap(), expected);
     sim.shutdown().unwrap();
+}
+
+/// Answers `(n, reply_to)` with `n * n`.
+struct Square;
+
+impl Actor for Square {
+    type Msg = (u64, ActorRef<u64>);
+    fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): Self::Msg) {
+        reply_to.tell(n * n);
+    }
+}
+
+/// Asks racing termination: every ask completes exactly once (answered,
+/// or failed by its time-out or by termination), and the system
+/// terminates.
+#[test]
+fn asks_racing_terminate_all_complete() {
+    Simulation::sweep(40, |sim| {
+        let system = sim.system();
+        let squares: Vec<_> = (0..3)
+            .map(|i| {
+                system
+                    .spawn(Props::new(|| Square), &format!("sq{i}"))
+                    .unwrap()
+            })
+            .collect();
+        let asks: Vec<_> = (0..60u64)
+            .map(|n| {
+                let to = &squares[n as usize % 3];
+                ask(to, move |r| (n, r), Duration::from_millis(1 + n % 7))
+            })
+            .collect();
+        for _ in 0..sim.seed() * 7 % 200 {
+            sim.step();
+        }
+        let termination = system.terminate();
+        sim.run_until(|| termination.is_completed()).unwrap();
+        for (n, answer) in asks.into_iter().enumerate() {
+            let n = n as u64;
+            // Completed already: `wait` returns at once.
+            match answer.wait() {
+                Ok(square) => assert_eq!(square, n * n),
+                Err(e) => assert!(
+                    matches!(
+                        e,
+                        weir_actor::AskError::Timeout(_)
+                            | weir_actor::AskError::Terminated
+                            | weir_actor::AskError::TargetStopped
+                    ),
+                    "ask {n}: {e:?}"
+                ),
+            }
+        }
+    });
+}
+
+/// Every routing strategy, pool and balancing pool: every ask is answered
+/// with its own answer.
+#[test]
+fn routers_answer_every_ask() {
+    Simulation::sweep(20, |sim| {
+        let system = sim.system();
+        let routings: Vec<Routing<(u64, ActorRef<u64>)>> = vec![
+            Routing::round_robin(),
+            Routing::random(),
+            Routing::smallest_mailbox(),
+            Routing::consistent_hashing(|(n, _): &(u64, ActorRef<u64>)| *n % 5),
+        ];
+        let mut routers: Vec<_> = routings
+            .into_iter()
+            .enumerate()
+            .map(|(i, routing)| {
+                Pool::new(3, Props::new(|| Square))
+                    .with_routing(routing)
+                    .spawn(system, &format!("r{i}"))
+                    .unwrap()
+            })
+            .collect();
+        routers.push(
+            Pool::balancing(3, Props::new(|| Square))
+                .spawn(system, "balancing")
+                .unwrap(),
+        );
+        let asks: Vec<_> = (0..100u64)
+            .map(|n| {
+                let router = &routers[n as usize % routers.len()];
+                (n, router.ask(move |r| (n, r), Duration::from_secs(60)))
+            })
+            .collect();
+        for (n, answer) in asks {
+            assert_eq!(answer.wait(), Ok(n * n), "ask {n}");
+        }
+    });
+}
+
+/// A backoff supervisor whose child fails now and then: what the child
+/// processes it processes once and in order, and the restarts go on
+/// (on the simulated clock, with jitter from the seed).
+#[test]
+fn a_backoff_supervisor_restarts_its_failing_child() {
+    Simulation::sweep(30, |sim| {
+        let log: Log = Arc::default();
+        let l = log.clone();
+        let backoff = Backoff::new(Duration::from_millis(5), Duration::from_millis(40))
+            .with_random_factor(0.5);
+        let supervisor = sim
+            .system()
+            .spawn(
+                BackoffSupervisor::props(
+                    Props::new(move || Worker {
+                        id: 0,
+                        seen: 0,
+                        log: l.clone(),
+                    }),
+                    "child",
+                    backoff,
+                ),
+                "supervisor",
+            )
+            .unwrap();
+        for n in 0..200u64 {
+            supervisor.tell(BackoffMsg::from(n));
+            if n % 9 == sim.seed() % 9 {
+                sim.run_for(Duration::from_millis(20)).unwrap();
+            }
+        }
+        sim.run_for(Duration::from_secs(5)).unwrap();
+        let seen: Vec<u64> = log
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|x| x & 0xFFFF_FFFF)
+            .collect();
+        assert!(
+            seen.windows(2).all(|w| w[0] < w[1]),
+            "in order, once: {seen:?}"
+        );
+        assert!(
+            seen.len() >= 100,
+            "the child kept being restarted: {}",
+            seen.len()
+        );
+    });
+}
+
+/// The coordinated shutdown with tasks in every phase that take
+/// simulated time: each runs once, phases in order, and the system
+/// terminates.
+#[test]
+fn the_coordinated_shutdown_runs_every_task_once_in_phase_order() {
+    use weir_actor::shutdown::Phase;
+    Simulation::sweep(30, |sim| {
+        let system = sim.system();
+        let ran: Log = Arc::default();
+        for (i, phase) in Phase::ALL.iter().enumerate() {
+            for t in 0..3u64 {
+                let ran = ran.clone();
+                let sys = system.non_owning();
+                let delay = Duration::from_millis((sim.seed() + t * 3 + i as u64) % 10);
+                system
+                    .coordinated_shutdown()
+                    .add_task(*phase, format!("t{i}-{t}"), move || async move {
+                        let _ = sys.sleep(delay).await;
+                        ran.lock().unwrap().push(i as u64);
+                    })
+                    .unwrap();
+            }
+        }
+        let _ring = system
+            .spawn(
+                Props::new(|| Ring {
+                    n: 5,
+                    log: Arc::default(),
+                    children: Vec::new(),
+                    ticks: 0,
+                }),
+                "ring",
+            )
+            .unwrap();
+        sim.run_for(Duration::from_millis(sim.seed() % 20)).unwrap();
+        let termination = system.terminate();
+        sim.run_until(|| termination.is_completed()).unwrap();
+        let ran = ran.lock().unwrap().clone();
+        assert_eq!(ran.len(), 18, "every task once: {ran:?}");
+        assert!(
+            ran.windows(2).all(|w| w[0] <= w[1]),
+            "phases in order: {ran:?}"
+        );
+    });
 }

@@ -28,7 +28,7 @@ fn builder(seed: u64) -> SimulationBuilder {
     let builder = Simulation::builder(seed).system(|s| s.throughput(1 + (seed % 3) as usize));
     if seed % 2 == 1 {
         builder
-            .early_timers(0.01)
+            .early_timers(0.01, ms(5))
             .late_timers(0.3, Duration::from_millis(3))
     } else {
         builder
@@ -412,12 +412,21 @@ fn terminating_with_streams_running_completes_every_completion() {
         for _ in 0..sim.seed() * 11 % 300 {
             sim.step();
         }
+        let started = sim.clock().elapsed();
         let termination = sim.system().terminate();
         sim.run_until(|| termination.is_completed()).unwrap();
-        for done in endless {
+        let report = termination.wait().unwrap();
+        assert!(report.is_clean(), "{report:?}");
+        assert!(
+            sim.clock().elapsed() - started < Duration::from_secs(1),
+            "no shutdown phase timed out: {:?}",
+            sim.clock().elapsed() - started
+        );
+        for (i, done) in endless.iter().enumerate() {
             assert!(
                 done.is_completed(),
-                "a running stream's completion completes"
+                "stream {i}: a running stream's completion completes ({report:?}, {:?})",
+                sim.clock().elapsed()
             );
         }
         assert!(ticking.is_completed());

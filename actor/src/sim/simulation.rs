@@ -87,6 +87,7 @@ impl std::error::Error for SimError {}
 ///     .system(|system| system.name("bank").throughput(1))
 ///     .record_trace(true)
 ///     .late_timers(0.2, Duration::from_millis(5))
+///     .early_timers(0.01, Duration::from_millis(5))
 ///     .build()
 ///     .unwrap();
 /// assert_eq!(sim.system().name(), "bank");
@@ -99,7 +100,7 @@ pub struct SimulationBuilder {
     record: bool,
     step_limit: u64,
     late: (f64, Duration),
-    early: f64,
+    early: (f64, Duration),
 }
 
 impl SimulationBuilder {
@@ -133,12 +134,15 @@ impl SimulationBuilder {
         self
     }
 
-    /// Fault: with probability `chance` per step, the clock jumps to the
-    /// next deadline even though work is runnable, as if that work had
-    /// taken that long. Races a timer (a restart's backoff, a time-out)
-    /// against the work it was meant to wait for.
-    pub fn early_timers(mut self, chance: f64) -> Self {
-        self.early = chance.clamp(0.0, 1.0);
+    /// Fault: with probability `chance` per step, when the next deadline
+    /// is at most `within` away, the clock jumps to it even though work is
+    /// runnable, as if that work had stalled that long. Races a timer (a
+    /// restart's backoff, a time-out, a tick) against the work it was
+    /// meant to wait for. Keep `within` short: a stall of seconds makes
+    /// every bounded wait (a shutdown phase's time-out) give up, which is
+    /// the contract, not a defect.
+    pub fn early_timers(mut self, chance: f64, within: Duration) -> Self {
+        self.early = (chance.clamp(0.0, 1.0), within);
         self
     }
 
@@ -235,7 +239,7 @@ struct Core {
     threads: Arc<crate::threads::Threads>,
     step_limit: u64,
     late: (f64, Duration),
-    early: f64,
+    early: (f64, Duration),
     driver: RefCell<Driver>,
 }
 
@@ -312,9 +316,13 @@ impl Core {
     fn step(&self) -> bool {
         let mut driver = self.driver.borrow_mut();
         self.flush(&mut driver);
-        let early = driver.chance(self.early);
+        let early = driver.chance(self.early.0);
         if driver.runnable.is_empty() || early {
-            let Some(at) = self.clock.next_deadline() else {
+            let next = self.clock.next_deadline().filter(|&at| {
+                driver.runnable.is_empty()
+                    || at.saturating_duration_since(self.clock.now()) <= self.early.1
+            });
+            let Some(at) = next else {
                 if driver.runnable.is_empty() {
                     return false;
                 }
@@ -421,7 +429,7 @@ impl Simulation {
             record: false,
             step_limit: DEFAULT_STEP_LIMIT,
             late: (0.0, Duration::ZERO),
-            early: 0.0,
+            early: (0.0, Duration::ZERO),
         }
     }
 
