@@ -163,6 +163,8 @@ pub mod peers;
 #[cfg(feature = "nats")]
 pub mod remote;
 pub mod routers;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod streams_graph;
 pub mod streams_pipeline;
 pub mod streams_substreams;
