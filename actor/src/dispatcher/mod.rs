@@ -4,7 +4,9 @@
 //! its props ask for a [`pinned`] thread. Both report the threads they start
 //! to a [`Threads`](crate::threads::Threads) registry, so termination can wait until every one of them
 //! has ended. How idle pool workers sleep and wake is in [`idle`] (checked by
-//! loom), the pool's shared queue in [`global`].
+//! loom), the pool's shared queue in [`global`]. A simulated system
+//! (`crate::sim`, feature `testkit`) has one dispatcher for everything:
+//! the simulation's run queue, driven by the test's thread.
 
 // Built under loom too: the idle protocol and the global queue are plain
 // `sync` code, checked by the models.
