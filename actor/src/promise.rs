@@ -142,13 +142,13 @@ impl<T> Promise<T> {
     /// Before blocking: on a simulation's thread, drive the simulation
     /// until completed (or `timeout` of its time has passed) instead;
     /// whether completed, or `None` outside a simulation (see
-    /// `crate::sim::block_on`, which panics where the wait would block for
+    /// `crate::sim`, which panics where the wait would block for
     /// ever).
     #[inline]
     fn simulated(&self, timeout: Option<Duration>) -> Option<bool> {
         #[cfg(feature = "testkit")]
         if !self.done.load(Ordering::Acquire) {
-            return crate::sim::block_on(&|| self.done.load(Ordering::Acquire), timeout);
+            return crate::dispatcher::simulated::block_on(&|| self.done.load(Ordering::Acquire), timeout);
         }
         #[cfg(not(feature = "testkit"))]
         let _ = timeout;

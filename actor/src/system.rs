@@ -54,7 +54,7 @@ pub struct ActorSystemBuilder {
     /// Set by `Simulation`: every dispatcher is its run queue, and no
     /// thread is started.
     #[cfg(feature = "testkit")]
-    pub(crate) simulated: Option<Arc<crate::sim::RunQueue>>,
+    pub(crate) simulated: Option<Arc<crate::dispatcher::simulated::RunQueue>>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -254,7 +254,7 @@ impl ActorSystemBuilder {
     #[cfg(feature = "testkit")]
     pub(crate) fn simulate(
         mut self,
-        queue: Arc<crate::sim::RunQueue>,
+        queue: Arc<crate::dispatcher::simulated::RunQueue>,
         clock: crate::testkit::TestClock,
     ) -> Self {
         self.simulated = Some(queue);
@@ -602,7 +602,7 @@ impl ActorSystem {
     /// deadlock (the scheduler's thread, a pool's last free worker).
     pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {
         #[cfg(feature = "testkit")]
-        if crate::sim::in_step() {
+        if crate::dispatcher::simulated::in_step() {
             // The one thread of a simulation would wait for itself.
             return None;
         }

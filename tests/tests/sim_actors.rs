@@ -26,7 +26,7 @@ impl Actor for Worker {
     fn receive(&mut self, ctx: &mut Context<Self>, n: u64) {
         self.seen += 1;
         self.log.lock().unwrap().push(self.id << 32 | n);
-        if self.seen % 5 == 0 {
+        if self.seen.is_multiple_of(5) {
             ctx.fail(std::io::Error::other("every fifth message fails"));
         }
     }

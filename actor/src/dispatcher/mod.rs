@@ -19,6 +19,8 @@ runtime_modules! {
     pub(crate) mod calling_thread;
     pub(crate) mod pinned;
     pub(crate) mod pool;
+    #[cfg(feature = "testkit")]
+    pub(crate) mod simulated;
 
     use crate::sync::Arc;
 }
@@ -59,7 +61,7 @@ runtime_modules! {
         /// Everything of a simulated system: one seeded run queue, driven
         /// by the test's thread (see `crate::sim`).
         #[cfg(feature = "testkit")]
-        Simulated(Arc<crate::sim::RunQueue>),
+        Simulated(Arc<simulated::RunQueue>),
     }
 
     impl Dispatcher {

@@ -6,7 +6,7 @@
 //! A [`Simulation`] builds an [`ActorSystem`](crate::ActorSystem) whose
 //! every dispatcher (the shared pool, named pools, pinned and
 //! calling-thread actors, `spawn_task` and `pipe` tasks, and so stream
-//! islands) submits to one [`RunQueue`], and whose timer reads a
+//! islands) submits to one run queue, and whose timer reads a
 //! [`TestClock`](crate::testkit::TestClock). No thread is started. The
 //! test's thread drives it: each [`step`](Simulation::step) lets the seeded
 //! generator pick *which* runnable unit goes next (not the oldest), so
@@ -40,13 +40,10 @@
 //! (the run queue accepts submissions from any thread), but its timing is
 //! not the seed's, so a run that uses it may not replay.
 
-mod queue;
 mod simulation;
 mod sweep;
 mod trace;
 
-pub(crate) use queue::RunQueue;
-pub(crate) use simulation::{block_on, in_step};
 pub use simulation::{DEFAULT_STEP_LIMIT, SimError, Simulation, SimulationBuilder};
 pub use sweep::{SEED_VAR, SEEDS_VAR, seeds};
 pub use trace::{Trace, TraceEntry};

@@ -1,13 +1,13 @@
 //! [`Simulation`]: the driver of a simulated system (see the module docs).
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fmt;
-use std::rc::{Rc, Weak as RcWeak};
+use std::rc::Rc;
 use std::time::Duration;
 
-use super::RunQueue;
 use super::trace::{Trace, TraceEntry, mix};
+use crate::dispatcher::simulated::{self, RunQueue, in_step};
 use crate::dispatcher::{Runnable, Task};
 use crate::error::BuildError;
 use crate::scheduler::TestClock;
@@ -20,13 +20,6 @@ use crate::termination::TerminationReport;
 /// needs (a 10,000-element stream takes some 100,000), few enough that a
 /// run that never falls quiet (a periodic timer) fails in seconds.
 pub const DEFAULT_STEP_LIMIT: u64 = 50_000_000;
-
-thread_local! {
-    /// The simulation this thread drives, for blocking waits.
-    static CURRENT: RefCell<Option<RcWeak<Core>>> = const { RefCell::new(None) };
-    /// Whether this thread is inside a step (running a unit or a timer).
-    static IN_STEP: Cell<bool> = const { Cell::new(false) };
-}
 
 /// Why a simulation could not be built or did not reach what it was run
 /// for.
@@ -154,7 +147,7 @@ impl SimulationBuilder {
     /// simulation; [`SimError::Build`] as
     /// [`ActorSystemBuilder::build`].
     pub fn build(self) -> Result<Simulation, SimError> {
-        if current().is_some() {
+        if simulated::driver().is_some() {
             return Err(SimError::AlreadyRunning);
         }
         let queue = Arc::new(RunQueue::default());
@@ -186,7 +179,8 @@ impl SimulationBuilder {
                 },
             }),
         });
-        CURRENT.with(|c| *c.borrow_mut() = Some(Rc::downgrade(&core)));
+        let driver: Rc<dyn simulated::Driver> = core.clone();
+        simulated::install(Some(Rc::downgrade(&driver)));
         Ok(Simulation {
             core,
             system: Some(system),
@@ -376,10 +370,10 @@ impl Core {
         impl Drop for Leave {
             fn drop(&mut self) {
                 crate::threads::Threads::leave(self.0);
-                IN_STEP.with(|s| s.set(self.1));
+                simulated::set_in_step(self.1);
             }
         }
-        let _leave = Leave(self.threads.enter(), IN_STEP.with(|s| s.replace(true)));
+        let _leave = Leave(self.threads.enter(), simulated::set_in_step(true));
         f()
     }
 
@@ -532,7 +526,7 @@ impl Drop for Simulation {
         struct Unregister;
         impl Drop for Unregister {
             fn drop(&mut self) {
-                CURRENT.with(|c| *c.borrow_mut() = None);
+                simulated::install(None);
             }
         }
         let _unregister = Unregister;
@@ -560,41 +554,31 @@ impl fmt::Debug for Simulation {
     }
 }
 
-fn current() -> Option<Rc<Core>> {
-    CURRENT.with(|c| c.borrow().as_ref().and_then(RcWeak::upgrade))
-}
-
-/// Whether this thread is inside a simulation's step.
-pub(crate) fn in_step() -> bool {
-    IN_STEP.with(Cell::get)
-}
-
-/// A blocking wait for `ready` on this thread: when the thread drives a
-/// simulation, drive it until `ready` holds (`Some(true)`), or until its
-/// clock has moved `timeout` (`Some(false)`). `None` when no simulation
-/// runs here (block for real).
-///
-/// # Panics
-///
-/// Inside a step (the wait would wait for itself), and when the
-/// simulation falls quiet, or passes its step limit, without a `timeout`
-/// before `ready` holds: it would block for ever.
-pub(crate) fn block_on(ready: &dyn Fn() -> bool, timeout: Option<Duration>) -> Option<bool> {
-    let core = current()?;
-    if ready() {
-        return Some(true);
-    }
-    assert!(
-        !in_step(),
-        "a blocking wait inside a simulated step (seed {}) would wait for itself: \
-         await the value, or have it sent as a message",
-        core.seed
-    );
-    let until = timeout.map(|t| core.clock.elapsed().saturating_add(t));
-    let outcome = core.run_until(|| ready() || until.is_some_and(|u| core.clock.elapsed() >= u));
-    match outcome {
-        Ok(_) => Some(ready()),
-        Err(_) if until.is_some() => Some(ready()),
-        Err(e) => panic!("a blocking wait would block for ever: {e}"),
+impl simulated::Driver for Core {
+    /// A blocking wait on the simulation's thread (see the module docs).
+    ///
+    /// # Panics
+    ///
+    /// Inside a step (the wait would wait for itself), and when the
+    /// simulation falls quiet, or passes its step limit, without a
+    /// `timeout` before `ready` holds: it would block for ever.
+    fn block_on(&self, ready: &dyn Fn() -> bool, timeout: Option<Duration>) -> bool {
+        if ready() {
+            return true;
+        }
+        assert!(
+            !in_step(),
+            "a blocking wait inside a simulated step (seed {}) would wait for itself: \
+             await the value, or have it sent as a message",
+            self.seed
+        );
+        let until = timeout.map(|t| self.clock.elapsed().saturating_add(t));
+        let outcome =
+            self.run_until(|| ready() || until.is_some_and(|u| self.clock.elapsed() >= u));
+        match outcome {
+            Ok(_) => ready(),
+            Err(_) if until.is_some() => ready(),
+            Err(e) => panic!("a blocking wait would block for ever: {e}"),
+        }
     }
 }
