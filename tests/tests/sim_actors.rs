@@ -499,3 +499,42 @@ fn the_coordinated_shutdown_runs_every_task_once_in_phase_order() {
         );
     });
 }
+
+/// A `TestProbe` on the simulation's thread drives the simulation while
+/// it waits, on simulated time: an expected message arrives, a message
+/// due later than the window does not.
+#[test]
+fn a_test_probe_drives_the_simulation_it_waits_on() {
+    use weir_actor::testkit::TestProbe;
+    struct Delayed;
+    impl Actor for Delayed {
+        type Msg = (u64, ActorRef<u64>);
+        fn receive(&mut self, ctx: &mut Context<Self>, (n, to): Self::Msg) {
+            let _ = ctx
+                .system()
+                .scheduler()
+                .schedule_once(Duration::from_secs(n), &to, n);
+        }
+    }
+    let sim = Simulation::new(3).unwrap();
+    let mut probe = TestProbe::<u64>::new(sim.system()).with_timeout(Duration::from_secs(5));
+    let delayed = sim
+        .system()
+        .spawn(Props::new(|| Delayed), "delayed")
+        .unwrap();
+    delayed.tell((2, probe.actor_ref().clone()));
+    assert_eq!(probe.expect_msg(2), 2);
+    delayed.tell((32, probe.actor_ref().clone()));
+    probe.expect_no_msg(Duration::from_secs(30));
+    assert_eq!(
+        probe.expect_msg(32),
+        32,
+        "within 5 more seconds of simulated time"
+    );
+    let at = sim.clock().elapsed();
+    assert!(
+        at >= Duration::from_secs(34) && at < Duration::from_secs(35),
+        "{at:?}"
+    );
+    sim.shutdown().unwrap();
+}

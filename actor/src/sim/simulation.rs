@@ -166,6 +166,7 @@ impl SimulationBuilder {
             step_limit: self.step_limit,
             late: self.late,
             early: self.early,
+            horizon: std::cell::Cell::new(None),
             driver: RefCell::new(Driver {
                 rng: mix(self.seed) | 1,
                 runnable: Vec::new(),
@@ -234,6 +235,9 @@ struct Core {
     step_limit: u64,
     late: (f64, Duration),
     early: (f64, Duration),
+    /// The clock's elapsed time beyond which no step moves it (set while
+    /// `run_for` or a wait with a time-out runs).
+    horizon: std::cell::Cell<Option<Duration>>,
     driver: RefCell<Driver>,
 }
 
@@ -306,28 +310,41 @@ impl Core {
         (added.len() as u32, digest)
     }
 
-    /// Take one step; `false` when quiet (nothing runnable, no timer).
+    /// Take one step; `false` when quiet (nothing runnable, and no timer
+    /// due before the horizon, where the clock then stands).
     fn step(&self) -> bool {
         let mut driver = self.driver.borrow_mut();
         self.flush(&mut driver);
         let early = driver.chance(self.early.0);
         if driver.runnable.is_empty() || early {
+            let now = self.clock.now();
+            // How far the clock may still move (`run_for`, a wait's time-out).
+            let left = self
+                .horizon
+                .get()
+                .map(|h| h.saturating_sub(self.clock.elapsed()));
             let next = self.clock.next_deadline().filter(|&at| {
-                driver.runnable.is_empty()
-                    || at.saturating_duration_since(self.clock.now()) <= self.early.1
+                let wait = at.saturating_duration_since(now);
+                (driver.runnable.is_empty() || wait <= self.early.1)
+                    && left.is_none_or(|left| wait <= left)
             });
-            let Some(at) = next else {
-                if driver.runnable.is_empty() {
-                    return false;
+            let by = match next {
+                Some(at) => {
+                    let mut by = at.saturating_duration_since(now);
+                    if driver.chance(self.late.0) {
+                        let late = self.late.1.as_nanos() as f64 * (driver.next() >> 11) as f64
+                            / (1u64 << 53) as f64;
+                        by += Duration::from_nanos(late as u64);
+                    }
+                    left.map_or(by, |left| by.min(left))
                 }
-                return self.run_one(driver);
+                None if !driver.runnable.is_empty() => return self.run_one(driver),
+                // Nothing due before the horizon: stand at it.
+                None => match left {
+                    Some(left) if !left.is_zero() => left,
+                    _ => return false,
+                },
             };
-            let mut by = at.saturating_duration_since(self.clock.now());
-            if driver.chance(self.late.0) {
-                let late = self.late.1.as_nanos() as f64 * (driver.next() >> 11) as f64
-                    / (1u64 << 53) as f64;
-                by += Duration::from_nanos(late as u64);
-            }
             drop(driver);
             self.inside(|| self.clock.advance(by));
             let mut driver = self.driver.borrow_mut();
@@ -375,6 +392,20 @@ impl Core {
         }
         let _leave = Leave(self.threads.enter(), simulated::set_in_step(true));
         f()
+    }
+
+    /// Keep the clock at or before `until` (elapsed) until the guard goes.
+    fn horizon(&self, until: Duration) -> impl Drop + '_ {
+        struct Restore<'a>(&'a std::cell::Cell<Option<Duration>>, Option<Duration>);
+        impl Drop for Restore<'_> {
+            fn drop(&mut self) {
+                self.0.set(self.1);
+            }
+        }
+        let previous = self.horizon.get();
+        self.horizon
+            .set(Some(previous.map_or(until, |p| p.min(until))));
+        Restore(&self.horizon, previous)
     }
 
     fn steps(&self) -> u64 {
@@ -482,14 +513,17 @@ impl Simulation {
         }
     }
 
-    /// Step until the clock has moved `by` (or nothing is left to do);
-    /// the work runnable at the end is left for later steps.
+    /// Step until the clock has moved `by`: every timer due by then fires,
+    /// none due later, and the clock stands at the target even when
+    /// nothing was left to do. Work runnable at the end is left for later
+    /// steps.
     ///
     /// # Errors
     ///
     /// [`SimError::StepLimit`] when the step limit passes first.
     pub fn run_for(&self, by: Duration) -> Result<u64, SimError> {
         let until = self.core.clock.elapsed().saturating_add(by);
+        let _horizon = self.core.horizon(until);
         match self.run_until(|| self.core.clock.elapsed() >= until) {
             Err(SimError::Quiet { steps, .. }) => Ok(steps),
             other => other,
@@ -573,6 +607,7 @@ impl simulated::Driver for Core {
             self.seed
         );
         let until = timeout.map(|t| self.clock.elapsed().saturating_add(t));
+        let _horizon = until.map(|until| self.horizon(until));
         let outcome =
             self.run_until(|| ready() || until.is_some_and(|u| self.clock.elapsed() >= u));
         match outcome {
