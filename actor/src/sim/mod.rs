@@ -40,10 +40,12 @@
 //! (the run queue accepts submissions from any thread), but its timing is
 //! not the seed's, so a run that uses it may not replay.
 
+mod core;
 mod simulation;
 mod sweep;
 mod trace;
 
-pub use simulation::{DEFAULT_STEP_LIMIT, SimError, Simulation, SimulationBuilder};
+pub use crate::error::SimError;
+pub use simulation::{DEFAULT_STEP_LIMIT, Simulation, SimulationBuilder};
 pub use sweep::{SEED_VAR, SEEDS_VAR, seeds};
 pub use trace::{Trace, TraceEntry};

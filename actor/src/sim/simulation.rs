@@ -1,17 +1,15 @@
 //! [`Simulation`]: the driver of a simulated system (see the module docs).
 
-use std::cell::RefCell;
-use std::collections::HashMap;
 use std::fmt;
 use std::rc::Rc;
 use std::time::Duration;
 
-use super::trace::{Trace, TraceEntry, mix};
+use super::core::{Core, Settings};
+use super::trace::{Trace, mix};
 use crate::dispatcher::simulated::{self, RunQueue, in_step};
-use crate::dispatcher::{Runnable, Task};
-use crate::error::BuildError;
+use crate::error::SimError;
 use crate::scheduler::TestClock;
-use crate::sync::{Arc, Weak};
+use crate::sync::Arc;
 use crate::system::{ActorSystem, ActorSystemBuilder};
 use crate::termination::TerminationReport;
 
@@ -21,51 +19,6 @@ use crate::termination::TerminationReport;
 /// run that never falls quiet (a periodic timer) fails in seconds.
 pub const DEFAULT_STEP_LIMIT: u64 = 50_000_000;
 
-/// Why a simulation could not be built or did not reach what it was run
-/// for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SimError {
-    /// The system could not be built.
-    Build(BuildError),
-    /// This thread already drives a simulation: one at a time per thread.
-    AlreadyRunning,
-    /// Nothing was runnable and no timer was pending before the condition
-    /// held.
-    Quiet {
-        /// The simulation's seed.
-        seed: u64,
-        /// The steps taken so far.
-        steps: u64,
-    },
-    /// The step limit passed before the condition held (or before the
-    /// simulation fell quiet).
-    StepLimit {
-        /// The simulation's seed.
-        seed: u64,
-        /// The steps taken so far.
-        steps: u64,
-    },
-}
-
-impl fmt::Display for SimError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Build(e) => write!(f, "the simulated system could not be built: {e}"),
-            Self::AlreadyRunning => f.write_str("this thread already drives a simulation"),
-            Self::Quiet { seed, steps } => write!(
-                f,
-                "the simulation (seed {seed}) fell quiet after {steps} steps before the condition held"
-            ),
-            Self::StepLimit { seed, steps } => write!(
-                f,
-                "the simulation (seed {seed}) passed its step limit ({steps} steps)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for SimError {}
 
 /// Builds a [`Simulation`]: its seed, the system's settings, the trace and
 /// the faults to inject.
@@ -158,28 +111,18 @@ impl SimulationBuilder {
             .simulate(queue.clone(), clock.clone())
             .build()
             .map_err(SimError::Build)?;
-        let core = Rc::new(Core {
-            seed: self.seed,
+        let core = Rc::new(Core::new(
+            Settings {
+                seed: self.seed,
+                step_limit: self.step_limit,
+                late: self.late,
+                early: self.early,
+                record: self.record,
+            },
             queue,
             clock,
-            threads: system.inner.threads.clone(),
-            step_limit: self.step_limit,
-            late: self.late,
-            early: self.early,
-            horizon: std::cell::Cell::new(None),
-            driver: RefCell::new(Driver {
-                rng: mix(self.seed) | 1,
-                runnable: Vec::new(),
-                scratch: Vec::new(),
-                keys: HashMap::default(),
-                next_key: 0,
-                prune_at: 1024,
-                trace: Trace {
-                    entries: self.record.then(Vec::new),
-                    ..Trace::default()
-                },
-            }),
-        });
+            system.inner.threads.clone(),
+        ));
         let driver: Rc<dyn simulated::Driver> = core.clone();
         simulated::install(Some(Rc::downgrade(&driver)));
         Ok(Simulation {
@@ -227,214 +170,6 @@ pub struct Simulation {
     system: Option<ActorSystem>,
 }
 
-struct Core {
-    seed: u64,
-    queue: Arc<RunQueue>,
-    clock: TestClock,
-    threads: Arc<crate::threads::Threads>,
-    step_limit: u64,
-    late: (f64, Duration),
-    early: (f64, Duration),
-    /// The clock's elapsed time beyond which no step moves it (set while
-    /// `run_for` or a wait with a time-out runs).
-    horizon: std::cell::Cell<Option<Duration>>,
-    driver: RefCell<Driver>,
-}
-
-struct Driver {
-    /// Seeded xorshift64* state: which unit goes next, and the faults.
-    rng: u64,
-    /// Units ready to run, each with its key.
-    runnable: Vec<(u64, Task)>,
-    /// Reused for what the queue hands over.
-    scratch: Vec<Task>,
-    /// The key of every unit seen, by address. The weak reference keeps
-    /// the allocation (not the unit) alive, so an address is never reused
-    /// for another unit while it is here.
-    keys: HashMap<usize, (Weak<dyn Runnable>, u64), foldhash::fast::RandomState>,
-    next_key: u64,
-    /// Drop the entries of dead units when `keys` grows past this.
-    prune_at: usize,
-    trace: Trace,
-}
-
-impl Driver {
-    fn next(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, len: usize) -> usize {
-        ((u128::from(self.next()) * len as u128) >> 64) as usize
-    }
-
-    fn chance(&mut self, p: f64) -> bool {
-        p > 0.0 && ((self.next() >> 11) as f64 / (1u64 << 53) as f64) < p
-    }
-
-    fn key_of(&mut self, task: &Task) -> u64 {
-        let address = Arc::as_ptr(task).cast::<()>() as usize;
-        if let Some(&(_, key)) = self.keys.get(&address) {
-            return key;
-        }
-        if self.keys.len() >= self.prune_at {
-            self.keys.retain(|_, (unit, _)| unit.strong_count() > 0);
-            self.prune_at = (self.keys.len() * 2).max(1024);
-        }
-        let key = self.next_key;
-        self.next_key += 1;
-        self.keys.insert(address, (Arc::downgrade(task), key));
-        key
-    }
-}
-
-impl Core {
-    /// Move what was submitted into the runnable set, ordered by key (not
-    /// by the order it was submitted in); how many, and their digest.
-    fn flush(&self, driver: &mut Driver) -> (u32, u64) {
-        let mut scratch = std::mem::take(&mut driver.scratch);
-        self.queue.take(&mut scratch);
-        let start = driver.runnable.len();
-        for task in scratch.drain(..) {
-            let key = driver.key_of(&task);
-            driver.runnable.push((key, task));
-        }
-        driver.scratch = scratch;
-        let added = &mut driver.runnable[start..];
-        added.sort_by_key(|&(key, _)| key);
-        let digest = added.iter().fold(0, |d, &(key, _)| mix(d ^ key));
-        (added.len() as u32, digest)
-    }
-
-    /// Take one step; `false` when quiet (nothing runnable, and no timer
-    /// due before the horizon, where the clock then stands).
-    fn step(&self) -> bool {
-        let mut driver = self.driver.borrow_mut();
-        self.flush(&mut driver);
-        let early = driver.chance(self.early.0);
-        if driver.runnable.is_empty() || early {
-            let now = self.clock.now();
-            // How far the clock may still move (`run_for`, a wait's time-out).
-            let left = self
-                .horizon
-                .get()
-                .map(|h| h.saturating_sub(self.clock.elapsed()));
-            let next = self.clock.next_deadline().filter(|&at| {
-                let wait = at.saturating_duration_since(now);
-                (driver.runnable.is_empty() || wait <= self.early.1)
-                    && left.is_none_or(|left| wait <= left)
-            });
-            let by = match next {
-                Some(at) => {
-                    let mut by = at.saturating_duration_since(now);
-                    if driver.chance(self.late.0) {
-                        let late = self.late.1.as_nanos() as f64 * (driver.next() >> 11) as f64
-                            / (1u64 << 53) as f64;
-                        by += Duration::from_nanos(late as u64);
-                    }
-                    left.map_or(by, |left| by.min(left))
-                }
-                None if !driver.runnable.is_empty() => return self.run_one(driver),
-                // Nothing due before the horizon: stand at it.
-                None => match left {
-                    Some(left) if !left.is_zero() => left,
-                    _ => return false,
-                },
-            };
-            drop(driver);
-            self.inside(|| self.clock.advance(by));
-            let mut driver = self.driver.borrow_mut();
-            let (submitted, digest) = self.flush(&mut driver);
-            let step = driver.trace.steps;
-            let at = self.clock.elapsed();
-            driver.trace.push(TraceEntry::Timer {
-                step,
-                at,
-                submitted,
-                digest,
-            });
-            return true;
-        }
-        self.run_one(driver)
-    }
-
-    fn run_one(&self, mut driver: std::cell::RefMut<'_, Driver>) -> bool {
-        let len = driver.runnable.len();
-        let i = driver.below(len);
-        let (unit, task) = driver.runnable.swap_remove(i);
-        drop(driver);
-        self.inside(|| task.run());
-        let mut driver = self.driver.borrow_mut();
-        let (submitted, digest) = self.flush(&mut driver);
-        let step = driver.trace.steps;
-        driver.trace.push(TraceEntry::Ran {
-            step,
-            unit,
-            submitted,
-            digest,
-        });
-        true
-    }
-
-    /// Run `f` as a step: on the system's behalf (its refusals of
-    /// blocking waits apply).
-    fn inside<R>(&self, f: impl FnOnce() -> R) -> R {
-        struct Leave(usize, bool);
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                crate::threads::Threads::leave(self.0);
-                simulated::set_in_step(self.1);
-            }
-        }
-        let _leave = Leave(self.threads.enter(), simulated::set_in_step(true));
-        f()
-    }
-
-    /// Keep the clock at or before `until` (elapsed) until the guard goes.
-    fn horizon(&self, until: Duration) -> impl Drop + '_ {
-        struct Restore<'a>(&'a std::cell::Cell<Option<Duration>>, Option<Duration>);
-        impl Drop for Restore<'_> {
-            fn drop(&mut self) {
-                self.0.set(self.1);
-            }
-        }
-        let previous = self.horizon.get();
-        self.horizon
-            .set(Some(previous.map_or(until, |p| p.min(until))));
-        Restore(&self.horizon, previous)
-    }
-
-    fn steps(&self) -> u64 {
-        self.driver.borrow().trace.steps
-    }
-
-    /// Step until `cond` holds; the error says why not.
-    fn run_until(&self, mut cond: impl FnMut() -> bool) -> Result<u64, SimError> {
-        let start = self.steps();
-        loop {
-            if cond() {
-                return Ok(self.steps() - start);
-            }
-            if self.steps() - start >= self.step_limit {
-                return Err(SimError::StepLimit {
-                    seed: self.seed,
-                    steps: self.steps(),
-                });
-            }
-            if !self.step() {
-                return Err(SimError::Quiet {
-                    seed: self.seed,
-                    steps: self.steps(),
-                });
-            }
-        }
-    }
-}
-
 impl Simulation {
     /// A simulation with default settings, driven by the calling thread.
     ///
@@ -460,7 +195,7 @@ impl Simulation {
 
     /// The seed.
     pub fn seed(&self) -> u64 {
-        self.core.seed
+        self.core.seed()
     }
 
     /// The simulated system (an owning handle: clones keep it alive).
@@ -471,7 +206,7 @@ impl Simulation {
 
     /// The simulation's clock (also the system's).
     pub fn clock(&self) -> &TestClock {
-        &self.core.clock
+        self.core.clock()
     }
 
     /// Take one step: run one runnable unit chosen by the seed, or, when
@@ -522,9 +257,9 @@ impl Simulation {
     ///
     /// [`SimError::StepLimit`] when the step limit passes first.
     pub fn run_for(&self, by: Duration) -> Result<u64, SimError> {
-        let until = self.core.clock.elapsed().saturating_add(by);
+        let until = self.core.clock().elapsed().saturating_add(by);
         let _horizon = self.core.horizon(until);
-        match self.run_until(|| self.core.clock.elapsed() >= until) {
+        match self.run_until(|| self.core.clock().elapsed() >= until) {
             Err(SimError::Quiet { steps, .. }) => Ok(steps),
             other => other,
         }
@@ -533,14 +268,12 @@ impl Simulation {
     /// Record `value` in the trace (an element a sink saw, an invariant's
     /// state), so two runs of a seed are compared on it too.
     pub fn record(&self, value: u64) {
-        let mut driver = self.core.driver.borrow_mut();
-        let step = driver.trace.steps;
-        driver.trace.push(TraceEntry::Event { step, value });
+        self.core.record(value);
     }
 
     /// The trace so far.
     pub fn trace(&self) -> Trace {
-        self.core.driver.borrow().trace.clone()
+        self.core.trace()
     }
 
     /// Terminate the system and drive it until it has terminated.
@@ -567,7 +300,7 @@ impl Drop for Simulation {
         if std::thread::panicking() {
             eprintln!(
                 "simulation failed with seed {seed}: replay it with {var}={seed}",
-                seed = self.core.seed,
+                seed = self.core.seed(),
                 var = super::SEED_VAR,
             );
             return;
@@ -581,39 +314,9 @@ impl Drop for Simulation {
 impl fmt::Debug for Simulation {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Simulation")
-            .field("seed", &self.core.seed)
+            .field("seed", &self.core.seed())
             .field("steps", &self.core.steps())
-            .field("elapsed", &self.core.clock.elapsed())
+            .field("elapsed", &self.core.clock().elapsed())
             .finish_non_exhaustive()
-    }
-}
-
-impl simulated::Driver for Core {
-    /// A blocking wait on the simulation's thread (see the module docs).
-    ///
-    /// # Panics
-    ///
-    /// Inside a step (the wait would wait for itself), and when the
-    /// simulation falls quiet, or passes its step limit, without a
-    /// `timeout` before `ready` holds: it would block for ever.
-    fn block_on(&self, ready: &dyn Fn() -> bool, timeout: Option<Duration>) -> bool {
-        if ready() {
-            return true;
-        }
-        assert!(
-            !in_step(),
-            "a blocking wait inside a simulated step (seed {}) would wait for itself: \
-             await the value, or have it sent as a message",
-            self.seed
-        );
-        let until = timeout.map(|t| self.clock.elapsed().saturating_add(t));
-        let _horizon = until.map(|until| self.horizon(until));
-        let outcome =
-            self.run_until(|| ready() || until.is_some_and(|u| self.clock.elapsed() >= u));
-        match outcome {
-            Ok(_) => ready(),
-            Err(_) if until.is_some() => ready(),
-            Err(e) => panic!("a blocking wait would block for ever: {e}"),
-        }
     }
 }
