@@ -538,3 +538,92 @@ fn a_test_probe_drives_the_simulation_it_waits_on() {
     );
     sim.shutdown().unwrap();
 }
+
+/// Answers like `Square`, counting its restarts.
+struct CountedSquare(Arc<std::sync::atomic::AtomicU64>);
+
+impl Actor for CountedSquare {
+    type Msg = (u64, ActorRef<u64>);
+    fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): Self::Msg) {
+        reply_to.tell(n * n);
+    }
+    fn post_restart(&mut self, _: &mut Context<Self>, _: &weir_actor::Failure) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// Panics injected into user actors at random steps are supervised (the
+/// actors restart) and every ask still completes once: answered right or
+/// timed out, never lost or hung.
+#[test]
+fn injected_panics_are_supervised_and_every_ask_completes() {
+    let restarts = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let builder = |seed| Simulation::builder(seed).panics(0.05);
+    Simulation::sweep_with(30, builder, |sim| {
+        let squares: Vec<_> = (0..3)
+            .map(|i| {
+                let r = restarts.clone();
+                sim.system()
+                    .spawn(
+                        Props::new(move || CountedSquare(r.clone())),
+                        &format!("sq{i}"),
+                    )
+                    .unwrap()
+            })
+            .collect();
+        let asks: Vec<_> = (0..100u64)
+            .map(|n| {
+                let to = &squares[n as usize % 3];
+                ask(to, move |r| (n, r), Duration::from_millis(50))
+            })
+            .collect();
+        for (n, answer) in asks.into_iter().enumerate() {
+            let n = n as u64;
+            match answer.wait() {
+                Ok(square) => assert_eq!(square, n * n),
+                Err(e) => assert!(matches!(e, weir_actor::AskError::Timeout(_)), "{e:?}"),
+            }
+        }
+    });
+    assert!(
+        restarts.load(std::sync::atomic::Ordering::SeqCst) > 0,
+        "some panic was injected"
+    );
+}
+
+/// A panic at a chosen step hits the actor that runs then: the same step
+/// of the same seed, every run.
+#[test]
+fn a_panic_at_a_chosen_step_replays() {
+    let run = |step| {
+        let restarts = Arc::new(std::sync::atomic::AtomicU64::new(0));
+        let sim = Simulation::builder(9)
+            .panic_at_step(step)
+            .record_trace(true)
+            .build()
+            .unwrap();
+        let r = restarts.clone();
+        let square = sim
+            .system()
+            .spawn(Props::new(move || CountedSquare(r.clone())), "square")
+            .unwrap();
+        let answers: Vec<_> = (0..30u64)
+            .map(|n| ask(&square, move |r| (n, r), Duration::from_millis(50)).wait())
+            .collect();
+        let trace = sim.trace();
+        sim.shutdown().unwrap();
+        (
+            restarts.load(std::sync::atomic::Ordering::SeqCst),
+            answers,
+            trace,
+        )
+    };
+    // Each ask is one step of the square's (its reply completes the ask
+    // directly): a step among them hits it, a step past the run nothing.
+    for (step, hit) in [(10, 1), (11, 1), (1_000, 0)] {
+        let (restarts, answers, trace) = run(step);
+        let failed = answers.iter().filter(|a| a.is_err()).count() as u64;
+        assert_eq!((restarts, failed), (hit, hit), "step {step}: {answers:?}");
+        assert_eq!(run(step), (restarts, answers, trace), "step {step} replays");
+    }
+}

@@ -45,6 +45,22 @@ thread_local! {
     static DRIVER: RefCell<Option<RcWeak<dyn Driver>>> = const { RefCell::new(None) };
     /// Whether this thread is inside a simulation's step.
     static IN_STEP: Cell<bool> = const { Cell::new(false) };
+    /// Set by the driver for a step in which the next user message a
+    /// user actor handles panics (fault injection).
+    static PANIC: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Arm (or disarm) the injected panic for the step about to run.
+pub(crate) fn arm_panic(armed: bool) {
+    PANIC.with(|p| p.set(armed));
+}
+
+/// Whether a user actor about to handle a message on this thread must
+/// panic instead (disarms it: one panic per armed step). Only a
+/// simulation's driver arms it.
+#[inline]
+pub(crate) fn take_panic() -> bool {
+    PANIC.with(|p| p.replace(false))
 }
 
 /// Make `driver` this thread's simulation (`None`: no more).

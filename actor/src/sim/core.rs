@@ -20,6 +20,7 @@ pub(super) struct Core {
     step_limit: u64,
     late: (f64, Duration),
     early: (f64, Duration),
+    panics: (f64, Option<u64>),
     /// The clock's elapsed time beyond which no step moves it (set while
     /// `run_for` or a wait with a time-out runs).
     horizon: Cell<Option<Duration>>,
@@ -49,6 +50,8 @@ pub(super) struct Settings {
     pub(super) step_limit: u64,
     pub(super) late: (f64, Duration),
     pub(super) early: (f64, Duration),
+    /// Injected panics: the chance per step, and one chosen step.
+    pub(super) panics: (f64, Option<u64>),
     /// Keep every step in the trace.
     pub(super) record: bool,
 }
@@ -102,6 +105,7 @@ impl Core {
             step_limit: settings.step_limit,
             late: settings.late,
             early: settings.early,
+            panics: settings.panics,
             horizon: Cell::new(None),
             driver: RefCell::new(State {
                 rng: mix(settings.seed) | 1,
@@ -210,8 +214,11 @@ impl Core {
         let len = driver.runnable.len();
         let i = driver.below(len);
         let (unit, task) = driver.runnable.swap_remove(i);
+        let panic = driver.chance(self.panics.0) || self.panics.1 == Some(driver.trace.steps);
         drop(driver);
+        simulated::arm_panic(panic);
         self.inside(|| task.run());
+        simulated::arm_panic(false);
         let mut driver = self.driver.borrow_mut();
         let (submitted, digest) = self.flush(&mut driver);
         let step = driver.trace.steps;

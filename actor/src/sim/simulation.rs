@@ -47,6 +47,7 @@ pub struct SimulationBuilder {
     step_limit: u64,
     late: (f64, Duration),
     early: (f64, Duration),
+    panics: (f64, Option<u64>),
 }
 
 impl SimulationBuilder {
@@ -92,6 +93,22 @@ impl SimulationBuilder {
         self
     }
 
+    /// Fault: with probability `chance` per step, the first message a
+    /// user actor (one under `/user`) handles in that step panics in its
+    /// handler instead, as if its code had: its supervisor decides what
+    /// follows. Stream stages run in system actors and are not hit.
+    pub fn panics(mut self, chance: f64) -> Self {
+        self.panics.0 = chance.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Fault: the first message a user actor handles at step `step` (as
+    /// numbered in the [`Trace`]) panics, as with [`panics`](Self::panics).
+    pub fn panic_at_step(mut self, step: u64) -> Self {
+        self.panics.1 = Some(step);
+        self
+    }
+
     /// Build the simulated system. The calling thread drives it.
     ///
     /// # Errors
@@ -117,6 +134,7 @@ impl SimulationBuilder {
                 step_limit: self.step_limit,
                 late: self.late,
                 early: self.early,
+                panics: self.panics,
                 record: self.record,
             },
             queue,
@@ -190,6 +208,7 @@ impl Simulation {
             step_limit: DEFAULT_STEP_LIMIT,
             late: (0.0, Duration::ZERO),
             early: (0.0, Duration::ZERO),
+            panics: (0.0, None),
         }
     }
 
