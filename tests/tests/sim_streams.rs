@@ -19,6 +19,9 @@ use weir_streams::{
     StreamError,
 };
 
+#[path = "sim_streams/races.rs"]
+mod races;
+
 /// Seeds per scenario in a plain `cargo test`: a few seconds in all.
 const SEEDS: u64 = 24;
 
