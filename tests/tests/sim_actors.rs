@@ -627,3 +627,16 @@ fn a_panic_at_a_chosen_step_replays() {
         assert_eq!(run(step), (restarts, answers, trace), "step {step} replays");
     }
 }
+
+/// Dropping the simulation terminates its system even when the test
+/// still holds a clone of it: dropping that clone later must not wait
+/// for a termination no thread drives any more.
+#[test]
+fn dropping_the_simulation_terminates_its_system_whoever_holds_it() {
+    let sim = Simulation::new(2).unwrap();
+    let system = sim.system().clone();
+    system.spawn(Props::new(|| Square), "square").unwrap();
+    drop(sim);
+    assert!(system.when_terminated().is_completed());
+    drop(system);
+}

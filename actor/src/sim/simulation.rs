@@ -324,9 +324,15 @@ impl Drop for Simulation {
             );
             return;
         }
-        // Terminating drives the simulation until done (the last owner's
-        // drop waits, and the wait drives it).
-        drop(self.system.take());
+        // Terminate here, whoever else holds the system: a clone dropped
+        // after the simulation would otherwise wait for a termination no
+        // thread drives any more.
+        if let Some(system) = self.system.take() {
+            let termination = system.terminate();
+            if let Err(e) = self.core.run_until(|| termination.is_completed()) {
+                panic!("the simulated system did not terminate: {e}");
+            }
+        }
     }
 }
 
