@@ -640,3 +640,41 @@ fn dropping_the_simulation_terminates_its_system_whoever_holds_it() {
     assert!(system.when_terminated().is_completed());
     drop(system);
 }
+
+/// `run_for` moves the clock exactly to its end and says how many steps
+/// it took; `run_until_quiet` too.
+#[test]
+fn run_for_and_run_until_quiet_count_their_own_steps() {
+    let sim = Simulation::new(4).unwrap();
+    let square = sim.system().spawn(Props::new(|| Square), "square").unwrap();
+    let probe: Log = Arc::default();
+    struct Into(Log);
+    impl Actor for Into {
+        type Msg = u64;
+        fn receive(&mut self, _: &mut Context<Self>, n: u64) {
+            self.0.lock().unwrap().push(n);
+        }
+    }
+    let p = probe.clone();
+    let into = sim
+        .system()
+        .spawn(Props::new(move || Into(p.clone())), "into")
+        .unwrap();
+    sim.run_until_quiet().unwrap();
+    let before = sim.trace().steps();
+    let _ =
+        sim.system()
+            .scheduler()
+            .schedule_once(Duration::from_secs(10), &square, (3, into.clone()));
+    assert_eq!(
+        sim.run_for(Duration::from_secs(4)).unwrap(),
+        1,
+        "one step: the clock's move"
+    );
+    assert_eq!(sim.clock().elapsed(), Duration::from_secs(4));
+    assert!(probe.lock().unwrap().is_empty());
+    let taken = sim.run_until_quiet().unwrap();
+    assert_eq!(sim.trace().steps() - before, taken + 1);
+    assert_eq!(*probe.lock().unwrap(), vec![9]);
+    sim.shutdown().unwrap();
+}

@@ -260,8 +260,9 @@ impl Simulation {
     /// keeps it busy): use [`run_for`](Self::run_for) or
     /// [`run_until`](Self::run_until) then.
     pub fn run_until_quiet(&self) -> Result<u64, SimError> {
+        let start = self.core.steps();
         match self.run_until(|| false) {
-            Err(SimError::Quiet { steps, .. }) => Ok(steps),
+            Err(SimError::Quiet { steps, .. }) => Ok(steps - start),
             Err(e) => Err(e),
             Ok(_) => unreachable!("the condition never holds"),
         }
@@ -278,8 +279,9 @@ impl Simulation {
     pub fn run_for(&self, by: Duration) -> Result<u64, SimError> {
         let until = self.core.clock().elapsed().saturating_add(by);
         let _horizon = self.core.horizon(until);
+        let start = self.core.steps();
         match self.run_until(|| self.core.clock().elapsed() >= until) {
-            Err(SimError::Quiet { steps, .. }) => Ok(steps),
+            Err(SimError::Quiet { steps, .. }) => Ok(steps - start),
             other => other,
         }
     }
