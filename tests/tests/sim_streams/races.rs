@@ -105,7 +105,7 @@ fn a_kill_switch_racing_the_completion_of_finite_streams() {
         for _ in 0..sim.seed() * 17 % 300 {
             sim.step();
         }
-        let abort = sim.seed() % 2 == 0;
+        let abort = sim.seed().is_multiple_of(2);
         if abort {
             switch.abort(StreamError::msg("aborted"));
         } else {
