@@ -312,7 +312,7 @@ impl<A: Actor> Context<A> {
         self.cell.core.child_entry(name)
     }
 
-    /// All live children.
+    /// All live children, in the order they were spawned.
     pub fn children(&self) -> Vec<ActorHandle> {
         self.cell.core.children()
     }

@@ -407,3 +407,52 @@ impl<T> fmt::Display for SchedulerStopped<T> {
 }
 
 impl<T: fmt::Debug> std::error::Error for SchedulerStopped<T> {}
+
+#[cfg(feature = "testkit")]
+/// Why a simulation (`crate::sim`, feature `testkit`) could not be built or did not reach what it was run
+/// for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SimError {
+    /// The system could not be built.
+    Build(BuildError),
+    /// This thread already drives a simulation: one at a time per thread.
+    AlreadyRunning,
+    /// Nothing was runnable and no timer was pending before the condition
+    /// held.
+    Quiet {
+        /// The simulation's seed.
+        seed: u64,
+        /// The steps taken so far.
+        steps: u64,
+    },
+    /// The step limit passed before the condition held (or before the
+    /// simulation fell quiet).
+    StepLimit {
+        /// The simulation's seed.
+        seed: u64,
+        /// The steps taken so far.
+        steps: u64,
+    },
+}
+
+#[cfg(feature = "testkit")]
+impl fmt::Display for SimError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Build(e) => write!(f, "the simulated system could not be built: {e}"),
+            Self::AlreadyRunning => f.write_str("this thread already drives a simulation"),
+            Self::Quiet { seed, steps } => write!(
+                f,
+                "the simulation (seed {seed}) fell quiet after {steps} steps before the condition held"
+            ),
+            Self::StepLimit { seed, steps } => write!(
+                f,
+                "the simulation (seed {seed}) passed its step limit ({steps} steps)"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "testkit")]
+impl std::error::Error for SimError {}

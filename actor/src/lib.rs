@@ -24,7 +24,9 @@
 //!   [`ActorSystem::sleep`] and [`ActorSystem::after`]: timer futures on the
 //!   system's clock.
 //! * `testkit` (feature `testkit`): a `TestClock` that drives every timer by
-//!   hand and a `TestProbe` whose messages a test expects.
+//!   hand and a `TestProbe` whose messages a test expects; `sim`: a whole
+//!   system (and its streams) run deterministically from a seed on the
+//!   test's thread, swept over seeds and replayed.
 //! * [`routing`]: pool and group routers that route on the sender's thread;
 //!   [`backoff`]: restart a failing child after growing delays.
 //!
@@ -113,6 +115,7 @@ runtime_modules! {
     mod promise;
     pub use promise::Promise;
     mod random;
+    pub use random::random_u64;
     mod resolve;
     mod runtime;
     pub mod routing;
@@ -126,6 +129,8 @@ runtime_modules! {
     mod supervision;
     mod system;
     mod termination;
+    #[cfg(feature = "testkit")]
+    pub mod sim;
     #[cfg(feature = "testkit")]
     mod test_probe;
     mod threads;

@@ -143,6 +143,12 @@ impl ActorPath {
         self.inner.elements.last().map_or("", |n| n)
     }
 
+    /// Whether this is a user actor (under `/user`, not the guardian).
+    #[cfg(feature = "testkit")]
+    pub(crate) fn is_user(&self) -> bool {
+        self.inner.elements.len() > 1 && &*self.inner.elements[0] == "user"
+    }
+
     /// The names from the root down to this actor.
     pub fn elements(&self) -> impl ExactSizeIterator<Item = &str> {
         self.inner.elements.iter().map(|n| &**n)

@@ -218,7 +218,7 @@ impl<M: Send + 'static> ActorRef<M> {
         F: Future<Output = M> + Send + 'static,
     {
         let system = ActorSystem::of(self.inner.system());
-        let pool = Dispatcher::Pool(system.inner.pool.clone());
+        let pool = system.inner.pool.clone();
         PipeTask::new(Some(future), Some(self.clone()), pool).schedule();
     }
 }
@@ -416,12 +416,7 @@ pub(crate) fn spawn_detached<F>(system: &ActorSystem, future: F)
 where
     F: Future<Output = ()> + Send + 'static,
 {
-    PipeTask::new(
-        Some(future),
-        None,
-        Dispatcher::Pool(system.inner.pool.clone()),
-    )
-    .schedule();
+    PipeTask::new(Some(future), None, system.inner.pool.clone()).schedule();
 }
 
 impl<A: Actor> Context<A> {

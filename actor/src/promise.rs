@@ -120,6 +120,7 @@ impl<T> Promise<T> {
     /// Block until completed.
     pub fn wait_completed(&self) {
         self.spin();
+        self.simulated(None);
         let mut state = self.state.lock();
         while !state.completed {
             state = self.sleep(state);
@@ -138,6 +139,22 @@ impl<T> Promise<T> {
         }
     }
 
+    /// Before blocking: on a simulation's thread, drive the simulation
+    /// until completed (or `timeout` of its time has passed) instead;
+    /// whether completed, or `None` outside a simulation (see
+    /// `crate::sim`, which panics where the wait would block for
+    /// ever).
+    #[inline]
+    fn simulated(&self, timeout: Option<Duration>) -> Option<bool> {
+        #[cfg(feature = "testkit")]
+        if !self.done.load(Ordering::Acquire) {
+            return crate::dispatcher::simulated::block_on(&|| self.done.load(Ordering::Acquire), timeout);
+        }
+        #[cfg(not(feature = "testkit"))]
+        let _ = timeout;
+        None
+    }
+
     /// Sleep on the condvar once, counted as a sleeper.
     fn sleep<'a>(&self, mut state: MutexGuard<'a, State<T>>) -> MutexGuard<'a, State<T>> {
         state.sleepers += 1;
@@ -148,6 +165,9 @@ impl<T> Promise<T> {
 
     /// Block until completed or `timeout` has passed; whether it completed.
     pub fn wait_completed_for(&self, timeout: Duration) -> bool {
+        if let Some(completed) = self.simulated(Some(timeout)) {
+            return completed;
+        }
         // Saturating: `Duration::MAX` waits for ever instead of panicking.
         let deadline = crate::scheduler::deadline::after(timeout);
         let mut state = self.state.lock();
@@ -170,6 +190,7 @@ impl<T> Promise<T> {
     /// If the value was already taken.
     pub fn wait_take(&self) -> T {
         self.spin();
+        self.simulated(None);
         let mut state = self.state.lock();
         loop {
             if let Some(value) = state.value.take() {

@@ -13,8 +13,33 @@ fn seed() -> u64 {
     foldhash::fast::RandomState::default().hash_one(std::thread::current().id()) | 1
 }
 
+/// Seed this thread's source (a simulation's thread: every random choice
+/// of the system it drives is made here).
+#[cfg(feature = "testkit")]
+pub(crate) fn reseed(seed: u64) {
+    STATE.with(|state| state.set(seed | 1));
+}
+
 /// The next random number of this thread.
 pub(crate) fn next_u64() -> u64 {
+    random_u64()
+}
+
+/// The next number of the calling thread's random source: the one Weir's
+/// own random choices draw from (random routing, backoff jitter), fast and
+/// not cryptographic. On a simulation's thread it is seeded from the
+/// simulation's seed (`weir_actor::sim`, feature `testkit`), so a choice
+/// drawn from it replays with the seed; code that wants that (a stage's
+/// jitter, say) should draw from here rather than from the clock.
+///
+/// # Examples
+///
+/// ```
+/// let a = weir_actor::random_u64();
+/// let b = weir_actor::random_u64();
+/// assert_ne!(a, b);
+/// ```
+pub fn random_u64() -> u64 {
     STATE.with(|state| {
         let mut x = state.get();
         x ^= x >> 12;

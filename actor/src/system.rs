@@ -9,19 +9,20 @@ use crate::actor::{Actor, Props, Terminated};
 use crate::actor_ref::{ActorHandle, ActorRef, AnyActor};
 use crate::cell::{new_root, spawn_child};
 use crate::context::Context;
-use crate::dispatcher::pool::{Blocking, Pool};
+use crate::dispatcher::Dispatcher;
+use crate::dispatcher::pool::Blocking;
 use crate::error::{BuildError, SpawnError};
 use crate::events::EventStream;
 use crate::instrument::{Hooks, Installed, Instrumentation};
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::scheduler::Scheduler;
-use crate::scheduler::wheel::TimerThread;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 use crate::termination::{Ending, Owner, Termination};
 use crate::threads::{ThreadContext, Threads};
 
+mod dispatchers;
 mod services;
 
 /// Default messages per run before an actor yields its thread.
@@ -50,6 +51,10 @@ pub struct ActorSystemBuilder {
     instrumentation: Vec<Box<dyn Installed>>,
     clock: Option<crate::scheduler::TestClock>,
     thread_context: Option<ThreadContext>,
+    /// Set by `Simulation`: every dispatcher is its run queue, and no
+    /// thread is started.
+    #[cfg(feature = "testkit")]
+    pub(crate) simulated: Option<Arc<crate::dispatcher::simulated::RunQueue>>,
 }
 
 impl fmt::Debug for ActorSystemBuilder {
@@ -217,43 +222,14 @@ impl ActorSystemBuilder {
             Box::new(move || on_exit.finish(Vec::new())),
             self.thread_context.clone(),
         ));
-        // Start the threads; on any failure, stop what was started.
-        let mut started: Vec<Arc<Pool>> = Vec::new();
-        let mut start = |threads_n: usize, name: String, deadline| {
-            let pool = Pool::start(threads_n, &name, deadline, &threads)?;
-            started.push(pool.clone());
-            Ok::<_, std::io::Error>(pool)
-        };
-        let pools = (|| {
-            let pool = start(self.threads, self.name.clone(), self.throughput_deadline)?;
-            let mut named = HashMap::new();
-            for &(pool_name, n, deadline) in &self.pools {
-                named.insert(
-                    pool_name,
-                    start(n, format!("{}-{pool_name}", self.name), deadline)?,
-                );
-            }
-            let timer = Scheduler::new(TimerThread::start(
-                format!("{}-scheduler", self.name),
-                &threads,
-            )?);
-            for p in std::iter::once(&pool).chain(named.values()) {
-                p.set_timer(timer.clone());
-            }
-            let scheduler = timer.with_clock(self.clock.as_ref());
-            ending.set_scheduler(scheduler.clone());
-            Ok::<_, std::io::Error>((pool, named, scheduler))
-        })();
-        let (pool, named_pools, scheduler) = match pools {
+        let (pool, named_pools, scheduler) = match self.start_dispatchers(&threads) {
             Ok(started) => started,
             Err(e) => {
-                for pool in started {
-                    pool.shutdown();
-                }
                 threads.release_system_count();
                 return Err(BuildError::ThreadSpawn(e.to_string()));
             }
         };
+        ending.set_scheduler(scheduler.clone());
         let hooks = Hooks::new(self.instrumentation);
         let system_name: Arc<str> = self.name.into();
         let system = ActorSystem::owned(Arc::new(SystemInner {
@@ -379,9 +355,10 @@ pub struct ActorSystem {
 pub(crate) struct SystemInner {
     pub(crate) name: Arc<str>,
     pub(crate) default_throughput: usize,
-    pub(crate) pool: Arc<Pool>,
+    /// The shared pool (or, simulated, the simulation's run queue).
+    pub(crate) pool: Dispatcher,
     /// The extra pools declared with [`ActorSystemBuilder::pool`].
-    pub(crate) named_pools: HashMap<&'static str, Arc<Pool>>,
+    pub(crate) named_pools: HashMap<&'static str, Dispatcher>,
     scheduler: Scheduler,
     pub(crate) threads: Arc<Threads>,
     events: EventStream,
@@ -461,6 +438,8 @@ impl ActorSystem {
             instrumentation: Vec::new(),
             clock: None,
             thread_context: None,
+            #[cfg(feature = "testkit")]
+            simulated: None,
         }
     }
 
@@ -547,7 +526,14 @@ impl ActorSystem {
     /// Before blocking on this system's work: `None` where that could
     /// deadlock (the scheduler's thread, a pool's last free worker).
     pub(crate) fn enter_blocking_wait(&self) -> Option<Option<Blocking<'_>>> {
-        let mut pools = std::iter::once(&self.inner.pool).chain(self.inner.named_pools.values());
+        #[cfg(feature = "testkit")]
+        if crate::dispatcher::simulated::in_step() {
+            // The one thread of a simulation would wait for itself.
+            return None;
+        }
+        let mut pools = std::iter::once(&self.inner.pool)
+            .chain(self.inner.named_pools.values())
+            .filter_map(Dispatcher::as_pool);
         match pools.find(|pool| pool.is_own_worker()) {
             _ if self.inner.scheduler.is_timer_thread() => None,
             Some(pool) => pool.enter_blocking().map(Some),

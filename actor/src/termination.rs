@@ -157,8 +157,8 @@ impl ActorSystem {
         let guardians = self.inner.guardians.lock().take();
         drop(guardians);
         self.inner.terminating.store(true, Ordering::Release);
-        self.inner.pool.shutdown();
-        for pool in self.inner.named_pools.values() {
+        let pools = std::iter::once(&self.inner.pool).chain(self.inner.named_pools.values());
+        for pool in pools.filter_map(crate::dispatcher::Dispatcher::as_pool) {
             pool.shutdown();
         }
         self.inner.threads.release_system_count();

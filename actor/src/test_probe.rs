@@ -58,6 +58,12 @@ enum Received<M> {
 /// with a short window; what a timer would send later cannot arrive while
 /// the test holds the clock.
 ///
+/// On the thread that drives a [`Simulation`](crate::sim::Simulation),
+/// every wait drives the simulation instead, and its time-out (and
+/// `expect_no_msg`'s window) is **simulated** time: an `expect_*` fails
+/// as soon as the simulation falls quiet without the message, and
+/// `expect_no_msg` lets that much simulated time pass.
+///
 /// # Panics
 ///
 /// The `expect_*` and `receive_*` calls are assertions: they panic (failing
@@ -285,7 +291,7 @@ impl<M: Send + 'static> TestProbe<M> {
     where
         M: fmt::Debug,
     {
-        match self.received.recv_timeout(duration) {
+        match self.receive(duration) {
             Err(_) => {}
             Ok(Received::Msg(msg)) => {
                 panic!("TestProbe: expected no message for {duration:?}, got {msg:?}")
@@ -323,6 +329,24 @@ impl<M: Send + 'static> TestProbe<M> {
         }
     }
 
+    /// The next arrival within `wait`; on a simulation's thread, within
+    /// `wait` of simulated time, driving the simulation meanwhile.
+    fn receive(&self, wait: Duration) -> Result<Received<M>, RecvTimeoutError> {
+        if crate::dispatcher::simulated::driver().is_none() {
+            return self.received.recv_timeout(wait);
+        }
+        let got = std::cell::RefCell::new(None);
+        let ready = || {
+            let mut got = got.borrow_mut();
+            if got.is_none() {
+                *got = self.received.try_recv().ok();
+            }
+            got.is_some()
+        };
+        crate::dispatcher::simulated::block_on(&ready, Some(wait));
+        got.into_inner().ok_or(RecvTimeoutError::Timeout)
+    }
+
     #[track_caller]
     fn next_msg(&mut self, deadline: Instant, what: &str) -> M {
         match self.next(deadline, what) {
@@ -339,7 +363,7 @@ impl<M: Send + 'static> TestProbe<M> {
     #[track_caller]
     fn next(&mut self, deadline: Instant, what: &str) -> Received<M> {
         let wait = deadline.saturating_duration_since(Instant::now());
-        match self.received.recv_timeout(wait) {
+        match self.receive(wait) {
             Ok(received) => received,
             Err(RecvTimeoutError::Timeout) => {
                 panic!(

@@ -177,6 +177,20 @@ impl Threads {
         }
     }
 
+    /// Let the calling thread act as one of this system's own until
+    /// [`leave`](Self::leave) (a simulation's thread, while it runs a
+    /// step); returns what to restore.
+    #[cfg(feature = "testkit")]
+    pub(crate) fn enter(&self) -> usize {
+        SYSTEM_OF_THREAD.with(|s| s.replace(self.system_id))
+    }
+
+    /// Undo an [`enter`](Self::enter).
+    #[cfg(feature = "testkit")]
+    pub(crate) fn leave(previous: usize) {
+        SYSTEM_OF_THREAD.with(|s| s.set(previous));
+    }
+
     /// Whether the calling thread belongs to this system.
     pub(crate) fn is_own_thread(&self) -> bool {
         SYSTEM_OF_THREAD.with(|s| s.get()) == self.system_id

@@ -167,6 +167,8 @@ pub mod remote_refs;
 #[cfg(feature = "nats")]
 pub mod remote_reliable;
 pub mod routers;
+#[cfg(feature = "sim")]
+pub mod sim;
 pub mod streams_graph;
 pub mod streams_pipeline;
 pub mod streams_substreams;

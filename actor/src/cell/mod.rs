@@ -112,15 +112,24 @@ impl CellCore {
     }
 
     /// The live children.
+    ///
+    /// In the order they were spawned (by uid), not the map's: its order
+    /// is random per process, and a parent that walks its children (to
+    /// stop or restart them, or a user's own loop) must do the same in
+    /// every run of a simulation's seed.
     pub(crate) fn children(&self) -> Vec<ActorHandle> {
-        let children = self.children.lock();
-        children
-            .by_name
-            .values()
-            .map(|c| &c.handle)
-            .filter(|h| !h.is_terminated())
-            .cloned()
-            .collect()
+        let mut live: Vec<ActorHandle> = {
+            let children = self.children.lock();
+            children
+                .by_name
+                .values()
+                .map(|c| &c.handle)
+                .filter(|h| !h.is_terminated())
+                .cloned()
+                .collect()
+        };
+        live.sort_unstable_by_key(|h| h.path().uid());
+        live
     }
 }
 

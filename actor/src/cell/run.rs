@@ -179,10 +179,14 @@ impl<A: Actor> Cell<A> {
     fn deliver(&self, st: &mut RunState<A>, msg: A::Msg) -> Outcome {
         let actor = st.actor.as_mut().expect("a running actor has an instance");
         let (ctx, touched) = (&mut st.ctx, &mut st.timeout_touched);
+        #[cfg(feature = "testkit")]
+        let inject = crate::dispatcher::simulated::take_panic() && self.core.path.is_user();
         let handled = catch_unwind(AssertUnwindSafe(|| {
             if ctx.receive_timeout.is_some() && actor.influences_receive_timeout(&msg) {
                 *touched = true;
             }
+            #[cfg(feature = "testkit")]
+            assert!(!inject, "a panic injected by the simulation");
             actor.receive(ctx, msg);
         }));
         self.outcome(st, handled, FailurePhase::Receive)

@@ -4,7 +4,9 @@
 //! its props ask for a [`pinned`] thread. Both report the threads they start
 //! to a [`Threads`](crate::threads::Threads) registry, so termination can wait until every one of them
 //! has ended. How idle pool workers sleep and wake is in [`idle`] (checked by
-//! loom), the pool's shared queue in [`global`].
+//! loom), the pool's shared queue in [`global`]. A simulated system
+//! (`crate::sim`, feature `testkit`) has one dispatcher for everything:
+//! the simulation's run queue, driven by the test's thread.
 
 // Built under loom too: the idle protocol and the global queue are plain
 // `sync` code, checked by the models.
@@ -17,6 +19,8 @@ runtime_modules! {
     pub(crate) mod calling_thread;
     pub(crate) mod pinned;
     pub(crate) mod pool;
+    #[cfg(feature = "testkit")]
+    pub(crate) mod simulated;
 
     use crate::sync::Arc;
 }
@@ -54,6 +58,10 @@ runtime_modules! {
         Pool(Arc<pool::Pool>),
         Pinned(Arc<pinned::Pinned>),
         CallingThread,
+        /// Everything of a simulated system: one seeded run queue, driven
+        /// by the test's thread (see `crate::sim`).
+        #[cfg(feature = "testkit")]
+        Simulated(Arc<simulated::RunQueue>),
     }
 
     impl Dispatcher {
@@ -63,6 +71,8 @@ runtime_modules! {
                 Self::Pool(pool) => pool.submit(task),
                 Self::Pinned(pinned) => pinned.submit(task),
                 Self::CallingThread => calling_thread::submit(task),
+                #[cfg(feature = "testkit")]
+                Self::Simulated(queue) => queue.submit(task),
             }
         }
 
@@ -71,6 +81,8 @@ runtime_modules! {
             match self {
                 Self::Pool(pool) => pool.throughput_deadline,
                 Self::Pinned(_) | Self::CallingThread => None,
+                #[cfg(feature = "testkit")]
+                Self::Simulated(_) => None,
             }
         }
 
@@ -81,6 +93,16 @@ runtime_modules! {
                 Self::Pool(pool) => pool.submit_yielded(task),
                 Self::Pinned(pinned) => pinned.submit(task),
                 Self::CallingThread => calling_thread::submit(task),
+                #[cfg(feature = "testkit")]
+                Self::Simulated(queue) => queue.submit(task),
+            }
+        }
+
+        /// The pool behind this dispatcher, if it is one.
+        pub(crate) fn as_pool(&self) -> Option<&Arc<pool::Pool>> {
+            match self {
+                Self::Pool(pool) => Some(pool),
+                _ => None,
             }
         }
 

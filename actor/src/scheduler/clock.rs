@@ -167,6 +167,19 @@ impl TestClock {
         self.set(target);
     }
 
+    /// The earliest deadline of a timer reading this clock, if any
+    /// (cancelled entries included).
+    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+        let timers: Vec<Arc<TimerThread>> = self
+            .inner
+            .timers
+            .lock()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        timers.iter().filter_map(|t| t.next_deadline()).min()
+    }
+
     /// Stand at `at`, unless the clock is past it already.
     fn set(&self, at: Instant) {
         let nanos = at.saturating_duration_since(self.inner.origin).as_nanos();

@@ -61,15 +61,20 @@ impl ActorSystem {
     pub(crate) fn dispatcher_of(&self, kind: DispatcherKind) -> Result<Dispatcher, SpawnError> {
         let inner = &self.inner;
         Ok(match kind {
-            DispatcherKind::Shared => Dispatcher::Pool(inner.pool.clone()),
+            DispatcherKind::Shared => inner.pool.clone(),
+            // Simulated, every actor goes to the one run queue.
+            #[cfg(feature = "testkit")]
+            DispatcherKind::CallingThread | DispatcherKind::Pinned
+                if matches!(inner.pool, Dispatcher::Simulated(_)) =>
+            {
+                inner.pool.clone()
+            }
             DispatcherKind::CallingThread => Dispatcher::CallingThread,
-            DispatcherKind::Named(name) => Dispatcher::Pool(
-                inner
-                    .named_pools
-                    .get(name)
-                    .ok_or_else(|| SpawnError::UnknownDispatcher(name.to_owned()))?
-                    .clone(),
-            ),
+            DispatcherKind::Named(name) => inner
+                .named_pools
+                .get(name)
+                .ok_or_else(|| SpawnError::UnknownDispatcher(name.to_owned()))?
+                .clone(),
             DispatcherKind::Pinned => Dispatcher::Pinned(
                 Pinned::start(format!("{}-pinned", inner.name), &inner.threads)
                     .map_err(|e| SpawnError::DispatcherUnavailable(e.to_string()))?,

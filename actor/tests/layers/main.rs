@@ -64,6 +64,7 @@ const FEATURES: &[&str] = &[
     "pipe",
     "routing",
     "shutdown",
+    "sim",
     "sleep",
     "stash",
     "test_probe",

@@ -9,7 +9,12 @@
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- materialize [--graphs N] [--runs N] [--batch N] [--only TEXT]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- islands [--elements N] [--runs N] [--only TEXT]
 //! cargo run --release -p weir-benches --features nats --bin weir-bench -- remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N]
+//! cargo run --release -p weir-benches --features sim --bin weir-bench -- sim [--pairs N] [--hits N] [--elements N] [--runs N]
 //! ```
+//!
+//! `sim` reports the steps per second of the deterministic simulation on
+//! ping-pong rallies (one step per message) and on a stream of three
+//! islands.
 //!
 //! `pingpong` is Akka.NET's PingPong: `pairs` client/echo pairs (default: one
 //! per core), each client sends a burst of 1000, then one more per reply until
@@ -985,6 +990,18 @@ fn main() {
         Some("interop") => interop(&args),
         Some("io") => io(&args),
         Some("routers") => weir_benches::routers::run(&args.0[1..]),
+        #[cfg(feature = "sim")]
+        Some("sim") => weir_benches::sim::report(
+            args.get("--pairs").unwrap_or(4),
+            args.get("--hits").unwrap_or(250_000),
+            args.get("--elements").unwrap_or(1_000_000),
+            args.get("--runs").unwrap_or(3) as usize,
+        ),
+        #[cfg(not(feature = "sim"))]
+        Some("sim") => {
+            eprintln!("weir-bench sim needs --features sim");
+            std::process::exit(2);
+        }
         #[cfg(feature = "nats")]
         Some("remote") => weir_benches::remote::run(&args.0[1..]),
         #[cfg(feature = "nats")]
@@ -996,7 +1013,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats) | sim [--pairs N] [--hits N] [--elements N] [--runs N] (--features sim)"
             );
             std::process::exit(2);
         }
