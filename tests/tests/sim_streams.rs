@@ -235,9 +235,8 @@ fn a_flaky_source_restarts_with_backoff_and_delivers_whole_runs() {
         let runs = Arc::new(AtomicU32::new(0));
         let r = runs.clone();
         let seed = sim.seed();
-        // No jitter until RestartSource draws it from the seed (see
-        // `a_restart_with_jitter_replays_from_its_seed`).
-        let settings = RestartSettings::new(ms(10), ms(80), 0.0)
+        // With jitter: it is drawn from the seed too.
+        let settings = RestartSettings::new(ms(10), ms(80), 0.2)
             .unwrap()
             .with_max_restarts(1_000, Duration::from_secs(3600));
         let done = RestartSource::on_failures_with_backoff(settings, move || {
@@ -451,13 +450,11 @@ fn terminating_with_streams_running_completes_every_completion() {
     });
 }
 
-/// A restart's backoff jitter replays with the seed. Ignored until
-/// weir-streams' `RestartSource` draws its jitter from
-/// `weir_actor::random_u64` (seeded by the simulation) instead of seeding
-/// it from the wall clock and an address (`ops/restart.rs`,
-/// `jitter_draw`): two runs of one seed then part at the first restart.
+/// A restart's backoff jitter replays with the seed: `RestartSource`
+/// draws its jitter from `weir_actor::random_u64` (seeded by the
+/// simulation). Seeded from the wall clock and an address, as it was, two
+/// runs of one seed parted at the first restart.
 #[test]
-#[ignore = "RestartSource seeds its jitter from SystemTime (streams/src/ops/restart.rs)"]
 fn a_restart_with_jitter_replays_from_its_seed() {
     let run = |seed| {
         let sim = Simulation::builder(seed)

@@ -291,15 +291,12 @@ impl Backoff {
 }
 
 /// A draw in `[0, 1)` for a backoff's jitter from the xorshift state
-/// `rng` (0: not yet seeded; seeded from the clock and the state's
-/// address). Jitter needs no better generator.
+/// `rng` (0: not yet seeded; seeded from `weir_actor::random_u64`, the
+/// source a simulation seeds, so a jittered restart replays with its
+/// seed). Jitter needs no better generator.
 pub(crate) fn jitter_draw(rng: &mut u64) -> f64 {
     if *rng == 0 {
-        let addr = std::ptr::from_ref(rng) as u64;
-        let clock = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        *rng = (u64::from(clock) ^ addr) | 1;
+        *rng = weir_actor::random_u64() | 1;
     }
     *rng ^= *rng << 13;
     *rng ^= *rng >> 7;
