@@ -135,7 +135,7 @@ runtime_modules! {
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{
-        DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
+        ContextOps, DelayOverflowStrategy, ErrorOps, FlowWithContext, SourceWithContext, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, RetryFlow, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use fusion::{Pull, Pulled};

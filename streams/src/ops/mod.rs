@@ -11,6 +11,7 @@ mod aggregate_with_boundary;
 mod async_sources;
 mod batch;
 mod buffer;
+mod context;
 mod cycle;
 mod delay;
 mod error_ops;
@@ -50,6 +51,7 @@ mod timeout;
 mod util;
 mod watch;
 
+pub use context::{ContextOps, FlowWithContext, SourceWithContext};
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;
 pub use flow_ops::FlowOps;
