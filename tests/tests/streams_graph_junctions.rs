@@ -352,6 +352,47 @@ fn balance_keeps_an_element_pulled_for_an_output_that_cancelled() {
     shutdown(&system);
 }
 
+fn balanced(
+    mat: &Materializer,
+    stage: Balance<u32, 2>,
+) -> (SourceProbe<u32>, SinkProbe<u32>, SinkProbe<u32>) {
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let balance = b.add(stage);
+    let (s0, k0) = b.sink_mat(TestSink::probe());
+    let (s1, k1) = b.sink_mat(TestSink::probe());
+    let [o0, o1] = balance.outs();
+    b.connect(up, balance.inlet()).unwrap();
+    b.connect(o0, s0).unwrap();
+    b.connect(o1, s1).unwrap();
+    b.build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+        .unwrap()
+        .run(mat)
+}
+
+/// Without eager cancel one output cancelling leaves the other served;
+/// with it, the first cancel cancels upstream and completes the other.
+#[test]
+fn balance_with_eager_cancel_stops_with_the_first_cancel() {
+    let (system, mat) = stream_system("balance-eager");
+    let (mut up, mut a, mut c) = balanced(&mat, Balance::new());
+    a.cancel();
+    c.request(1);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(c.expect_next(), 1);
+    c.cancel();
+    up.expect_cancellation();
+
+    let (mut up, mut a, mut c) = balanced(&mat, Balance::new().eager_cancel());
+    c.request(1);
+    up.expect_request();
+    a.cancel();
+    up.expect_cancellation();
+    c.expect_complete();
+    shutdown(&system);
+}
+
 /// Upstream completing while an element waits for an output delivers the
 /// element first.
 #[test]
