@@ -131,7 +131,7 @@ runtime_modules! {
     };
     pub use graph::bidi_flow::BidiFlow;
     pub use completion::{Completer, Completion};
-    pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
+    pub use hub::{BroadcastHub, ConsumerInfo, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{
