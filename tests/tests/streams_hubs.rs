@@ -636,3 +636,71 @@ fn partition_hub_delivers_a_waiting_element_once_there_is_room() {
     assert_eq!(only.expect_next_n(5), vec![0, 1, 2, 3, 4]);
     shutdown(&system);
 }
+
+/// `source_with_max_total(2, 3)`: room for one producer of 2. The second
+/// pulls nothing until the first has ended and its elements are taken;
+/// a producer that ends while it waits gives its turn on; cancelling the
+/// hub reaches waiting producers.
+#[test]
+fn merge_hub_with_max_total_lets_producers_in_as_room_frees() {
+    let (system, mat) = stream_system("merge-max-total");
+    let (sink, mut down) = MergeHub::source_with_max_total(2, 3)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut first = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    let mut quitter = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    let mut second = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    for x in [1, 2] {
+        assert!(eventually(PATIENCE, || first.take_requests() > 0));
+        first.send_next(x);
+    }
+    quitter.expect_no_signal(QUIET);
+    second.expect_no_signal(QUIET);
+    quitter.send_complete(); // ends while waiting: nothing of it arrives
+    first.send_complete();
+    second.expect_no_signal(QUIET); // the first's elements are still in the hub
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    second.expect_no_signal(QUIET);
+    down.request(3);
+    assert_eq!(down.expect_next(), 2);
+    assert!(eventually(PATIENCE, || second.take_requests() > 0));
+    second.send_next(3);
+    assert_eq!(down.expect_next(), 3);
+    let mut waiting = TestSource::probe::<u32>().to(sink).run(&mat);
+    waiting.expect_no_signal(QUIET);
+    down.cancel();
+    second.expect_cancellation();
+    waiting.expect_cancellation();
+    assert!(matches!(
+        MergeHub::source_with_max_total::<u32>(4, 3),
+        Err(ArgumentError::Invalid { .. })
+    ));
+    assert!(matches!(
+        MergeHub::source_with_max_total::<u32>(0, 3),
+        Err(ArgumentError::Zero { .. })
+    ));
+    shutdown(&system);
+}
+
+/// Three producers through room for two, each sending more than its
+/// buffer (credit comes back while it waits): every element arrives.
+#[test]
+fn merge_hub_with_max_total_serves_more_producers_than_room() {
+    let (system, mat) = stream_system("merge-max-total-three");
+    let (sink, sum) = MergeHub::source_with_max_total(8, 16)
+        .unwrap()
+        .take(30)
+        .to_mat(Sink::fold(0, |sum, x| sum + x), Keep::both)
+        .run(&mat);
+    for _ in 0..3 {
+        Source::repeat(1).take(10).run_with(sink.clone(), &mat);
+    }
+    let sum = sum
+        .wait_timeout(PATIENCE)
+        .ok()
+        .expect("the hub completes in time");
+    assert_eq!(sum, Ok(30));
+    shutdown(&system);
+}

@@ -17,6 +17,7 @@
 mod broadcast;
 mod consumer_info;
 mod merge;
+mod merge_gate;
 mod partition;
 pub(crate) mod registry;
 
