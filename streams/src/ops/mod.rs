@@ -48,6 +48,7 @@ mod throttle;
 mod tick;
 mod time_ops;
 mod timeout;
+mod unfold_resource_async;
 mod util;
 mod watch;
 
