@@ -51,6 +51,7 @@ pub trait ContextOps: Sized {
     /// blueprint's materialized value): the one method an implementor
     /// writes. The flow must keep each context with its element; nothing
     /// checks that it does.
+    #[allow(clippy::type_complexity)] // a flow of (element, context) pairs is the point
     fn via_tuples<U, C, M>(self, flow: Flow<(Self::Out, Self::Ctx), (U, C), M>) -> Self::Repr<U, C>
     where
         U: Send + 'static,

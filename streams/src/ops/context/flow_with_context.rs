@@ -137,6 +137,7 @@ where
     type Ctx = CtxOut;
     type Repr<U: Send + 'static, C: Send + 'static> = FlowWithContext<In, CtxIn, U, C, Mat>;
 
+    #[allow(clippy::type_complexity)] // a flow of (element, context) pairs is the point
     fn via_tuples<U, C, M>(
         self,
         flow: Flow<(Out, CtxOut), (U, C), M>,

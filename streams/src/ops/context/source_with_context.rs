@@ -138,6 +138,7 @@ where
     type Ctx = Ctx;
     type Repr<U: Send + 'static, C: Send + 'static> = SourceWithContext<U, C, Mat>;
 
+    #[allow(clippy::type_complexity)] // a flow of (element, context) pairs is the point
     fn via_tuples<U, C, M>(self, flow: Flow<(Out, Ctx), (U, C), M>) -> SourceWithContext<U, C, Mat>
     where
         U: Send + 'static,
