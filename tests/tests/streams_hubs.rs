@@ -697,10 +697,9 @@ fn merge_hub_with_max_total_serves_more_producers_than_room() {
     for _ in 0..3 {
         Source::repeat(1).take(10).run_with(sink.clone(), &mat);
     }
-    let sum = sum
-        .wait_timeout(PATIENCE)
-        .ok()
-        .expect("the hub completes in time");
+    let Ok(sum) = sum.wait_timeout(PATIENCE) else {
+        panic!("the hub completes in time");
+    };
     assert_eq!(sum, Ok(30));
     shutdown(&system);
 }
