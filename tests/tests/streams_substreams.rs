@@ -479,3 +479,82 @@ fn group_by_with_key_hands_each_substream_its_key() {
     assert!(Source::range(0u32..1).group_by_with_key(0, |x| *x).is_err());
     shutdown(&system);
 }
+
+/// A panic in `group_by`'s key function or a `split_*` predicate asks the
+/// stage's supervision strategy (set on the closed substreams): resume
+/// drops that element; without a strategy the stream fails. Fused into an
+/// iterator source, with fusion off, and behind a probe.
+#[test]
+fn substream_key_functions_and_predicates_honour_supervision() {
+    use weir_streams::{Attributes, SupervisionStrategy};
+    let (system, mat) = stream_system("substreams-supervised");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    let resume = || Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+    let key = |x: &u32| {
+        assert!(*x != 13, "unlucky key");
+        x % 2
+    };
+    let split = |x: &u32| {
+        assert!(*x != 13, "unlucky split");
+        x % 10 == 0
+    };
+    let input = || vec![1u32, 2, 13, 3, 10, 11];
+    for mat in [&mat, &unfused] {
+        let grouped = |attributes: Option<Attributes>| {
+            let merged = Source::from_iter(input())
+                .group_by(2, key)
+                .unwrap()
+                .merge_substreams();
+            let merged = match attributes {
+                Some(a) => merged.with_attributes(a),
+                None => merged,
+            };
+            merged.run_with(Sink::collect(), mat).wait()
+        };
+        assert_eq!(
+            sorted(grouped(Some(resume())).unwrap()),
+            vec![1, 2, 3, 10, 11]
+        );
+        assert!(grouped(None).is_err());
+
+        let when = Source::from_iter(input())
+            .split_when(split)
+            .grouped(10)
+            .unwrap()
+            .concat_substreams()
+            .with_attributes(resume())
+            .run_with(Sink::collect(), mat);
+        assert_eq!(when.wait(), Ok(vec![vec![1, 2, 3], vec![10, 11]]));
+
+        let after = Source::from_iter(input())
+            .split_after(split)
+            .grouped(10)
+            .unwrap()
+            .concat_substreams()
+            .with_attributes(resume())
+            .run_with(Sink::collect(), mat);
+        assert_eq!(after.wait(), Ok(vec![vec![1, 2, 3, 10], vec![11]]));
+        let failing = Source::from_iter(input())
+            .split_after(split)
+            .concat_substreams()
+            .run_with(Sink::collect(), mat);
+        assert!(failing.wait().is_err());
+    }
+    // Behind a probe: the stage's own inlet.
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .group_by(2, key)
+        .unwrap()
+        .merge_substreams()
+        .with_attributes(resume())
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(2);
+    up.expect_request();
+    up.send_next(13);
+    up.expect_request();
+    up.send_next(4);
+    assert_eq!(down.expect_next(), 4);
+    up.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}

@@ -141,6 +141,8 @@ pub trait SubstreamOps: FlowOps {
     /// that does not take its element holds back every other one (and
     /// upstream), as in Akka.
     ///
+    /// Supervision: a panic in `key` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
+    ///
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `max_substreams` is 0.
@@ -277,6 +279,8 @@ pub trait SubstreamOps: FlowOps {
     /// the rest of its elements dropped
     /// ([`SubstreamCancelStrategy::Drain`]).
     ///
+    /// Supervision: a panic in `p` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
+    ///
     /// ```
     /// use weir_streams::prelude::*;
     ///
@@ -332,6 +336,8 @@ pub trait SubstreamOps: FlowOps {
     /// A substream ends after each element for which `p` holds (the next
     /// element opens a new one); a substream that cancels has the rest of
     /// its elements dropped ([`SubstreamCancelStrategy::Drain`]).
+    ///
+    /// Supervision: a panic in `p` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
     ///
     /// ```
     /// use weir_streams::prelude::*;
