@@ -496,7 +496,7 @@ fn substream_key_functions_and_predicates_honour_supervision() {
     };
     let split = |x: &u32| {
         assert!(*x != 13, "unlucky split");
-        x % 10 == 0
+        x.is_multiple_of(10)
     };
     let input = || vec![1u32, 2, 13, 3, 10, 11];
     for mat in [&mat, &unfused] {
