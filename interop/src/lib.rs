@@ -71,9 +71,9 @@ pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;
 #[cfg(feature = "nats")]
 pub use nats::{
-    BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink, NatsSource,
-    RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
-    RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
+    AckContext, BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink,
+    NatsSource, RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter,
+    RemoteRef, RemoteSettings, RemoteTerminated, Subscription, TerminationReason,
 };
 #[cfg(feature = "tokio")]
 pub use tcp::{ConnectionSettings, OutgoingConnection, Tcp};

@@ -82,6 +82,7 @@
 
 mod core;
 mod jetstream;
+mod jetstream_context;
 mod remote;
 
 use std::fmt;
@@ -95,6 +96,7 @@ use tokio::runtime::Handle;
 use self::core::SlowConsumers;
 pub use self::core::{DroppedCount, Subscription};
 pub use self::jetstream::{Committable, JetStreamSettings};
+pub use self::jetstream_context::AckContext;
 pub use self::remote::{
     RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
     RemoteSettings, RemoteTerminated, TerminationReason,
