@@ -432,3 +432,27 @@ fn ack_sink_acks_only_the_highest_of_a_run_under_ack_policy_all() {
     // Batches of at most 16: at least 500 / 16 acks, far fewer than 500.
     assert!((32..500).contains(&seen), "{seen} acks on the wire");
 }
+
+/// `jetstream_with_context` carries each ack handle beside its message
+/// through `ContextOps`; `ack_with_context` acks what reaches it. A
+/// message the `filter` drops goes with its handle: it stays un-acked.
+#[test]
+fn messages_with_their_ack_handle_as_context_are_acked_unless_dropped() {
+    use weir_streams::ContextOps;
+    let s = Setup::new("js-context");
+    s.publish(0..20);
+    let acked = NatsSource::jetstream_with_context(
+        &durable("context", Duration::from_secs(30)),
+        &s.settings(64),
+    )
+    .via_tuples(Flow::new().take(20))
+    .map(|message| number(&message))
+    .filter(|n| n % 2 == 0)
+    .as_source()
+    .run_with(NatsSink::ack_with_context(4).unwrap(), &s.materializer);
+    assert_eq!(acked.wait_timeout(PATIENCE).expect("in time"), Ok(10));
+    assert!(eventually(PATIENCE, || {
+        let info = s.consumer_info("context");
+        info.num_ack_pending == 10 && info.num_pending == 0
+    }));
+}

@@ -74,10 +74,10 @@ pub use from_sink::{QueueSink, QueueSinkError, SinkFromSink};
 pub use from_stream::SourceFromStream;
 #[cfg(feature = "nats")]
 pub use nats::{
-    BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink, NatsSource,
-    RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter, RemoteRef,
-    RemoteSettings, RemoteTerminated, SinkRef, SourceRef, StreamRefError, StreamRefs, Subscription,
-    TerminationReason,
+    AckContext, BoxError, Committable, DroppedCount, JetStreamSettings, Nats, NatsError, NatsSink,
+    NatsSource, RemoteActorSystem, RemoteAskError, RemoteError, RemoteFailure, RemoteLetter,
+    RemoteRef, RemoteSettings, RemoteTerminated, SinkRef, SourceRef, StreamRefError, StreamRefs,
+    Subscription, TerminationReason,
 };
 #[cfg(feature = "nats")]
 pub use nats::{

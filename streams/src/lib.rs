@@ -131,11 +131,11 @@ runtime_modules! {
     };
     pub use graph::bidi_flow::BidiFlow;
     pub use completion::{Completer, Completion};
-    pub use hub::{BroadcastHub, DrainingControl, MergeHub, PartitionHub};
+    pub use hub::{BroadcastHub, ConsumerInfo, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
     pub use ops::{
-        DelayOverflowStrategy, ErrorOps, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
+        ContextOps, DelayOverflowStrategy, ErrorOps, FlowWithContext, SourceWithContext, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, RetryFlow, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use fusion::{Pull, Pulled};

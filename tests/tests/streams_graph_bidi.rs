@@ -493,3 +493,75 @@ mod sink_and_source {
         });
     }
 }
+
+type Probes = (
+    weir_streams::testkit::SourceProbe<u32>,
+    weir_streams::testkit::SinkProbe<u32>,
+    weir_streams::testkit::SourceProbe<u32>,
+    weir_streams::testkit::SinkProbe<u32>,
+);
+
+/// `bidirectional_idle_timeout` between four probes.
+fn idle_between_probes(mat: &Materializer, timeout: std::time::Duration) -> Probes {
+    let mut b = GraphBuilder::new();
+    let layer = b.bidi(BidiFlow::bidirectional_idle_timeout(timeout));
+    let (up1, k1) = b.source_mat(TestSource::probe::<u32>());
+    let (down1, k2) = b.sink_mat(TestSink::probe::<u32>());
+    let (up2, k3) = b.source_mat(TestSource::probe::<u32>());
+    let (down2, k4) = b.sink_mat(TestSink::probe::<u32>());
+    b.connect(up1, layer.in1).unwrap();
+    b.connect(layer.out1, down1).unwrap();
+    b.connect(up2, layer.in2).unwrap();
+    b.connect(layer.out2, down2).unwrap();
+    b.build(move |m| (m.take(&k1), m.take(&k2), m.take(&k3), m.take(&k4)))
+        .unwrap()
+        .run(mat)
+}
+
+/// Traffic in either direction keeps it alive; quiet in both for the
+/// timeout fails both directions (on the test clock); each direction
+/// completes on its own.
+#[test]
+fn bidirectional_idle_timeout_fails_only_when_both_directions_are_quiet() {
+    use std::time::Duration;
+    use weir_streams::{ErrorKind, TimeoutKind};
+    let (system, clock) = weir_tests::clocked_system("bidi-idle");
+    let mat = Materializer::new(&system);
+    let ms = Duration::from_millis;
+    let (mut up1, mut down1, mut up2, mut down2) = idle_between_probes(&mat, ms(100));
+    down1.request(10);
+    down2.request(10);
+    up1.expect_request();
+    up2.expect_request();
+    for step in 0..4 {
+        clock.advance(ms(60));
+        // Only the second direction talks: enough to stay alive.
+        up2.send_next(step);
+        assert_eq!(down2.expect_next(), step);
+    }
+    up2.send_complete();
+    down2.expect_complete();
+    down1.wait_idle();
+    clock.advance(ms(99));
+    down1.expect_no_message(Duration::from_millis(30));
+    clock.advance(ms(1));
+    let error = down1.expect_error();
+    assert!(
+        matches!(error.kind(), ErrorKind::Timeout(TimeoutKind::Idle, d) if *d == ms(100)),
+        "{error:?}"
+    );
+    up1.expect_cancellation();
+
+    // Cancelling one direction leaves the other running.
+    let (mut up1, mut down1, mut up2, mut down2) = idle_between_probes(&mat, ms(100));
+    down1.request(1);
+    down2.request(1);
+    up1.expect_request();
+    down2.cancel();
+    up2.expect_cancellation();
+    up1.send_next(5);
+    assert_eq!(down1.expect_next(), 5);
+    up1.send_complete();
+    down1.expect_complete();
+    shutdown(&system);
+}

@@ -352,6 +352,47 @@ fn balance_keeps_an_element_pulled_for_an_output_that_cancelled() {
     shutdown(&system);
 }
 
+fn balanced(
+    mat: &Materializer,
+    stage: Balance<u32, 2>,
+) -> (SourceProbe<u32>, SinkProbe<u32>, SinkProbe<u32>) {
+    let mut b = GraphBuilder::new();
+    let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+    let balance = b.add(stage);
+    let (s0, k0) = b.sink_mat(TestSink::probe());
+    let (s1, k1) = b.sink_mat(TestSink::probe());
+    let [o0, o1] = balance.outs();
+    b.connect(up, balance.inlet()).unwrap();
+    b.connect(o0, s0).unwrap();
+    b.connect(o1, s1).unwrap();
+    b.build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+        .unwrap()
+        .run(mat)
+}
+
+/// Without eager cancel one output cancelling leaves the other served;
+/// with it, the first cancel cancels upstream and completes the other.
+#[test]
+fn balance_with_eager_cancel_stops_with_the_first_cancel() {
+    let (system, mat) = stream_system("balance-eager");
+    let (mut up, mut a, mut c) = balanced(&mat, Balance::new());
+    a.cancel();
+    c.request(1);
+    up.expect_request();
+    up.send_next(1);
+    assert_eq!(c.expect_next(), 1);
+    c.cancel();
+    up.expect_cancellation();
+
+    let (mut up, mut a, mut c) = balanced(&mat, Balance::new().eager_cancel());
+    c.request(1);
+    up.expect_request();
+    a.cancel();
+    up.expect_cancellation();
+    c.expect_complete();
+    shutdown(&system);
+}
+
 /// Upstream completing while an element waits for an output delivers the
 /// element first.
 #[test]
@@ -578,5 +619,56 @@ fn partition_emits_the_last_element_when_upstream_completes_right_after_it() {
         got.sort_unstable();
         assert_eq!(got, vec![1, 3, 5, 40]);
     }
+    shutdown(&system);
+}
+
+/// A partition added with a supervision attribute: a panicking
+/// partitioner drops its element (and the next is asked for) under
+/// resume, fails the stream without a strategy.
+#[test]
+fn partition_given_a_resuming_strategy_in_the_builder_drops_what_panics() {
+    use weir_streams::{Attributes, SupervisionStrategy};
+    let (system, mat) = stream_system("partition-supervised");
+    let split = |attributes: Option<Attributes>| {
+        let mut b = GraphBuilder::new();
+        let (up, ku) = b.source_mat(TestSource::probe::<u32>());
+        let stage = Partition::<u32, 2, _>::new(|x: &u32| {
+            assert!(*x != 13, "unlucky");
+            (*x % 2) as usize
+        });
+        let partition = match attributes {
+            Some(attributes) => b.add_with_attributes(stage, attributes),
+            None => b.add(stage),
+        };
+        let (s0, k0) = b.sink_mat(TestSink::probe());
+        let (s1, k1) = b.sink_mat(TestSink::probe());
+        let [o0, o1] = partition.outs();
+        b.connect(up, partition.inlet()).unwrap();
+        b.connect(o0, s0).unwrap();
+        b.connect(o1, s1).unwrap();
+        b.build(move |m| (m.take(&ku), m.take(&k0), m.take(&k1)))
+            .unwrap()
+            .run(&mat)
+    };
+    let resume = Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+    let (mut up, mut even, mut odd) = split(Some(resume));
+    odd.request(2);
+    up.expect_request();
+    up.send_next(13);
+    up.expect_request(); // dropped: the next is asked for
+    up.send_next(3);
+    assert_eq!(odd.expect_next(), 3);
+    up.send_complete();
+    odd.expect_complete();
+    even.request(1);
+    even.expect_complete();
+
+    let (mut up, mut even, mut odd) = split(None);
+    odd.request(1);
+    up.expect_request();
+    up.send_next(13);
+    assert!(odd.expect_error().to_string().contains("unlucky"));
+    even.request(1);
+    even.expect_error();
     shutdown(&system);
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use weir_streams::prelude::*;
 use weir_streams::testkit::{TestSink, TestSource};
 use weir_streams::{
-    ArgumentError, BroadcastHub, DrainingControl, ErrorKind, MergeHub, PartitionHub,
+    ArgumentError, BroadcastHub, ConsumerInfo, DrainingControl, ErrorKind, MergeHub, PartitionHub,
 };
 
 use weir_tests::{PATIENCE, QUIET, eventually, shutdown, stream_system};
@@ -522,5 +522,184 @@ fn hub_failure_overtakes_elements_a_consumer_has_not_requested() {
             .to_string()
             .contains("partition broke")
     );
+    shutdown(&system);
+}
+
+/// `sink_starting_after(2, ..)`: one consumer attached pulls nothing; with
+/// the second both see the stream from its first element; once started
+/// it goes on when one leaves.
+#[test]
+fn broadcast_hub_starting_after_waits_for_its_consumers() {
+    let (system, mat) = stream_system("broadcast-start-after");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(BroadcastHub::sink_starting_after(2, 8).unwrap(), Keep::both)
+        .run(&mat);
+    let mut a = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    a.request(10);
+    up.expect_no_signal(QUIET);
+    let mut b = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    b.request(10);
+    assert!(eventually(PATIENCE, || up.take_requests() > 0));
+    up.send_next(1);
+    assert_eq!(a.expect_next(), 1);
+    assert_eq!(b.expect_next(), 1);
+    a.cancel();
+    a.wait_idle();
+    assert!(eventually(PATIENCE, || up.take_requests() > 0));
+    up.send_next(2);
+    assert_eq!(b.expect_next(), 2);
+    up.send_complete();
+    b.expect_complete();
+    assert!(matches!(
+        BroadcastHub::sink_starting_after::<u32>(1, 0),
+        Err(ArgumentError::Zero { .. })
+    ));
+    shutdown(&system);
+}
+
+/// The shortest queue, ties to the later consumer.
+fn shortest_queue(info: &ConsumerInfo<'_>, _: &u32) -> Option<usize> {
+    (0..info.size()).min_by_key(|&i| (info.queue_size(i), std::cmp::Reverse(i)))
+}
+
+/// `stateful_sink`: with neither consumer taking anything, the queues the
+/// partitioner sees grow by one per element routed, so the shortest-queue
+/// router alternates; a consumer with no room holds the hub back; one
+/// partitioner per materialization.
+#[test]
+fn partition_hub_stateful_sink_sees_each_consumers_queue() {
+    let (system, mat) = stream_system("partition-stateful");
+    let made = Arc::new(AtomicUsize::new(0));
+    let hub = {
+        let made = made.clone();
+        PartitionHub::stateful_sink(
+            move || {
+                made.fetch_add(1, Ordering::SeqCst);
+                shortest_queue
+            },
+            2,
+            4,
+        )
+        .unwrap()
+    };
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(hub.clone(), Keep::both)
+        .run(&mat);
+    let mut a = source
+        .clone()
+        .to_mat(TestSink::probe(), Keep::right)
+        .run(&mat);
+    let mut b = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut sent = 0;
+    while eventually(QUIET, || up.take_requests() > 0) {
+        up.send_next(sent);
+        sent += 1;
+        assert!(sent <= 12, "full consumers hold the hub back");
+    }
+    assert_eq!(sent, 9, "four each, one waiting for room");
+    a.request(4);
+    assert_eq!(a.expect_next_n(4), vec![1, 3, 5, 7]);
+    b.request(5);
+    assert_eq!(b.expect_next_n(5), vec![0, 2, 4, 6, 8]);
+    up.send_complete();
+    a.expect_complete();
+    b.expect_complete();
+    let _second = Source::single(1u32).run_with(hub, &mat);
+    assert!(eventually(PATIENCE, || made.load(Ordering::SeqCst) == 2));
+    shutdown(&system);
+}
+
+/// An element that waited for room goes to its consumer as soon as there
+/// is room, not with the next element from upstream (with a buffer of 4
+/// it went into a part batch that nothing handed over).
+#[test]
+fn partition_hub_delivers_a_waiting_element_once_there_is_room() {
+    let (system, mat) = stream_system("partition-waiting");
+    let (mut up, source) = TestSource::probe::<u32>()
+        .to_mat(
+            PartitionHub::sink(|_, _: &u32| Some(0), 1, 4).unwrap(),
+            Keep::both,
+        )
+        .run(&mat);
+    let mut only = source.to_mat(TestSink::probe(), Keep::right).run(&mat);
+    let mut sent = 0;
+    while eventually(QUIET, || up.take_requests() > 0) {
+        up.send_next(sent);
+        sent += 1;
+        assert!(sent <= 8, "a full consumer holds the hub back");
+    }
+    assert_eq!(sent, 5, "four buffered, one waiting for room");
+    only.request(5);
+    assert_eq!(only.expect_next_n(5), vec![0, 1, 2, 3, 4]);
+    shutdown(&system);
+}
+
+/// `source_with_max_total(2, 3)`: room for one producer of 2. The second
+/// pulls nothing until the first has ended and its elements are taken;
+/// a producer that ends while it waits gives its turn on; cancelling the
+/// hub reaches waiting producers.
+#[test]
+fn merge_hub_with_max_total_lets_producers_in_as_room_frees() {
+    let (system, mat) = stream_system("merge-max-total");
+    let (sink, mut down) = MergeHub::source_with_max_total(2, 3)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut first = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    let mut quitter = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    let mut second = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    for x in [1, 2] {
+        assert!(eventually(PATIENCE, || first.take_requests() > 0));
+        first.send_next(x);
+    }
+    quitter.expect_no_signal(QUIET);
+    second.expect_no_signal(QUIET);
+    quitter.send_complete(); // ends while waiting: nothing of it arrives
+    first.send_complete();
+    second.expect_no_signal(QUIET); // the first's elements are still in the hub
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    second.expect_no_signal(QUIET);
+    down.request(3);
+    assert_eq!(down.expect_next(), 2);
+    assert!(eventually(PATIENCE, || second.take_requests() > 0));
+    second.send_next(3);
+    assert_eq!(down.expect_next(), 3);
+    let mut waiting = TestSource::probe::<u32>().to(sink).run(&mat);
+    waiting.expect_no_signal(QUIET);
+    down.cancel();
+    second.expect_cancellation();
+    waiting.expect_cancellation();
+    assert!(matches!(
+        MergeHub::source_with_max_total::<u32>(4, 3),
+        Err(ArgumentError::Invalid { .. })
+    ));
+    assert!(matches!(
+        MergeHub::source_with_max_total::<u32>(0, 3),
+        Err(ArgumentError::Zero { .. })
+    ));
+    shutdown(&system);
+}
+
+/// Three producers through room for two, each sending more than its
+/// buffer (credit comes back while it waits): every element arrives.
+#[test]
+fn merge_hub_with_max_total_serves_more_producers_than_room() {
+    let (system, mat) = stream_system("merge-max-total-three");
+    let (sink, sum) = MergeHub::source_with_max_total(8, 16)
+        .unwrap()
+        .take(30)
+        .to_mat(Sink::fold(0, |sum, x| sum + x), Keep::both)
+        .run(&mat);
+    for _ in 0..3 {
+        Source::repeat(1).take(10).run_with(sink.clone(), &mat);
+    }
+    let Ok(sum) = sum.wait_timeout(PATIENCE) else {
+        panic!("the hub completes in time");
+    };
+    assert_eq!(sum, Ok(30));
     shutdown(&system);
 }

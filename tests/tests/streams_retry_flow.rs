@@ -216,3 +216,62 @@ fn bad_backoff_settings_are_refused() {
     let refused = RetryFlow::with_backoff(ms(1), ms(5), f64::NAN, 1, service(&calls), retry_next);
     assert!(refused.is_err());
 }
+
+/// `with_backoff_and_context`: `decide_retry` sees both pairs and picks
+/// the next attempt's context; the output leaves with the context of the
+/// attempt that produced it, after the backoff on the test clock.
+#[test]
+fn with_context_retries_carry_the_chosen_context() {
+    use weir_streams::{ContextOps, FlowWithContext, SourceWithContext};
+    let (system, clock) = clocked_system("retry-context");
+    for mat in &materializers(&system) {
+        // Element x succeeds once its context (the attempt) reaches x.
+        let service = FlowWithContext::<u32, u32>::new()
+            .via_tuples(Flow::new().map(|(x, attempt): (u32, u32)| ((x, attempt >= x), attempt)));
+        let retried = RetryFlow::with_backoff_and_context(
+            ms(100),
+            ms(250),
+            0.0,
+            5,
+            service,
+            |(x, attempt): &(u32, u32), ((_, ok), _): &((u32, bool), u32)| {
+                (!ok).then_some((*x, attempt + 1))
+            },
+        )
+        .unwrap();
+        let (mut up, mut down) = SourceWithContext::from_tuples(TestSource::probe::<(u32, u32)>())
+            .via(retried)
+            .as_source()
+            .to_mat(TestSink::probe(), Keep::both)
+            .run(mat);
+        down.request(2);
+        assert_eq!(up.expect_request(), 1);
+        up.send_next((1, 0));
+        down.wait_idle();
+        clock.advance(ms(99));
+        down.expect_no_message(QUIET);
+        clock.advance(ms(1));
+        assert_eq!(down.expect_next(), ((1, true), 1));
+        up.expect_request();
+        up.send_next((0, 7));
+        assert_eq!(
+            down.expect_next(),
+            ((0, true), 7),
+            "no retry: its own context"
+        );
+        up.send_complete();
+        down.expect_complete();
+    }
+    assert!(
+        RetryFlow::with_backoff_and_context(
+            ms(10),
+            ms(1),
+            0.0,
+            1,
+            FlowWithContext::<u32, u32>::new(),
+            |_: &(u32, u32), _: &(u32, u32)| None,
+        )
+        .is_err()
+    );
+    shutdown(&system);
+}

@@ -423,3 +423,138 @@ fn flat_map_prefix_picks_the_flow_from_the_prefix() {
     assert_eq!(short.wait(), Ok(vec![]));
     shutdown(&system);
 }
+
+/// `group_by_with_key`: each substream's elements come with their key
+/// (computed once per element); the key function runs once per element;
+/// too many keys and upstream failure behave as for `group_by`.
+#[test]
+fn group_by_with_key_hands_each_substream_its_key() {
+    let (system, mat) = stream_system("group-by-with-key");
+    let calls = Arc::new(Mutex::new(0));
+    let counted = calls.clone();
+    let firsts = Source::range(0u32..9)
+        .group_by_with_key(3, move |x| {
+            *counted.lock().unwrap() += 1;
+            x % 3
+        })
+        .unwrap()
+        .take(1)
+        .map(|(key, _)| key)
+        .merge_substreams()
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(sorted(firsts.wait().unwrap()), vec![0, 1, 2]);
+    assert_eq!(*calls.lock().unwrap(), 9, "one key per element");
+
+    let sums = Source::range(0u32..9)
+        .group_by_with_key(3, |x| x % 3)
+        .unwrap()
+        .fold((0, 0), |(_, sum), (key, x)| (key, sum + x))
+        .merge_substreams()
+        .run_with(Sink::collect(), &mat);
+    assert_eq!(sorted(sums.wait().unwrap()), vec![(0, 9), (1, 12), (2, 15)]);
+
+    let too_many = Source::range(0u32..9)
+        .group_by_with_key(2, |x| x % 3)
+        .unwrap()
+        .merge_substreams()
+        .run_with(Sink::ignore(), &mat);
+    let error = too_many.wait().unwrap_err();
+    assert!(
+        matches!(error.kind(), ErrorKind::TooManySubstreams { max: 2 }),
+        "{error:?}"
+    );
+
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .group_by_with_key(4, |x| *x)
+        .unwrap()
+        .merge_substreams()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(1);
+    up.expect_request();
+    up.send_next(7);
+    assert_eq!(down.expect_next(), (7, 7));
+    up.send_error(StreamError::msg("up"));
+    assert!(down.expect_error().to_string().contains("up"));
+    assert!(Source::range(0u32..1).group_by_with_key(0, |x| *x).is_err());
+    shutdown(&system);
+}
+
+/// A panic in `group_by`'s key function or a `split_*` predicate asks the
+/// stage's supervision strategy (set on the closed substreams): resume
+/// drops that element; without a strategy the stream fails. Fused into an
+/// iterator source, with fusion off, and behind a probe.
+#[test]
+fn substream_key_functions_and_predicates_honour_supervision() {
+    use weir_streams::{Attributes, SupervisionStrategy};
+    let (system, mat) = stream_system("substreams-supervised");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    let resume = || Attributes::new().with_supervision_strategy(SupervisionStrategy::resuming());
+    let key = |x: &u32| {
+        assert!(*x != 13, "unlucky key");
+        x % 2
+    };
+    let split = |x: &u32| {
+        assert!(*x != 13, "unlucky split");
+        x.is_multiple_of(10)
+    };
+    let input = || vec![1u32, 2, 13, 3, 10, 11];
+    for mat in [&mat, &unfused] {
+        let grouped = |attributes: Option<Attributes>| {
+            let merged = Source::from_iter(input())
+                .group_by(2, key)
+                .unwrap()
+                .merge_substreams();
+            let merged = match attributes {
+                Some(a) => merged.with_attributes(a),
+                None => merged,
+            };
+            merged.run_with(Sink::collect(), mat).wait()
+        };
+        assert_eq!(
+            sorted(grouped(Some(resume())).unwrap()),
+            vec![1, 2, 3, 10, 11]
+        );
+        assert!(grouped(None).is_err());
+
+        let when = Source::from_iter(input())
+            .split_when(split)
+            .grouped(10)
+            .unwrap()
+            .concat_substreams()
+            .with_attributes(resume())
+            .run_with(Sink::collect(), mat);
+        assert_eq!(when.wait(), Ok(vec![vec![1, 2, 3], vec![10, 11]]));
+
+        let after = Source::from_iter(input())
+            .split_after(split)
+            .grouped(10)
+            .unwrap()
+            .concat_substreams()
+            .with_attributes(resume())
+            .run_with(Sink::collect(), mat);
+        assert_eq!(after.wait(), Ok(vec![vec![1, 2, 3, 10], vec![11]]));
+        let failing = Source::from_iter(input())
+            .split_after(split)
+            .concat_substreams()
+            .run_with(Sink::collect(), mat);
+        assert!(failing.wait().is_err());
+    }
+    // Behind a probe: the stage's own inlet.
+    let (mut up, mut down) = TestSource::probe::<u32>()
+        .group_by(2, key)
+        .unwrap()
+        .merge_substreams()
+        .with_attributes(resume())
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    down.request(2);
+    up.expect_request();
+    up.send_next(13);
+    up.expect_request();
+    up.send_next(4);
+    assert_eq!(down.expect_next(), 4);
+    up.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}

@@ -1,7 +1,8 @@
 //! Stage supervision in the rate operators, as Akka's `Batch` and
 //! `LimitWeighted` honour it: `batch` / `batch_weighted` / `conflate`
-//! (their `cost_fn`, `seed` and `aggregate`) and `limit_weighted` (its
-//! `cost_fn`).
+//! (their `cost_fn`, `seed` and `aggregate`), `limit_weighted`,
+//! `throttle_with_cost` and `grouped_weighted_within` (their cost or
+//! weight function).
 
 use std::sync::Once;
 
@@ -190,5 +191,70 @@ fn limit_weighted_resumes_past_a_failing_cost_and_restart_gives_back_the_budget(
     );
     let restart = Some(SupervisionStrategy::restarting());
     assert_eq!(run(vec![4, 13, 4, 4, 2], restart), Ok(vec![4, 4, 4, 2]));
+    shutdown(&system);
+}
+
+/// A panicking cost function: resume and restart drop the element (the
+/// stream goes on at its rate), no strategy fails the stream.
+#[test]
+fn throttle_with_cost_drops_an_element_whose_cost_panics() {
+    use std::time::Duration;
+    use weir_streams::ThrottleMode;
+    quiet_panics();
+    let (system, mat) = stream_system("throttle-supervised");
+    let cost = |x: &u32| {
+        assert!(*x != 13, "thirteen injected");
+        1
+    };
+    let run = |strategy: Option<SupervisionStrategy>| {
+        let throttled = Source::from_iter(vec![1u32, 13, 2])
+            .throttle_with_cost(
+                100,
+                Duration::from_secs(1),
+                100,
+                cost,
+                ThrottleMode::Shaping,
+            )
+            .unwrap();
+        let throttled = match strategy {
+            Some(strategy) => throttled.with_attributes(with(strategy)),
+            None => throttled,
+        };
+        throttled.run_with(Sink::collect(), &mat).wait()
+    };
+    assert!(is_panic(&run(None)), "stops by default");
+    assert_eq!(run(Some(SupervisionStrategy::resuming())), Ok(vec![1, 2]));
+    assert_eq!(run(Some(SupervisionStrategy::restarting())), Ok(vec![1, 2]));
+    shutdown(&system);
+}
+
+/// A panicking weight function drops its element; the open group is
+/// kept (resume and restart alike); no strategy fails the stream.
+#[test]
+fn grouped_weighted_within_drops_an_element_whose_weight_panics() {
+    use std::time::Duration;
+    quiet_panics();
+    let (system, mat) = stream_system("grouped-within-supervised");
+    let weigh = |x: &u64| {
+        assert!(*x != 13, "thirteen injected");
+        *x
+    };
+    let run = |strategy: Option<SupervisionStrategy>| {
+        let grouped = Source::from_iter(vec![3u64, 13, 4, 2, 5])
+            .grouped_weighted_within(7, Duration::from_secs(60), weigh)
+            .unwrap();
+        let grouped = match strategy {
+            Some(strategy) => grouped.with_attributes(with(strategy)),
+            None => grouped,
+        };
+        grouped.run_with(Sink::collect(), &mat).wait()
+    };
+    assert!(is_panic(&run(None)), "stops by default");
+    for strategy in [
+        SupervisionStrategy::resuming(),
+        SupervisionStrategy::restarting(),
+    ] {
+        assert_eq!(run(Some(strategy)), Ok(vec![vec![3, 4], vec![2, 5]]));
+    }
     shutdown(&system);
 }

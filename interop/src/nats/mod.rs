@@ -161,6 +161,7 @@
 
 mod core;
 mod jetstream;
+mod jetstream_context;
 mod reliable;
 mod remote;
 mod stream_refs;
@@ -176,6 +177,7 @@ use tokio::runtime::Handle;
 use self::core::SlowConsumers;
 pub use self::core::{DroppedCount, Subscription};
 pub use self::jetstream::{Committable, JetStreamSettings};
+pub use self::jetstream_context::AckContext;
 pub use self::reliable::{
     ConfirmTo, Delivery, ReliableConsumer, ReliableError, ReliableProducer, ReliableSettings,
     RequestNext,

@@ -272,8 +272,61 @@ impl GraphBuilder {
 
     /// Add a custom stage or junction; its ports and its value's key.
     pub fn add_mat<S: GraphStage>(&mut self, stage: S) -> (StagePorts<S::Shape>, MatKey<S::Mat>) {
+        self.add_mat_with_attributes(stage, Attributes::new())
+    }
+
+    /// Add a custom stage or junction with `attributes` (a name, a
+    /// supervision strategy, an input buffer, a dispatcher); its ports.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::graph::{GraphBuilder, Partition};
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{Attributes, SupervisionStrategy};
+    ///
+    /// # fn main() -> Result<(), weir_streams::GraphError> {
+    /// let system = weir_actor::ActorSystem::new("builder-attributes").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let mut b = GraphBuilder::new();
+    /// let source = b.source(Source::from_iter(vec![4u32, 0, 3]));
+    /// // 12 / 0 panics: under a resuming strategy that element is dropped.
+    /// let resume = Attributes::named("by-share")
+    ///     .with_supervision_strategy(SupervisionStrategy::resuming());
+    /// let split = b.add_with_attributes(
+    ///     Partition::<u32, 2, _>::new(|x: &u32| (12 / x % 2) as usize),
+    ///     resume,
+    /// );
+    /// let (even, even_key) = b.sink_mat(Sink::collect());
+    /// let (odd, odd_key) = b.sink_mat(Sink::collect());
+    /// let [to_even, to_odd] = split.outs();
+    /// b.connect(source, split.inlet())?;
+    /// b.connect(to_even, even)?;
+    /// b.connect(to_odd, odd)?;
+    /// let (even, odd) = b.build(move |m| (m.take(&even_key), m.take(&odd_key)))?.run(&mat);
+    /// assert_eq!(even.wait(), Ok(vec![3])); // 12 / 3 = 4
+    /// assert_eq!(odd.wait(), Ok(vec![4])); // 12 / 4 = 3
+    /// system.terminate().wait().unwrap();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn add_with_attributes<S: GraphStage>(
+        &mut self,
+        stage: S,
+        attributes: Attributes,
+    ) -> StagePorts<S::Shape> {
+        self.add_mat_with_attributes(stage, attributes).0
+    }
+
+    /// [`add_with_attributes`](Self::add_with_attributes), also giving the
+    /// stage's value's key.
+    pub fn add_mat_with_attributes<S: GraphStage>(
+        &mut self,
+        stage: S,
+        attributes: Attributes,
+    ) -> (StagePorts<S::Shape>, MatKey<S::Mat>) {
         let fuses = stage.fused_fan_in().map(|hint| Fuses::FanIn(hint.0));
-        let mut node = Node::new(Kind::Stage(Arc::new(stage)), Attributes::new());
+        let mut node = Node::new(Kind::Stage(Arc::new(stage)), attributes);
         node.fuses = fuses;
         let (_, _, key) = self.import(Graph::<S::Mat>::single(node));
         let node = u32::try_from(key.offset).expect("fewer than 2^32 nodes");

@@ -17,6 +17,7 @@
 
 mod bidi;
 pub(crate) mod bidi_flow;
+mod bidi_idle_timeout;
 mod builder;
 mod flow_zip;
 mod fluent;

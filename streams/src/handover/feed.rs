@@ -67,10 +67,24 @@ impl<T: Send + 'static, C: Notify + 'static> FeedLogic<T, C> {
     /// consumer cancelled) through an async callback of the stage.
     pub fn new(producer: Producer<T, AsyncCallback<()>, C>, cx: &mut MatContext<'_>) -> Self {
         producer.set_notify(cx.async_callback(|this: &mut Self, (), ctx| this.hand_over(ctx)));
+        Self::wrapped(producer)
+    }
+
+    /// The logic feeding `producer` inside another stage's logic, which
+    /// sets `producer`'s notify to a callback of its own that calls
+    /// [`woken`](Self::woken) (a callback is bound to the stage's logic
+    /// type, so `new`'s would not reach this one).
+    pub(crate) fn wrapped(producer: Producer<T, AsyncCallback<()>, C>) -> Self {
         Self {
             shape: SinkShape::new(),
             producer,
         }
+    }
+
+    /// The producer's notify fired (credit given back, the consumer
+    /// cancelled): see [`wrapped`](Self::wrapped).
+    pub(crate) fn woken(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.hand_over(ctx)
     }
 
     fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {

@@ -25,7 +25,9 @@ use crate::sync::Arc;
 /// and the hub pulls only when every consumer has room. With no consumer
 /// it holds up to `buffer` elements and then back-pressures.
 ///
-/// Completion reaches every consumer after the elements before it; a
+/// [`BroadcastHub::sink_starting_after`] pulls nothing until a number of
+/// consumers are attached. Completion reaches every consumer after the
+/// elements before it; a
 /// failure reaches every consumer at once, over the elements it holds and
 /// has not passed on (as in Pekko); a consumer attaching after the hub
 /// ended gets the end at once. A consumer that cancels leaves; when it was
@@ -70,11 +72,47 @@ impl BroadcastHub {
     pub fn sink<T: Clone + Send + 'static>(
         buffer: usize,
     ) -> Result<Sink<T, Source<T, ()>>, ArgumentError> {
+        Self::sink_starting_after(0, buffer)
+    }
+
+    /// [`sink`](Self::sink) that pulls nothing from upstream until
+    /// `start_after_nr_of_consumers` consumers are attached at once
+    /// (Pekko's `BroadcastHub.sink(startAfterNrOfConsumers, bufferSize)`),
+    /// so the first consumers all see the stream from its first element.
+    /// Once started it goes on whoever leaves or attaches. With 0 it is
+    /// [`sink`](Self::sink).
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a buffer of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::BroadcastHub;
+    ///
+    /// let system = weir_actor::ActorSystem::new("broadcast-start-after").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let hub = Source::range(1u32..=3)
+    ///     .run_with(BroadcastHub::sink_starting_after(2, 16).unwrap(), &materializer);
+    /// let a = hub.clone().run_with(Sink::collect(), &materializer);
+    /// let b = hub.run_with(Sink::collect(), &materializer);
+    /// // Nothing went out before both were attached: both see every element.
+    /// assert_eq!(a.wait(), Ok(vec![1, 2, 3]));
+    /// assert_eq!(b.wait(), Ok(vec![1, 2, 3]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn sink_starting_after<T: Clone + Send + 'static>(
+        start_after_nr_of_consumers: usize,
+        buffer: usize,
+    ) -> Result<Sink<T, Source<T, ()>>, ArgumentError> {
         if buffer == 0 {
             return Err(ArgumentError::Zero { argument: "buffer" });
         }
         Ok(Sink::from_graph(HubStage {
             buffer,
+            start_after: start_after_nr_of_consumers,
             _t: PhantomData,
         }))
     }
@@ -84,6 +122,7 @@ type Shared<T> = Registry<Out<T>, AsyncCallback<()>>;
 
 struct HubStage<T> {
     buffer: usize,
+    start_after: usize,
     _t: PhantomData<fn(T)>,
 }
 
@@ -106,6 +145,8 @@ impl<T: Clone + Send + 'static> GraphStage for HubStage<T> {
             buffer: self.buffer,
             ended: None,
             idle_requested: false,
+            start_after: self.start_after,
+            started: self.start_after == 0,
         };
         let source = Source::from_graph(ConsumerStage {
             shared,
@@ -127,6 +168,9 @@ struct HubLogic<T: Send + 'static> {
     /// Upstream completed while elements were held for a first consumer.
     ended: Option<Result<(), StreamError>>,
     idle_requested: bool,
+    /// Consumers attached at once before the first pull.
+    start_after: usize,
+    started: bool,
 }
 
 impl<T: Clone + Send + 'static> HubLogic<T> {
@@ -148,6 +192,7 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
     fn attach(&mut self, ctx: &mut StageContext<'_>) {
         let first = self.outs.len();
         self.shared.take(&mut self.outs);
+        self.started |= self.outs.len() >= self.start_after;
         if self.outs.len() == first || first > 0 {
             return;
         }
@@ -196,6 +241,9 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
 
     fn pull_if_ready(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
+        if !self.started {
+            return Ok(());
+        }
         let room = if self.outs.is_empty() {
             self.held.len() < self.buffer
         } else {

@@ -4,13 +4,15 @@
 use std::marker::PhantomData;
 
 use super::In;
+use super::merge_gate::{Gate, Slot, Waiter};
 use super::registry::Registry;
 use crate::blueprint::{Sink, Source};
 use crate::error::ArgumentError;
+use crate::error::StreamError;
 use crate::handover::{self, FeedLogic, Order, Refill, Wait};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SinkShape, SourceShape,
-    StageContext, StageResult,
+    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
+    SourceShape, StageContext, StageResult,
 };
 use crate::sync::{Arc, AtomicBool, Ordering};
 
@@ -28,6 +30,8 @@ use crate::sync::{Arc, AtomicBool, Ordering};
 /// runs until it is cancelled, which cancels every producer (and producers
 /// attaching later at once); [`MergeHub::source_with_draining`] can also
 /// stop taking new producers and complete once the attached ones have.
+/// [`MergeHub::source_with_max_total`] bounds what all producers together
+/// hold in the hub.
 ///
 /// # Examples
 ///
@@ -96,6 +100,63 @@ impl MergeHub {
     pub fn source_with_draining<T: Send + 'static>(
         per_producer_buffer: usize,
     ) -> Result<Source<T, (Sink<T, ()>, DrainingControl)>, ArgumentError> {
+        Self::hub(per_producer_buffer, None)
+    }
+
+    /// [`MergeHub::source`] holding at most `max_total_buffer_size`
+    /// elements of all producers together: at most
+    /// `max_total_buffer_size / per_producer_buffer` producers have room
+    /// in the hub at once. A producer run while the room is taken waits,
+    /// pulling nothing from its upstream, until a producer that had room
+    /// has ended and the hub has taken everything it handed over; waiting
+    /// producers get room in the order they were run. A producer whose
+    /// upstream ends while it waits just ends.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a `per_producer_buffer` of 0;
+    /// `ArgumentError::Invalid` for a `max_total_buffer_size` below it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::MergeHub;
+    ///
+    /// let system = weir_actor::ActorSystem::new("merge-bounded").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // Room for two producers of 8 at once; the third waits its turn.
+    /// let (sink, sum) = MergeHub::source_with_max_total(8, 16)
+    ///     .unwrap()
+    ///     .take(30)
+    ///     .to_mat(Sink::fold(0, |sum, x| sum + x), Keep::both)
+    ///     .run(&materializer);
+    /// for _ in 0..3 {
+    ///     Source::repeat(1).take(10).run_with(sink.clone(), &materializer);
+    /// }
+    /// assert_eq!(sum.wait(), Ok(30));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn source_with_max_total<T: Send + 'static>(
+        per_producer_buffer: usize,
+        max_total_buffer_size: usize,
+    ) -> Result<Source<T, Sink<T, ()>>, ArgumentError> {
+        if max_total_buffer_size < per_producer_buffer {
+            return Err(ArgumentError::Invalid {
+                argument: "max_total_buffer_size",
+                reason: "must be at least per_producer_buffer",
+            });
+        }
+        let slots = max_total_buffer_size / per_producer_buffer.max(1);
+        Ok(Self::hub(per_producer_buffer, Some(slots))?.map_materialized_value(|(sink, _)| sink))
+    }
+
+    // The materialized pair is what a user destructures; an alias would hide it.
+    #[allow(clippy::type_complexity)]
+    fn hub<T: Send + 'static>(
+        per_producer_buffer: usize,
+        slots: Option<usize>,
+    ) -> Result<Source<T, (Sink<T, ()>, DrainingControl)>, ArgumentError> {
         if per_producer_buffer == 0 {
             return Err(ArgumentError::Zero {
                 argument: "per_producer_buffer",
@@ -103,13 +164,22 @@ impl MergeHub {
         }
         Ok(Source::from_graph(HubStage {
             buffer: per_producer_buffer,
+            slots,
             _t: PhantomData,
         }))
     }
 }
 
-struct Shared<T> {
-    registry: Registry<In<T>, AsyncCallback<()>>,
+/// A producer's hand-over in the hub, with its room when the total is
+/// bounded (given back once the hub has dropped the entry and the
+/// producer has stopped).
+struct Entry<T: Send + 'static> {
+    input: In<T>,
+    _slot: Option<Slot>,
+}
+
+struct Shared<T: Send + 'static> {
+    registry: Registry<Entry<T>, AsyncCallback<()>>,
     /// The hub's wake-up, for producers' hand-overs.
     wake: AsyncCallback<()>,
     draining: AtomicBool,
@@ -156,6 +226,8 @@ impl std::fmt::Debug for DrainingControl {
 
 struct HubStage<T> {
     buffer: usize,
+    /// Producers with room at once, when the total is bounded.
+    slots: Option<usize>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -196,6 +268,7 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
         let sink = Sink::from_graph(ProducerStage {
             shared,
             buffer: self.buffer,
+            gate: self.slots.map(Gate::new),
         });
         (Box::new(logic), (sink, control))
     }
@@ -205,7 +278,7 @@ struct HubLogic<T: Send + 'static> {
     shape: SourceShape<T>,
     shared: Arc<Shared<T>>,
     /// The attached producers' hand-overs.
-    ins: Vec<In<T>>,
+    ins: Vec<Entry<T>>,
     /// The producer whose batch is being emitted.
     current: usize,
     draining: bool,
@@ -230,15 +303,15 @@ impl<T: Send + 'static> HubLogic<T> {
         if !ctx.is_available(out) {
             return Ok(());
         }
-        if let Some(input) = self.ins.get_mut(self.current)
-            && let Some(element) = input.pop()
+        if let Some(entry) = self.ins.get_mut(self.current)
+            && let Some(element) = entry.input.pop()
         {
             return ctx.push(out, element);
         }
         let mut tried = 0;
         while tried < self.ins.len() {
             self.current = (self.current + 1) % self.ins.len();
-            let input = &mut self.ins[self.current];
+            let input = &mut self.ins[self.current].input;
             match input.refill(Wait::Yes) {
                 Refill::Ready => {
                     if let Some(element) = input.pop() {
@@ -285,9 +358,11 @@ impl<T: Send + 'static> GraphStageLogic for HubLogic<T> {
 }
 
 /// One producer: each run of the hub's sink.
-struct ProducerStage<T> {
+struct ProducerStage<T: Send + 'static> {
     shared: Arc<Shared<T>>,
     buffer: usize,
+    /// Room for producers, when the total is bounded.
+    gate: Option<Arc<Gate>>,
 }
 
 impl<T: Send + 'static> GraphStage for ProducerStage<T> {
@@ -301,9 +376,126 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
         consumer.set_notify(self.shared.wake.clone());
-        // Refused (the hub is gone or draining): dropping the consumer
-        // cancels, which stops this producer when it starts.
-        let _ = self.shared.registry.register(consumer);
-        (Box::new(FeedLogic::new(producer, cx)), ())
+        let Some(gate) = &self.gate else {
+            attach(&self.shared, consumer, None);
+            return (Box::new(FeedLogic::new(producer, cx)), ());
+        };
+        let admit = cx.async_callback(|this: &mut Admitted<T>, (), ctx| this.admitted(ctx));
+        producer.set_notify(cx.async_callback(|this: &mut Admitted<T>, (), ctx| {
+            this.feed.woken(ctx)
+        }));
+        let feed = FeedLogic::wrapped(producer);
+        let state = match Gate::enter(gate, admit) {
+            Ok(slot) => {
+                attach(&self.shared, consumer, Some(slot.clone()));
+                Admission::In { _room: slot }
+            }
+            Err(waiter) => Admission::Waiting(waiter, consumer),
+        };
+        let logic = Admitted {
+            feed,
+            shared: Arc::clone(&self.shared),
+            state,
+            started: false,
+        };
+        (Box::new(logic), ())
+    }
+}
+
+/// Leave a producer's hand-over for the hub. Refused (the hub is gone or
+/// draining): dropping the consumer cancels, which stops the producer
+/// when it starts.
+fn attach<T: Send + 'static>(shared: &Shared<T>, input: In<T>, slot: Option<Slot>) {
+    let _ = shared.registry.register(Entry { input, _slot: slot });
+}
+
+/// Where a producer of a bounded hub is.
+enum Admission<T: Send + 'static> {
+    /// Waiting for room, its hand-over not yet in the hub.
+    Waiting(Arc<Waiter>, In<T>),
+    /// Holding room (its hand-over is in the hub, or was refused).
+    In {
+        _room: Slot,
+    },
+    /// Ended before it had room.
+    Gone,
+}
+
+/// A producer of a hub with a bounded total: feeds only once it has room.
+struct Admitted<T: Send + 'static> {
+    feed: FeedLogic<T, AsyncCallback<()>>,
+    shared: Arc<Shared<T>>,
+    state: Admission<T>,
+    /// The feed has started (pulling).
+    started: bool,
+}
+
+impl<T: Send + 'static> Admitted<T> {
+    /// Woken by the gate: take the room, attach, start feeding.
+    fn admitted(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let Admission::Waiting(waiter, _) = &self.state else {
+            return Ok(());
+        };
+        let Some(slot) = waiter.take() else {
+            return Ok(());
+        };
+        let Admission::Waiting(_, input) = std::mem::replace(&mut self.state, Admission::Gone)
+        else {
+            unreachable!("matched above");
+        };
+        attach(&self.shared, input, Some(slot.clone()));
+        self.state = Admission::In { _room: slot };
+        self.start(ctx)
+    }
+
+    fn start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        if self.started {
+            return Ok(());
+        }
+        self.started = true;
+        self.feed.pre_start(ctx)
+    }
+}
+
+impl<T: Send + 'static> GraphStageLogic for Admitted<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        match self.state {
+            Admission::In { .. } => self.start(ctx),
+            // The gate's wake-up may have come before the island started.
+            _ => self.admitted(ctx),
+        }
+    }
+
+    fn on_push(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.feed.on_push(port, ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.feed.on_idle(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        // Ended while waiting: nothing was handed over; the room, if the
+        // gate gives it, goes on when this stage is dropped.
+        if let Admission::Waiting(..) = self.state {
+            self.state = Admission::Gone;
+        }
+        self.feed.on_upstream_finish(port, ctx)
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        port: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        if let Admission::Waiting(..) = self.state {
+            self.state = Admission::Gone;
+        }
+        self.feed.on_upstream_failure(port, error, ctx)
+    }
+
+    fn post_stop(&mut self) {
+        self.feed.post_stop();
     }
 }

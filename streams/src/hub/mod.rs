@@ -6,7 +6,8 @@
 //!   any number of consumers run; each sees every element from the moment
 //!   it attached, and the slowest sets the pace.
 //! - [`PartitionHub`]: like `BroadcastHub`, but a partitioner picks one
-//!   consumer per element.
+//!   consumer per element (a stateful one sees each consumer's queue,
+//!   [`ConsumerInfo`]).
 //!
 //! Every producer or consumer that attaches is joined to the hub by its
 //! own hand-over ([`crate::handover`]): credit-bounded, batched, and
@@ -14,11 +15,14 @@
 //! small registry (`hub/registry.rs`, with a loom model).
 
 mod broadcast;
+mod consumer_info;
 mod merge;
+mod merge_gate;
 mod partition;
 pub(crate) mod registry;
 
 pub use broadcast::BroadcastHub;
+pub use consumer_info::ConsumerInfo;
 pub use merge::{DrainingControl, MergeHub};
 pub use partition::PartitionHub;
 

@@ -3,6 +3,7 @@
 
 use std::sync::Arc as StdArc;
 
+use super::consumer_info::{ConsumerInfo, Queues};
 use super::registry::Registry;
 use super::{FromHandover, Out, end_out};
 use crate::blueprint::{Sink, Source};
@@ -14,14 +15,18 @@ use crate::stage::{
 };
 use crate::sync::Arc;
 
-type Partitioner<T> = StdArc<dyn Fn(usize, &T) -> Option<usize> + Send + Sync>;
+/// One materialization's partitioner.
+type Partitioner<T> = Box<dyn FnMut(&ConsumerInfo<'_>, &T) -> Option<usize> + Send>;
+/// Makes a fresh partitioner for each materialization.
+type PartitionerFactory<T> = StdArc<dyn Fn() -> Partitioner<T> + Send + Sync>;
 
 /// A hub that routes each element of one stream to one of the consumers
 /// attached while it runs.
 ///
 /// [`PartitionHub::sink`] materializes a [`Source`]; each run of it
 /// attaches a consumer. For each element the partitioner is called with
-/// the number of consumers attached and the element, and returns the
+/// the number of consumers attached and the element (a stateful one,
+/// [`PartitionHub::stateful_sink`], with each consumer's queue), and returns the
 /// index of the consumer (in order of attaching, among those still
 /// attached) or `None` to drop the element. An index out of range fails
 /// the stream with [`ErrorKind::PartitionOutOfRange`].
@@ -73,11 +78,65 @@ impl PartitionHub {
         T: Send + 'static,
         F: Fn(usize, &T) -> Option<usize> + Send + Sync + 'static,
     {
+        let partitioner = StdArc::new(partitioner);
+        Self::stateful_sink(
+            move || {
+                let partitioner = StdArc::clone(&partitioner);
+                move |info: &ConsumerInfo<'_>, element: &T| partitioner(info.size(), element)
+            },
+            start_after_nr_of_consumers,
+            buffer,
+        )
+    }
+
+    /// [`sink`](Self::sink) with a stateful partitioner (Pekko's
+    /// `PartitionHub.statefulSink`): `make_partitioner` is called once per
+    /// materialization, and the partitioner it returns sees, for each
+    /// element, the consumers attached and each one's queue
+    /// ([`ConsumerInfo::queue_size`]), and returns the index of the
+    /// consumer or `None` to drop the element. An index out of range fails
+    /// the stream with [`ErrorKind::PartitionOutOfRange`].
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` for a buffer of 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{ConsumerInfo, PartitionHub};
+    ///
+    /// let system = weir_actor::ActorSystem::new("partition-stateful").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // Each element to the consumer with the fewest elements queued.
+    /// let fastest = || |info: &ConsumerInfo<'_>, _: &u32| {
+    ///     (0..info.size()).min_by_key(|&i| info.queue_size(i))
+    /// };
+    /// let hub = Source::from_iter(0..100u32)
+    ///     .run_with(PartitionHub::stateful_sink(fastest, 2, 8).unwrap(), &materializer);
+    /// let a = hub.clone().run_with(Sink::count(), &materializer);
+    /// let b = hub.run_with(Sink::count(), &materializer);
+    /// assert_eq!(a.wait().unwrap() + b.wait().unwrap(), 100);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn stateful_sink<T, F, P>(
+        make_partitioner: F,
+        start_after_nr_of_consumers: usize,
+        buffer: usize,
+    ) -> Result<Sink<T, Source<T, ()>>, ArgumentError>
+    where
+        T: Send + 'static,
+        F: Fn() -> P + Send + Sync + 'static,
+        P: FnMut(&ConsumerInfo<'_>, &T) -> Option<usize> + Send + 'static,
+    {
         if buffer == 0 {
             return Err(ArgumentError::Zero { argument: "buffer" });
         }
+        let make: PartitionerFactory<T> =
+            StdArc::new(move || -> Partitioner<T> { Box::new(make_partitioner()) });
         Ok(Sink::from_graph(HubStage {
-            partitioner: StdArc::new(partitioner),
+            make_partitioner: make,
             start_after: start_after_nr_of_consumers,
             buffer,
         }))
@@ -87,7 +146,7 @@ impl PartitionHub {
 type Shared<T> = Registry<Out<T>, AsyncCallback<()>>;
 
 struct HubStage<T> {
-    partitioner: Partitioner<T>,
+    make_partitioner: PartitionerFactory<T>,
     start_after: usize,
     buffer: usize,
 }
@@ -107,7 +166,8 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
             shape: SinkShape::new(),
             shared: Arc::clone(&shared),
             outs: Vec::new(),
-            partitioner: StdArc::clone(&self.partitioner),
+            partitioner: (self.make_partitioner)(),
+            buffer: self.buffer,
             start_after: self.start_after,
             started: false,
             waiting: None,
@@ -128,6 +188,8 @@ struct HubLogic<T: Send + 'static> {
     shared: Arc<Shared<T>>,
     outs: Vec<Out<T>>,
     partitioner: Partitioner<T>,
+    /// Each consumer's room (for [`ConsumerInfo::queue_size`]).
+    buffer: usize,
     start_after: usize,
     started: bool,
     /// An element routed to a consumer that had no room: (consumer,
@@ -146,6 +208,9 @@ impl<T: Send + 'static> HubLogic<T> {
         self.hand_over_all();
         if let Some((index, element)) = self.waiting.take() {
             self.route(index, element);
+            // A part batch goes over when the island runs dry (else it
+            // would wait for the next element from upstream).
+            self.hand_over_when_idle(ctx);
         }
         self.pull_if_ready(ctx)?;
         if self.upstream_done && self.waiting.is_none() {
@@ -210,7 +275,11 @@ impl<T: Send + 'static> HubLogic<T> {
 
     fn partition(&mut self, element: T, ctx: &mut StageContext<'_>) -> StageResult {
         let consumers = self.outs.len();
-        let Some(index) = (self.partitioner)(consumers, &element) else {
+        let queues = Queues {
+            outs: &self.outs,
+            buffer: self.buffer,
+        };
+        let Some(index) = (self.partitioner)(&ConsumerInfo::new(&queues), &element) else {
             return Ok(()); // dropped
         };
         if index >= consumers {
@@ -222,11 +291,16 @@ impl<T: Send + 'static> HubLogic<T> {
             return Err(error);
         }
         self.route(index, element);
+        self.hand_over_when_idle(ctx);
+        Ok(())
+    }
+
+    /// Hand part batches over when the island runs dry.
+    fn hand_over_when_idle(&mut self, ctx: &mut StageContext<'_>) {
         if !self.idle_requested {
             self.idle_requested = true;
             ctx.request_idle_callback();
         }
-        Ok(())
     }
 
     fn finish(&mut self, outcome: Result<(), StreamError>, ctx: &mut StageContext<'_>) {

@@ -13,14 +13,19 @@
 //! are never emitted. At upstream completion what was collected is
 //! emitted (the held element in a group of its own), then the stage
 //! completes: no element is lost.
+//!
+//! `weight_fn` honours a supervision strategy: a panic in it drops that
+//! element; `Restart` also takes a fresh clone of `weight_fn`. The open
+//! group is kept either way (its elements were weighed without failing).
 
 use std::time::Duration;
 
-use super::util::{logic_flow, ports};
+use super::util::{logic_flow_with, ports};
 use crate::blueprint::Flow;
 use crate::error::ArgumentError;
 use crate::stage::{
-    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+    Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, TimerKey, supervised,
 };
 
 const WINDOW: TimerKey = TimerKey(0);
@@ -30,6 +35,8 @@ struct GroupedWithin<T, W> {
     max_weight: u64,
     within: Duration,
     weight_fn: W,
+    /// The strategy and a clone of `weight_fn` to restart with.
+    restart: Option<(SupervisionStrategy, W)>,
     group: Vec<T>,
     weight: u64,
     /// An element that did not fit in the group; starts the next one.
@@ -39,7 +46,7 @@ struct GroupedWithin<T, W> {
     timed_out: bool,
 }
 
-impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GroupedWithin<T, W> {
+impl<T: Send + 'static, W: FnMut(&T) -> u64 + Clone + Send + 'static> GroupedWithin<T, W> {
     /// The group is closed by weight: it goes on the next pull.
     fn full(&self) -> bool {
         self.weight >= self.max_weight || self.pending.is_some()
@@ -80,7 +87,7 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GroupedWithin<T, W
     }
 }
 
-impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GraphStageLogic
+impl<T: Send + 'static, W: FnMut(&T) -> u64 + Clone + Send + 'static> GraphStageLogic
     for GroupedWithin<T, W>
 {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -90,7 +97,17 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Send + 'static> GraphStageLogic
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let weight = (self.weight_fn)(&element);
+        let weight_fn = &mut self.weight_fn;
+        let weight = match supervised(self.restart.as_ref().map(|(s, _)| s), || weight_fn(&element))
+        {
+            Ok(weight) => weight,
+            Err(directive) => {
+                if let (Directive::Restart, Some((_, fresh))) = (directive, &self.restart) {
+                    self.weight_fn = fresh.clone();
+                }
+                return self.pull_if_room(ctx); // dropped
+            }
+        };
         if self.fits(weight) {
             self.add(element, weight);
         } else {
@@ -153,11 +170,14 @@ where
     if within.is_zero() {
         return Err(ArgumentError::Zero { argument: "within" });
     }
-    Ok(logic_flow("grouped_within", move || GroupedWithin {
+    Ok(logic_flow_with("grouped_within", move |attributes| GroupedWithin {
         shape: ports(),
         max_weight,
         within,
         weight_fn: weight_fn.clone(),
+        restart: attributes
+            .supervision_strategy()
+            .map(|strategy| (strategy.clone(), weight_fn.clone())),
         group: Vec::new(),
         weight: 0,
         pending: None,

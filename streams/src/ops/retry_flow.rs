@@ -10,6 +10,7 @@
 
 use std::time::Duration;
 
+use super::context::FlowWithContext;
 use super::restart::{RestartSettings, jitter_draw};
 use crate::blueprint::{Flow, Keep};
 use crate::error::{ArgumentError, StreamError};
@@ -96,6 +97,73 @@ impl RetryFlow {
             _types: std::marker::PhantomData,
         });
         Ok(coordinator.join_mat(flow, Keep::right))
+    }
+
+    /// [`with_backoff`](Self::with_backoff) for a [`FlowWithContext`]
+    /// (Pekko's `RetryFlow.withBackoffAndContext`): `decide_retry` sees the
+    /// input and the output each with its context, and returns the next
+    /// attempt's input and context, or `None` to emit the output with its
+    /// context. As there, one element is in `flow` at a time and `flow`
+    /// must emit exactly one output (with its context) per input.
+    ///
+    /// # Errors
+    ///
+    /// As [`with_backoff`](Self::with_backoff).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::{ContextOps, FlowWithContext, RetryFlow};
+    ///
+    /// let system = weir_actor::ActorSystem::new("retry-context").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // The context counts attempts; the service fails attempts below 2.
+    /// let service = FlowWithContext::<u32, u32>::new().map(|x| x * 10);
+    /// let retried = RetryFlow::with_backoff_and_context(
+    ///     Duration::from_millis(1),
+    ///     Duration::from_millis(10),
+    ///     0.0,
+    ///     5,
+    ///     service,
+    ///     |(x, attempt): &(u32, u32), _: &(u32, u32)| (*attempt < 2).then(|| (*x, attempt + 1)),
+    /// )
+    /// .unwrap();
+    /// let got = Source::from_iter(vec![1u32, 2])
+    ///     .as_source_with_context(|_| 0u32)
+    ///     .via(retried)
+    ///     .as_source()
+    ///     .run_with(Sink::collect(), &mat);
+    /// assert_eq!(got.wait(), Ok(vec![(10, 2), (20, 2)]));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    #[allow(clippy::type_complexity)] // Pekko's signature: both pairs are the point
+    pub fn with_backoff_and_context<In, CtxIn, Out, CtxOut, M, D>(
+        min_backoff: Duration,
+        max_backoff: Duration,
+        random_factor: f64,
+        max_retries: u32,
+        flow: FlowWithContext<In, CtxIn, Out, CtxOut, M>,
+        decide_retry: D,
+    ) -> Result<FlowWithContext<In, CtxIn, Out, CtxOut, M>, ArgumentError>
+    where
+        In: Clone + Send + 'static,
+        CtxIn: Clone + Send + 'static,
+        Out: Send + 'static,
+        CtxOut: Send + 'static,
+        M: 'static,
+        D: Fn(&(In, CtxIn), &(Out, CtxOut)) -> Option<(In, CtxIn)> + Clone + Send + Sync + 'static,
+    {
+        let retried = Self::with_backoff(
+            min_backoff,
+            max_backoff,
+            random_factor,
+            max_retries,
+            flow.as_flow(),
+            decide_retry,
+        )?;
+        Ok(FlowWithContext::from_tuples(retried))
     }
 }
 

@@ -141,6 +141,8 @@ pub trait SubstreamOps: FlowOps {
     /// that does not take its element holds back every other one (and
     /// upstream), as in Akka.
     ///
+    /// Supervision: a panic in `key` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
+    ///
     /// # Errors
     ///
     /// `ArgumentError::Zero` when `max_substreams` is 0.
@@ -173,6 +175,58 @@ pub trait SubstreamOps: FlowOps {
             self,
             std::sync::Arc::new(move || {
                 Box::new(substreams::GroupBy::new(key.clone(), max_substreams, false))
+            }),
+        ))
+    }
+
+    /// [`group_by`](Self::group_by) whose substreams know their key:
+    /// each element comes paired with its key, `(key, element)`, so a
+    /// substream can name what it writes to, or take its key from its
+    /// first element (with `prefix_and_tail(1)` or `flat_map_prefix(1, ..)`).
+    /// `key` runs once per element.
+    ///
+    /// # Errors
+    ///
+    /// `ArgumentError::Zero` when `max_substreams` is 0.
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("group-by-with-key").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// // One line per first letter: "a: apple avocado".
+    /// let mut lines = Source::from_iter(vec!["apple", "banana", "avocado"])
+    ///     .group_by_with_key(8, |w| w.as_bytes()[0] as char)
+    ///     .unwrap()
+    ///     .fold(String::new(), |line, (key, word)| {
+    ///         if line.is_empty() { format!("{key}: {word}") } else { format!("{line} {word}") }
+    ///     })
+    ///     .merge_substreams()
+    ///     .run_with(Sink::collect(), &mat)
+    ///     .wait()
+    ///     .unwrap();
+    /// lines.sort();
+    /// assert_eq!(lines, vec!["a: apple avocado", "b: banana"]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    #[allow(clippy::type_complexity)] // the keyed pairs are the operator's point
+    fn group_by_with_key<K, F>(
+        self,
+        max_substreams: usize,
+        key: F,
+    ) -> Result<SubFlow<Self::Repr<(K, Self::Out)>, (K, Self::Out), (K, Self::Out)>, ArgumentError>
+    where
+        K: std::hash::Hash + Eq + Clone + Send + 'static,
+        F: FnMut(&Self::Out) -> K + Clone + Send + Sync + 'static,
+    {
+        at_least_one(max_substreams, "max_substreams")?;
+        let mut key = key;
+        let keyed = self.map(move |element| (key(&element), element));
+        let key_of = |(key, _): &(K, Self::Out)| key.clone();
+        Ok(SubFlow::new(
+            keyed,
+            std::sync::Arc::new(move || {
+                Box::new(substreams::GroupBy::new(key_of, max_substreams, false))
             }),
         ))
     }
@@ -224,6 +278,8 @@ pub trait SubstreamOps: FlowOps {
     /// element always opens the first one); a substream that cancels has
     /// the rest of its elements dropped
     /// ([`SubstreamCancelStrategy::Drain`]).
+    ///
+    /// Supervision: a panic in `p` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
     ///
     /// ```
     /// use weir_streams::prelude::*;
@@ -280,6 +336,8 @@ pub trait SubstreamOps: FlowOps {
     /// A substream ends after each element for which `p` holds (the next
     /// element opens a new one); a substream that cancels has the rest of
     /// its elements dropped ([`SubstreamCancelStrategy::Drain`]).
+    ///
+    /// Supervision: a panic in `p` asks the [`SupervisionStrategy`](crate::SupervisionStrategy) of the stage the closing call (`merge_substreams`, `concat_substreams`, ...) makes: resume and restart drop the element, stop fails the stream.
     ///
     /// ```
     /// use weir_streams::prelude::*;

@@ -11,14 +11,20 @@
 //! stream with [`ErrorKind::RateExceeded`](crate::ErrorKind::RateExceeded).
 //! The stage pulls only when downstream pulls, so a slow consumer is never
 //! buffered for.
+//!
+//! `cost_fn` honours a supervision strategy: a panic in it drops the
+//! element (no tokens taken); `Restart` also takes a fresh clone of
+//! `cost_fn`. The bucket is kept either way, so a failure never lets a
+//! burst through.
 
 use std::time::{Duration, Instant};
 
-use super::util::{logic_flow, ports};
+use super::util::{logic_flow_with, ports};
 use crate::blueprint::Flow;
 use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::stage::{
-    FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult, TimerKey,
+    Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, TimerKey, supervised,
 };
 
 /// What `throttle` does with an element that comes too early.
@@ -133,6 +139,8 @@ const HELD: TimerKey = TimerKey(0);
 struct Throttle<T, C> {
     shape: FlowShape<T, T>,
     cost_fn: C,
+    /// The strategy and a clone of `cost_fn` to restart with.
+    restart: Option<(SupervisionStrategy, C)>,
     cost: u32,
     per: Duration,
     burst: u64,
@@ -142,7 +150,9 @@ struct Throttle<T, C> {
     finishing: bool,
 }
 
-impl<T: Send + 'static, C: FnMut(&T) -> u32 + Send + 'static> GraphStageLogic for Throttle<T, C> {
+impl<T: Send + 'static, C: FnMut(&T) -> u32 + Clone + Send + 'static> GraphStageLogic
+    for Throttle<T, C>
+{
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.bucket = Some(TokenBucket::new(self.burst, self.cost, self.per, ctx.now()));
         Ok(())
@@ -154,7 +164,16 @@ impl<T: Send + 'static, C: FnMut(&T) -> u32 + Send + 'static> GraphStageLogic fo
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let cost = u64::from((self.cost_fn)(&element));
+        let cost_fn = &mut self.cost_fn;
+        let cost = match supervised(self.restart.as_ref().map(|(s, _)| s), || cost_fn(&element)) {
+            Ok(cost) => u64::from(cost),
+            Err(directive) => {
+                if let (Directive::Restart, Some((_, fresh))) = (directive, &self.restart) {
+                    self.cost_fn = fresh.clone();
+                }
+                return ctx.pull(self.shape.inlet); // dropped; downstream still asks
+            }
+        };
         let now = ctx.now();
         let wait = self
             .bucket
@@ -222,9 +241,12 @@ where
             reason: "must be at least 1 in enforcing mode, or every element fails the stream",
         });
     }
-    Ok(logic_flow("throttle", move || Throttle {
+    Ok(logic_flow_with("throttle", move |attributes| Throttle {
         shape: ports(),
         cost_fn: cost_fn.clone(),
+        restart: attributes
+            .supervision_strategy()
+            .map(|strategy| (strategy.clone(), cost_fn.clone())),
         cost,
         per,
         burst: u64::from(maximum_burst),

@@ -51,6 +51,8 @@ pub trait TimeOps: FlowOps {
     /// [`throttle`](Self::throttle) where each element costs `cost_fn(&element)`
     /// of the `cost` allowed per `per`.
     ///
+    /// Supervision: a panic in `cost_fn` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element (taking no tokens), restart drops it and goes on with a fresh clone of `cost_fn` (the token bucket is kept), stop fails the stream.
+    ///
     /// # Errors
     ///
     /// As [`throttle`](Self::throttle).
@@ -119,6 +121,8 @@ pub trait TimeOps: FlowOps {
     /// downstream asks, a full group still takes elements of weight zero;
     /// an element heavier than `max_weight` goes in a group with nothing of
     /// positive weight. No element is dropped.
+    ///
+    /// Supervision: a panic in `weight_fn` asks the stage's [`SupervisionStrategy`](crate::SupervisionStrategy): resume drops the element, restart drops it and goes on with a fresh clone of `weight_fn` (the open group is kept), stop fails the stream.
     ///
     /// # Errors
     ///

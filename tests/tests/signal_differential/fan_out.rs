@@ -24,7 +24,8 @@
 //! - `unzip` (into `x` and `x + 1000`) as `broadcast` (Pekko's
 //!   `UnzipWith`: upstream cancelled when both outputs have);
 //! - an end goes to every output still running; when all have cancelled,
-//!   upstream is cancelled; with eager cancel (`divert_to`, `also_to`)
+//!   upstream is cancelled; with eager cancel (`divert_to`, `also_to`,
+//!   `Balance::eager_cancel`)
 //!   when either output cancels, upstream is cancelled and the other output
 //!   completed, as when `wire_tap`'s main output cancels.
 
@@ -72,7 +73,7 @@ impl Outputs {
     /// Whether output `j` cancelling stops the fan-out.
     fn stops(&self, j: usize) -> bool {
         match self.kind {
-            FanOut::DivertTo | FanOut::AlsoTo => true,
+            FanOut::DivertTo | FanOut::AlsoTo | FanOut::BalanceEager => true,
             FanOut::WireTap => j == 0,
             _ => false,
         }
@@ -173,7 +174,7 @@ impl Outputs {
                     (0..2).all(|j| self.done[j] || self.waiting.contains(&j))
                         && !self.waiting.is_empty()
                 }
-                FanOut::Balance | FanOut::Partition | FanOut::DivertTo => {
+                FanOut::Balance | FanOut::BalanceEager | FanOut::Partition | FanOut::DivertTo => {
                     !self.waiting.is_empty() || self.pulled
                 }
                 FanOut::BalanceAll => {
@@ -218,13 +219,15 @@ impl Outputs {
                     self.waiting.clear();
                     if tap { vec![0, 1] } else { vec![0] }
                 }
-                FanOut::Balance | FanOut::BalanceAll => match self.waiting.pop_front() {
-                    Some(j) => vec![j],
-                    None => {
-                        self.held = Some(x);
-                        continue;
+                FanOut::Balance | FanOut::BalanceAll | FanOut::BalanceEager => {
+                    match self.waiting.pop_front() {
+                        Some(j) => vec![j],
+                        None => {
+                            self.held = Some(x);
+                            continue;
+                        }
                     }
-                },
+                }
             };
             for j in to {
                 let x = if self.kind == FanOut::Unzip && j == 1 {

@@ -202,12 +202,11 @@ fn fanned(source: Source<u64>, kind: FanOut) -> RunnableGraph<(SinkProbe<u64>, S
             g.connect(out, fan.inlet()).expect("wired");
             fan.outs()
         }
-        FanOut::Balance | FanOut::BalanceAll => {
-            let balance = Balance::<u64, 2>::new();
-            let balance = if kind == FanOut::BalanceAll {
-                balance.wait_for_all_downstreams()
-            } else {
-                balance
+        FanOut::Balance | FanOut::BalanceAll | FanOut::BalanceEager => {
+            let balance = match kind {
+                FanOut::BalanceAll => Balance::<u64, 2>::new().wait_for_all_downstreams(),
+                FanOut::BalanceEager => Balance::new().eager_cancel(),
+                _ => Balance::new(),
             };
             let fan = g.add(balance);
             g.connect(out, fan.inlet()).expect("wired");

@@ -64,6 +64,8 @@ pub(crate) enum FanOut {
     Balance,
     /// `Balance::wait_for_all_downstreams`.
     BalanceAll,
+    /// `Balance::eager_cancel`.
+    BalanceEager,
     /// `Partition` by `x % 2` (upstream cancelled when both outputs are).
     Partition,
     /// Fluent `divert_to` (odd elements to the second output): a
@@ -85,6 +87,7 @@ fn fan_out() -> impl Strategy<Value = Option<FanOut>> {
         2 => Just(Some(FanOut::Broadcast)),
         2 => Just(Some(FanOut::Balance)),
         1 => Just(Some(FanOut::BalanceAll)),
+        1 => Just(Some(FanOut::BalanceEager)),
         1 => Just(Some(FanOut::Partition)),
         1 => Just(Some(FanOut::DivertTo)),
         1 => Just(Some(FanOut::AlsoTo)),

@@ -14,8 +14,10 @@ use crate::stage::{
 /// asked of upstream until every output has asked once. An output that
 /// cancels is left out; upstream is cancelled when all have. An element
 /// asked for by an output that cancelled before it came goes to the next
-/// output that asks (it is never dropped). Completion (after such an
-/// element is out) and failure reach every output.
+/// output that asks (it is never dropped). With
+/// [`eager_cancel`](Self::eager_cancel) the first output to cancel cancels
+/// upstream and completes the others. Completion (after such an element
+/// is out) and failure reach every output.
 ///
 /// # Examples
 ///
@@ -45,6 +47,7 @@ use crate::stage::{
 #[derive(Debug, Clone, Copy)]
 pub struct Balance<T, const N: usize> {
     wait_for_all: bool,
+    eager_cancel: bool,
     _t: std::marker::PhantomData<fn(T)>,
 }
 
@@ -53,6 +56,7 @@ impl<T, const N: usize> Balance<T, N> {
     pub const fn new() -> Self {
         Self {
             wait_for_all: false,
+            eager_cancel: false,
             _t: std::marker::PhantomData,
         }
     }
@@ -60,6 +64,43 @@ impl<T, const N: usize> Balance<T, N> {
     /// A balance that starts once every output has asked.
     pub const fn wait_for_all_downstreams(mut self) -> Self {
         self.wait_for_all = true;
+        self
+    }
+
+    /// A balance whose first output to cancel cancels upstream (with that
+    /// output's cause) and completes the other outputs (Pekko's
+    /// `Balance(n, eagerCancel = true)`); without it, upstream is
+    /// cancelled once every output has cancelled. An element held for an
+    /// output that cancelled is dropped with the stream.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::graph::{Balance, GraphBuilder};
+    /// use weir_streams::prelude::*;
+    ///
+    /// # fn main() -> Result<(), weir_streams::GraphError> {
+    /// let system = weir_actor::ActorSystem::new("balance-eager").unwrap();
+    /// let mat = Materializer::new(&system);
+    /// let mut b = GraphBuilder::new();
+    /// let balance = b.add(Balance::<u64, 2>::new().eager_cancel());
+    /// let [one, two] = balance.outs();
+    /// let (taken, first) = b.sink_mat(Sink::head());
+    /// let (rest, second) = b.sink_mat(Sink::collect());
+    /// let source = b.source(Source::repeat(1u64));
+    /// b.connect(source, balance.inlet())?;
+    /// b.connect(one, taken)?;
+    /// b.connect(two, rest)?;
+    /// // The head sink cancels after one element: the endless source stops.
+    /// let (first, rest) = b.build(move |m| (m.take(&first), m.take(&second)))?.run(&mat);
+    /// assert_eq!(first.wait(), Ok(1));
+    /// assert!(rest.wait().is_ok());
+    /// system.terminate().wait().unwrap();
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub const fn eager_cancel(mut self) -> Self {
+        self.eager_cancel = true;
         self
     }
 }
@@ -85,7 +126,7 @@ impl<T: Send + 'static, const N: usize> GraphStage for Balance<T, N> {
             held: None,
             asked: [false; N],
             started: !self.wait_for_all,
-            running: N,
+            running: if self.eager_cancel { 1 } else { N },
         };
         (Box::new(logic), ())
     }
@@ -101,6 +142,7 @@ struct BalanceLogic<T, const N: usize> {
     /// Outputs that have asked at least once (for `wait_for_all`).
     asked: [bool; N],
     started: bool,
+    /// Outputs still running (1 when eager: the first cancel stops it).
     running: usize,
 }
 

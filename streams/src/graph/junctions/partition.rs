@@ -3,7 +3,7 @@
 use crate::error::StreamError;
 use crate::stage::{
     GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
-    UniformFanOutShape,
+    SupervisionStrategy, UniformFanOutShape, supervised,
 };
 
 /// Why a [`Partition`] failed its stream: the partitioner named an output
@@ -36,6 +36,11 @@ impl std::error::Error for PartitionOutOfRange {}
 /// index out of range fails the
 /// stream with [`ErrorKind::Custom`](crate::ErrorKind::Custom) holding a
 /// [`PartitionOutOfRange`].
+///
+/// Supervision: a panic in the partitioner asks the stage's
+/// [`SupervisionStrategy`] (an attribute given with
+/// [`GraphBuilder::add_with_attributes`](crate::graph::GraphBuilder::add_with_attributes)):
+/// resume and restart drop the element, stop fails the stream.
 ///
 /// # Examples
 ///
@@ -134,10 +139,11 @@ where
         "partition"
     }
 
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
+    fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
         let logic = PartitionLogic::<T, N, F> {
             shape: UniformFanOutShape::new(),
             partitioner: self.partitioner.clone(),
+            strategy: cx.attributes().supervision_strategy().cloned(),
             held: None,
             running: if self.eager_cancel { 1 } else { N },
             upstream_done: false,
@@ -149,6 +155,7 @@ where
 struct PartitionLogic<T, const N: usize, F> {
     shape: UniformFanOutShape<T, N>,
     partitioner: F,
+    strategy: Option<SupervisionStrategy>,
     /// An element waiting for its output to ask.
     held: Option<(usize, T)>,
     /// Outputs whose cancelling is not yet the end: all of them, or one
@@ -198,7 +205,12 @@ where
 {
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let index = (self.partitioner)(&element);
+        let partitioner = &self.partitioner;
+        let Ok(index) = supervised(self.strategy.as_ref(), || partitioner(&element)) else {
+            // Resumed or restarted (the partitioner is a `Fn`, nothing to
+            // reset): the element is dropped; ask for the next.
+            return self.advance(ctx);
+        };
         if index >= N {
             let error = PartitionOutOfRange { index, outputs: N };
             return Err(StreamError::custom(error));

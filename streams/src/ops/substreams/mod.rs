@@ -37,7 +37,8 @@ pub(crate) use splitters::{GroupBy, SplitAfter, SplitWhen};
 use stage::{Splitter, Substreams};
 
 use super::FlowOps;
-use super::util::logic_flow;
+use super::util::logic_flow_with;
+use crate::stage::Attributes;
 use crate::blueprint::{Flow, RunnableGraph, Sink, Source};
 use crate::error::ArgumentError;
 use crate::plan::graph::Fuses;
@@ -121,7 +122,7 @@ where
     fn close(self, tail: Tail<U>, parallelism: usize, name: &'static str) -> B::Repr<U> {
         let (split, flow) = (self.split, self.flow);
         let direct = direct::plan(&flow, &tail);
-        let make: pump::MakeSplit<T, U> = Arc::new(move || {
+        let make: pump::MakeSplit<T, U> = Arc::new(move |attributes: &Attributes| {
             Substreams::new(
                 split(),
                 flow.clone(),
@@ -129,11 +130,12 @@ where
                 direct.clone(),
                 parallelism,
             )
+            .supervised_by(attributes.supervision_strategy().cloned())
         });
         let fused = Arc::new(pump::SplitFuse {
             make: Arc::clone(&make),
         });
-        let mut stage = logic_flow(name, move || make());
+        let mut stage = logic_flow_with(name, move |attributes| make(attributes));
         stage.graph.nodes[0].fuses = Some(Fuses::Split(fused));
         self.upstream.via_flow(stage)
     }

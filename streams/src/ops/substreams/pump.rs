@@ -23,7 +23,7 @@ use crate::stage::{
 const BUDGET: usize = 32_768;
 
 /// Makes the splitting stage's logic for each run.
-pub(crate) type MakeSplit<T, U> = Arc<dyn Fn() -> Substreams<T, U> + Send + Sync>;
+pub(crate) type MakeSplit<T, U> = Arc<dyn Fn(&Attributes) -> Substreams<T, U> + Send + Sync>;
 
 /// The fused source a splitting stage pulls itself.
 pub(crate) struct Pump<T> {
@@ -112,7 +112,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             }
             // The element made before an end comes first.
             if let Some(element) = element {
-                match self.splitter.route(&element)? {
+                match self.route(&element)? {
                     Route::To(id) => self.push_to(id, element, ctx)?,
                     route => {
                         self.pending = Some((element, route));
@@ -169,11 +169,11 @@ impl<T: Send + 'static, U: Send + 'static> ErasedStage for IterSplitStage<T, U> 
     }
     fn create(
         &self,
-        _: &mut MatContext<'_>,
+        cx: &mut MatContext<'_>,
         mats: &mut Vec<Box<dyn Any + Send>>,
     ) -> Box<dyn GraphStageLogic> {
         mats.push(Box::new(()));
-        let mut logic = (self.make)();
+        let mut logic = (self.make)(cx.attributes());
         logic.input = Some(Box::new(Pump::new((self.source)())));
         Box::new(logic)
     }

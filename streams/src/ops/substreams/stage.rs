@@ -14,6 +14,7 @@ use crate::error::StreamError;
 use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
+    SupervisionStrategy, supervised,
 };
 
 /// Where an element goes.
@@ -108,6 +109,9 @@ pub(crate) struct Substreams<T, U> {
     pub(super) upstream_done: bool,
     /// Set when the stage pulls a fused source itself (no inlet).
     pub(super) input: Option<Box<Pump<T>>>,
+    /// Asked when the key function or predicate panics: resume and
+    /// restart drop the element.
+    strategy: Option<SupervisionStrategy>,
 }
 
 impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
@@ -141,7 +145,22 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             pending: None,
             upstream_done: false,
             input: None,
+            strategy: None,
         }
+    }
+
+    /// Honour `strategy` for the user's key function or predicate.
+    pub(crate) fn supervised_by(mut self, strategy: Option<SupervisionStrategy>) -> Self {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Where `element` goes; a panic in the user's function that the
+    /// strategy resumes (or restarts: the function is stateless to the
+    /// stage) drops the element.
+    pub(super) fn route(&mut self, element: &T) -> Result<Route, StreamError> {
+        let splitter = &mut self.splitter;
+        supervised(self.strategy.as_ref(), || splitter.route(element)).unwrap_or(Ok(Route::Drop))
     }
 
     fn sub(&mut self, id: u64) -> Option<&mut Sub<T, U>> {
@@ -277,7 +296,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             self.pending = Some((element, Route::To(id)));
             return Ok(());
         }
-        let close = self.splitter.close_after(&element);
+        let splitter = &mut self.splitter;
+        let Ok(close) = supervised(self.strategy.as_ref(), || splitter.close_after(&element)) else {
+            return Ok(()); // the predicate panicked, resumed: the element is dropped
+        };
         let sub = self.sub(id).expect("looked up above");
         sub.runner.offer(element)?;
         // The element ended it (a `take`): its key closes now, before the
@@ -531,7 +553,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
-        let route = self.splitter.route(&element)?;
+        let route = self.route(&element)?;
         if let Route::To(id) = route {
             return self.push_to(id, element, ctx);
         }
