@@ -118,7 +118,7 @@ pub(crate) fn validate_element(element: &str) -> Result<(), NameError> {
 
 pub(crate) fn is_name_char(ch: char) -> bool {
     // One table look-up per character: names are checked on every spawn
-    // (a stream's island actors among them), so this is on that path.
+    // (a stream's stage actors among them), so this is on that path.
     NAME_CHARS.get(ch as usize).copied().unwrap_or(false)
 }
 

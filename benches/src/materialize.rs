@@ -10,12 +10,12 @@
 //! one at a time (spawn, then block on the join handle) and in batches.
 //!
 //! The one-island graph is a fused source and sink, which Weir runs as a
-//! task of the pool rather than on an actor of its own; the two-island
-//! graph has an actor per island. Under them, the two floors, with no
+//! task of the pool; the two-island graph has a pool task per island,
+//! each with its inbox. Under them, the two floors, with no
 //! stream: a pool task that completes a promise (`task_floor`, what the
 //! one-island graph cannot go below) and an actor spawned, told one
-//! message and stopped (`actor_floor`, the same for an island that is an
-//! actor).
+//! message and stopped (`actor_floor`, what an island cost when islands
+//! were actors).
 //!
 //! Every variant returns the sum of its graphs' results, so none can skip
 //! one; the report gives graphs per second (median of the runs), the ratio

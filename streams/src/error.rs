@@ -292,7 +292,9 @@ pub enum MaterializeError {
     /// The actor system is terminating or has terminated: it starts no
     /// new streams.
     SystemTerminated,
-    /// An island's actor could not be spawned for another reason.
+    /// An island's task could not be spawned for another reason (a
+    /// dispatcher the system builder did not declare, a pinned thread that
+    /// could not start).
     Spawn(weir_actor::SpawnError),
 }
 

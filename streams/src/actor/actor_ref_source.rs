@@ -6,7 +6,7 @@
 //! the sender's thread and appends the element to the stage's inbox (one
 //! lock, one queue slot, no wrapper allocation). The first element into
 //! an idle inbox marks it scheduled and wakes the stage with one async
-//! callback (a message to the island's actor that carries nothing); the
+//! callback (a message to the island's inbox that carries nothing); the
 //! stage takes the whole inbox at once and clears the mark, so a burst
 //! costs one wake-up. There is no actor in between.
 //!

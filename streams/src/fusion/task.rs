@@ -1,8 +1,9 @@
 //! A graph that is one iterator source fused with a consumer (`single ->
 //! map -> head`, `range -> filter -> fold`) runs as a task of the system's
 //! pool ([`ActorSystem::spawn_task`]) instead of in an island. It has no
-//! ports, no events and nothing to receive, so an island's actor (a path,
-//! a mailbox, a supervised stop) would cost more than the stream: the task
+//! ports, no events and nothing to receive, so an island (its stages'
+//! logics, connections, event queue and inbox) would cost more than the
+//! stream: the task
 //! is the fused loop, polled a budget of elements at a time, queued again
 //! behind other work after each budget, and woken by its source when that
 //! has nothing ready.

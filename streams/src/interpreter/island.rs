@@ -344,7 +344,8 @@ impl Island {
         });
     }
 
-    /// The island's actor stopped (or failed) before the stream finished:
+    /// The island's task was aborted or dropped (or failed) before the
+    /// stream finished:
     /// fail what is still running with `error` so every sink's completion
     /// reports it (each stage's `on_failure`, then its `post_stop`).
     pub(crate) fn abort(&mut self, error: &StreamError) {

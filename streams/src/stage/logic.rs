@@ -96,7 +96,7 @@ pub trait GraphStage: Send + Sync + 'static {
 }
 
 /// The running part of a stage: its state and its handlers. The
-/// interpreter calls one handler at a time, on the island's actor, and
+/// interpreter calls one handler at a time, on the island's task, and
 /// every handler gets a [`StageContext`] to push, pull, grab, complete,
 /// fail, cancel, emit, set timers and make async callbacks.
 ///

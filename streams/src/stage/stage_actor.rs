@@ -98,7 +98,7 @@ pub(crate) fn actor_name_for(label: &str, fallback: &'static str) -> String {
 
 /// `label`'s characters with every one that actor names do not take as
 /// `_`: the one mapping from stage labels to actor names (references here,
-/// island actors in `materialize`).
+/// island names in `interpreter::task`).
 pub(crate) fn name_chars(label: &str) -> impl Iterator<Item = char> + '_ {
     label.chars().map(|c| {
         if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
