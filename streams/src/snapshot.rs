@@ -197,7 +197,38 @@ impl IslandSnapshot {
     }
 }
 
+impl IslandSnapshot {
+    /// The stages that hold the island back: a stage a connection waits
+    /// for that does not itself wait the same way. A stage that has not
+    /// pulled while its own downstream has not pulled it either only
+    /// passes the back-pressure on; the stage at the end of that chain
+    /// (a sink that stopped asking, a junction held by one slow branch's
+    /// stage) holds the stream. Likewise upstream, for a source that does
+    /// not push. Across an async boundary each island names its own: the
+    /// boundary's halves pass the wait on.
+    pub fn holding(&self) -> impl Iterator<Item = &StageSnapshot> {
+        let waits = |stage: usize, inlet: bool, side: Side| {
+            self.connections.iter().any(|c| {
+                (if inlet { c.to } else { c.from }) == stage && c.state.waits_for() == Some(side)
+            })
+        };
+        self.stages.iter().enumerate().filter_map(move |(i, stage)| {
+            let holds_demand = waits(i, true, Side::Downstream) && !waits(i, false, Side::Downstream);
+            let holds_supply = waits(i, false, Side::Upstream) && !waits(i, true, Side::Upstream);
+            (holds_demand || holds_supply).then_some(stage)
+        })
+    }
+}
+
 impl StreamSnapshot {
+    /// The stages that hold each island back (see
+    /// [`IslandSnapshot::holding`]), with their island.
+    pub fn holding(&self) -> impl Iterator<Item = (&IslandSnapshot, &StageSnapshot)> {
+        self.islands
+            .iter()
+            .flat_map(|island| island.holding().map(move |stage| (island, stage)))
+    }
+
     /// Every waiting connection of every island, with its island and the
     /// stage it waits for.
     pub fn waiting(
@@ -211,8 +242,8 @@ impl StreamSnapshot {
     }
 
     /// The snapshot as a Mermaid flowchart: one subgraph per island, each
-    /// connection labelled with its state, and the stages a connection
-    /// waits for marked `waiting`.
+    /// connection labelled with its state, and the stages that hold the
+    /// stream back ([`holding`](Self::holding)) marked `waiting`.
     pub fn to_mermaid(&self) -> String {
         let mut out = String::from("flowchart LR\n  classDef waiting stroke:#d33,stroke-width:3px\n");
         for island in &self.islands {
@@ -224,7 +255,7 @@ impl StreamSnapshot {
                 island.idle_for
             ));
             for (i, stage) in island.stages.iter().enumerate() {
-                let class = if island.waiting().any(|(_, s)| std::ptr::eq(s, stage)) {
+                let class = if island.holding().any(|s| std::ptr::eq(s, stage)) {
                     ":::waiting"
                 } else {
                     ""
@@ -246,7 +277,8 @@ fn escape(text: &str) -> String {
 
 impl fmt::Display for StreamSnapshot {
     /// One block per island: its stages, then each connection with its
-    /// state and, when it waits, the stage it waits for.
+    /// state and, when it waits, the stage it waits for, then the stages
+    /// that hold it back.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "stream {}", self.stream)?;
         for island in &self.islands {
@@ -274,6 +306,10 @@ impl fmt::Display for StreamSnapshot {
                     Some(Side::Downstream) => writeln!(f, ", waits for `{down}` to pull")?,
                     None => writeln!(f)?,
                 }
+            }
+            let holding: Vec<&str> = island.holding().map(|s| s.name.as_str()).collect();
+            if !holding.is_empty() {
+                writeln!(f, "    held back by: {}", holding.join(", "))?;
             }
         }
         Ok(())

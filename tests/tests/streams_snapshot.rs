@@ -56,6 +56,37 @@ fn a_stalled_pipeline_names_the_stage_that_does_not_pull() {
 }
 
 #[test]
+fn back_pressure_passed_on_is_not_blamed_on_the_stage_that_passes_it() {
+    let (system, _) = stream_system("snapshot-unfused");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    let mut probe = Source::repeat(1u32)
+        .map(|x| x + 1)
+        .named("plus-one")
+        .filter(|_| true)
+        .named("keep")
+        .run_with(TestSink::probe(), &unfused);
+    probe.request(2);
+    probe.expect_next_n(2);
+    probe.wait_idle();
+    let streams = unfused.snapshot().wait_timeout(PATIENCE).unwrap();
+    let stream = &streams[0];
+    // `plus-one` and `keep` have not pulled either, but only because
+    // their downstream has not: the probe holds the stream.
+    let waiting: Vec<&str> = stream.waiting().map(|(_, s, _)| s.name.as_str()).collect();
+    assert_eq!(waiting, ["plus-one", "keep", "sink_probe"], "{stream}");
+    let holding: Vec<&str> = stream.holding().map(|(_, s)| s.name.as_str()).collect();
+    assert_eq!(holding, ["sink_probe"], "{stream}");
+    assert!(
+        stream.to_string().contains("held back by: sink_probe"),
+        "{stream}"
+    );
+    let mermaid = stream.to_mermaid();
+    assert!(!mermaid.contains(r#"["keep"]:::waiting"#), "{mermaid}");
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
 fn a_pipeline_waiting_for_its_source_names_the_source() {
     let (system, materializer) = stream_system("snapshot-source");
     let (queue, done) = Source::<u32, _>::queue(4)
@@ -68,6 +99,8 @@ fn a_pipeline_waiting_for_its_source_names_the_source() {
     assert_eq!(stage.name, "queue");
     assert_eq!(connection.state, ConnectionState::Pulled);
     assert!(streams[0].to_string().contains("waits for `queue` to push"));
+    let holding: Vec<&str> = streams[0].holding().map(|(_, s)| s.name.as_str()).collect();
+    assert_eq!(holding, ["queue"], "{}", streams[0]);
     queue.complete();
     done.wait().unwrap();
     shutdown(&system);
