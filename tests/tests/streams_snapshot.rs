@@ -47,6 +47,11 @@ fn a_stalled_pipeline_names_the_stage_that_does_not_pull() {
     assert!(mermaid.contains(r#"["sink_probe"]:::waiting"#), "{mermaid}");
     assert!(mermaid.contains("-->|not pulled|"), "{mermaid}");
 
+    // Answering a snapshot is no progress: the wait goes on counting.
+    clock.advance(Duration::from_secs(2));
+    let again = snapshot(&materializer);
+    assert_eq!(again[0].islands[0].idle_for, Duration::from_secs(7));
+
     // Asked for more, the sink pulls: the stream now waits upstream of
     // it (or is busy pushing), never on the sink.
     probe.request(1);
