@@ -142,7 +142,7 @@ impl Running {
     /// `None`) for their snapshots. The registry's lock is let go before
     /// any island is asked.
     pub(crate) fn snapshot(&self, materializer: Option<u64>) -> PendingSnapshot {
-        let probes: Vec<Arc<dyn Inspect>> = {
+        let mut probes: Vec<(u64, Arc<dyn Inspect>)> = {
             let state = self.state.lock();
             state
                 .probes
@@ -153,10 +153,13 @@ impl Running {
                         .get(key)
                         .is_some_and(|(m, _)| materializer.is_none_or(|id| *m == id))
                 })
-                .map(|(_, probe)| Arc::clone(probe))
+                .map(|(key, probe)| (*key, Arc::clone(probe)))
                 .collect()
         };
-        PendingSnapshot::ask(probes)
+        // In the order they started (so a time-out lists the silent ones
+        // in plan order).
+        probes.sort_unstable_by_key(|(key, _)| *key);
+        PendingSnapshot::ask(probes.into_iter().map(|(_, probe)| probe).collect())
     }
 
     /// How many islands of `materializer` (all for `None`) are registered.

@@ -82,9 +82,9 @@ pub struct IslandSnapshot {
     /// Its connections, each joining an outlet of one stage to an inlet of
     /// another.
     pub connections: Vec<ConnectionSnapshot>,
-    /// How long since the island last made progress (ran an event or
-    /// handled a callback or timer), on the system's clock; zero while it
-    /// is busy.
+    /// How long since the island last made progress: since the start of
+    /// its last turn that ran an event or handled a callback or timer, on
+    /// the system's clock (a busy island shows at most one turn).
     pub idle_for: Duration,
 }
 

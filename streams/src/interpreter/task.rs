@@ -137,10 +137,12 @@ pub(crate) struct IslandTask {
     /// Its path for the instrumentation hook, made on the first turn a
     /// hook sees.
     subject: Option<ActorPath>,
-    /// When the island last went to wait having made progress (on the
-    /// system's clock, read once per such wait, never per element);
-    /// `None` while it is busy. A snapshot reports the time since.
-    idle_since: Option<Instant>,
+    /// When the last turn that made progress began (on the system's
+    /// clock, read once per turn, never per element); `None` before the
+    /// first turn. A snapshot reports the time since. The turn's start,
+    /// not its end: what a turn sends out (a reply a test waits for) is
+    /// seen before the turn ends, and must not be seen as later.
+    progressed_at: Option<Instant>,
 }
 
 impl IslandTask {
@@ -157,7 +159,7 @@ impl IslandTask {
             started: false,
             ended: false,
             subject: None,
-            idle_since: None,
+            progressed_at: None,
         }
     }
 
@@ -170,14 +172,18 @@ impl IslandTask {
     /// inbox, for the next turn. A question for a snapshot is answered
     /// in its place among the messages, and is no progress.
     fn turn(&mut self, waker: &Waker) -> Turn {
-        let mut progress = !self.started;
+        let start = self.inbox.system.scheduler().now();
         if !self.started {
             self.started = true;
+            self.progressed_at = Some(start);
             self.island.start();
         }
         self.inbox.queue.lock().take(&mut self.batch, waker);
         let mut left = EVENT_BUDGET;
         let mut more = self.island.run_within(&mut left);
+        if left < EVENT_BUDGET {
+            self.progressed_at = Some(start);
+        }
         let mut first = true;
         while first || !more {
             let Some(msg) = self.batch.pop_front() else {
@@ -188,27 +194,22 @@ impl IslandTask {
                 self.answer(reply);
                 continue;
             }
-            progress = true;
+            self.progressed_at = Some(start);
             self.island.on_message(msg);
             more = self.island.run_within(&mut left);
         }
-        progress |= left < EVENT_BUDGET;
         if self.island.is_done() {
             Turn::Done
         } else if more || !self.batch.is_empty() {
-            self.idle_since = None;
             Turn::Yield
         } else {
-            if progress || self.idle_since.is_none() {
-                self.idle_since = Some(self.inbox.system.scheduler().now());
-            }
             Turn::Wait
         }
     }
 
     /// Answer a snapshot: the island now, and how long it has waited.
     fn answer(&self, reply: SnapshotReply) {
-        let idle_for = self.idle_since.map_or(Duration::ZERO, |since| {
+        let idle_for = self.progressed_at.map_or(Duration::ZERO, |since| {
             self.inbox.system.scheduler().now().saturating_duration_since(since)
         });
         let island = self.island.inspect(self.inbox.island, &self.inbox.name, idle_for);
