@@ -330,6 +330,55 @@ impl std::error::Error for MaterializeError {
     }
 }
 
+/// Why a [snapshot](crate::Materializer::snapshot) of the running streams
+/// is incomplete.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("snapshot-error").unwrap();
+/// let materializer = Materializer::new(&system);
+/// // Nothing runs: every island (none) answers at once.
+/// let streams = materializer.snapshot().wait_timeout(Duration::ZERO).unwrap();
+/// assert!(streams.is_empty());
+/// system.terminate().wait().unwrap();
+/// ```
+#[cfg(not(loom))]
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SnapshotError {
+    /// Some islands did not answer in time: they are busy, or blocked
+    /// inside a stage's handler (a blocking call holds the island's
+    /// thread), which is itself where such a stream waits.
+    TimedOut {
+        /// What the other islands answered.
+        answered: Vec<crate::snapshot::StreamSnapshot>,
+        /// The names of the islands that did not answer
+        /// (`stream-<n>-<island>-<stage>`).
+        silent: Vec<String>,
+    },
+}
+
+#[cfg(not(loom))]
+impl fmt::Display for SnapshotError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SnapshotError::TimedOut { silent, .. } => write!(
+                f,
+                "{} island(s) did not answer the snapshot in time (busy or blocked in a stage): {}",
+                silent.len(),
+                silent.join(", ")
+            ),
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl std::error::Error for SnapshotError {}
+
 /// A typed error for a bad argument to an operator or a source
 /// (a zero where a size is needed, a strategy that cannot apply).
 #[derive(Debug, Clone, PartialEq, Eq)]

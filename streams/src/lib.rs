@@ -121,6 +121,7 @@ runtime_modules! {
     mod plan;
     mod queue;
     mod running;
+    pub mod snapshot;
     pub mod stage;
     #[cfg(feature = "testkit")]
     pub mod testkit;
@@ -134,6 +135,8 @@ runtime_modules! {
     pub use hub::{BroadcastHub, ConsumerInfo, DrainingControl, MergeHub, PartitionHub};
     pub use kill_switch::{KillSwitches, SharedKillSwitch, UniqueKillSwitch};
     pub use materializer::{Materializer, MaterializerBuilder};
+    pub use error::SnapshotError;
+    pub use snapshot::{PendingSnapshot, StreamSnapshot};
     pub use ops::{
         ContextOps, DelayOverflowStrategy, ErrorOps, FlowWithContext, SourceWithContext, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, RetryFlow, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,

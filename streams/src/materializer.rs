@@ -144,6 +144,64 @@ impl Materializer {
         drop(Arc::clone(&self.running).stop(Some(self.id())));
     }
 
+    /// Ask every running island of this materializer's streams for a
+    /// snapshot: its stages, each connection's state (which side it waits
+    /// for) and how long the island has waited, so a stuck stream shows
+    /// the stage that holds it back. See [`crate::snapshot`].
+    ///
+    /// Each island answers from its own task between two turns, reading
+    /// state it keeps anyway: taking a snapshot costs the running streams
+    /// one message per island and nothing per element. A graph run as one
+    /// fused loop (a single pool task with no ports) is not listed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("mat-snapshot").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// let (queue, done) = Source::<u32, _>::queue(4).unwrap()
+    ///     .async_boundary()
+    ///     .to_mat(Sink::ignore(), Keep::both)
+    ///     .run(&materializer);
+    /// let streams = materializer.snapshot().wait_timeout(Duration::from_secs(5)).unwrap();
+    /// assert_eq!(streams[0].islands.len(), 2); // one each side of the boundary
+    /// queue.complete();
+    /// done.wait().unwrap();
+    /// // A finished stream is gone from the snapshot.
+    /// assert!(materializer.snapshot().wait_timeout(Duration::from_secs(5)).unwrap().is_empty());
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn snapshot(&self) -> crate::snapshot::PendingSnapshot {
+        self.running.snapshot(Some(self.id()))
+    }
+
+    /// [`snapshot`](Self::snapshot) of every stream running on this
+    /// materializer's system, whichever materializer ran it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("system-snapshot").unwrap();
+    /// let (one, two) = (Materializer::new(&system), Materializer::new(&system));
+    /// let (queue, done) = Source::<u32, _>::queue(4).unwrap()
+    ///     .to_mat(Sink::ignore(), Keep::both)
+    ///     .run(&one);
+    /// let streams = two.system_snapshot().wait_timeout(Duration::from_secs(5)).unwrap();
+    /// assert_eq!(streams.len(), 1);
+    /// queue.complete();
+    /// done.wait().unwrap();
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn system_snapshot(&self) -> crate::snapshot::PendingSnapshot {
+        self.running.snapshot(None)
+    }
+
     /// How many islands of this materializer's streams are running (a
     /// graph run as a pool task counts as one).
     #[doc(hidden)]

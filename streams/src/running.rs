@@ -21,6 +21,7 @@ use std::task::{Context, Poll, Waker};
 use weir_actor::shutdown::Phase;
 use weir_actor::{ActorSystem, TaskHandle};
 
+use crate::snapshot::{Inspect, PendingSnapshot};
 use crate::sync::{Arc, Mutex};
 
 /// The registry of one system's running islands.
@@ -34,6 +35,9 @@ struct State {
     next_key: u64,
     /// Island key -> (the materializer that ran it, what stops it).
     islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
+    /// Island key -> how to ask it for a snapshot (islands run as tasks
+    /// with an inbox; a graph run as one fused loop has none).
+    probes: HashMap<u64, Arc<dyn Inspect>, foldhash::fast::RandomState>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
 }
@@ -134,6 +138,30 @@ impl Running {
         }
     }
 
+    /// Ask the islands of `materializer` (of every materializer for
+    /// `None`) for their snapshots. The registry's lock is let go before
+    /// any island is asked.
+    pub(crate) fn snapshot(&self, materializer: Option<u64>) -> PendingSnapshot {
+        let mut probes: Vec<(u64, Arc<dyn Inspect>)> = {
+            let state = self.state.lock();
+            state
+                .probes
+                .iter()
+                .filter(|(key, _)| {
+                    state
+                        .islands
+                        .get(key)
+                        .is_some_and(|(m, _)| materializer.is_none_or(|id| *m == id))
+                })
+                .map(|(key, probe)| (*key, Arc::clone(probe)))
+                .collect()
+        };
+        // In the order they started (so a time-out lists the silent ones
+        // in plan order).
+        probes.sort_unstable_by_key(|(key, _)| *key);
+        PendingSnapshot::ask(probes.into_iter().map(|(_, probe)| probe).collect())
+    }
+
     /// How many islands of `materializer` (all for `None`) are registered.
     pub(crate) fn count(&self, materializer: Option<u64>) -> usize {
         let state = self.state.lock();
@@ -182,12 +210,24 @@ impl Registration {
     }
 }
 
+impl Registration {
+    /// How to ask the registered island for a snapshot (dropped with the
+    /// registration).
+    pub(crate) fn inspect_with(&self, probe: Arc<dyn Inspect>) {
+        let mut state = self.running.state.lock();
+        if state.islands.contains_key(&self.key) {
+            state.probes.insert(self.key, probe);
+        }
+    }
+}
+
 impl Drop for Registration {
     fn drop(&mut self) {
-        let waiters = {
+        let (waiters, _probe) = {
             let mut state = self.running.state.lock();
             state.islands.remove(&self.key);
-            std::mem::take(&mut state.waiters)
+            let probe = state.probes.remove(&self.key);
+            (std::mem::take(&mut state.waiters), probe)
         };
         for waiter in waiters {
             waiter.wake();

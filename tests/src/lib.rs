@@ -179,3 +179,9 @@ impl IslandGate {
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The example of `docs/observing.md`, compiled and run as a doctest the
+/// same way.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/observing.md")]
+pub struct ObservingDoctests;

@@ -295,6 +295,10 @@ impl Island {
                 key,
                 generation,
             } => self.on_timer(stage, key, generation),
+            // Answered by the task that runs a top-level island, which
+            // knows how long it has waited (`IslandTask::turn`); a hosted
+            // island is never asked: the reply, dropped, leaves it out.
+            IslandMsg::Snapshot(reply) => drop(reply),
         }
     }
 

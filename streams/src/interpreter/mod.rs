@@ -11,6 +11,7 @@
 
 pub(crate) mod boundary;
 pub(crate) mod inbox;
+mod inspect;
 pub(crate) mod island;
 pub(crate) mod materialize;
 pub(crate) mod task;

@@ -40,12 +40,14 @@ use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
 use weir_actor::{ActorPath, ActorSystem};
 
 use super::inbox::Queue;
 use super::island::Island;
 use crate::error::{ErrorKind, StreamError};
+use crate::snapshot::{Answer, Inspect, SnapshotReply};
 use crate::stage::{Inbox, IslandMsg, island_path, refuse_message};
 use crate::sync::{Arc, Mutex};
 
@@ -62,6 +64,9 @@ pub(crate) struct TaskInbox {
     queue: Mutex<Queue<IslandMsg>>,
     system: ActorSystem,
     name: IslandName,
+    /// The stream's number and the island's in its plan, for snapshots.
+    stream: u64,
+    island: usize,
 }
 
 impl TaskInbox {
@@ -75,6 +80,8 @@ impl TaskInbox {
             queue: Mutex::new(Queue::new()),
             system,
             name: IslandName::new(stream, island, first),
+            stream,
+            island,
         }
     }
 
@@ -106,6 +113,18 @@ impl Inbox for TaskInbox {
     }
 }
 
+impl Inspect for TaskInbox {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn inspect(&self, reply: SnapshotReply) {
+        // An ended island gives the question back: dropped, the reply
+        // leaves the island out.
+        drop(self.deliver(IslandMsg::Snapshot(reply)));
+    }
+}
+
 /// The future that runs one island (module docs).
 pub(crate) struct IslandTask {
     island: Island,
@@ -118,11 +137,21 @@ pub(crate) struct IslandTask {
     /// Its path for the instrumentation hook, made on the first turn a
     /// hook sees.
     subject: Option<ActorPath>,
+    /// When the last turn that made progress began (on the system's
+    /// clock, read once per turn, never per element); `None` before the
+    /// first turn. A snapshot reports the time since. The turn's start,
+    /// not its end: what a turn sends out (a reply a test waits for) is
+    /// seen before the turn ends, and must not be seen as later.
+    progressed_at: Option<Instant>,
 }
 
 impl IslandTask {
-    /// The task for `island`, whose stages address `inbox`.
+    /// The task for `island`, whose stages address `inbox`; a registered
+    /// island can be asked for snapshots through its inbox.
     pub(crate) fn new(island: Island, inbox: Arc<TaskInbox>) -> Self {
+        if let Some(registration) = &island.registration {
+            registration.inspect_with(Arc::clone(&inbox) as Arc<dyn Inspect>);
+        }
         Self {
             island,
             inbox,
@@ -130,6 +159,7 @@ impl IslandTask {
             started: false,
             ended: false,
             subject: None,
+            progressed_at: None,
         }
     }
 
@@ -139,21 +169,32 @@ impl IslandTask {
     /// per turn, even behind an island whose events fill every budget (an
     /// island's actor interleaved its messages with its resumes the same
     /// way); those the budget does not reach wait in `batch`, ahead of the
-    /// inbox, for the next turn.
+    /// inbox, for the next turn. A question for a snapshot is answered
+    /// in its place among the messages, and is no progress.
     fn turn(&mut self, waker: &Waker) -> Turn {
+        let start = self.inbox.system.scheduler().now();
         if !self.started {
             self.started = true;
+            self.progressed_at = Some(start);
             self.island.start();
         }
         self.inbox.queue.lock().take(&mut self.batch, waker);
         let mut left = EVENT_BUDGET;
         let mut more = self.island.run_within(&mut left);
+        if left < EVENT_BUDGET {
+            self.progressed_at = Some(start);
+        }
         let mut first = true;
         while first || !more {
             let Some(msg) = self.batch.pop_front() else {
                 break;
             };
             first = false;
+            if let IslandMsg::Snapshot(reply) = msg {
+                self.answer(reply);
+                continue;
+            }
+            self.progressed_at = Some(start);
             self.island.on_message(msg);
             more = self.island.run_within(&mut left);
         }
@@ -164,6 +205,18 @@ impl IslandTask {
         } else {
             Turn::Wait
         }
+    }
+
+    /// Answer a snapshot: the island now, and how long it has waited.
+    fn answer(&self, reply: SnapshotReply) {
+        let idle_for = self.progressed_at.map_or(Duration::ZERO, |since| {
+            self.inbox.system.scheduler().now().saturating_duration_since(since)
+        });
+        let island = self.island.inspect(self.inbox.island, &self.inbox.name, idle_for);
+        reply.answer(Answer {
+            stream: self.inbox.stream,
+            island,
+        });
     }
 
     /// The island is over: close the inbox, and abort the island with

@@ -38,6 +38,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "materializer",
             "overflow",
             "running",
+            "snapshot",
             "sync",
         ],
     ),

@@ -1,0 +1,503 @@
+//! A snapshot of the running streams: which islands run, their stages, and
+//! where each connection waits, so "which stage holds my stream back" has
+//! an answer (Pekko's `MaterializerState.streamSnapshots`).
+//!
+//! [`Materializer::snapshot`](crate::Materializer::snapshot) asks every
+//! running island of a materializer (and
+//! [`Materializer::system_snapshot`](crate::Materializer::system_snapshot)
+//! of its whole system) for its state: each island answers from its own
+//! task, between two turns, by reading the connections' state bits it
+//! keeps anyway, so nothing is counted or timed per element. An island
+//! stuck inside a stage's handler (a blocking call) cannot answer: the
+//! wait times out with [`SnapshotError::TimedOut`], which names it.
+//!
+//! # The collection
+//!
+//! A [`PendingSnapshot`] holds one slot per island asked. Each island gets
+//! a reply (`SnapshotReply`) for its slot: answered, the slot holds the
+//! island's snapshot; dropped unanswered (the island ended before it took
+//! the question, and its inbox dropped it), the slot is empty and the
+//! island is left out. When no slot waits any more the pending snapshot
+//! completes.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use weir_actor::Promise;
+
+use crate::error::SnapshotError;
+use crate::sync::{Arc, Mutex};
+
+/// One running stream: the islands it runs as.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("snapshot-doc").unwrap();
+/// let materializer = Materializer::new(&system);
+/// // A stream that waits for ever: nothing is offered to the queue.
+/// let (queue, done) = Source::<u32, _>::queue(4).unwrap()
+///     .map(|x| x + 1)
+///     .to_mat(Sink::ignore(), Keep::both)
+///     .run(&materializer);
+/// let streams = materializer.snapshot().wait_timeout(Duration::from_secs(5)).unwrap();
+/// assert_eq!(streams.len(), 1);
+/// // The sink pulled; the stream waits for the queue to push.
+/// let (_, up, _) = streams[0].waiting().next().unwrap();
+/// assert_eq!(up.name, "queue");
+/// println!("{}", streams[0]);
+/// queue.complete();
+/// done.wait().unwrap();
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StreamSnapshot {
+    /// The stream's number (the `<n>` of its islands' names
+    /// `stream-<n>-<island>-<stage>`).
+    pub stream: u64,
+    /// Its running islands, in plan order (an island that has finished is
+    /// left out).
+    pub islands: Vec<IslandSnapshot>,
+}
+
+/// One running island: its stages, its connections and how long it has
+/// waited.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IslandSnapshot {
+    /// The island's number in its stream's plan.
+    pub index: usize,
+    /// Its name, `stream-<n>-<island>-<first stage>` (dead letters and the
+    /// instrumentation hook use it too).
+    pub name: String,
+    /// Its stages, in plan order; a connection names them by index.
+    pub stages: Vec<StageSnapshot>,
+    /// Its connections, each joining an outlet of one stage to an inlet of
+    /// another.
+    pub connections: Vec<ConnectionSnapshot>,
+    /// How long since the island last made progress: since the start of
+    /// its last turn that ran an event or handled a callback or timer, on
+    /// the system's clock (a busy island shows at most one turn).
+    pub idle_for: Duration,
+}
+
+/// One stage of a running island.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StageSnapshot {
+    /// Its name: the operator's, fused operators' joined with `.`, a name
+    /// given with attributes, or a boundary half's (`boundary-in`,
+    /// `boundary-out`, ...).
+    pub name: String,
+    /// How many inlets it has (0: a source, or the downstream half of an
+    /// async boundary).
+    pub inlets: u16,
+    /// How many outlets it has (0: a sink, or the upstream half of an
+    /// async boundary).
+    pub outlets: u16,
+    /// Whether it has finished (its ports are closed) while others of its
+    /// island still run.
+    pub finished: bool,
+}
+
+/// One connection of a running island: an outlet of `from` joined to an
+/// inlet of `to`, and what it waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConnectionSnapshot {
+    /// The upstream stage (an index into [`IslandSnapshot::stages`]).
+    pub from: usize,
+    /// The downstream stage (an index into [`IslandSnapshot::stages`]).
+    pub to: usize,
+    /// Where the connection is in the push/pull protocol.
+    pub state: ConnectionState,
+}
+
+/// Where a connection is in the push/pull protocol (Pekko's
+/// `ShouldPull` / `ShouldPush` / `Closed`, with the element in flight told
+/// apart).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConnectionState {
+    /// Downstream has not pulled: upstream waits for demand (Pekko's
+    /// `ShouldPull`).
+    NotPulled,
+    /// Downstream pulled and waits for upstream to push (Pekko's
+    /// `ShouldPush`).
+    Pulled,
+    /// An element was pushed and its `on_push` has not run yet: the island
+    /// is busy with it.
+    Pushed,
+    /// An element was pushed and downstream has not grabbed it.
+    NotGrabbed,
+    /// Completed, failed or cancelled.
+    Closed,
+}
+
+/// Which side of a connection the stream waits for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    /// The upstream stage (it was pulled and has not pushed).
+    Upstream,
+    /// The downstream stage (it has not pulled, or not grabbed what came).
+    Downstream,
+}
+
+impl ConnectionState {
+    /// Which side the connection waits for, if it waits (`None` when an
+    /// element is in flight or the connection is closed).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::snapshot::{ConnectionState, Side};
+    ///
+    /// assert_eq!(ConnectionState::Pulled.waits_for(), Some(Side::Upstream));
+    /// assert_eq!(ConnectionState::NotPulled.waits_for(), Some(Side::Downstream));
+    /// assert_eq!(ConnectionState::Closed.waits_for(), None);
+    /// ```
+    pub fn waits_for(self) -> Option<Side> {
+        match self {
+            Self::Pulled => Some(Side::Upstream),
+            Self::NotPulled | Self::NotGrabbed => Some(Side::Downstream),
+            Self::Pushed | Self::Closed => None,
+        }
+    }
+}
+
+impl fmt::Display for ConnectionState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::NotPulled => "not pulled",
+            Self::Pulled => "pulled",
+            Self::Pushed => "pushed",
+            Self::NotGrabbed => "pushed, not grabbed",
+            Self::Closed => "closed",
+        })
+    }
+}
+
+impl IslandSnapshot {
+    /// The connections that wait, each with the stage they wait for.
+    pub fn waiting(&self) -> impl Iterator<Item = (&ConnectionSnapshot, &StageSnapshot)> {
+        self.connections.iter().filter_map(|c| {
+            let stage = match c.state.waits_for()? {
+                Side::Upstream => c.from,
+                Side::Downstream => c.to,
+            };
+            Some((c, &self.stages[stage]))
+        })
+    }
+}
+
+impl IslandSnapshot {
+    /// The stages that hold the island back: a stage a connection waits
+    /// for that does not itself wait the same way. A stage that has not
+    /// pulled while its own downstream has not pulled it either only
+    /// passes the back-pressure on; the stage at the end of that chain
+    /// (a sink that stopped asking, a junction held by one slow branch's
+    /// stage) holds the stream. Likewise upstream, for a source that does
+    /// not push. Across an async boundary each island names its own: the
+    /// boundary's halves pass the wait on.
+    pub fn holding(&self) -> impl Iterator<Item = &StageSnapshot> {
+        let waits = |stage: usize, inlet: bool, side: Side| {
+            self.connections.iter().any(|c| {
+                (if inlet { c.to } else { c.from }) == stage && c.state.waits_for() == Some(side)
+            })
+        };
+        self.stages.iter().enumerate().filter_map(move |(i, stage)| {
+            let holds_demand = waits(i, true, Side::Downstream) && !waits(i, false, Side::Downstream);
+            let holds_supply = waits(i, false, Side::Upstream) && !waits(i, true, Side::Upstream);
+            (holds_demand || holds_supply).then_some(stage)
+        })
+    }
+}
+
+impl StreamSnapshot {
+    /// The stages that hold each island back (see
+    /// [`IslandSnapshot::holding`]), with their island.
+    pub fn holding(&self) -> impl Iterator<Item = (&IslandSnapshot, &StageSnapshot)> {
+        self.islands
+            .iter()
+            .flat_map(|island| island.holding().map(move |stage| (island, stage)))
+    }
+
+    /// Every waiting connection of every island, with its island and the
+    /// stage it waits for.
+    pub fn waiting(
+        &self,
+    ) -> impl Iterator<Item = (&IslandSnapshot, &StageSnapshot, &ConnectionSnapshot)> {
+        self.islands.iter().flat_map(|island| {
+            island
+                .waiting()
+                .map(move |(connection, stage)| (island, stage, connection))
+        })
+    }
+
+    /// The snapshot as a Mermaid flowchart: one subgraph per island, each
+    /// connection labelled with its state, and the stages that hold the
+    /// stream back ([`holding`](Self::holding)) marked `waiting`.
+    pub fn to_mermaid(&self) -> String {
+        let mut out = String::from("flowchart LR\n  classDef waiting stroke:#d33,stroke-width:3px\n");
+        for island in &self.islands {
+            let id = |stage: usize| format!("i{}s{stage}", island.index);
+            out.push_str(&format!(
+                "  subgraph island{}[\"{} (idle {:?})\"]\n",
+                island.index,
+                escape(&island.name),
+                island.idle_for
+            ));
+            for (i, stage) in island.stages.iter().enumerate() {
+                let class = if island.holding().any(|s| std::ptr::eq(s, stage)) {
+                    ":::waiting"
+                } else {
+                    ""
+                };
+                out.push_str(&format!("    {}[\"{}\"]{class}\n", id(i), escape(&stage.name)));
+            }
+            for c in &island.connections {
+                out.push_str(&format!("    {} -->|{}| {}\n", id(c.from), c.state, id(c.to)));
+            }
+            out.push_str("  end\n");
+        }
+        out
+    }
+}
+
+fn escape(text: &str) -> String {
+    text.replace('"', "#quot;")
+}
+
+impl fmt::Display for StreamSnapshot {
+    /// One block per island: its stages, then each connection with its
+    /// state and, when it waits, the stage it waits for, then the stages
+    /// that hold it back.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "stream {}", self.stream)?;
+        for island in &self.islands {
+            writeln!(
+                f,
+                "  island {} `{}`: idle for {:?}",
+                island.index, island.name, island.idle_for
+            )?;
+            for (i, stage) in island.stages.iter().enumerate() {
+                let done = if stage.finished { ", finished" } else { "" };
+                writeln!(
+                    f,
+                    "    [{i}] {} ({} in, {} out{done})",
+                    stage.name, stage.inlets, stage.outlets
+                )?;
+            }
+            for c in &island.connections {
+                let (up, down) = (&island.stages[c.from].name, &island.stages[c.to].name);
+                write!(f, "    {up} -> {down}: {}", c.state)?;
+                match c.state.waits_for() {
+                    Some(Side::Upstream) => writeln!(f, ", waits for `{up}` to push")?,
+                    Some(Side::Downstream) if c.state == ConnectionState::NotGrabbed => {
+                        writeln!(f, ", waits for `{down}` to grab")?
+                    }
+                    Some(Side::Downstream) => writeln!(f, ", waits for `{down}` to pull")?,
+                    None => writeln!(f)?,
+                }
+            }
+            let holding: Vec<&str> = island.holding().map(|s| s.name.as_str()).collect();
+            if !holding.is_empty() {
+                writeln!(f, "    held back by: {}", holding.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What one island answers: its stream's number and its snapshot.
+pub(crate) struct Answer {
+    pub(crate) stream: u64,
+    pub(crate) island: IslandSnapshot,
+}
+
+/// What one island was asked, and its answer.
+enum Slot {
+    /// Not answered yet; the island's name.
+    Waiting(String),
+    Answered(Answer),
+    /// The island ended before it answered.
+    Gone,
+}
+
+struct Gather {
+    slots: Vec<Slot>,
+    waiting: usize,
+}
+
+/// The collection behind a [`PendingSnapshot`] (module docs).
+struct Collector {
+    gather: Mutex<Gather>,
+    done: Promise<()>,
+}
+
+impl Collector {
+    fn settle(&self, slot: usize, with: Slot) {
+        let done = {
+            let mut gather = self.gather.lock();
+            if !matches!(gather.slots[slot], Slot::Waiting(_)) {
+                return;
+            }
+            gather.slots[slot] = with;
+            gather.waiting -= 1;
+            gather.waiting == 0
+        };
+        if done {
+            let _ = self.done.complete(());
+        }
+    }
+
+    /// The streams answered so far, grouped by stream in stream order, and
+    /// the names of the islands that have not answered.
+    fn collect(&self) -> (Vec<StreamSnapshot>, Vec<String>) {
+        let gather = self.gather.lock();
+        let mut answers: Vec<&Answer> = Vec::new();
+        let mut silent = Vec::new();
+        for slot in &gather.slots {
+            match slot {
+                Slot::Waiting(name) => silent.push(name.clone()),
+                Slot::Answered(answer) => answers.push(answer),
+                Slot::Gone => {}
+            }
+        }
+        answers.sort_by_key(|a| (a.stream, a.island.index));
+        let mut streams: Vec<StreamSnapshot> = Vec::new();
+        for answer in answers {
+            match streams.last_mut() {
+                Some(last) if last.stream == answer.stream => last.islands.push(answer.island.clone()),
+                _ => streams.push(StreamSnapshot {
+                    stream: answer.stream,
+                    islands: vec![answer.island.clone()],
+                }),
+            }
+        }
+        (streams, silent)
+    }
+}
+
+/// What the registry of running streams asks a running island through.
+pub(crate) trait Inspect: Send + Sync {
+    /// The island's name.
+    fn name(&self) -> &str;
+
+    /// Ask the island for its snapshot; it answers `reply` from its own
+    /// task (or drops it if it has ended).
+    fn inspect(&self, reply: SnapshotReply);
+}
+
+/// The question to one island: answer it with
+/// [`answer`](Self::answer); dropped unanswered, the island is left out.
+pub(crate) struct SnapshotReply {
+    collector: Arc<Collector>,
+    slot: usize,
+}
+
+impl SnapshotReply {
+    pub(crate) fn answer(self, answer: Answer) {
+        self.collector.settle(self.slot, Slot::Answered(answer));
+    }
+}
+
+impl Drop for SnapshotReply {
+    fn drop(&mut self) {
+        self.collector.settle(self.slot, Slot::Gone);
+    }
+}
+
+/// A snapshot being taken: a future of the running streams, with a
+/// blocking [`wait_timeout`](Self::wait_timeout) for code that is not
+/// async. From [`Materializer::snapshot`](crate::Materializer::snapshot).
+///
+/// Awaited, it completes when every island asked has answered or ended;
+/// an island blocked inside a stage never answers, so bound the wait
+/// (`tokio::time::timeout`, or `wait_timeout`). Cancel safety: dropping
+/// it affects no stream.
+#[must_use = "a snapshot is taken by waiting for it"]
+pub struct PendingSnapshot {
+    collector: Arc<Collector>,
+}
+
+impl PendingSnapshot {
+    /// Ask each of `islands` for its snapshot.
+    pub(crate) fn ask(islands: Vec<Arc<dyn Inspect>>) -> Self {
+        let collector = Arc::new(Collector {
+            gather: Mutex::new(Gather {
+                waiting: islands.len(),
+                slots: islands
+                    .iter()
+                    .map(|island| Slot::Waiting(island.name().to_owned()))
+                    .collect(),
+            }),
+            done: Promise::new(),
+        });
+        if islands.is_empty() {
+            let _ = collector.done.complete(());
+        }
+        // Asked outside every lock: a calling-thread dispatcher answers
+        // inside the ask.
+        for (slot, island) in islands.iter().enumerate() {
+            island.inspect(SnapshotReply {
+                collector: Arc::clone(&collector),
+                slot,
+            });
+        }
+        Self { collector }
+    }
+
+    /// Block for at most `timeout` until every island has answered; the
+    /// running streams (a stream whose islands have all finished is left
+    /// out). A `timeout` too long for the clock (`Duration::MAX`) waits as
+    /// long as it takes.
+    ///
+    /// Do not call it on a pool thread an island asked needs (a
+    /// calling-thread dispatcher answers at once, and is fine).
+    ///
+    /// # Errors
+    ///
+    /// [`SnapshotError::TimedOut`] when an island has not answered in
+    /// time (it is busy or blocked inside a stage): it carries what the
+    /// others answered and the names of those that did not.
+    pub fn wait_timeout(self, timeout: Duration) -> Result<Vec<StreamSnapshot>, SnapshotError> {
+        self.collector.done.wait_completed_for(timeout);
+        let (streams, silent) = self.collector.collect();
+        if silent.is_empty() {
+            Ok(streams)
+        } else {
+            Err(SnapshotError::TimedOut {
+                answered: streams,
+                silent,
+            })
+        }
+    }
+}
+
+impl Future for PendingSnapshot {
+    type Output = Vec<StreamSnapshot>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.collector.done.poll_completed(cx) {
+            Poll::Ready(()) => Poll::Ready(self.collector.collect().0),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl fmt::Debug for PendingSnapshot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let waiting = self.collector.gather.lock().waiting;
+        f.debug_struct("PendingSnapshot")
+            .field("waiting", &waiting)
+            .finish()
+    }
+}

@@ -1,0 +1,266 @@
+//! Snapshots of running streams: the stages, the connection states and
+//! how long each island has waited, for finding where a stream is stuck.
+
+use std::time::Duration;
+
+use weir_streams::prelude::*;
+use weir_streams::snapshot::{ConnectionState, Side};
+use weir_streams::testkit::TestSink;
+use weir_streams::{SnapshotError, StreamSnapshot};
+use weir_tests::{IslandGate, PATIENCE, clocked_stream_system, shutdown, stream_system};
+
+fn snapshot(materializer: &Materializer) -> Vec<StreamSnapshot> {
+    materializer
+        .snapshot()
+        .wait_timeout(PATIENCE)
+        .expect("every island answers")
+}
+
+#[test]
+fn a_stalled_pipeline_names_the_stage_that_does_not_pull() {
+    let (system, materializer, clock) = clocked_stream_system("snapshot-stalled");
+    let mut probe = Source::repeat(7u32)
+        .map(|x| x + 1)
+        .named("plus-one")
+        .run_with(TestSink::probe(), &materializer);
+    probe.request(3);
+    assert_eq!(probe.expect_next_n(3), vec![8, 8, 8]);
+    probe.wait_idle();
+    clock.advance(Duration::from_secs(5));
+
+    let streams = snapshot(&materializer);
+    assert_eq!(streams.len(), 1, "{streams:?}");
+    let island = &streams[0].islands[0];
+    // The sink was given three and asks for no more: the stream waits
+    // for it to pull, and has for the five seconds the clock moved.
+    let waiting: Vec<_> = island.waiting().collect();
+    assert_eq!(waiting.len(), 1, "{island:?}");
+    let (connection, stage) = waiting[0];
+    assert_eq!(stage.name, "sink_probe");
+    assert_eq!(connection.state, ConnectionState::NotPulled);
+    assert_eq!(connection.state.waits_for(), Some(Side::Downstream));
+    assert_eq!(island.stages[connection.from].outlets, 1);
+    assert_eq!(island.idle_for, Duration::from_secs(5));
+    let text = streams[0].to_string();
+    assert!(text.contains("waits for `sink_probe` to pull"), "{text}");
+    let mermaid = streams[0].to_mermaid();
+    assert!(mermaid.contains(r#"["sink_probe"]:::waiting"#), "{mermaid}");
+    assert!(mermaid.contains("-->|not pulled|"), "{mermaid}");
+
+    // Answering a snapshot is no progress: the wait goes on counting.
+    clock.advance(Duration::from_secs(2));
+    let again = snapshot(&materializer);
+    assert_eq!(again[0].islands[0].idle_for, Duration::from_secs(7));
+
+    // Asked for more, the sink pulls: the stream now waits upstream of
+    // it (or is busy pushing), never on the sink.
+    probe.request(1);
+    probe.expect_next();
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn back_pressure_passed_on_is_not_blamed_on_the_stage_that_passes_it() {
+    let (system, _) = stream_system("snapshot-unfused");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    let mut probe = Source::repeat(1u32)
+        .map(|x| x + 1)
+        .named("plus-one")
+        .filter(|_| true)
+        .named("keep")
+        .run_with(TestSink::probe(), &unfused);
+    probe.request(2);
+    probe.expect_next_n(2);
+    probe.wait_idle();
+    let streams = unfused.snapshot().wait_timeout(PATIENCE).unwrap();
+    let stream = &streams[0];
+    // `plus-one` and `keep` have not pulled either, but only because
+    // their downstream has not: the probe holds the stream.
+    let waiting: Vec<&str> = stream.waiting().map(|(_, s, _)| s.name.as_str()).collect();
+    assert_eq!(waiting, ["plus-one", "keep", "sink_probe"], "{stream}");
+    let holding: Vec<&str> = stream.holding().map(|(_, s)| s.name.as_str()).collect();
+    assert_eq!(holding, ["sink_probe"], "{stream}");
+    assert!(
+        stream.to_string().contains("held back by: sink_probe"),
+        "{stream}"
+    );
+    let mermaid = stream.to_mermaid();
+    assert!(!mermaid.contains(r#"["keep"]:::waiting"#), "{mermaid}");
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_pipeline_waiting_for_its_source_names_the_source() {
+    let (system, materializer) = stream_system("snapshot-source");
+    let (queue, done) = Source::<u32, _>::queue(4)
+        .unwrap()
+        .map(|x| x * 2)
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&materializer);
+    let streams = snapshot(&materializer);
+    let (_, stage, connection) = streams[0].waiting().next().expect("a waiting connection");
+    assert_eq!(stage.name, "queue");
+    assert_eq!(connection.state, ConnectionState::Pulled);
+    assert!(streams[0].to_string().contains("waits for `queue` to push"));
+    let holding: Vec<&str> = streams[0].holding().map(|(_, s)| s.name.as_str()).collect();
+    assert_eq!(holding, ["queue"], "{}", streams[0]);
+    queue.complete();
+    done.wait().unwrap();
+    shutdown(&system);
+}
+
+#[test]
+fn a_finished_stream_is_not_in_the_snapshot() {
+    let (system, materializer) = stream_system("snapshot-finished");
+    let done = Source::from_iter(vec![1u32, 2, 3])
+        .async_boundary()
+        .run_with(Sink::collect(), &materializer);
+    assert_eq!(done.wait(), Ok(vec![1, 2, 3]));
+    // The islands leave the registry as their tasks end, just after the
+    // sink reports.
+    assert!(weir_tests::eventually(PATIENCE, || {
+        materializer.running_islands() == 0
+    }));
+    assert_eq!(snapshot(&materializer), Vec::new());
+    shutdown(&system);
+}
+
+#[test]
+fn an_async_boundary_shows_two_islands_joined_by_its_halves() {
+    let (system, materializer) = stream_system("snapshot-boundary");
+    let mut probe = Source::repeat(1u8)
+        .async_boundary()
+        .run_with(TestSink::probe(), &materializer);
+    probe.request(1);
+    probe.expect_next();
+    probe.wait_idle();
+    let streams = snapshot(&materializer);
+    assert_eq!(streams.len(), 1);
+    let islands = &streams[0].islands;
+    assert_eq!(islands.len(), 2, "{}", streams[0]);
+    assert_eq!((islands[0].index, islands[1].index), (0, 1));
+    // Upstream ends in the boundary's sink half, downstream starts with
+    // its source half.
+    assert!(islands[0].stages.iter().any(|s| s.outlets == 0));
+    assert!(islands[1].stages.iter().any(|s| s.inlets == 0));
+    assert!(
+        islands[1]
+            .name
+            .starts_with(&format!("stream-{}-1", streams[0].stream))
+    );
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_snapshot_of_many_running_streams_answers_while_they_run() {
+    let (system, materializer) = stream_system("snapshot-many");
+    let other = Materializer::new(&system);
+    let streams: Vec<_> = (0..24)
+        .map(|i| {
+            let mat = if i % 2 == 0 { &materializer } else { &other };
+            Source::repeat(i)
+                .map(|x| x + 1)
+                .async_boundary()
+                .filter(|x| x % 2 == 0)
+                .to_mat(Sink::ignore(), Keep::right)
+                .run(mat)
+        })
+        .collect();
+    for _ in 0..20 {
+        let mine = snapshot(&materializer);
+        assert_eq!(mine.len(), 12);
+        assert!(mine.iter().all(|s| s.islands.len() == 2));
+        let all = materializer
+            .system_snapshot()
+            .wait_timeout(PATIENCE)
+            .expect("every island answers");
+        assert_eq!(all.len(), 24);
+    }
+    materializer.shutdown();
+    other.shutdown();
+    for done in streams {
+        assert!(done.wait().is_err(), "stopped by the shutdown");
+    }
+    shutdown(&system);
+}
+
+#[test]
+fn an_island_blocked_in_a_stage_times_out_by_name() {
+    let (system, materializer) = stream_system("snapshot-blocked");
+    let gate = IslandGate::new();
+    let done = Source::repeat(1u32)
+        .map(gate.hold_first())
+        .async_boundary()
+        .run_with(Sink::ignore(), &materializer);
+    assert!(gate.entered(PATIENCE));
+    let error = materializer
+        .snapshot()
+        .wait_timeout(Duration::from_millis(50))
+        .expect_err("the held island cannot answer");
+    let SnapshotError::TimedOut { answered, silent } = &error else {
+        panic!("a time-out: {error}")
+    };
+    // `stream-<n>-<island>[-<stage>]`: the upstream island, number 0, is
+    // silent. (On a pool of one worker the held island holds the only
+    // worker, and the downstream island cannot answer either.)
+    let number = |name: &String| name.split('-').nth(2).map(str::to_owned);
+    assert_eq!(
+        number(&silent[0]).as_deref(),
+        Some("0"),
+        "in plan order: {error}"
+    );
+    assert_eq!(silent.len() + answered.len(), 2, "{error}");
+    for stream in answered {
+        assert!(stream.islands.iter().all(|i| i.index == 1), "{error}");
+    }
+    assert!(error.to_string().contains(&silent[0]));
+    gate.open();
+    materializer.shutdown();
+    assert!(done.wait().is_err());
+    shutdown(&system);
+}
+
+#[test]
+fn waiting_bounds_that_are_zero_or_too_long_for_the_clock_are_fine() {
+    let (system, materializer) = stream_system("snapshot-bounds");
+    assert_eq!(
+        materializer.snapshot().wait_timeout(Duration::ZERO),
+        Ok(Vec::new())
+    );
+    let (queue, done) = Source::<u32, _>::queue(1)
+        .unwrap()
+        .to_mat(Sink::ignore(), Keep::both)
+        .run(&materializer);
+    let streams = materializer
+        .snapshot()
+        .wait_timeout(Duration::MAX)
+        .expect("answered");
+    assert_eq!(streams.len(), 1);
+    // Awaited as a future, it completes too.
+    let streams = futures_executor::block_on(materializer.snapshot());
+    assert_eq!(streams.len(), 1);
+    queue.complete();
+    done.wait().unwrap();
+    shutdown(&system);
+}
+
+#[test]
+fn a_snapshot_after_the_system_terminated_is_empty() {
+    let (system, materializer) = stream_system("snapshot-terminated");
+    shutdown(&system);
+    assert_eq!(
+        materializer.snapshot().wait_timeout(PATIENCE),
+        Ok(Vec::new())
+    );
+}
+
+#[test]
+fn snapshot_types_are_send_and_sync() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<weir_streams::PendingSnapshot>();
+    send_sync::<StreamSnapshot>();
+    send_sync::<SnapshotError>();
+}
