@@ -5,9 +5,10 @@ use crate::sync::{Arc, AtomicU64, Ordering, StaticAtomicU64};
 
 use weir_actor::ActorSystem;
 
-/// Runs blueprints: each island of a materialized graph becomes an actor
-/// of this system (under `/system`, named `stream-<n>-<island>-<stage>`).
-/// Cheap to clone; making one starts nothing.
+/// Runs blueprints: each island of a materialized graph becomes a task of
+/// this system's pool, with an inbox of its own (named
+/// `stream-<n>-<island>-<stage>` in dead letters, the instrumentation hook
+/// and snapshots). Cheap to clone; making one starts nothing.
 ///
 /// A materializer does not own its system: dropping the system's last
 /// owning handle terminates it even while materializers live (streams run
