@@ -118,13 +118,13 @@ runtime_modules! {
     pub use crate::core::instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
     pub use crate::core::mailbox::MailboxOverflow;
     pub use crate::core::scheduler::{Cancellable, Scheduler};
+    pub use crate::core::task::TaskHandle;
     pub use error::{
         AskError, BuildError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
     pub use features::ask::{AskHandle, ask};
     pub use features::function_ref::FunctionRef;
-    pub use features::pipe::TaskHandle;
     pub use features::sleep::{After, Sleep};
     pub use features::stash::DEFAULT_STASH_CAPACITY;
     pub use features::{async_handler, backoff, pipe, routing, stash};

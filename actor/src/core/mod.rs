@@ -21,4 +21,5 @@ runtime_modules! {
     pub(crate) mod runtime;
     pub(crate) mod scheduled;
     pub(crate) mod scheduler;
+    pub(crate) mod task;
 }

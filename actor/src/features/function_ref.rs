@@ -4,7 +4,8 @@ use std::any::Any;
 use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
-use crate::core::actor_ref::{AnyActor, Control, Delivery, Recipient, SystemMsg};
+use crate::core::actor::Terminated;
+use crate::core::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
 use crate::core::cell::CellCore;
 use crate::core::dead_letters::DeadLetterReason;
 use crate::features::watchers::Watchers;
@@ -12,7 +13,7 @@ use crate::name::NameError;
 use crate::name::validate_name;
 use crate::path::ActorPath;
 use crate::sync::Arc;
-use crate::{ActorHandle, ActorRef, ActorSystem, Terminated};
+use crate::system::actor_system::ActorSystem;
 
 type Handler<M> = Box<dyn Fn(M) -> Result<(), M> + Send + Sync>;
 type OnTerminated = Box<dyn Fn(Terminated) + Send + Sync>;

@@ -136,9 +136,9 @@ impl ActorSystemBuilder {
 
     /// Make every timer of the system read `clock` instead of the real
     /// time: nothing fires until the test advances it (see
-    /// [`TestClock`](crate::testkit::TestClock)).
+    /// [`TestClock`](crate::core::scheduler::TestClock)).
     #[cfg(feature = "testkit")]
-    pub fn clock(mut self, clock: crate::testkit::TestClock) -> Self {
+    pub fn clock(mut self, clock: crate::core::scheduler::TestClock) -> Self {
         self.clock = Some(clock);
         self
     }
@@ -248,7 +248,7 @@ impl ActorSystemBuilder {
             ending,
             temp: Mutex::new(HashMap::default()),
             temp_dir: ActorPath::root(system_name.clone(), 0)
-                .child(crate::system::resolve::TEMP, 0),
+                .child(crate::name::TEMP, 0),
             shutdown: Arc::default(),
             extensions: Default::default(),
         }));

@@ -18,7 +18,7 @@
 
 use crate::core::actor_ref::ActorHandle;
 use crate::error::{PathError, ResolveError};
-use crate::name::validate_element;
+use crate::name::{TEMP, validate_element};
 use crate::path::parse_uid;
 use crate::system::actor_system::ActorSystem;
 
@@ -125,9 +125,6 @@ pub(crate) enum Node<'a> {
     /// The virtual `/temp` directory.
     TempDir,
 }
-
-/// The name of the virtual directory of temporary actors under the root.
-pub(crate) const TEMP: &str = "temp";
 
 impl Node<'_> {
     pub(crate) fn actor(&self) -> Option<&ActorHandle> {

@@ -9,7 +9,8 @@ use crate::error::{PathError, ResolveError};
 use crate::name::is_name_char;
 use crate::path::ActorPath;
 use crate::system::actor_system::ActorSystem;
-use crate::system::resolve::{Node, TEMP, absolute};
+use crate::name::TEMP;
+use crate::system::resolve::{Node, absolute};
 
 /// The actors whose paths match a pattern, looked up each time it is used.
 ///

@@ -20,6 +20,7 @@ use std::task::{Context as TaskContext, Poll};
 use std::time::Duration;
 
 use crate::core::scheduler::Cancellable;
+use crate::core::task::PipeTask;
 use crate::error::WaitError;
 use crate::sync::{Arc, Mutex};
 use crate::system::actor_system::ActorSystem;
@@ -222,7 +223,7 @@ impl Shared {
             drop(state);
             for (offset, (_, task)) in mine.into_iter().enumerate() {
                 let (shared, system_for_task) = (self.clone(), system.internal());
-                crate::features::pipe::spawn_detached(system, async move {
+                spawn_detached(system, async move {
                     let outcome = Guarded(catch_unwind(AssertUnwindSafe(task)).ok()).await;
                     shared.phase_ended(
                         &system_for_task,
@@ -535,4 +536,13 @@ impl ActorSystem {
     pub fn coordinated_shutdown(&self) -> CoordinatedShutdown<'_> {
         CoordinatedShutdown::new(self)
     }
+}
+
+/// Run `future` on `system`'s shared pool as a task of its own: the future
+/// reports its result itself. A panic in it is caught and drops it.
+fn spawn_detached<F>(system: &ActorSystem, future: F)
+where
+    F: Future<Output = ()> + Send + 'static,
+{
+    PipeTask::new(Some(future), None, system.inner.pool.clone()).schedule();
 }

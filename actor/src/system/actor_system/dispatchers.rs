@@ -18,7 +18,7 @@ impl ActorSystemBuilder {
     pub(crate) fn simulate(
         mut self,
         queue: Arc<crate::core::dispatcher::simulated::RunQueue>,
-        clock: crate::testkit::TestClock,
+        clock: crate::core::scheduler::TestClock,
     ) -> Self {
         self.simulated = Some(queue);
         self.clock = Some(clock);
