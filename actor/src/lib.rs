@@ -138,8 +138,8 @@ runtime_modules! {
     pub use system::events::EventStream;
     pub use system::promise::Promise;
     pub use system::selection::ActorSelection;
-    pub use system::shutdown;
-    pub use system::termination::{Termination, TerminationReport};
+    pub use system::actor_system::shutdown;
+    pub use system::actor_system::termination::{Termination, TerminationReport};
 
     /// Test support (feature `testkit`): a [`TestClock`](testkit::TestClock)
     /// to drive every timer of a system by hand, and a

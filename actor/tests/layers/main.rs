@@ -50,15 +50,6 @@ const CIRCLES: &[(&[&str], &str)] = &[
         &["core::dead_letters", "core::instrument"],
         "the hooks see dead letters, and dead letters are reported to the hooks",
     ),
-    (
-        &[
-            "system::actor_system",
-            "system::extension",
-            "system::shutdown",
-            "system::termination",
-        ],
-        "the system owns its extensions, coordinated shutdown and termination, which each add methods to `ActorSystem`",
-    ),
 ];
 
 /// The floor of a unit (`core::cell` -> `core`, `error` -> `leaf`).

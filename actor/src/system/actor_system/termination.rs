@@ -31,7 +31,7 @@ use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Mutex, OnceLock, Ordering};
 use crate::system::actor_system::{ActorSystem, SystemInner};
 use crate::system::promise::Promise;
-use crate::system::shutdown::Phase;
+use crate::system::actor_system::shutdown::Phase;
 
 /// How long a termination that gave up on its actors waits for the
 /// system's threads to exit once their pools are shut down: an idle worker
