@@ -11,8 +11,19 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use super::deadline;
-use super::wheel::TimerThread;
 use crate::sync::{Arc, AtomicU64, Mutex, Ordering, Weak};
+
+/// What a [`TestClock`] drives: a timer that reads it (the wheel's
+/// `TimerThread::manual`). The clock knows timers only through this, so it
+/// sits below the wheel.
+pub(crate) trait Driven: Send + Sync {
+    /// The earliest deadline the timer holds (cancelled entries included).
+    fn next_deadline(&self) -> Option<Instant>;
+
+    /// Run the timer's earliest entry if it is due by `upto` (the clock
+    /// stands at its deadline now). Returns whether one ran.
+    fn fire_next(&self, upto: Instant) -> bool;
+}
 
 /// Where a timer reads the time.
 #[derive(Clone)]
@@ -102,7 +113,7 @@ struct TestTime {
     /// Nanoseconds since `origin`; only grows.
     elapsed: AtomicU64,
     /// The timers reading this clock (one per system built with it).
-    timers: Mutex<Vec<Weak<TimerThread>>>,
+    timers: Mutex<Vec<Weak<dyn Driven>>>,
     /// One `advance` at a time.
     advancing: Mutex<()>,
 }
@@ -145,7 +156,7 @@ impl TestClock {
         let _turn = self.inner.advancing.lock();
         let target = deadline::add(self.now(), by);
         loop {
-            let timers: Vec<Arc<TimerThread>> = self
+            let timers: Vec<Arc<dyn Driven>> = self
                 .inner
                 .timers
                 .lock()
@@ -170,7 +181,7 @@ impl TestClock {
     /// The earliest deadline of a timer reading this clock, if any
     /// (cancelled entries included).
     pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        let timers: Vec<Arc<TimerThread>> = self
+        let timers: Vec<Arc<dyn Driven>> = self
             .inner
             .timers
             .lock()
@@ -188,10 +199,11 @@ impl TestClock {
     }
 
     /// `timer` reads this clock from now on.
-    pub(crate) fn register(&self, timer: &Arc<TimerThread>) {
+    pub(crate) fn register<T: Driven + 'static>(&self, timer: &Arc<T>) {
+        let timer: Weak<T> = Arc::downgrade(timer);
         let mut timers = self.inner.timers.lock();
         timers.retain(|t| t.strong_count() > 0);
-        timers.push(Arc::downgrade(timer));
+        timers.push(timer);
     }
 }
 

@@ -25,7 +25,7 @@
 //!
 //! A timer made with [`TimerThread::manual`] has no thread: it reads a
 //! [`TestClock`](super::TestClock) and runs its entries only when the test
-//! advances that clock ([`TimerThread::fire_next`], called in deadline order
+//! advances that clock (its `Driven::fire_next`, called in deadline order
 //! by `TestClock::advance`), except that an entry scheduled for a deadline
 //! the clock has reached already runs at once, on the scheduling thread: an
 //! actor re-arming a timer for "now" after the test's `advance` has returned
@@ -43,7 +43,7 @@ use std::collections::BinaryHeap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
 
-use super::clock::{Clock, TestClock};
+use super::clock::{Clock, Driven, TestClock};
 use super::deadline;
 use crate::sync::{Arc, AtomicBool, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering};
 use crate::threads::Threads;
@@ -178,29 +178,6 @@ impl TimerThread {
     /// The time on this timer's clock.
     pub(crate) fn now(&self) -> Instant {
         self.clock.now()
-    }
-
-    /// The earliest deadline in the heap (cancelled entries included).
-    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
-        self.state.lock().heap.peek().map(|e| e.at)
-    }
-
-    /// Run the earliest entry if it is due by `upto` (test clock only:
-    /// the clock stands at its deadline now). Returns whether one ran.
-    #[cfg_attr(not(feature = "testkit"), allow(dead_code))] // driven by `TestClock::advance`
-    pub(crate) fn fire_next(&self, upto: Instant) -> bool {
-        let mut state = self.state.lock();
-        if state.shutdown || state.heap.peek().is_none_or(|e| e.at > upto) {
-            return false;
-        }
-        let entry = self.pop(&mut state);
-        drop(state);
-        let again = run(entry, &self.clock);
-        if let Some(entry) = again {
-            self.push_again(self.state.lock(), entry);
-        }
-        true
     }
 
     /// Run an entry that is due on the test clock, on the calling thread;
@@ -367,6 +344,27 @@ impl TimerThread {
                 None => state = self.state.wait(&self.wake, state),
             }
         }
+    }
+}
+
+/// Driven by `TestClock::advance` (test clock only).
+impl Driven for TimerThread {
+    fn next_deadline(&self) -> Option<Instant> {
+        self.state.lock().heap.peek().map(|e| e.at)
+    }
+
+    fn fire_next(&self, upto: Instant) -> bool {
+        let mut state = self.state.lock();
+        if state.shutdown || state.heap.peek().is_none_or(|e| e.at > upto) {
+            return false;
+        }
+        let entry = self.pop(&mut state);
+        drop(state);
+        let again = run(entry, &self.clock);
+        if let Some(entry) = again {
+            self.push_again(self.state.lock(), entry);
+        }
+        true
     }
 }
 
