@@ -102,6 +102,9 @@ use crate::sync::{Arc, AtomicBool, AtomicUsize, Mutex, Ordering, UnsafeCell, fen
 
 mod balance;
 pub(crate) use balance::BalanceQueue;
+mod priority;
+use priority::Priority;
+pub(crate) use priority::PriorityKey;
 #[cfg(not(loom))]
 mod overflow;
 #[cfg(not(loom))]
@@ -579,18 +582,6 @@ impl<U, S> Mailbox<U, S> {
     #[cfg(loom)]
     pub(crate) fn is_closed(&self) -> bool {
         self.shared.lock().closed
-    }
-}
-
-/// The key function of a priority mailbox: lower first.
-pub(crate) type PriorityKey<U> = Box<dyn Fn(&U) -> i64 + Send + Sync>;
-
-/// A [`PriorityKey`], `Debug`.
-struct Priority<U>(PriorityKey<U>);
-
-impl<U> std::fmt::Debug for Priority<U> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Priority")
     }
 }
 
