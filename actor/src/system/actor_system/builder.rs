@@ -68,7 +68,7 @@ impl ActorSystemBuilder {
     }
 
     /// Default messages per run for actors whose props do not set one.
-    /// Default [`DEFAULT_THROUGHPUT`].
+    /// Default [`DEFAULT_THROUGHPUT`](crate::DEFAULT_THROUGHPUT).
     pub fn throughput(mut self, throughput: usize) -> Self {
         self.throughput = throughput;
         self
