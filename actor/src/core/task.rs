@@ -222,8 +222,8 @@ mod tests {
     use std::sync::Arc;
 
     use super::{Abortable, PipeTask};
-    use crate::system::promise::Promise;
     use crate::core::dispatcher::Dispatcher;
+    use crate::system::promise::Promise;
 
     /// An `async` block holding a borrow of its own local across an
     /// await (so it is `!Unpin`): it is polled in place, woken, and polled

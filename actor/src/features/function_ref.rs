@@ -5,7 +5,9 @@ use std::fmt;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use crate::core::actor::Terminated;
-use crate::core::actor_ref::{ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg};
+use crate::core::actor_ref::{
+    ActorHandle, ActorRef, AnyActor, Control, Delivery, Recipient, SystemMsg,
+};
 use crate::core::cell::CellCore;
 use crate::core::dead_letters::DeadLetterReason;
 use crate::features::watchers::Watchers;

@@ -35,7 +35,6 @@ use crate::system::actor_system::ActorSystem;
 
 pub use crate::core::task::TaskHandle;
 
-
 impl<M: Send + 'static> ActorRef<M> {
     /// Run `future` on the system's shared pool, without blocking a worker
     /// while it waits, and send its output to this actor (Akka's `pipeTo`).
@@ -217,7 +216,6 @@ impl ActorSystem {
         Ok(handle)
     }
 }
-
 
 impl<A: Actor> Context<A> {
     /// Run `future` without blocking this actor or a worker, and send

@@ -20,8 +20,8 @@ use crate::path::ActorPath;
 use crate::supervision::{Directive, SupervisorStrategy};
 use crate::sync::{Arc, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering, Weak};
 use crate::system::events::EventStream;
-use termination::{Ending, Owner, Termination};
 use crate::threads::Threads;
+use termination::{Ending, Owner, Termination};
 
 mod builder;
 mod dispatchers;

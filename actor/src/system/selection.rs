@@ -6,10 +6,10 @@ use std::fmt;
 use crate::core::actor_ref::ActorHandle;
 use crate::core::dead_letters::DeadLetterReason;
 use crate::error::{PathError, ResolveError};
+use crate::name::TEMP;
 use crate::name::is_name_char;
 use crate::path::ActorPath;
 use crate::system::actor_system::ActorSystem;
-use crate::name::TEMP;
 use crate::system::resolve::{Node, absolute};
 
 /// The actors whose paths match a pattern, looked up each time it is used.

@@ -40,13 +40,13 @@ use crate::core::actor_ref::{
 use crate::core::context::Context;
 use crate::core::dead_letters::DeadLetterReason;
 use crate::core::dispatcher::Dispatcher;
-use crate::error::SpawnError;
 use crate::core::instrument::{COMPILED_IN, Hooks, Stamp};
 use crate::core::mailbox::MailboxOverflow;
 use crate::core::mailbox::{Enqueued, Mailbox, Offered};
+use crate::core::runtime::Runtime;
+use crate::error::SpawnError;
 use crate::name::{generated_name, validate_name};
 use crate::path::ActorPath;
-use crate::core::runtime::Runtime;
 use crate::supervision::{Failure, RestartStats};
 use crate::sync::{Arc, AtomicBool, Mutex, Ordering, UnsafeCell};
 

@@ -13,7 +13,9 @@ use std::time::Instant;
 use std::any::type_name;
 
 use super::receive_timeout::Check;
-use crate::core::instrument::{COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp};
+use crate::core::instrument::{
+    COMPILED_IN, LifecycleEvent, MessageInfo, Meta, MetaOf, Outcome, Stamp,
+};
 use crate::path::ActorPath;
 
 use super::awaited::drop_guarded;

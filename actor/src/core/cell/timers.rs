@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use crate::core::actor::Actor;
 use crate::core::actor_ref::{ActorHandle, Control};
-use crate::error::ScheduleError;
 use crate::core::scheduler::{Cancellable, Scheduler};
+use crate::error::ScheduleError;
 use crate::sync::Arc;
 
 /// What can key a timer: any `Hash + Eq + Clone + Debug + Send` type

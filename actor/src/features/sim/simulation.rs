@@ -10,8 +10,8 @@ use crate::core::dispatcher::simulated::{self, RunQueue, in_step};
 use crate::core::scheduler::TestClock;
 use crate::error::SimError;
 use crate::sync::Arc;
-use crate::system::actor_system::{ActorSystem, ActorSystemBuilder};
 use crate::system::actor_system::termination::TerminationReport;
+use crate::system::actor_system::{ActorSystem, ActorSystemBuilder};
 
 /// How many steps a simulation takes at most in one `run_until*` (or one
 /// blocking wait) unless told otherwise: far more than a test scenario

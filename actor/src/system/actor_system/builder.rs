@@ -4,9 +4,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
-use super::{ActorSystem, Guardian, Guardians, NEXT_SYSTEM_ID, RootGuardian, SystemInner};
 use super::services;
 use super::termination::Ending;
+use super::{ActorSystem, Guardian, Guardians, NEXT_SYSTEM_ID, RootGuardian, SystemInner};
 use crate::core::actor::Props;
 use crate::core::cell::{new_root, spawn_child};
 use crate::core::instrument::{Hooks, Installed, Instrumentation};
@@ -234,8 +234,7 @@ impl ActorSystemBuilder {
             terminating: AtomicBool::new(false),
             ending,
             temp: Mutex::new(HashMap::default()),
-            temp_dir: ActorPath::root(system_name.clone(), 0)
-                .child(crate::name::TEMP, 0),
+            temp_dir: ActorPath::root(system_name.clone(), 0).child(crate::name::TEMP, 0),
             shutdown: Arc::default(),
             extensions: Default::default(),
         }));

@@ -29,9 +29,9 @@ use crate::core::scheduler::Scheduler;
 use crate::error::WaitError;
 use crate::path::ActorPath;
 use crate::sync::{Arc, AtomicBool, Mutex, OnceLock, Ordering};
+use crate::system::actor_system::shutdown::Phase;
 use crate::system::actor_system::{ActorSystem, SystemInner};
 use crate::system::promise::Promise;
-use crate::system::actor_system::shutdown::Phase;
 
 /// How long a termination that gave up on its actors waits for the
 /// system's threads to exit once their pools are shut down: an idle worker
