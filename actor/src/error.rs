@@ -339,7 +339,7 @@ impl<M> fmt::Display for WrongMessageType<M> {
 
 impl<M> std::error::Error for WrongMessageType<M> {}
 
-/// Why a [`Routing`](crate::routing::Routing) could not be made.
+/// Why a [`Routing`](crate::features::routing::Routing) could not be made.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RoutingError {
@@ -349,7 +349,7 @@ pub enum RoutingError {
     TooManyVirtualNodes {
         /// The number asked for.
         requested: usize,
-        /// The most allowed ([`MAX_VIRTUAL_NODES`](crate::routing::MAX_VIRTUAL_NODES)).
+        /// The most allowed ([`MAX_VIRTUAL_NODES`](crate::features::routing::MAX_VIRTUAL_NODES)).
         max: usize,
     },
 }

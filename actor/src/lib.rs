@@ -76,98 +76,77 @@
 //!   counted, never silently dropped.
 
 #![warn(missing_docs)]
-// Under loom only the mailbox and its models are built, and the library
-// itself uses none of it.
+// Under loom only the mailbox, the dispatcher's idle protocol and their
+// models are built, and the library itself uses none of it.
 #![cfg_attr(loom, allow(dead_code))]
-
-mod mailbox;
-mod sync;
-mod task_state;
 
 macro_rules! runtime_modules {
     ($($item:item)*) => { $( #[cfg(not(loom))] $item )* };
 }
 
-// Under loom only its idle protocol and global queue (and their models).
-mod dispatcher;
-
-// Under `--cfg loom` only the mailbox state machine and its models are built;
-// the runtime around it uses threads and blocking that loom does not model.
+// The floors, bottom first (held by `actor/tests/layers`): the leaves
+// below import only each other; `core` imports itself and the leaves;
+// `system` adds the core; `features` may use all of them. A file imports a
+// name from the module that defines it; the re-exports below are for users.
+mod sync;
+mod task_state;
 runtime_modules! {
-    mod actor;
-    mod actor_ref;
-    mod adapter;
-    mod ask;
-    pub mod async_handler;
-    pub mod backoff;
-    mod bounded;
-    mod cell;
-    mod context;
-    mod dead_letters;
     mod error;
-    mod events;
-    mod extension;
-    mod function_ref;
-    pub mod instrument;
     mod name;
     mod path;
-    pub mod pipe;
-    mod promise;
-    pub use promise::Promise;
     mod random;
-    pub use random::random_u64;
-    mod resolve;
-    mod runtime;
-    pub mod routing;
-    mod selection;
-    mod sleep;
-    pub use sleep::{After, Sleep};
-    pub mod shutdown;
-    pub mod stash;
-    mod scheduled;
-    mod scheduler;
     mod supervision;
-    mod system;
-    mod termination;
-    #[cfg(feature = "testkit")]
-    pub mod sim;
-    #[cfg(feature = "testkit")]
-    mod test_probe;
     mod threads;
-    mod watchers;
+}
 
-    pub use actor::{Actor, Props, Terminated};
-    pub use actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
-    pub use ask::{AskHandle, ask};
-    pub use bounded::SendFuture;
-    pub use mailbox::MailboxOverflow;
-    pub use cell::{TimerKey, Timers};
-    pub use context::Context;
+// Under `--cfg loom` only the mailbox state machine, the dispatcher's idle
+// protocol and global queue (and their models) are built; the runtime around
+// them uses threads and blocking that loom does not model.
+mod core;
+runtime_modules! {
+    mod features;
+    mod system;
+
+    pub use crate::core::actor::{Actor, Props, Terminated};
+    pub use crate::core::actor_ref::{ActorHandle, ActorRef, WeakActorHandle};
+    pub use crate::core::bounded::SendFuture;
+    pub use crate::core::cell::{TimerKey, Timers};
+    pub use crate::core::context::Context;
+    pub use crate::core::dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
+    pub use crate::core::dispatcher::DispatcherKind;
+    pub use crate::core::instrument;
+    pub use crate::core::instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
+    pub use crate::core::mailbox::MailboxOverflow;
+    pub use crate::core::scheduler::{Cancellable, Scheduler};
+    pub use crate::core::task::TaskHandle;
     pub use error::{
         AskError, BuildError, PathError, ResolveError, ScheduleError, SchedulerStopped, SpawnError, StashError, TellError, WaitError,
         WrongMessageType,
     };
-    pub use dead_letters::{DeadLetter, DeadLetterReason, Event, LogLevel, Subscription, UserEvent};
-    pub use events::EventStream;
-    pub use function_ref::FunctionRef;
-    pub use pipe::TaskHandle;
-    pub use instrument::{Instrumentation, LifecycleEvent, MessageInfo, MessageKind, Outcome, Processed, Timing};
-    pub use selection::ActorSelection;
-    pub use stash::DEFAULT_STASH_CAPACITY;
+    pub use features::ask::{AskHandle, ask};
+    pub use features::function_ref::FunctionRef;
+    pub use features::sleep::{After, Sleep};
+    pub use features::stash::DEFAULT_STASH_CAPACITY;
+    pub use features::{async_handler, backoff, pipe, routing, stash};
+    #[cfg(feature = "testkit")]
+    pub use features::sim;
     pub use name::{NAME_PUNCTUATION, NameError, validate_name};
     pub use path::ActorPath;
-    pub use dispatcher::DispatcherKind;
-    pub use scheduler::{Cancellable, Scheduler};
+    pub use random::random_u64;
     pub use supervision::{Directive, Failure, FailurePhase, Scope, SupervisorStrategy};
-    pub use system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
-    pub use termination::{Termination, TerminationReport};
+    pub use system::actor_system::{ActorSystem, ActorSystemBuilder, DEFAULT_THROUGHPUT};
+    pub use system::events::EventStream;
+    pub use system::promise::Promise;
+    pub use system::selection::ActorSelection;
+    pub use system::actor_system::shutdown;
+    pub use system::actor_system::termination::{Termination, TerminationReport};
 
     /// Test support (feature `testkit`): a [`TestClock`](testkit::TestClock)
     /// to drive every timer of a system by hand, and a
     /// [`TestProbe`](testkit::TestProbe) whose messages a test expects.
     #[cfg(feature = "testkit")]
     pub mod testkit {
-        pub use crate::scheduler::TestClock;
-        pub use crate::test_probe::{DEFAULT_PROBE_TIMEOUT, TestProbe};
+        pub use crate::core::scheduler::TestClock;
+        pub use crate::features::test_probe::{DEFAULT_PROBE_TIMEOUT, TestProbe};
     }
 }

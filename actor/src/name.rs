@@ -149,6 +149,9 @@ pub(crate) fn generated_name(n: u64) -> String {
     name
 }
 
+/// The name of the virtual directory of temporary actors under the root.
+pub(crate) const TEMP: &str = "temp";
+
 /// The name of the `n`-th temporary actor of an ask sent to an actor
 /// called `target`: `<target>$<counter>`, as Akka's `/temp/<target>$a`, so
 /// dead letters and logs say whom an ask was for. One allocation (the name

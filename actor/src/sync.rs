@@ -2,7 +2,7 @@
 //!
 //! Normally this re-exports `std`; under `--cfg loom` the atomics, locks,
 //! `UnsafeCell`, fences and parking come from loom so that the models in
-//! [`crate::mailbox`] and [`crate::dispatcher`] explore every interleaving. Code elsewhere in the crate imports from here, never from
+//! [`crate::core::mailbox`] and [`crate::core::dispatcher`] explore every interleaving. Code elsewhere in the crate imports from here, never from
 //! `std::sync::atomic` directly (STYLE.md rule 7).
 //!
 //! `Arc` stays `std`'s in both builds: loom's `Arc` has no `Weak`, and reference
@@ -40,7 +40,7 @@ pub(crate) use std::sync::{OnceLock, Weak};
 #[cfg(loom)]
 pub(crate) use loom::hint::spin_loop;
 /// Parking and spinning, for the pool's idle workers
-/// ([`crate::dispatcher::idle`]).
+/// ([`crate::core::dispatcher::idle`]).
 #[cfg(not(loom))]
 pub(crate) use std::hint::spin_loop;
 

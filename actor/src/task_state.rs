@@ -120,7 +120,7 @@ mod loom_models {
 
     /// A task whose "future" is ready once `ready` is set; the "pool" runs
     /// a queued task at once, on the thread that queued it. `aborted` is
-    /// `TaskHandle::abort`'s flag (`crate::pipe`): a run that sees it drops
+    /// `TaskHandle::abort`'s flag (`crate::features::pipe`): a run that sees it drops
     /// the future instead of polling it.
     #[derive(Debug)]
     struct Task {

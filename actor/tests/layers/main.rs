@@ -1,13 +1,18 @@
-//! The module layering of weir-actor, read from its sources: the core
-//! (mailbox, cell, refs, context, dispatch, time) knows nothing of the
-//! system, path resolution, selection or the features built on it.
+//! The floors of weir-actor, read from its sources. The leaves (top-level
+//! files: `error`, `path`, `sync`, ...) import only each other; `core/`
+//! (mailbox, cell, refs, context, dispatch, time) imports itself and the
+//! leaves; `system/` (the actor system and the services it owns, path
+//! resolution) adds the core, and imports no feature; `features/` may use
+//! everything below it. No circle crosses a floor, and outside the core
+//! there is none but the named [`CIRCLES`]. A file names the module that
+//! defines an item, never `lib.rs`'s re-exports (those are for users).
 //!
 //! Each file under `src/` is scanned for the `crate::` and `super::` paths it
 //! names (comments, string literals and `#[cfg(test)]` items left out); an
-//! edge goes from the file's top-level module (the first path segment under
-//! `src/`) to the top-level module the path names, through `lib.rs`'s
-//! re-exports for paths like `crate::ActorRef`. Run with `-- --nocapture` to
-//! see the strongly connected components.
+//! edge goes from the file's unit to the unit the path names. A unit is a
+//! top-level leaf (`error`) or a module of a floor folder (`core::cell`,
+//! `system::shutdown`). Run with `-- --nocapture` to see the circles and
+//! every unit's imports.
 
 mod modules;
 mod scan;
@@ -16,129 +21,86 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use modules::{collect, module_dir, module_path};
-use scan::{reexports, scan};
+use scan::{reexport_paths, scan};
 
-/// The core: a message's whole way (tell, mailbox, cell run, receive), the
-/// context an actor gets, dispatch, time, dead letters and instrumentation,
-/// and the [`runtime`] trait through which cells reach the system's services.
-const CORE: &[&str] = &[
-    "actor",
-    "actor_ref",
-    "bounded",
-    "cell",
-    "context",
-    "dead_letters",
-    "dispatcher",
-    "instrument",
-    "mailbox",
-    "runtime",
-    "scheduled",
-    "scheduler",
+/// The floors, bottom first, and the floors each may import.
+const FLOORS: &[(&str, &[&str])] = &[
+    ("leaf", &["leaf"]),
+    ("core", &["leaf", "core"]),
+    ("system", &["leaf", "core", "system"]),
+    ("features", &["leaf", "core", "system", "features"]),
 ];
 
-/// Values and utilities that import nothing but each other: a path value is
-/// fine in the core, path resolution is not.
-const LEAVES: &[&str] = &[
-    "error",
-    "name",
-    "path",
-    "random",
-    "supervision",
-    "sync",
-    "task_state",
-    "threads",
+/// The folders that are floors; every other top-level module is a leaf.
+const FOLDERS: &[&str] = &["core", "system", "features"];
+
+/// Circles allowed to stay, each with why; any other circle of more than one
+/// unit is a problem, and a listed circle that is gone must leave the list.
+const CIRCLES: &[(&[&str], &str)] = &[
+    (
+        &[
+            "core::actor",
+            "core::actor_ref",
+            "core::cell",
+            "core::context",
+        ],
+        "the heart: a cell runs an `Actor` with a `Context` and is addressed by refs that reach it",
+    ),
+    (
+        &["core::dead_letters", "core::instrument"],
+        "the hooks see dead letters, and dead letters are reported to the hooks",
+    ),
 ];
 
-/// The system (guardians, registry, termination) and resolution, above the core.
-const SYSTEM: &[&str] = &["promise", "resolve", "selection", "system", "termination"];
-
-/// Features, each a layer that uses the core and the system, never the reverse.
-const FEATURES: &[&str] = &[
-    "adapter",
-    "ask",
-    "async_handler",
-    "backoff",
-    "events",
-    "extension",
-    "function_ref",
-    "pipe",
-    "routing",
-    "shutdown",
-    "sim",
-    "sleep",
-    "stash",
-    "test_probe",
-    "watchers",
-];
+/// The floor of a unit (`core::cell` -> `core`, `error` -> `leaf`).
+fn floor_of(unit: &str) -> &'static str {
+    let top = unit.split("::").next().unwrap_or_default();
+    FOLDERS
+        .iter()
+        .find(|f| **f == top)
+        .copied()
+        .unwrap_or("leaf")
+}
 
 #[test]
-fn the_core_imports_only_itself_and_leaves() {
+fn every_arrow_runs_down_the_floors() {
     let graph = Graph::read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"));
     graph.print();
-    let mut problems = Vec::new();
-    let layers = [
-        ("core", CORE),
-        ("leaf", LEAVES),
-        ("system", SYSTEM),
-        ("feature", FEATURES),
-    ];
-    let layer_of = |module: &str| {
-        layers
+    let mut problems = graph.problems.clone();
+    for (unit, deps) in &graph.edges {
+        let floor = floor_of(unit);
+        let allowed = FLOORS
             .iter()
-            .find(|(_, l)| l.contains(&module))
-            .map(|(name, _)| *name)
-    };
-    for module in graph.edges.keys() {
-        if layer_of(module).is_none() {
-            problems.push(format!(
-                "module `{module}` is in no layer: add it to one of the lists"
-            ));
-        }
-    }
-    for (name, list) in layers {
-        for module in list.iter().filter(|m| !graph.edges.contains_key(**m)) {
-            problems.push(format!("{name} module `{module}` does not exist"));
-        }
-    }
-    for (module, deps) in &graph.edges {
-        let layer = layer_of(module);
+            .find(|(name, _)| *name == floor)
+            .map_or(&[][..], |(_, allowed)| *allowed);
         for dep in deps {
-            let dep_layer = layer_of(dep).unwrap_or("unknown");
-            match layer {
-                // (a) the core imports only the core and leaves.
-                Some("core") if !matches!(dep_layer, "core" | "leaf") => {
-                    problems.push(format!(
-                        "core module `{module}` imports `{dep}` ({dep_layer} layer)"
-                    ));
-                }
-                Some("leaf") if dep_layer != "leaf" => {
-                    problems.push(format!(
-                        "leaf module `{module}` imports `{dep}` ({dep_layer} layer)"
-                    ));
-                }
-                _ => {}
-            }
-        }
-    }
-    // (b) said on its own: no core module imports a feature.
-    for module in CORE {
-        for dep in graph.edges.get(*module).into_iter().flatten() {
-            if FEATURES.contains(&dep.as_str()) {
+            let dep_floor = floor_of(dep);
+            if !allowed.contains(&dep_floor) {
                 problems.push(format!(
-                    "core module `{module}` imports the feature `{dep}`"
+                    "{floor} unit `{unit}` imports `{dep}` ({dep_floor} floor): {}",
+                    graph.witness[&(unit.clone(), dep.clone())]
                 ));
             }
         }
     }
-    // (c) no circle holds both a core module and one outside the core.
-    for component in graph.components() {
-        let core: Vec<&String> = component
-            .iter()
-            .filter(|m| CORE.contains(&m.as_str()))
-            .collect();
-        if !core.is_empty() && core.len() < component.len() {
+    let circles: Vec<Vec<String>> = modules::components(&graph.edges)
+        .into_iter()
+        .filter(|c| c.len() > 1)
+        .collect();
+    for circle in &circles {
+        let floors: BTreeSet<&str> = circle.iter().map(|u| floor_of(u)).collect();
+        if floors.len() > 1 {
+            problems.push(format!("a circle crosses floors: {circle:?}"));
+        } else if !CIRCLES.iter().any(|(units, _)| units == circle) {
             problems.push(format!(
-                "a circle mixes the core with other layers: {component:?}"
+                "a circle that is not in `CIRCLES`: {circle:?} (cut it)"
+            ));
+        }
+    }
+    for (units, _) in CIRCLES {
+        if !circles.iter().any(|c| c == units) {
+            problems.push(format!(
+                "the circle {units:?} is gone or changed: update `CIRCLES`"
             ));
         }
     }
@@ -147,6 +109,42 @@ fn the_core_imports_only_itself_and_leaves() {
         "{} layering problems:\n{}",
         problems.len(),
         problems.join("\n")
+    );
+}
+
+#[test]
+fn the_floors_hold_a_forbidden_arrow_up() {
+    // What the test above reads for each floor: the system may not import
+    // a feature, the core neither, a leaf nothing above the leaves.
+    let may = |from: &str, to: &str| {
+        let allowed = FLOORS
+            .iter()
+            .find(|(name, _)| *name == floor_of(from))
+            .map_or(&[][..], |(_, allowed)| *allowed);
+        allowed.contains(&floor_of(to))
+    };
+    assert!(!may("system::actor_system", "features::pipe"));
+    assert!(!may("core::cell", "system::actor_system"));
+    assert!(!may("error", "core::mailbox"));
+    assert!(may("features::ask", "system::promise"));
+    assert!(may("system::shutdown", "core::scheduler"));
+}
+
+#[test]
+fn use_trees_give_their_leading_paths() {
+    let paths = scan::tree_paths("{core::{cell::X, mailbox}, error, self, sim::a::B}", 2);
+    let paths: Vec<String> = paths.iter().map(|p| p.join("::")).collect();
+    assert_eq!(
+        paths,
+        ["core::cell", "core::mailbox", "error", "", "sim::a"]
+    );
+    let lib = "pub use crate::core::actor::{Actor, Props};\npub use features::{pipe, stash};\npub mod testkit {\n    pub use crate::core::scheduler::TestClock;\n}\n";
+    let map = reexport_paths(lib);
+    assert_eq!(map["Props"], ["core", "actor", "Props"]);
+    assert_eq!(map["pipe"], ["features", "pipe"]);
+    assert_eq!(
+        map["testkit::TestClock"],
+        ["core", "scheduler", "TestClock"]
     );
 }
 
@@ -185,15 +183,33 @@ fn the_scanner_sees_code_paths_only() {
     assert_eq!(scanned.test_modules, ["loom_models", "tests"]);
 }
 
-/// Module -> the top-level modules it names.
+/// Unit -> the units it names.
 struct Graph {
     edges: BTreeMap<String, BTreeSet<String>>,
+    /// (unit, unit it names) -> the first file and path that make it.
+    witness: BTreeMap<(String, String), String>,
+    /// Names the scanner could not place, and names taken through the
+    /// crate root's re-exports.
+    problems: Vec<String>,
+}
+
+/// The unit a path from the crate root names (`[core, cell, X]` ->
+/// `core::cell`), if it names a module.
+fn unit_of(path: &[String], top_modules: &BTreeSet<String>) -> Option<String> {
+    let first = path.first()?;
+    if !top_modules.contains(first) {
+        return None;
+    }
+    if FOLDERS.contains(&first.as_str()) {
+        return Some(path.iter().take(2).cloned().collect::<Vec<_>>().join("::"));
+    }
+    Some(first.clone())
 }
 
 impl Graph {
     fn read(src: &Path) -> Self {
         let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
-        let reexports = reexports(&lib);
+        let reexports = reexport_paths(&lib);
         let mut files = Vec::new();
         collect(src, &mut files);
         let mut skipped: BTreeSet<PathBuf> = BTreeSet::new();
@@ -213,47 +229,73 @@ impl Graph {
             .filter(|f| f.file_name().is_some_and(|n| n != "lib.rs"))
             .map(|f| module_path(src, f)[0].clone())
             .collect();
-        let mut edges: BTreeMap<String, BTreeSet<String>> = top_modules
-            .iter()
-            .map(|m| (m.clone(), BTreeSet::new()))
-            .collect();
+        let mut edges: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut witness = BTreeMap::new();
+        let mut problems = Vec::new();
         for (file, result) in scanned {
             if skipped.contains(&file) || file == src.join("lib.rs") {
                 continue;
             }
             let path = module_path(src, &file);
-            let top = &path[0];
-            for (supers, first) in &result.refs {
-                // `crate::x`, or `super::x` from a top-level module, names
-                // the crate root; a shallower `super::` stays inside.
-                if *supers != 0 && *supers != path.len() {
+            let Some(unit) = unit_of(&path, &top_modules) else {
+                continue;
+            };
+            // A floor's own `mod.rs` only declares its units.
+            if FOLDERS.contains(&unit.as_str()) {
+                continue;
+            }
+            edges.entry(unit.clone()).or_default();
+            let shown = file
+                .strip_prefix(src)
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            for (supers, named) in &result.paths {
+                if *supers > path.len() {
                     continue;
                 }
-                let named = first.clone();
-                let target = if top_modules.contains(&named) {
-                    named
-                } else if let Some(module) = reexports.get(&named) {
-                    module.clone()
-                } else {
-                    println!(
-                        "note: `{named}` in {} is neither a module nor a re-export",
-                        file.display()
-                    );
-                    continue;
+                // `crate::` (no `super`) starts at the root.
+                let base = if *supers == 0 { 0 } else { path.len() - supers };
+                let mut absolute: Vec<String> = path[..base].to_vec();
+                absolute.extend(named.iter().cloned());
+                let target = match unit_of(&absolute, &top_modules) {
+                    Some(target) => target,
+                    None if *supers != 0 && *supers != path.len() => continue,
+                    None => {
+                        let key = named.join("::");
+                        let first = named.first().cloned().unwrap_or_default();
+                        match reexports.get(&key).or_else(|| reexports.get(&first)) {
+                            Some(real) => {
+                                problems.push(format!(
+                                    "{shown} imports `{key}` through the crate root: name `crate::{}`",
+                                    real.join("::")
+                                ));
+                            }
+                            None => problems.push(format!(
+                                "`{key}` in {shown} is neither a module nor a re-export"
+                            )),
+                        }
+                        continue;
+                    }
                 };
-                if &target != top {
-                    edges
-                        .get_mut(top)
-                        .expect("a top-level module")
-                        .insert(target);
+                if target != unit && !FOLDERS.contains(&target.as_str()) {
+                    witness
+                        .entry((unit.clone(), target.clone()))
+                        .or_insert_with(|| format!("{shown} names `{}`", named.join("::")));
+                    edges.entry(unit.clone()).or_default().insert(target);
                 }
             }
         }
-        Self { edges }
-    }
-
-    fn components(&self) -> Vec<Vec<String>> {
-        modules::components(&self.edges)
+        for deps in edges.clone().values() {
+            for dep in deps {
+                edges.entry(dep.clone()).or_default();
+            }
+        }
+        Self {
+            edges,
+            witness,
+            problems,
+        }
     }
 
     fn print(&self) {

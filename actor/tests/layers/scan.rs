@@ -6,6 +6,8 @@ use std::collections::BTreeMap;
 /// `pub use module::{A, B}` (or `module::inner::A`) in `lib.rs`: A ->
 /// module; and an inline `pub mod
 /// m { pub use crate::module::X; }`: m -> module.
+// Both crates' layers tests include this file, and each uses a part of it.
+#[allow(dead_code)]
 pub(crate) fn reexports(lib: &str) -> BTreeMap<String, String> {
     let code = strip(lib);
     // The byte ranges of inline modules, with their names.
@@ -75,6 +77,9 @@ fn matching_brace(s: &str) -> Option<usize> {
 pub(crate) struct Scanned {
     /// (number of `super::`, 0 for `crate::`; first segment after them).
     pub(crate) refs: Vec<(usize, String)>,
+    /// The same paths with up to their first two segments.
+    #[allow(dead_code)] // weir-actor's layers test reads it, weir-streams' does not.
+    pub(crate) paths: Vec<(usize, Vec<String>)>,
     /// `#[cfg(test)] mod x;` declarations, whose files are test code.
     pub(crate) test_modules: Vec<String>,
 }
@@ -82,6 +87,7 @@ pub(crate) struct Scanned {
 pub(crate) fn scan(text: &str) -> Scanned {
     let code = without_test_items(&strip(text));
     let mut refs = Vec::new();
+    let mut paths = Vec::new();
     let bytes = code.as_bytes();
     let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
     let mut i = 0;
@@ -112,12 +118,107 @@ pub(crate) fn scan(text: &str) -> Scanned {
             for first in first_segments(after) {
                 refs.push((supers, first));
             }
+            for path in tree_paths(after, 2) {
+                paths.push((supers, path));
+            }
             break;
         }
         i = code.len() - rest.len();
     }
     let test_modules = test_module_declarations(&strip(text));
-    Scanned { refs, test_modules }
+    Scanned {
+        refs,
+        paths,
+        test_modules,
+    }
+}
+
+/// Each path of the use tree `s` starts (`a::b::C`, `{a::b, c::{d, e}}`),
+/// cut to its first `depth` segments; `self` in a group names the prefix.
+pub(crate) fn tree_paths(s: &str, depth: usize) -> Vec<Vec<String>> {
+    let s = s.trim_start();
+    if let Some(group) = s.strip_prefix('{') {
+        let mut out = Vec::new();
+        let mut level = 0;
+        let mut item = 0;
+        for (i, c) in group.char_indices() {
+            match c {
+                '{' => level += 1,
+                '}' if level == 0 => {
+                    out.extend(tree_paths(&group[item..i], depth));
+                    break;
+                }
+                '}' => level -= 1,
+                ',' if level == 0 => {
+                    out.extend(tree_paths(&group[item..i], depth));
+                    item = i + 1;
+                }
+                _ => {}
+            }
+        }
+        return out;
+    }
+    let ident: String = s.chars().take_while(|c| is_ident_char(*c)).collect();
+    if ident.is_empty() {
+        return Vec::new();
+    }
+    if ident == "self" {
+        return vec![Vec::new()];
+    }
+    let rest = s[ident.len()..].trim_start();
+    let deeper = match rest.strip_prefix("::") {
+        Some(after) if depth > 1 => tree_paths(after, depth - 1),
+        _ => Vec::new(),
+    };
+    if deeper.is_empty() {
+        return vec![vec![ident]];
+    }
+    deeper
+        .into_iter()
+        .map(|tail| std::iter::once(ident.clone()).chain(tail).collect())
+        .collect()
+}
+
+/// Every name `lib.rs` re-exports (`pub use a::b::{C, d}`), with the path
+/// it names (`[a, b, C]`); a name re-exported inside an inline `pub mod m`
+/// is keyed `m::Name`.
+// Both crates' layers tests include this file, and each uses a part of it.
+#[allow(dead_code)]
+pub(crate) fn reexport_paths(lib: &str) -> BTreeMap<String, Vec<String>> {
+    let code = strip(lib);
+    let mut map = BTreeMap::new();
+    let mut from = 0;
+    while let Some(at) = code[from..].find("pub use ") {
+        let start = from + at;
+        let body_start = start + "pub use ".len();
+        let Some(len) = code[body_start..].find(';') else {
+            break;
+        };
+        from = body_start + len;
+        let inline = code[..start]
+            .rfind("pub mod ")
+            .map(|m| &code[m + "pub mod ".len()..start])
+            .filter(|m| m.matches('{').count() > m.matches('}').count())
+            .map(|m| {
+                m.chars()
+                    .take_while(|c| is_ident_char(*c))
+                    .collect::<String>()
+            });
+        for mut path in tree_paths(&code[body_start..from], usize::MAX) {
+            if path.first().is_some_and(|p| p == "crate") {
+                path.remove(0);
+            }
+            let Some(name) = path.last().cloned() else {
+                continue;
+            };
+            let key = match &inline {
+                Some(module) => format!("{module}::{name}"),
+                None => name,
+            };
+            map.insert(key, path);
+        }
+    }
+    map
 }
 
 /// The first segment of each path in `a::b` or `{a::b, c, d::{e}}`.
