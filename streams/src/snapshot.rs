@@ -212,11 +212,16 @@ impl IslandSnapshot {
                 (if inlet { c.to } else { c.from }) == stage && c.state.waits_for() == Some(side)
             })
         };
-        self.stages.iter().enumerate().filter_map(move |(i, stage)| {
-            let holds_demand = waits(i, true, Side::Downstream) && !waits(i, false, Side::Downstream);
-            let holds_supply = waits(i, false, Side::Upstream) && !waits(i, true, Side::Upstream);
-            (holds_demand || holds_supply).then_some(stage)
-        })
+        self.stages
+            .iter()
+            .enumerate()
+            .filter_map(move |(i, stage)| {
+                let holds_demand =
+                    waits(i, true, Side::Downstream) && !waits(i, false, Side::Downstream);
+                let holds_supply =
+                    waits(i, false, Side::Upstream) && !waits(i, true, Side::Upstream);
+                (holds_demand || holds_supply).then_some(stage)
+            })
     }
 }
 
@@ -245,7 +250,8 @@ impl StreamSnapshot {
     /// connection labelled with its state, and the stages that hold the
     /// stream back ([`holding`](Self::holding)) marked `waiting`.
     pub fn to_mermaid(&self) -> String {
-        let mut out = String::from("flowchart LR\n  classDef waiting stroke:#d33,stroke-width:3px\n");
+        let mut out =
+            String::from("flowchart LR\n  classDef waiting stroke:#d33,stroke-width:3px\n");
         for island in &self.islands {
             let id = |stage: usize| format!("i{}s{stage}", island.index);
             out.push_str(&format!(
@@ -260,10 +266,19 @@ impl StreamSnapshot {
                 } else {
                     ""
                 };
-                out.push_str(&format!("    {}[\"{}\"]{class}\n", id(i), escape(&stage.name)));
+                out.push_str(&format!(
+                    "    {}[\"{}\"]{class}\n",
+                    id(i),
+                    escape(&stage.name)
+                ));
             }
             for c in &island.connections {
-                out.push_str(&format!("    {} -->|{}| {}\n", id(c.from), c.state, id(c.to)));
+                out.push_str(&format!(
+                    "    {} -->|{}| {}\n",
+                    id(c.from),
+                    c.state,
+                    id(c.to)
+                ));
             }
             out.push_str("  end\n");
         }
@@ -375,7 +390,9 @@ impl Collector {
         let mut streams: Vec<StreamSnapshot> = Vec::new();
         for answer in answers {
             match streams.last_mut() {
-                Some(last) if last.stream == answer.stream => last.islands.push(answer.island.clone()),
+                Some(last) if last.stream == answer.stream => {
+                    last.islands.push(answer.island.clone())
+                }
                 _ => streams.push(StreamSnapshot {
                     stream: answer.stream,
                     islands: vec![answer.island.clone()],

@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use super::bidi_flow::BidiFlow;
 use crate::error::{ErrorKind, StreamError, TimeoutKind};
 use crate::stage::{
-    BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext,
-    StageResult, TimerKey,
+    BidiShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
+    TimerKey,
 };
 
 const CHECK: TimerKey = TimerKey(0);

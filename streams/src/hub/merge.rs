@@ -381,9 +381,8 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
             return (Box::new(FeedLogic::new(producer, cx)), ());
         };
         let admit = cx.async_callback(|this: &mut Admitted<T>, (), ctx| this.admitted(ctx));
-        producer.set_notify(cx.async_callback(|this: &mut Admitted<T>, (), ctx| {
-            this.feed.woken(ctx)
-        }));
+        producer
+            .set_notify(cx.async_callback(|this: &mut Admitted<T>, (), ctx| this.feed.woken(ctx)));
         let feed = FeedLogic::wrapped(producer);
         let state = match Gate::enter(gate, admit) {
             Ok(slot) => {
@@ -414,9 +413,7 @@ enum Admission<T: Send + 'static> {
     /// Waiting for room, its hand-over not yet in the hub.
     Waiting(Arc<Waiter>, In<T>),
     /// Holding room (its hand-over is in the hub, or was refused).
-    In {
-        _room: Slot,
-    },
+    In { _room: Slot },
     /// Ended before it had room.
     Gone,
 }

@@ -77,8 +77,17 @@ mod tests {
         assert_eq!(connection_state(PUSHED), ConnectionState::Pushed);
         assert_eq!(connection_state(AVAILABLE), ConnectionState::NotGrabbed);
         // Completed behind an element: the element is still to take.
-        assert_eq!(connection_state(UP_CLOSED | AVAILABLE), ConnectionState::NotGrabbed);
-        assert_eq!(connection_state(UP_CLOSED | DEMANDED), ConnectionState::Closed);
-        assert_eq!(connection_state(DOWN_CLOSED | IN_DONE), ConnectionState::Closed);
+        assert_eq!(
+            connection_state(UP_CLOSED | AVAILABLE),
+            ConnectionState::NotGrabbed
+        );
+        assert_eq!(
+            connection_state(UP_CLOSED | DEMANDED),
+            ConnectionState::Closed
+        );
+        assert_eq!(
+            connection_state(DOWN_CLOSED | IN_DONE),
+            ConnectionState::Closed
+        );
     }
 }

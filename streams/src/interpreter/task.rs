@@ -210,9 +210,15 @@ impl IslandTask {
     /// Answer a snapshot: the island now, and how long it has waited.
     fn answer(&self, reply: SnapshotReply) {
         let idle_for = self.progressed_at.map_or(Duration::ZERO, |since| {
-            self.inbox.system.scheduler().now().saturating_duration_since(since)
+            self.inbox
+                .system
+                .scheduler()
+                .now()
+                .saturating_duration_since(since)
         });
-        let island = self.island.inspect(self.inbox.island, &self.inbox.name, idle_for);
+        let island = self
+            .island
+            .inspect(self.inbox.island, &self.inbox.name, idle_for);
         reply.answer(Answer {
             stream: self.inbox.stream,
             island,

@@ -98,8 +98,9 @@ impl<T: Send + 'static, W: FnMut(&T) -> u64 + Clone + Send + 'static> GraphStage
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
         let element = ctx.grab(self.shape.inlet)?;
         let weight_fn = &mut self.weight_fn;
-        let weight = match supervised(self.restart.as_ref().map(|(s, _)| s), || weight_fn(&element))
-        {
+        let weight = match supervised(self.restart.as_ref().map(|(s, _)| s), || {
+            weight_fn(&element)
+        }) {
             Ok(weight) => weight,
             Err(directive) => {
                 if let (Directive::Restart, Some((_, fresh))) = (directive, &self.restart) {
@@ -170,17 +171,19 @@ where
     if within.is_zero() {
         return Err(ArgumentError::Zero { argument: "within" });
     }
-    Ok(logic_flow_with("grouped_within", move |attributes| GroupedWithin {
-        shape: ports(),
-        max_weight,
-        within,
-        weight_fn: weight_fn.clone(),
-        restart: attributes
-            .supervision_strategy()
-            .map(|strategy| (strategy.clone(), weight_fn.clone())),
-        group: Vec::new(),
-        weight: 0,
-        pending: None,
-        timed_out: false,
+    Ok(logic_flow_with("grouped_within", move |attributes| {
+        GroupedWithin {
+            shape: ports(),
+            max_weight,
+            within,
+            weight_fn: weight_fn.clone(),
+            restart: attributes
+                .supervision_strategy()
+                .map(|strategy| (strategy.clone(), weight_fn.clone())),
+            group: Vec::new(),
+            weight: 0,
+            pending: None,
+            timed_out: false,
+        }
     }))
 }

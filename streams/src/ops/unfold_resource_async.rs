@@ -16,10 +16,10 @@ use std::task::{Context, Poll, Waker};
 
 use crate::blueprint::Source;
 use crate::error::StreamError;
-use crate::sync::Arc;
 use crate::stage::{
     GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext, StageResult,
 };
+use crate::sync::Arc;
 
 type BoxFuture<T> = Pin<Box<dyn Future<Output = Result<T, StreamError>> + Send>>;
 

@@ -193,10 +193,11 @@ pub trait ContextOps: Sized {
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
         let mut f = f;
-        let flow = Flow::<(Self::Out, Self::Ctx)>::new().map_async(parallelism, move |(x, c)| {
-            let future = f(x);
-            async move { future.await.map(|u| (u, c)) }
-        })?;
+        let flow =
+            Flow::<(Self::Out, Self::Ctx)>::new().map_async(parallelism, move |(x, c)| {
+                let future = f(x);
+                async move { future.await.map(|u| (u, c)) }
+            })?;
         Ok(self.via_tuples(flow))
     }
 
@@ -261,9 +262,11 @@ pub trait ContextOps: Sized {
         F: FnMut(Self::Out) -> I + Clone + Send + Sync + 'static,
     {
         let mut f = f;
-        self.via_tuples(Flow::new().map_concat(move |(x, c): (Self::Out, Self::Ctx)| {
-            f(x).into_iter().map(move |u| (u, c.clone()))
-        }))
+        self.via_tuples(
+            Flow::new().map_concat(move |(x, c): (Self::Out, Self::Ctx)| {
+                f(x).into_iter().map(move |u| (u, c.clone()))
+            }),
+        )
     }
 
     /// Groups of up to `size` elements, with the contexts of the group's

@@ -105,7 +105,11 @@ where
 
     /// Run into `sink`, which takes the pairs; returns the sink's
     /// materialized value.
-    pub fn run_with<M2: 'static>(self, sink: Sink<(Out, Ctx), M2>, materializer: &Materializer) -> M2 {
+    pub fn run_with<M2: 'static>(
+        self,
+        sink: Sink<(Out, Ctx), M2>,
+        materializer: &Materializer,
+    ) -> M2 {
         self.source.run_with(sink, materializer)
     }
 

@@ -38,10 +38,10 @@ use stage::{Splitter, Substreams};
 
 use super::FlowOps;
 use super::util::logic_flow_with;
-use crate::stage::Attributes;
 use crate::blueprint::{Flow, RunnableGraph, Sink, Source};
 use crate::error::ArgumentError;
 use crate::plan::graph::Fuses;
+use crate::stage::Attributes;
 
 pub(crate) type SplitFactory<T> = Arc<dyn Fn() -> Box<dyn Splitter<T>> + Send + Sync>;
 

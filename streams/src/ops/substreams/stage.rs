@@ -297,7 +297,8 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             return Ok(());
         }
         let splitter = &mut self.splitter;
-        let Ok(close) = supervised(self.strategy.as_ref(), || splitter.close_after(&element)) else {
+        let Ok(close) = supervised(self.strategy.as_ref(), || splitter.close_after(&element))
+        else {
             return Ok(()); // the predicate panicked, resumed: the element is dropped
         };
         let sub = self.sub(id).expect("looked up above");
