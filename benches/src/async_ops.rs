@@ -230,74 +230,130 @@ fn arg(args: &[String], flag: &str) -> Option<u64> {
     args.get(i + 1)?.replace('_', "").parse().ok()
 }
 
-type Row<'a> = (String, Box<dyn Fn() -> u64 + 'a>);
+/// What a row is measured against in the report.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Role {
+    /// A `futures` row: the best of them is the reference.
+    Peer,
+    /// A Weir operator held to >= 1x the best peer.
+    Operator,
+    /// The plain `map_async(1)` the `RetryFlow` row is held against.
+    Plain,
+    /// `RetryFlow`: <= 1.5x the plain row's cost.
+    Retry,
+}
 
-/// The report (`weir-bench async-ops [--elements N] [--parallelism N] [--runs N]`).
+type Row<'a> = (String, Role, Box<dyn Fn() -> u64 + 'a>);
+
+fn rows<'a>(
+    n: u64,
+    p: usize,
+    work: Work,
+    mat: &'a Materializer,
+    current: &'a tokio::runtime::Runtime,
+    workers: &'a tokio::runtime::Runtime,
+) -> Vec<Row<'a>> {
+    vec![
+        (
+            format!("futures buffered({p}), tokio current_thread"),
+            Role::Peer,
+            Box::new(move || futures_buffered(n, p, work, current, Tokio::CurrentThread)),
+        ),
+        (
+            format!("futures buffered({p}), tokio 2 workers, task"),
+            Role::Peer,
+            Box::new(move || futures_buffered(n, p, work, workers, Tokio::Task)),
+        ),
+        (
+            format!("weir map_async({p})"),
+            Role::Operator,
+            Box::new(move || weir_map_async(n, p, work, mat)),
+        ),
+        (
+            format!("weir map_async_partitioned({p}, x % {PARTITIONS})"),
+            Role::Operator,
+            Box::new(move || weir_map_async_partitioned(n, p, work, mat)),
+        ),
+        (
+            "weir map_async(1)".to_string(),
+            Role::Plain,
+            Box::new(move || weir_map_async(n, 1, work, mat)),
+        ),
+        (
+            "weir RetryFlow(map_async(1)), no retry".to_string(),
+            Role::Retry,
+            Box::new(move || weir_retry_no_retry(n, work, mat)),
+        ),
+    ]
+}
+
+/// The report (`weir-bench async-ops [--elements N] [--parallelism N]
+/// [--runs N] [--work ready|tokio] [--only TEXT]`): `--only` keeps the rows
+/// whose name contains TEXT, e.g. to count one row's instructions under
+/// callgrind.
 pub fn run(args: &[String]) {
     let n = arg(args, "--elements").unwrap_or(1_000_000);
     let p = arg(args, "--parallelism").unwrap_or(8).max(1) as usize;
     let runs = arg(args, "--runs").unwrap_or(5).max(1) as usize;
+    let text = |flag: &str| {
+        let i = args.iter().position(|a| a == flag)?;
+        args.get(i + 1).map(String::as_str)
+    };
+    let works: Vec<Work> = match text("--work") {
+        Some("ready") => vec![Work::Ready],
+        Some("tokio") => vec![Work::TokioYield],
+        _ => vec![Work::Ready, Work::TokioYield],
+    };
     let context = runtime(Some(1));
     let system = weir_system(&context);
     let mat = Materializer::new(&system);
     let current = runtime(None);
     let workers = runtime(Some(2));
     let want = expected(n);
-    for work in [Work::Ready, Work::TokioYield] {
-        let (mat, current, workers) = (&mat, &current, &workers);
-        let rows: Vec<Row<'_>> = vec![
-            (
-                format!("futures buffered({p}), tokio current_thread"),
-                Box::new(move || futures_buffered(n, p, work, current, Tokio::CurrentThread)),
-            ),
-            (
-                format!("futures buffered({p}), tokio 2 workers, task"),
-                Box::new(move || futures_buffered(n, p, work, workers, Tokio::Task)),
-            ),
-            (
-                format!("weir map_async({p})"),
-                Box::new(move || weir_map_async(n, p, work, mat)),
-            ),
-            (
-                format!("weir map_async_partitioned({p}, x % {PARTITIONS})"),
-                Box::new(move || weir_map_async_partitioned(n, p, work, mat)),
-            ),
-            (
-                "weir map_async(1)".to_string(),
-                Box::new(move || weir_map_async(n, 1, work, mat)),
-            ),
-            (
-                "weir RetryFlow(map_async(1)), no retry".to_string(),
-                Box::new(move || weir_retry_no_retry(n, work, mat)),
-            ),
-        ];
-        for (name, row) in &rows {
+    for work in works {
+        let mut rows = rows(n, p, work, &mat, &current, &workers);
+        if let Some(only) = text("--only") {
+            rows.retain(|(name, _, _)| name.contains(only));
+        }
+        for (name, _, row) in &rows {
             assert_eq!(row(), want, "{name} folds every element"); // and warms up
         }
         let medians = crate::interleaved_medians(runs, rows.len(), |i| {
             let start = std::time::Instant::now();
-            let sum = std::hint::black_box((rows[i].1)());
+            let sum = std::hint::black_box((rows[i].2)());
             let rate = n as f64 / start.elapsed().as_secs_f64();
             assert_eq!(sum, want, "{}", rows[i].0);
             rate
         });
-        let peer = medians[0].max(medians[1]);
+        let of = |role: Role| {
+            let rates = rows
+                .iter()
+                .zip(&medians)
+                .filter(|((_, r, _), _)| *r == role);
+            rates
+                .map(|(_, &rate)| rate)
+                .fold(None, |best: Option<f64>, rate| {
+                    Some(best.map_or(rate, |b| b.max(rate)))
+                })
+        };
+        let (peer, plain) = (of(Role::Peer), of(Role::Plain));
         println!(
             "\nrange(0..{n}) -> f -> fold, f {}, median of {runs} interleaved runs:",
             work.label()
         );
         println!("{:<48} {:>12} {:>26}", "variant", "elements/s", "ratio");
-        for (i, (name, _)) in rows.iter().enumerate() {
-            let ratio = match i {
-                0 | 1 => format!("{:.2}x best futures", medians[i] / peer),
-                2 | 3 => format!("{:.2}x best futures (>= 1x)", medians[i] / peer),
-                4 => String::new(),
-                _ => format!(
-                    "{:.2}x map_async(1)'s cost (<= 1.5x)",
-                    medians[4] / medians[i]
-                ),
+        for ((name, role, _), &rate) in rows.iter().zip(&medians) {
+            let ratio = match (role, peer, plain) {
+                (Role::Peer, Some(best), _) => format!("{:.2}x best futures", rate / best),
+                (Role::Operator, Some(best), _) => {
+                    format!("{:.2}x best futures (>= 1x)", rate / best)
+                }
+                (Role::Retry, _, Some(plain)) => {
+                    format!("{:.2}x map_async(1)'s cost (<= 1.5x)", plain / rate)
+                }
+                _ => String::new(),
             };
-            println!("{name:<48} {:>10.2} M {ratio:>26}", medians[i] / 1e6);
+            println!("{name:<48} {:>10.2} M {ratio:>26}", rate / 1e6);
         }
     }
     system

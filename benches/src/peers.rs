@@ -18,7 +18,7 @@ mod async_imp;
 mod imp;
 
 /// Run the comparison (`weir-bench peers [--messages N] [--async-messages N]
-/// [--runs N] [--only sync|async]`): the sync PingPong tables, then the
+/// [--runs N] [--only sync|async] [--rows TEXT] [--await ready|yield-once]`): the sync PingPong tables, then the
 /// async-handler ones (Weir's `run_async_then` against kameo's and ractor's
 /// `async fn` handlers; see [`async_pingpong`](crate::async_pingpong)).
 pub fn run(args: &[String]) {

@@ -285,11 +285,17 @@ fn runners() -> Vec<(&'static str, Runner)> {
 /// The async-handler tables: for 1 pair and one pair per core, for each
 /// [`Await`], every row's median rate and Weir's best against each
 /// framework's best, all from the same interleaved runs.
-pub(super) fn run(messages: u64, runs: usize) {
+///
+/// `rows` keeps the rows whose name contains it and `waits` the futures to
+/// await (both to count one row's instructions under callgrind).
+pub(super) fn run(messages: u64, runs: usize, rows: Option<&str>, waits: &[Await]) {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
-    let runners = runners();
+    let mut runners = runners();
+    if let Some(text) = rows {
+        runners.retain(|(name, _)| name.contains(text));
+    }
     for pairs in [1, cores] {
-        for wait in [Await::Ready, Await::YieldOnce] {
+        for &wait in waits {
             let load = Load { pairs, messages };
             let medians = crate::interleaved_medians(runs, runners.len(), |i| {
                 load.total() as f64 / (runners[i].1)(load, wait).as_secs_f64()
@@ -312,7 +318,7 @@ pub(super) fn run(messages: u64, runs: usize) {
                     .fold(0.0, f64::max)
             };
             let weir = best("weir");
-            for peer in ["ractor", "kameo"] {
+            for peer in ["ractor", "kameo"].into_iter().filter(|&p| best(p) > 0.0) {
                 println!(
                     "best weir / best {peer:<7} {:>8.2}x  (target >= 3x)",
                     weir / best(peer)

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::akka_pingpong::{self, BURST, Load};
+use crate::async_pingpong::Await;
 
 mod actix_pp {
     use actix::prelude::*;
@@ -418,7 +419,16 @@ pub(super) fn run(args: &[String]) {
         sync_tables(messages, runs);
     }
     if only != Some("sync") {
-        super::async_imp::run(async_messages, runs);
+        let text = |flag: &str| {
+            let i = args.iter().position(|a| a == flag)?;
+            args.get(i + 1).map(String::as_str)
+        };
+        let waits = match text("--await") {
+            Some("ready") => vec![Await::Ready],
+            Some("yield-once") => vec![Await::YieldOnce],
+            _ => vec![Await::Ready, Await::YieldOnce],
+        };
+        super::async_imp::run(async_messages, runs, text("--rows"), &waits);
     }
 }
 
