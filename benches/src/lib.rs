@@ -144,13 +144,50 @@ pub mod ping_pong {
     }
 }
 
+/// Run `rows` measurements `runs` times each, interleaved: round after
+/// round every row once, the order rotated each round so no row always
+/// runs first (a burst of load elsewhere on the box hits them all alike).
+/// `measure(i)` runs row `i` once and returns its rate; the result is each
+/// row's median rate.
+///
+/// ```
+/// let medians = weir_benches::interleaved_medians(3, 2, |i| (i + 1) as f64);
+/// assert_eq!(medians, vec![1.0, 2.0]);
+/// ```
+pub fn interleaved_medians(
+    runs: usize,
+    rows: usize,
+    mut measure: impl FnMut(usize) -> f64,
+) -> Vec<f64> {
+    let runs = runs.max(1);
+    let mut rates: Vec<Vec<f64>> = vec![Vec::with_capacity(runs); rows];
+    for round in 0..runs {
+        for k in 0..rows {
+            let i = (k + round) % rows;
+            rates[i].push(measure(i));
+        }
+    }
+    rates
+        .into_iter()
+        .map(|mut r| {
+            r.sort_by(f64::total_cmp);
+            r[r.len() / 2]
+        })
+        .collect()
+}
+
 pub mod akka_pingpong;
+pub mod async_pingpong;
 pub mod gated_tell;
 pub mod hops;
 pub mod hubs;
 pub mod idle_streams;
 
 pub mod actor_ref_source;
+/// Async operators beside `futures::StreamExt::buffered` (`weir-bench
+/// async-ops`, feature `tokio`).
+#[cfg(feature = "tokio")]
+pub mod async_ops;
 pub mod interop;
 pub mod io;
 pub mod islands;

@@ -2,7 +2,8 @@
 //!
 //! ```sh
 //! cargo run --release -p weir-benches --bin weir-bench -- pingpong [--messages N] [--pairs N] [--threads N] [--throughput N]
-//! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--runs N]
+//! cargo run --release -p weir-benches --features peers --bin weir-bench -- peers [--messages N] [--async-messages N] [--runs N] [--only sync|async] [--rows TEXT] [--await ready|yield-once]
+//! cargo run --release -p weir-benches --features peers --bin weir-bench -- async-ops [--elements N] [--parallelism N] [--runs N] [--work ready|tokio] [--only TEXT]
 //! cargo run --release -p weir-benches --bin weir-bench -- idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue]
 //! cargo run --release -p weir-benches --bin weir-bench -- time [--elements N] [--runs N]
 //! cargo run --release -p weir-benches [--features peers] --bin weir-bench -- io [--mib N] [--runs N] [--only TEXT]
@@ -990,6 +991,13 @@ fn main() {
         Some("interop") => interop(&args),
         Some("io") => io(&args),
         Some("routers") => weir_benches::routers::run(&args.0[1..]),
+        #[cfg(feature = "tokio")]
+        Some("async-ops") => weir_benches::async_ops::run(&args.0[1..]),
+        #[cfg(not(feature = "tokio"))]
+        Some("async-ops") => {
+            eprintln!("weir-bench async-ops needs --features peers (tokio)");
+            std::process::exit(2);
+        }
         #[cfg(feature = "sim")]
         Some("sim") => weir_benches::sim::report(
             args.get("--pairs").unwrap_or(4),
@@ -1013,7 +1021,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--runs N] | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats) | sim [--pairs N] [--hits N] [--elements N] [--runs N] (--features sim)"
+                "usage: weir-bench pingpong [--messages N] [--pairs N] [--threads N] [--throughput N] | idle [--actors N] [--seconds S] [--streams N] [--kind idle-timeout|actor-ref|queue] | time [--elements N] [--runs N] | peers [--messages N] [--async-messages N] [--runs N] [--only sync|async] [--rows TEXT] [--await ready|yield-once] | async-ops [--elements N] [--parallelism N] [--runs N] [--work ready|tokio] [--only TEXT] (--features peers) | streams [--elements N] [--runs N] | actor-ref [--elements N] [--round-trips N] [--runs N] | interop [--elements N] [--runs N] | io [--mib N] [--runs N] [--messages N] | graph [--elements N] [--runs N] [--only TEXT] | islands [--elements N] [--runs N] [--only TEXT] | hubs [--elements N] [--runs N] [--buffer N] | substreams [--elements N] [--runs N] [--only TEXT] | materialize [--graphs N] [--runs N] [--batch N] [--only TEXT] | routers [--requests N] [--runs N] [--only TEXT] | remote [--messages N] [--runs N] [--reliable-messages N] [--js-messages N] [--batch N] [--ref-messages N] [--ref-window N] (--features nats) | sim [--pairs N] [--hits N] [--elements N] [--runs N] (--features sim)"
             );
             std::process::exit(2);
         }

@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use crate::akka_pingpong::{self, BURST, Load};
+use crate::async_pingpong::Await;
 
 mod actix_pp {
     use actix::prelude::*;
@@ -359,7 +360,7 @@ mod kameo_pp {
     }
 }
 
-fn tokio_rt(workers: usize) -> tokio::runtime::Runtime {
+pub(super) fn tokio_rt(workers: usize) -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(workers)
         .enable_all()
@@ -407,27 +408,38 @@ fn arg(args: &[String], flag: &str) -> Option<u64> {
 
 pub(super) fn run(args: &[String]) {
     let messages = arg(args, "--messages").unwrap_or(2_000_000);
+    let async_messages = arg(args, "--async-messages").unwrap_or(1_000_000);
     let runs = arg(args, "--runs").unwrap_or(5).max(1) as usize;
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    if only != Some("async") {
+        sync_tables(messages, runs);
+    }
+    if only != Some("sync") {
+        let text = |flag: &str| {
+            let i = args.iter().position(|a| a == flag)?;
+            args.get(i + 1).map(String::as_str)
+        };
+        let waits = match text("--await") {
+            Some("ready") => vec![Await::Ready],
+            Some("yield-once") => vec![Await::YieldOnce],
+            _ => vec![Await::Ready, Await::YieldOnce],
+        };
+        super::async_imp::run(async_messages, runs, text("--rows"), &waits);
+    }
+}
+
+fn sync_tables(messages: u64, runs: usize) {
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let runners = runners();
     for pairs in [1, cores] {
         let load = Load { pairs, messages };
-        let mut rates: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
-        for round in 0..runs {
-            // Rotate the order each round: no framework always runs first.
-            for k in 0..runners.len() {
-                let i = (k + round) % runners.len();
-                let elapsed = (runners[i].1)(load);
-                rates[i].push(load.total() as f64 / elapsed.as_secs_f64());
-            }
-        }
-        let medians: Vec<f64> = rates
-            .into_iter()
-            .map(|mut r| {
-                r.sort_by(f64::total_cmp);
-                r[r.len() / 2]
-            })
-            .collect();
+        let medians = crate::interleaved_medians(runs, runners.len(), |i| {
+            load.total() as f64 / (runners[i].1)(load).as_secs_f64()
+        });
         println!(
             "\nPingPong, {pairs} pair(s), {} messages, burst {BURST}, median of {runs} interleaved runs:",
             load.total()
