@@ -181,8 +181,14 @@ impl<A: Actor> Cell<A> {
     fn deliver(&self, st: &mut RunState<A>, msg: A::Msg) -> Outcome {
         let actor = st.actor.as_mut().expect("a running actor has an instance");
         let (ctx, touched) = (&mut st.ctx, &mut st.timeout_touched);
+        // Only a simulated actor looks for an injected panic: a tag compare,
+        // not a thread-local read per message, in every testkit build.
         #[cfg(feature = "testkit")]
-        let inject = crate::core::dispatcher::simulated::take_panic() && self.core.path.is_user();
+        let inject = matches!(
+            self.core.dispatcher,
+            crate::core::dispatcher::Dispatcher::Simulated(_)
+        ) && crate::core::dispatcher::simulated::take_panic()
+            && self.core.path.is_user();
         let handled = catch_unwind(AssertUnwindSafe(|| {
             if ctx.receive_timeout.is_some() && actor.influences_receive_timeout(&msg) {
                 *touched = true;
