@@ -14,8 +14,8 @@ pub enum Driver {
     PulledBySink,
     /// The whole graph is one fused loop run as one task of the pool.
     PoolTask,
-    /// Islands of stages, each run by its own actor, joined by async
-    /// boundaries.
+    /// Islands of stages, each run by its own task of the pool (with an
+    /// inbox for its callbacks and timers), joined by async boundaries.
     Islands,
 }
 
@@ -336,7 +336,7 @@ impl fmt::Display for PlanDescription {
 fn island_title(i: usize, island: &IslandDescription, driver: Driver) -> String {
     let host = match driver {
         Driver::PoolTask => "pool task",
-        _ => "actor",
+        _ => "task",
     };
     match &island.dispatcher {
         Some(d) => format!("island {i} ({host}, {d})"),
