@@ -4,7 +4,7 @@
 //! `map_async`.
 //!
 //! Every pipeline is `range(0..n) -> f -> fold(+)` with `f(x) = x + 1` done
-//! by a future of one of two kinds ([`Work`]): ready at its first poll
+//! by a future of one of two kinds ([`Work`](crate::async_ops::Work)): ready at its first poll
 //! (`std::future::ready`), or `tokio::task::yield_now().await` first (one
 //! suspension and self-wake per element, the tokio future the issue names).
 //! Weir's system runs inside a tokio runtime's context
