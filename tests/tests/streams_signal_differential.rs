@@ -172,13 +172,15 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
     substreams::KNOWN_CANCEL,
     linear_extra::KNOWN_EXPAND,
     KnownDefect {
-        issue: "unfused, a failure that recover_with_retries turns into its fallback \
-                before a split_when/split_after: the proptest found (random run, \
-                2026-12-03, also at 3935ce4) the substream open at the failure not \
-                emitted and an earlier substream's fold emitted a second time \
-                (Probe ++ range(3..6), recover_with_retries(1), split_when(x % 2 == 0) \
-                into fold, concat_substreams; request 1, push 0..5, fail, request 1: \
-                5 expected, 1 again); its seed is kept as a regression",
+        issue: "unfused, KNOWN_CONCAT's divergence seen through a failure: concat_substreams \
+                pulls the open substream on demand (Pekko one element ahead), so fewer \
+                elements are requested from the probe before it fails, the probe drops \
+                what was not requested, and recover_with_retries' fallback joins the open \
+                substream. Probe ++ range(3..6), recover_with_retries(1), split_when(x % 2 \
+                == 0) into fold, concat_substreams; request 1, push 0..5, fail: Weir \
+                unfused gives 1, 1001, 998 (2 + 999); fused, and the model, 1, 5, 1003, \
+                998. Found by a random run on 2026-12-03 (also at 3935ce4); its seed is \
+                kept as a regression",
         forms: &[Form::Unfused],
         applies: |case| {
             case.ops
