@@ -315,7 +315,7 @@ impl fmt::Display for MaterializeError {
             MaterializeError::SystemTerminated => {
                 f.write_str("the actor system has terminated; it runs no new streams")
             }
-            MaterializeError::Spawn(e) => write!(f, "could not start the stream's actor: {e}"),
+            MaterializeError::Spawn(e) => write!(f, "could not start the stream's island: {e}"),
         }
     }
 }

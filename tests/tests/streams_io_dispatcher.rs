@@ -131,3 +131,39 @@ fn the_blueprint_dispatcher_overrides_the_stage_default() {
         Attributes::blocking().and(&Attributes::new().with_dispatcher(DispatcherKind::Shared));
     assert_eq!(set.dispatcher(), Some(DispatcherKind::Shared));
 }
+
+/// An island that asks for a pool the system builder did not declare does
+/// not start, and neither does the rest of its graph: `try_run` names the
+/// pool, the island already spawned is aborted, and `run`'s sink fails
+/// with `AbruptTermination` rather than waiting for ever.
+#[test]
+fn an_island_on_an_undeclared_pool_fails_its_whole_graph_typed() {
+    let (system, materializer) = one_thread_system("unknown-pool");
+    // The second island asks: the first is spawned by then, and aborted.
+    let graph = Source::range(1u64..=10)
+        .async_boundary()
+        .map(|x| x + 1)
+        .with_attributes(Attributes::new().with_dispatcher(DispatcherKind::Named("nope")))
+        .to_mat(Sink::fold(0u64, |a, x| a + x), Keep::right);
+    match graph.try_run(&materializer) {
+        Err(weir_streams::MaterializeError::Spawn(weir_actor::SpawnError::UnknownDispatcher(
+            name,
+        ))) => assert_eq!(name, "nope"),
+        other => panic!("expected the undeclared pool, got {other:?}"),
+    }
+    let done = graph.run(&materializer);
+    let error = done
+        .wait_timeout(PATIENCE)
+        .expect("the sink hears of it")
+        .expect_err("the graph does not run");
+    assert!(
+        matches!(error.kind(), weir_streams::ErrorKind::AbruptTermination),
+        "{error:?}"
+    );
+    // The system goes on: a graph on declared pools still runs.
+    let fine = Source::range(1u64..=10)
+        .async_boundary()
+        .run_with(Sink::fold(0u64, |a, x| a + x), &materializer);
+    assert_eq!(fine.wait_timeout(PATIENCE).ok(), Some(Ok(55)));
+    shutdown(&system);
+}
