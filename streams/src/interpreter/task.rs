@@ -232,7 +232,11 @@ impl IslandTask {
         if let Some(error) = error {
             self.island.abort(&error);
         }
-        self.island.registration = None;
+        // The island's registration among the running streams goes with
+        // the island, after its logics (field order): a stage that reports
+        // its end when dropped (a fused consumer's completion) has reported
+        // it before the registry, and so a shutdown waiting on it, sees the
+        // island gone.
         for msg in self.batch.drain(..) {
             refuse_message(&self.inbox.system, &self.inbox.name, msg);
         }
