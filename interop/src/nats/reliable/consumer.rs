@@ -167,41 +167,29 @@ where
         let progress = Arc::new(Progress::default());
         let shared = progress.clone();
         let deliver_to = deliver_to.clone();
-        let name = format!("reliable-consumer-{}", path.replace('/', "-"));
         let system = remote.system().clone();
-        let controller = remote
-            .system()
-            .spawn(
-                Props::new(move || Controller {
-                    incarnation: incarnation(),
-                    producer: producer.clone(),
-                    deliver_to: deliver_to.clone(),
-                    confirm_to: None,
-                    settings: settings.clone(),
-                    progress: shared.clone(),
-                    system: system.clone(),
-                    producer_id: 0,
-                    delivered: 0,
-                    confirmed: 0,
-                    reported: 0,
-                    confirmed_at_tick: 0,
-                    resend_asked: None,
-                    skipped: VecDeque::new(),
-                }),
-                &name,
-            )
-            .map_err(|error| ReliableError::System(error.to_string()))?;
-        match remote.expose(&controller, path) {
-            Ok(uri) => Ok(Self {
-                controller,
-                uri,
-                progress,
-            }),
-            Err(error) => {
-                controller.stop();
-                Err(error.into())
-            }
-        }
+        let props = Props::new(move || Controller {
+            incarnation: incarnation(),
+            producer: producer.clone(),
+            deliver_to: deliver_to.clone(),
+            confirm_to: None,
+            settings: settings.clone(),
+            progress: shared.clone(),
+            system: system.clone(),
+            producer_id: 0,
+            delivered: 0,
+            confirmed: 0,
+            reported: 0,
+            confirmed_at_tick: 0,
+            resend_asked: None,
+            skipped: VecDeque::new(),
+        });
+        let (controller, uri) = super::spawn_exposed(remote, "consumer", path, props)?;
+        Ok(Self {
+            controller,
+            uri,
+            progress,
+        })
     }
 }
 

@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use weir_actor::{Actor, ActorRef, Context, Props};
 
 use super::store::{Loaded, Store, StoreEvent};
-use super::wire::{ConsumerMsg, Demand, ProducerMsg, Sequenced, incarnation};
+use super::wire::{ConsumerMsg, Demand, ProducerMsg, Sequenced};
 use super::{ReliableError, ReliableSettings};
 use crate::nats::{RemoteActorSystem, RemoteRef};
 
@@ -167,12 +167,15 @@ where
         producer: &ActorRef<RequestNext<M>>,
         settings: ReliableSettings,
     ) -> Result<Self, ReliableError> {
-        let loaded = Loaded {
-            incarnation: incarnation(),
-            confirmed: 0,
-            unconfirmed: VecDeque::new(),
-        };
-        Self::spawn(remote, path, consumer_uri, producer, settings, loaded, None)
+        Self::spawn(
+            remote,
+            path,
+            consumer_uri,
+            producer,
+            settings,
+            Loaded::fresh(),
+            None,
+        )
     }
 
     /// [`start`](Self::start) with the unconfirmed messages kept in the
@@ -228,44 +231,29 @@ where
         let shared = progress.clone();
         let producer = producer.clone();
         let slot = Mutex::new(Some((loaded, store)));
-        let name = format!("reliable-producer-{}", path.replace('/', "-"));
-        let controller = remote
-            .system()
-            .spawn(
-                Props::new(move || {
-                    // A restart (after a panic here) starts over from what
-                    // the durable queue held; an in-memory one from scratch.
-                    let (loaded, store) = slot.lock().expect("not poisoned").take().unwrap_or((
-                        Loaded {
-                            incarnation: incarnation(),
-                            confirmed: 0,
-                            unconfirmed: VecDeque::new(),
-                        },
-                        None,
-                    ));
-                    Controller::new(
-                        loaded,
-                        store,
-                        producer.clone(),
-                        consumer.clone(),
-                        settings.clone(),
-                        shared.clone(),
-                    )
-                }),
-                &name,
+        let props = Props::new(move || {
+            // A restart (after a panic here) starts over from what
+            // the durable queue held; an in-memory one from scratch.
+            let (loaded, store) = slot
+                .lock()
+                .expect("not poisoned")
+                .take()
+                .unwrap_or((Loaded::fresh(), None));
+            Controller::new(
+                loaded,
+                store,
+                producer.clone(),
+                consumer.clone(),
+                settings.clone(),
+                shared.clone(),
             )
-            .map_err(|error| ReliableError::System(error.to_string()))?;
-        match remote.expose(&controller, path) {
-            Ok(uri) => Ok(Self {
-                controller,
-                uri,
-                progress,
-            }),
-            Err(error) => {
-                controller.stop();
-                Err(error.into())
-            }
-        }
+        });
+        let (controller, uri) = super::spawn_exposed(remote, "producer", path, props)?;
+        Ok(Self {
+            controller,
+            uri,
+            progress,
+        })
     }
 }
 

@@ -29,6 +29,17 @@ pub(super) struct Loaded {
     pub(super) unconfirmed: VecDeque<Unconfirmed>,
 }
 
+impl Loaded {
+    /// A producer with nothing behind it: a new incarnation, nothing sent.
+    pub(super) fn fresh() -> Self {
+        Self {
+            incarnation: super::wire::incarnation(),
+            confirmed: 0,
+            unconfirmed: VecDeque::new(),
+        }
+    }
+}
+
 /// The stored sequence number, or why the queue failed.
 pub(super) type StoreEvent = Result<u64, String>;
 

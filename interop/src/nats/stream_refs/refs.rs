@@ -109,6 +109,25 @@ impl StreamRefs {
         }
     }
 
+    /// What a ref's stage makes at each run: an end of `side` on a fresh
+    /// inbox of this connection, the origin's (`origin` is `None`) or a
+    /// runner's of the origin listening on `origin`, beside `made(inbox)`
+    /// (the ref the origin hands out; nothing for a runner).
+    fn per_run<T, V>(
+        &self,
+        origin: Option<Subject>,
+        side: Side,
+        made: impl Fn(String) -> V + Send + Sync + 'static,
+    ) -> Box<dyn Fn() -> (Endpoint, V) + Send + Sync> {
+        let (nats, timing) = (self.remote.nats().clone(), self.timing());
+        Box::new(move || {
+            let own = nats.client().new_inbox();
+            let role = origin.clone().map_or(Role::Origin, Role::Runner);
+            let end = Endpoint::new(&nats, own.clone(), role, side, timing, type_name::<T>());
+            (end, made(own))
+        })
+    }
+
     /// A sink whose materialized value is a [`SourceRef`]: the elements
     /// this sink takes are the elements of the source that runs the ref,
     /// in another process (Akka's `StreamRefs.sourceRef`). The sink pulls
@@ -123,27 +142,14 @@ impl StreamRefs {
     where
         T: Serialize + Send + 'static,
     {
-        let (nats, timing) = (self.remote.nats().clone(), self.timing());
         let system = self.remote.name().to_owned();
-        let make = move || {
-            let own = nats.client().new_inbox();
-            let end = Endpoint::new(
-                &nats,
-                own.clone(),
-                Role::Origin,
-                Side::Producer,
-                timing,
-                type_name::<T>(),
-            );
-            let made = SourceRef {
-                origin: own,
-                system: system.clone(),
-                _elements: PhantomData,
-            };
-            (end, made)
-        };
+        let make = self.per_run::<T, _>(None, Side::Producer, move |origin| SourceRef {
+            origin,
+            system: system.clone(),
+            _elements: PhantomData,
+        });
         Sink::from_graph(Producer {
-            make: Box::new(make),
+            make,
             _elements: PhantomData,
         })
         .map_materialized_value(|(made, _)| made)
@@ -160,27 +166,14 @@ impl StreamRefs {
     where
         T: DeserializeOwned + Send + 'static,
     {
-        let (nats, timing) = (self.remote.nats().clone(), self.timing());
         let system = self.remote.name().to_owned();
-        let make = move || {
-            let own = nats.client().new_inbox();
-            let end = Endpoint::new(
-                &nats,
-                own.clone(),
-                Role::Origin,
-                Side::Consumer,
-                timing,
-                type_name::<T>(),
-            );
-            let made = SinkRef {
-                origin: own,
-                system: system.clone(),
-                _elements: PhantomData,
-            };
-            (end, made)
-        };
+        let make = self.per_run::<T, _>(None, Side::Consumer, move |origin| SinkRef {
+            origin,
+            system: system.clone(),
+            _elements: PhantomData,
+        });
         Source::from_graph(Consumer {
-            make: Box::new(make),
+            make,
             window: self.window,
             _elements: PhantomData,
         })
@@ -309,18 +302,10 @@ impl<T: DeserializeOwned + Send + 'static> SourceRef<T> {
     /// the origin has finished: no answer for the heartbeat time-out,
     /// measured on the actor system's clock).
     pub fn source(&self, refs: &StreamRefs) -> Source<T, ()> {
-        let (nats, timing) = (refs.remote.nats().clone(), refs.timing());
         let origin = Subject::from(self.origin.as_str());
-        let make = move || {
-            let own = nats.client().new_inbox();
-            let role = Role::Runner(origin.clone());
-            (
-                Endpoint::new(&nats, own, role, Side::Consumer, timing, type_name::<T>()),
-                (),
-            )
-        };
+        let make = refs.per_run::<T, _>(Some(origin), Side::Consumer, |_| ());
         Source::from_graph(Consumer {
-            make: Box::new(make),
+            make,
             window: refs.window,
             _elements: PhantomData,
         })
@@ -341,18 +326,10 @@ impl<T: Serialize + Send + 'static> SinkRef<T> {
     /// the origin has finished: no answer for the heartbeat time-out,
     /// measured on the actor system's clock).
     pub fn sink(&self, refs: &StreamRefs) -> Sink<T, Completion<()>> {
-        let (nats, timing) = (refs.remote.nats().clone(), refs.timing());
         let origin = Subject::from(self.origin.as_str());
-        let make = move || {
-            let own = nats.client().new_inbox();
-            let role = Role::Runner(origin.clone());
-            (
-                Endpoint::new(&nats, own, role, Side::Producer, timing, type_name::<T>()),
-                (),
-            )
-        };
+        let make = refs.per_run::<T, _>(Some(origin), Side::Producer, |_| ());
         Sink::from_graph(Producer {
-            make: Box::new(make),
+            make,
             _elements: PhantomData,
         })
         .map_materialized_value(|((), done)| done)
