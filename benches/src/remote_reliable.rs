@@ -125,77 +125,55 @@ pub fn run(rt: &tokio::runtime::Runtime, url: &str, n: u64, runs: usize) {
         plain.push(n as f64 / start.elapsed().as_secs_f64());
         assert_eq!(target.dropped(), 0, "the outbox holds every tell");
 
-        let (counting, done) = count(n);
-        let confirming = receiver
-            .spawn(
-                Props::new(move || Confirming(counting.clone())),
-                &format!("confirming-{round}"),
+        // One reliable pair: `prefix` names its actors and path, `stream`
+        // makes the producer durable. Messages per second.
+        let pair = |prefix: &str, stream: Option<String>| {
+            let (counting, done) = count(n);
+            let confirming = receiver
+                .spawn(
+                    Props::new(move || Confirming(counting.clone())),
+                    &format!("{prefix}confirming-{round}"),
+                )
+                .expect("spawned");
+            let path = format!("{prefix}reliable-{round}");
+            let start = Instant::now();
+            let counter = sender
+                .spawn(
+                    Props::new(move || Counter(n)),
+                    &format!("{prefix}counter-{round}"),
+                )
+                .expect("spawned");
+            let consumer_uri = format!("weir+nats://relrecv/user/{path}");
+            let settings = ReliableSettings::default();
+            let producer = match &stream {
+                None => ReliableProducer::start(&sending, &path, &consumer_uri, &counter, settings),
+                Some(stream) => ReliableProducer::start_durable(
+                    &sending,
+                    &path,
+                    &consumer_uri,
+                    &counter,
+                    settings,
+                    stream,
+                ),
+            }
+            .expect("started");
+            let consumer = ReliableConsumer::start(
+                &receiving,
+                &path,
+                producer.uri(),
+                &confirming,
+                ReliableSettings::default(),
             )
-            .expect("spawned");
-        let path = format!("reliable-{round}");
-        let start = Instant::now();
-        let counter = sender
-            .spawn(Props::new(move || Counter(n)), &format!("counter-{round}"))
-            .expect("spawned");
-        let producer = ReliableProducer::start(
-            &sending,
-            &path,
-            &format!("weir+nats://relrecv/user/{path}"),
-            &counter,
-            ReliableSettings::default(),
-        )
-        .expect("started");
-        let consumer = ReliableConsumer::start(
-            &receiving,
-            &path,
-            producer.uri(),
-            &confirming,
-            ReliableSettings::default(),
-        )
-        .expect("started");
-        done.recv_timeout(patience)
-            .expect("every reliable message arrives");
-        reliable.push(n as f64 / start.elapsed().as_secs_f64());
-        producer.stop();
-        consumer.stop();
-
-        let (counting, done) = count(n);
-        let confirming = receiver
-            .spawn(
-                Props::new(move || Confirming(counting.clone())),
-                &format!("durable-confirming-{round}"),
-            )
-            .expect("spawned");
-        let path = format!("durable-{round}");
-        let start = Instant::now();
-        let counter = sender
-            .spawn(
-                Props::new(move || Counter(n)),
-                &format!("durable-counter-{round}"),
-            )
-            .expect("spawned");
-        let producer = ReliableProducer::start_durable(
-            &sending,
-            &path,
-            &format!("weir+nats://relrecv/user/{path}"),
-            &counter,
-            ReliableSettings::default(),
-            &format!("RELIABLE_BENCH_{round}"),
-        )
-        .expect("started");
-        let consumer = ReliableConsumer::start(
-            &receiving,
-            &path,
-            producer.uri(),
-            &confirming,
-            ReliableSettings::default(),
-        )
-        .expect("started");
-        done.recv_timeout(patience)
-            .expect("every durable message arrives");
-        durable.push(n as f64 / start.elapsed().as_secs_f64());
-        producer.stop();
-        consumer.stop();
+            .expect("started");
+            done.recv_timeout(patience)
+                .expect("every reliable message arrives");
+            let rate = n as f64 / start.elapsed().as_secs_f64();
+            producer.stop();
+            consumer.stop();
+            rate
+        };
+        reliable.push(pair("", None));
+        durable.push(pair("durable-", Some(format!("RELIABLE_BENCH_{round}"))));
     }
     let (plain, reliable, durable) = (median(plain), median(reliable), median(durable));
     println!("Reliable delivery: {n} u64 messages, one pair, median of {runs} runs");
