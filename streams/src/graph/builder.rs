@@ -394,7 +394,7 @@ impl GraphBuilder {
     }
 
     fn describe(&self, (node, port): PortRef, side: &'static str) -> (String, &'static str, u16) {
-        (self.nodes[node as usize].name(), side, port)
+        (self.nodes[node as usize].name().into_owned(), side, port)
     }
 
     /// Connect `from` to `to`.

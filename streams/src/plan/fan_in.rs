@@ -178,7 +178,7 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
         for node in std::iter::once(input.source).chain(input.steps.iter().map(|(i, _)| *i)) {
             graph.absorbed[node] = true;
             attributes = attributes.and(&graph.nodes[node].attributes);
-            names.push(graph.nodes[node].name());
+            names.push(graph.nodes[node].name().into_owned());
         }
         let inner = graph.spliceable[input.source]
             .take_if(|inner| input.steps.is_empty() && fan_in.splices(&*inner.fan_in));
@@ -196,7 +196,7 @@ fn fuse(graph: &mut Rewritten, j: usize, inputs: Vec<Input>) {
     let junction = &graph.nodes[j];
     let joined = names.iter().map(String::len).sum::<usize>() + names.len();
     let name = if joined <= NAME_LIMIT {
-        names.push(junction.name());
+        names.push(junction.name().into_owned());
         names.join(".")
     } else {
         format!("{}-of-{}-fused", junction.name(), names.len())

@@ -8,6 +8,7 @@
 //! (`crate::plan`), which fuses and cuts islands.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::BoundaryFactory;
@@ -113,12 +114,15 @@ impl Node {
         }
     }
 
-    /// The name errors and actor names give the node.
-    pub(crate) fn name(&self) -> String {
-        match (self.attributes.name(), self.kind.stage()) {
-            (Some(name), _) => name.to_owned(),
-            (None, Some(stage)) => stage.name().to_owned(),
-            (None, None) => "async-boundary".to_owned(),
+    /// The name errors and actor names give the node. Fusable nodes are
+    /// named by their constructors, so this makes no stage for them.
+    pub(crate) fn name(&self) -> Cow<'_, str> {
+        if let Some(name) = self.attributes.name() {
+            return Cow::Borrowed(name);
+        }
+        match self.kind.stage() {
+            Some(stage) => Cow::Owned(stage.name().to_owned()),
+            None => Cow::Borrowed("async-boundary"),
         }
     }
 }
@@ -176,7 +180,7 @@ impl<M: 'static> Graph<M> {
             edges: Vec::new(),
             inlets: Vec::new(),
             outlets: Vec::new(),
-            mat: MatFn::new(|_| ()),
+            mat: MatFn::plain(|_| ()),
         }
     }
 
@@ -188,7 +192,7 @@ impl<M: 'static> Graph<M> {
             edges: Vec::new(),
             inlets: (0..ins).map(|p| (0, p)).collect(),
             outlets: (0..outs).map(|p| (0, p)).collect(),
-            mat: MatFn::new(|v| take_value::<M>(v, 0)),
+            mat: MatFn::plain(|v| take_value::<M>(v, 0)),
         }
     }
 

@@ -111,7 +111,7 @@ const NEST_LIMIT: usize = 32;
 /// `Fn(MatValues) -> M` (through `Deref`), composable to any depth
 /// without nesting more than [`NEST_LIMIT`] calls or drops.
 pub(crate) struct MatFn<M> {
-    call: Arc<dyn Fn(MatValues<'_>) -> M + Send + Sync>,
+    call: Call<M>,
     /// How many closures deep `call` nests; [`NEST_LIMIT`] once it
     /// evaluates `tree` (so compositions of it are expressions too).
     depth: usize,
@@ -119,21 +119,50 @@ pub(crate) struct MatFn<M> {
     tree: Option<Arc<MatExpr>>,
 }
 
+/// The function itself: a plain function pointer where nothing is
+/// captured (a single node's value, the empty graph's `()`), so such
+/// blueprints allocate nothing for it; a shared closure otherwise.
+enum Call<M> {
+    Plain(fn(MatValues<'_>) -> M),
+    Shared(Arc<dyn Fn(MatValues<'_>) -> M + Send + Sync>),
+}
+
+impl<M> Clone for Call<M> {
+    fn clone(&self) -> Self {
+        match self {
+            Self::Plain(f) => Self::Plain(*f),
+            Self::Shared(f) => Self::Shared(Arc::clone(f)),
+        }
+    }
+}
+
+impl<M> Call<M> {
+    fn call(&self, values: MatValues<'_>) -> M {
+        match self {
+            Self::Plain(f) => f(values),
+            Self::Shared(f) => f(values),
+        }
+    }
+}
+
 impl<M> Clone for MatFn<M> {
     fn clone(&self) -> Self {
         Self {
-            call: Arc::clone(&self.call),
+            call: self.call.clone(),
             depth: self.depth,
             tree: self.tree.clone(),
         }
     }
 }
 
-impl<M> Deref for MatFn<M> {
+impl<M: 'static> Deref for MatFn<M> {
     type Target = dyn Fn(MatValues<'_>) -> M + Send + Sync;
 
     fn deref(&self) -> &Self::Target {
-        &*self.call
+        match &self.call {
+            Call::Plain(f) => f,
+            Call::Shared(f) => &**f,
+        }
     }
 }
 
@@ -143,12 +172,12 @@ impl<M: 'static> MatFn<M> {
         let tree = Arc::new(expr);
         let eval = Arc::clone(&tree);
         Self {
-            call: Arc::new(move |values| {
+            call: Call::Shared(Arc::new(move |values| {
                 *eval
                     .eval(values)
                     .downcast::<M>()
                     .expect("a materialized-value function makes its type")
-            }),
+            })),
             depth: NEST_LIMIT,
             tree: Some(tree),
         }
@@ -159,9 +188,9 @@ impl<M: 'static> MatFn<M> {
         if let Some(tree) = &self.tree {
             return Arc::clone(tree);
         }
-        let call = Arc::clone(&self.call);
+        let call = self.call.clone();
         Arc::new(MatExpr {
-            op: Op::Leaf(Arc::new(move |values| Box::new(call(values)))),
+            op: Op::Leaf(Arc::new(move |values| Box::new(call.call(values)))),
             children: Vec::new(),
         })
     }
@@ -169,7 +198,16 @@ impl<M: 'static> MatFn<M> {
     /// `f` over the graph's node values.
     pub(crate) fn new(f: impl Fn(MatValues<'_>) -> M + Send + Sync + 'static) -> Self {
         Self {
-            call: Arc::new(f),
+            call: Call::Shared(Arc::new(f)),
+            depth: 1,
+            tree: None,
+        }
+    }
+
+    /// `f` over the graph's node values, where `f` captures nothing.
+    pub(crate) fn plain(f: fn(MatValues<'_>) -> M) -> Self {
+        Self {
+            call: Call::Plain(f),
             depth: 1,
             tree: None,
         }
@@ -181,9 +219,9 @@ impl<M: 'static> MatFn<M> {
         f: impl Fn(M) -> M2 + Send + Sync + 'static,
     ) -> MatFn<M2> {
         if self.depth < NEST_LIMIT {
-            let inner = Arc::clone(&self.call);
+            let inner = self.call.clone();
             return MatFn {
-                call: Arc::new(move |values| f(inner(values))),
+                call: Call::Shared(Arc::new(move |values| f(inner.call(values)))),
                 depth: self.depth + 1,
                 tree: None,
             };
@@ -207,12 +245,12 @@ impl<M: 'static> MatFn<M> {
     ) -> MatFn<M3> {
         let depth = self.depth.max(right.depth);
         if depth < NEST_LIMIT {
-            let (left, right) = (Arc::clone(&self.call), Arc::clone(&right.call));
+            let (left, right) = (self.call.clone(), right.call.clone());
             return MatFn {
-                call: Arc::new(move |values| {
+                call: Call::Shared(Arc::new(move |values| {
                     let (l, r) = values.split_at_mut(split);
-                    combine(left(l), right(r))
-                }),
+                    combine(left.call(l), right.call(r))
+                })),
                 depth: depth + 1,
                 tree: None,
             };

@@ -76,7 +76,7 @@ pub(crate) struct PlannedStage {
     pub(crate) attributes: Attributes,
     /// The node value slots the stage's materialized values fill, in the
     /// order it produces them. Nodes fused away produce `()`.
-    pub(crate) values: Vec<usize>,
+    pub(crate) values: Values,
 }
 
 /// An async boundary with what was fused into its halves.
@@ -133,7 +133,7 @@ pub(crate) enum Unit {
     Stage {
         stage: Arc<dyn ErasedStage>,
         attributes: Attributes,
-        values: Vec<usize>,
+        values: Values,
     },
     Boundary(BoundaryPlan),
 }
@@ -155,139 +155,211 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
         ),
         None => (&supervised[..], edges, None),
     };
-    let n = nodes.len();
-    // Each node's successor and predecessor along a 1-to-1 link.
-    let mut next: Vec<Option<usize>> = vec![None; n];
-    let mut prev: Vec<Option<usize>> = vec![None; n];
-    for edge in edges {
-        let (a, b) = (edge.from.0 as usize, edge.to.0 as usize);
-        if nodes[a].kind.ports().1 == 1 && nodes[b].kind.ports().0 == 1 && a != b {
-            next[a] = Some(b);
-            prev[b] = Some(a);
-        }
-    }
-
-    // Chains, from their heads (then whatever a cycle left).
-    // Nodes fused into a junction's node run in it, in no chain.
-    let mut seen = absorbed.map_or_else(|| vec![false; n], <[bool]>::to_vec);
-    let live = seen.iter().filter(|s| !**s).count();
-    let mut chains: Vec<Vec<usize>> = Vec::new();
-    let heads = (0..n).filter(|&i| prev[i].is_none()).chain(0..n);
-    for head in heads {
-        if seen[head] {
-            continue;
-        }
-        let mut chain = Vec::new();
-        let mut at = Some(head);
-        while let Some(i) = at.filter(|&i| !seen[i]) {
-            seen[i] = true;
-            chain.push(i);
-            at = next[i];
-        }
-        chains.push(chain);
-    }
-
-    // The pull rule takes the whole graph or nothing.
-    if fusion
-        && let [chain] = chains.as_slice()
-        && chain.len() == live
-        && let Some(pulled) = rules::pulled(nodes, chain)
-    {
-        return Plan {
+    match cut(nodes, edges, absorbed, fusion) {
+        Cut::Pulled(pulled) => Plan {
             islands: Vec::new(),
             boundaries: Vec::new(),
             pulled: Some(pulled),
-        };
+        },
+        Cut::Units(units, unit_of) => place(units, &unit_of, edges),
     }
+}
 
-    // Units, and the unit of every node.
-    let mut units: Vec<(Unit, usize, usize)> = Vec::new();
+/// The materialized value slots a planned stage fills: none (a boundary's
+/// upstream half), one, or two (a host with the sink it runs).
+pub(crate) type Values = arrayvec::ArrayVec<usize, 2>;
+
+/// A unit with the chain nodes it covers and its vertices: a stage unit
+/// is one vertex (`up == down`), a boundary unit two, and a boundary
+/// relayed into the next shares its downstream vertex with the next one's
+/// upstream half (one stage runs both).
+struct Placed {
+    unit: Unit,
+    first: usize,
+    last: usize,
+    up: usize,
+    down: usize,
+}
+
+enum Cut {
+    /// The pull rule took the whole graph.
+    Pulled(PullPlan),
+    /// The units in chain order, and the unit of every node.
+    Units(Vec<Placed>, Vec<usize>),
+}
+
+/// Steps 1 and 2: the graph cut into chains, each chain into units.
+fn cut(nodes: &[Node], edges: &[Edge], absorbed: Option<&[bool]>, fusion: bool) -> Cut {
+    let n = nodes.len();
+    // Each node's successor along a 1-to-1 link, whether it has a
+    // predecessor on one, and whether a chain (or a junction's fused
+    // node, for `absorbed` ones) has taken it.
+    let mut next: Vec<(Option<usize>, bool, bool)> = (0..n)
+        .map(|i| (None, false, absorbed.is_some_and(|a| a[i])))
+        .collect();
+    for edge in edges {
+        let (a, b) = (edge.from.0 as usize, edge.to.0 as usize);
+        if nodes[a].kind.ports().1 == 1 && nodes[b].kind.ports().0 == 1 && a != b {
+            next[a].0 = Some(b);
+            next[b].1 = true;
+        }
+    }
+    let live = next.iter().filter(|node| !node.2).count();
+    let mut units: Vec<Placed> = Vec::new();
     let mut unit_of = vec![usize::MAX; n];
-    for chain in &chains {
-        for (unit, first, last) in rules::units(nodes, chain, fusion) {
+    let mut chain = Vec::new();
+    // Chains from their heads, then whatever a cycle left.
+    for (pass, head) in (0..2).flat_map(|pass| (0..n).map(move |i| (pass, i))) {
+        if pass == 0 && next[head].1 {
+            continue;
+        }
+        chain.clear();
+        let mut at = Some(head);
+        while let Some(i) = at.filter(|&i| !next[i].2) {
+            next[i].2 = true;
+            chain.push(i);
+            at = next[i].0;
+        }
+        if chain.is_empty() {
+            continue;
+        }
+        // The pull rule takes the whole graph or nothing.
+        if fusion
+            && units.is_empty()
+            && chain.len() == live
+            && let Some(pulled) = rules::pulled(nodes, &chain)
+        {
+            return Cut::Pulled(pulled);
+        }
+        for (unit, first, last) in rules::units(nodes, &chain, fusion) {
             for &node in &chain[first..=last] {
                 unit_of[node] = units.len();
             }
-            units.push((unit, chain[first], chain[last]));
+            units.push(Placed {
+                unit,
+                first: chain[first],
+                last: chain[last],
+                up: usize::MAX,
+                down: usize::MAX,
+            });
         }
     }
+    Cut::Units(units, unit_of)
+}
 
-    // Vertices: a stage unit is one, a boundary unit two (up, down).
-    let mut up_vertex = vec![usize::MAX; units.len()];
-    let mut down_vertex = vec![usize::MAX; units.len()];
+impl Unit {
+    /// A boundary whose upstream half takes from the previous boundary.
+    fn relays_in(&self) -> bool {
+        matches!(self, Unit::Boundary(b) if b.relay.is_some())
+    }
+}
+
+/// One vertex of the unit graph: its union-find root, the island it
+/// roots (if it is a root), and its place (island, stage index).
+struct Vertex {
+    root: usize,
+    island: usize,
+    place: (usize, u32),
+    stage: Option<PlannedStage>,
+}
+
+/// Step 3: units joined by an edge share an island; islands come in the
+/// order of their first node and stages in node order.
+fn place(mut units: Vec<Placed>, unit_of: &[usize], edges: &[Edge]) -> Plan {
     let mut vertices = 0;
-    // A boundary relayed into the next shares its downstream vertex with
-    // the next one's upstream half: one stage runs both.
-    let relays_in = |unit: &Unit| matches!(unit, Unit::Boundary(b) if b.relay.is_some());
-    for (u, (unit, _, _)) in units.iter().enumerate() {
-        if relays_in(unit) {
-            up_vertex[u] = down_vertex[u - 1];
+    for u in 0..units.len() {
+        units[u].up = if units[u].unit.relays_in() {
+            units[u - 1].down
         } else {
-            up_vertex[u] = vertices;
             vertices += 1;
-        }
-        down_vertex[u] = match unit {
+            vertices - 1
+        };
+        units[u].down = match units[u].unit {
             Unit::Boundary(_) => {
                 vertices += 1;
                 vertices - 1
             }
-            Unit::Stage { .. } => up_vertex[u],
+            Unit::Stage { .. } => units[u].up,
         };
     }
+    let mut vertex: Vec<Vertex> = (0..vertices)
+        .map(|v| Vertex {
+            root: v,
+            island: usize::MAX,
+            place: (0, 0),
+            stage: None,
+        })
+        .collect();
     // Edges between units join vertices into islands.
     let mut links = Vec::new();
-    let mut root: Vec<usize> = (0..vertices).collect();
     for edge in edges {
         let (a, b) = (unit_of[edge.from.0 as usize], unit_of[edge.to.0 as usize]);
         if a == b {
             continue;
         }
-        let (from, to) = (down_vertex[a], up_vertex[b]);
+        let (from, to) = (units[a].down, units[b].up);
         if from == to {
             continue; // into a relay: inside one stage
         }
         links.push((from, edge.from.1, to, edge.to.1));
-        let (ra, rb) = (find(&mut root, from), find(&mut root, to));
-        root[ra.max(rb)] = ra.min(rb);
+        let (ra, rb) = (find(&mut vertex, from), find(&mut vertex, to));
+        vertex[ra.max(rb)].root = ra.min(rb);
     }
-
-    // Islands in the order of their first node; stages in node order.
-    let mut order: Vec<(usize, usize)> = Vec::new(); // (first node, vertex)
-    for (u, (unit, first, last)) in units.iter().enumerate() {
-        if !relays_in(unit) {
-            order.push((*first, up_vertex[u]));
+    let mut order: Vec<(usize, usize)> = Vec::with_capacity(vertices); // (first node, vertex)
+    for placed in &units {
+        if !placed.unit.relays_in() {
+            order.push((placed.first, placed.up));
         }
-        if down_vertex[u] != up_vertex[u] {
-            order.push((*last, down_vertex[u]));
+        if placed.down != placed.up {
+            order.push((placed.last, placed.down));
         }
     }
     order.sort_unstable();
-    let mut island_of_root = vec![usize::MAX; vertices];
-    let mut place = vec![(0usize, 0u32); vertices];
-    let mut islands: Vec<Vec<usize>> = Vec::new();
-    for &(_, vertex) in &order {
-        let r = find(&mut root, vertex);
-        if island_of_root[r] == usize::MAX {
-            island_of_root[r] = islands.len();
-            islands.push(Vec::new());
+    let mut sizes: Vec<u32> = Vec::new();
+    for &(_, v) in &order {
+        let r = find(&mut vertex, v);
+        if vertex[r].island == usize::MAX {
+            vertex[r].island = sizes.len();
+            sizes.push(0);
         }
-        let island = island_of_root[r];
-        let index = u32::try_from(islands[island].len()).expect("fewer than 2^32 stages");
-        place[vertex] = (island, index);
-        islands[island].push(vertex);
+        let island = vertex[r].island;
+        vertex[v].place = (island, sizes[island]);
+        sizes[island] += 1;
     }
+    let boundaries = planned_stages(units, &mut vertex);
+    let mut islands: Vec<IslandPlan> = sizes
+        .iter()
+        .map(|&size| IslandPlan {
+            stages: Vec::with_capacity(size as usize),
+            conns: Vec::new(),
+        })
+        .collect();
+    for &(_, v) in &order {
+        let stage = vertex[v].stage.take().expect("each vertex is placed once");
+        islands[vertex[v].place.0].stages.push(stage);
+    }
+    for (from, out_port, to, in_port) in links {
+        let ((island, up), (_, down)) = (vertex[from].place, vertex[to].place);
+        islands[island].conns.push(((up, out_port), (down, in_port)));
+    }
+    Plan {
+        islands,
+        boundaries,
+        pulled: None,
+    }
+}
 
-    // The planned stages.
-    let mut slots: Vec<Option<PlannedStage>> = (0..vertices).map(|_| None).collect();
+/// Each unit's planned stages on its vertices; the boundaries in order.
+fn planned_stages(units: Vec<Placed>, vertex: &mut [Vertex]) -> Vec<BoundaryPlan> {
     let mut boundaries = Vec::new();
-    for (u, (unit, _, _)) in units.into_iter().enumerate() {
-        match unit {
+    for placed in units {
+        match placed.unit {
             Unit::Stage {
                 stage,
                 attributes,
                 values,
             } => {
-                slots[up_vertex[u]] = Some(PlannedStage {
+                vertex[placed.up].stage = Some(PlannedStage {
                     made: Made::Stage(stage),
                     attributes,
                     values,
@@ -295,52 +367,31 @@ pub(crate) fn plan(nodes: &[Node], edges: &[Edge], fusion: bool) -> Plan {
             }
             Unit::Boundary(boundary) => {
                 let b = boundaries.len();
-                let down_values = boundary.sink.iter().map(|s| s.2).collect();
                 let (up, down) = boundary.halves.clone();
-                slots[up_vertex[u]] = Some(PlannedStage {
+                vertex[placed.up].stage = Some(PlannedStage {
                     made: Made::Up(b),
                     attributes: up,
-                    values: Vec::new(),
+                    values: Values::new(),
                 });
                 if !boundary.relayed {
-                    slots[down_vertex[u]] = Some(PlannedStage {
+                    vertex[placed.down].stage = Some(PlannedStage {
                         made: Made::Down(b),
                         attributes: down,
-                        values: down_values,
+                        values: boundary.sink.iter().map(|s| s.2).collect(),
                     });
                 }
                 boundaries.push(boundary);
             }
         }
     }
-    let mut planned: Vec<IslandPlan> = islands
-        .iter()
-        .map(|vertices| IslandPlan {
-            stages: vertices
-                .iter()
-                .map(|&v| slots[v].take().expect("each vertex is placed once"))
-                .collect(),
-            conns: Vec::new(),
-        })
-        .collect();
-    for (from, out_port, to, in_port) in links {
-        let ((island, up), (_, down)) = (place[from], place[to]);
-        planned[island]
-            .conns
-            .push(((up, out_port), (down, in_port)));
-    }
-    Plan {
-        islands: planned,
-        boundaries,
-        pulled: None,
-    }
+    boundaries
 }
 
 /// Union-find root, with path halving.
-fn find(root: &mut [usize], mut v: usize) -> usize {
-    while root[v] != v {
-        root[v] = root[root[v]];
-        v = root[v];
+fn find(vertex: &mut [Vertex], mut v: usize) -> usize {
+    while vertex[v].root != v {
+        vertex[v].root = vertex[vertex[v].root].root;
+        v = vertex[v].root;
     }
     v
 }

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use super::{BoundaryPlan, PullPlan, Relay, Unit};
-use crate::fusion::{ConsumerNode, IterNode, StepNode, any_leads};
+use crate::fusion::{ConsumerNode, HostNode, IterNode, StepNode, any_leads};
 use crate::plan::graph::{Fuses, Kind, Node};
-use crate::stage::{Attributes, DEFAULT_INPUT_BUFFER, stage_attributes};
+use crate::stage::{Attributes, DEFAULT_INPUT_BUFFER, ErasedStage, stage_attributes};
 
 /// The nodes `from..` of `chain` that are simple operators, as far as they go.
 fn steps<'a>(nodes: &'a [Node], chain: &[usize], from: usize) -> Vec<&'a Arc<dyn StepNode>> {
@@ -25,10 +25,34 @@ fn steps<'a>(nodes: &'a [Node], chain: &[usize], from: usize) -> Vec<&'a Arc<dyn
         .collect()
 }
 
-/// `a.b.c`: the names of fused nodes, in order.
+/// `a.b.c`: the names of fused nodes, in order, written into one string.
 fn joined(nodes: &[Node], chain: &[usize]) -> String {
-    let names: Vec<String> = chain.iter().map(|&i| nodes[i].name()).collect();
-    names.join(".")
+    let length = chain.iter().map(|&i| nodes[i].name().len() + 1).sum();
+    let mut name = String::with_capacity(length);
+    for (n, &i) in chain.iter().enumerate() {
+        if n > 0 {
+            name.push('.');
+        }
+        name.push_str(&nodes[i].name());
+    }
+    name
+}
+
+/// One stage run for the nodes `covers` (their attributes merged, later
+/// ones overriding), named after the nodes `named`, filling `values`.
+fn stage_unit(
+    nodes: &[Node],
+    stage: Arc<dyn ErasedStage>,
+    covers: &[usize],
+    named: &[usize],
+    values: &[usize],
+) -> Unit {
+    let set = merged(nodes, covers).with_name(joined(nodes, named));
+    Unit::Stage {
+        attributes: stage_attributes(&*stage, &set),
+        stage,
+        values: values.iter().copied().collect(),
+    }
 }
 
 /// `consumer` with the operators `steps` run inside it, first to last.
@@ -80,11 +104,17 @@ pub(super) fn pulled(nodes: &[Node], chain: &[usize]) -> Option<PullPlan> {
 
 /// The units of one chain, each with the positions (in `chain`) of its
 /// first and last node.
-pub(super) fn units(nodes: &[Node], chain: &[usize], fusion: bool) -> Vec<(Unit, usize, usize)> {
-    let mut units = Vec::new();
+pub(super) fn units<'a>(
+    nodes: &'a [Node],
+    chain: &'a [usize],
+    fusion: bool,
+) -> impl Iterator<Item = (Unit, usize, usize)> + 'a {
     let mut at = 0;
     let mut relayed = false;
-    while at < chain.len() {
+    std::iter::from_fn(move || {
+        if at == chain.len() {
+            return None;
+        }
         let (unit, last) = if !fusion {
             (plain(nodes, chain, at), at)
         } else if relayed {
@@ -93,10 +123,10 @@ pub(super) fn units(nodes: &[Node], chain: &[usize], fusion: bool) -> Vec<(Unit,
             fused(nodes, chain, at)
         };
         relayed = matches!(&unit, Unit::Boundary(b) if b.relayed);
-        units.push((unit, at, last));
+        let first = at;
         at = last + 1;
-    }
-    units
+        Some((unit, first, last))
+    })
 }
 
 /// The node at `chain[at]` as its own stage (a boundary as two plain halves).
@@ -115,7 +145,7 @@ fn plain(nodes: &[Node], chain: &[usize], at: usize) -> Unit {
         kind => Unit::Stage {
             stage: kind.stage().expect("only a boundary has no stage"),
             attributes: node.full_attributes(),
-            values: vec![chain[at]],
+            values: [chain[at]].into_iter().collect(),
         },
     }
 }
@@ -129,182 +159,204 @@ fn receiver_buffer(nodes: &[Node], chain: &[usize], at: usize) -> usize {
 }
 
 /// The unit starting at `chain[at]` with fusion on, and the position of
-/// its last node.
+/// its last node: the first rule that applies, else the node alone.
 fn fused(nodes: &[Node], chain: &[usize], at: usize) -> (Unit, usize) {
-    let node = &nodes[chain[at]];
-    let run = steps(nodes, chain, at + 1);
-    let after = at + 1 + run.len();
-    let next = chain.get(after).map(|&i| &nodes[i].kind);
-    // **Flatten into folding sink.** A `flat_map_concat` (or `flatten`),
-    // simple operators, then a folding sink: one sink stage that asks
-    // upstream for one element at a time and runs each inner source
-    // straight into the sink's consumer, the operators inside it. An
-    // inner source that fuses into an iterator is drained in batches;
-    // any other runs as the flattening stage would run it (sub-island or
-    // its own stream) and feeds the consumer as its elements come. A
-    // framing stage (`Framing::delimiter`, ...) fuses the same way: it
-    // cuts each chunk into frames and feeds them to the consumer.
-    if let Some(Fuses::Flatten(flatten)) = &node.fuses
-        && let Some(Kind::Consumer(consumer)) = next
-        && !any_leads(&run)
-    {
-        let stage = flatten.with_consumer(&*stepped(&run, consumer));
-        let name = joined(nodes, &chain[at..after]);
-        let unit = Unit::Stage {
-            attributes: stage_attributes(
-                &*stage,
-                &merged(nodes, &chain[at..=after]).with_name(name),
-            ),
+    let here = Here::new(nodes, chain, at);
+    let unit = match &nodes[chain[at]].kind {
+        Kind::Boundary(_) => return boundary(nodes, chain, at, None),
+        Kind::Iter(iter) => flatten_into_sink(&here)
+            .or_else(|| iter_into_split(&here, iter))
+            .or_else(|| iter_into_sink(&here, iter))
+            .or_else(|| iter_into_boundary(&here, iter))
+            .or_else(|| fused_iter(&here, iter)),
+        Kind::Host(_, host) => flatten_into_sink(&here).or_else(|| host_into_sink(&here, host)),
+        Kind::Step(first) => flatten_into_sink(&here)
+            .or_else(|| steps_into_sink(&here, first))
+            .or_else(|| operator_run(&here, first)),
+        Kind::Stage(_) | Kind::Consumer(_) => flatten_into_sink(&here),
+    };
+    unit.unwrap_or_else(|| (plain(nodes, chain, at), at))
+}
+
+/// Where a rule looks: the node at `chain[at]`, the simple operators
+/// right after it (`run`), and the node after those (at `after`).
+struct Here<'a> {
+    nodes: &'a [Node],
+    chain: &'a [usize],
+    at: usize,
+    run: Vec<&'a Arc<dyn StepNode>>,
+    after: usize,
+}
+
+impl<'a> Here<'a> {
+    fn new(nodes: &'a [Node], chain: &'a [usize], at: usize) -> Self {
+        let run = steps(nodes, chain, at + 1);
+        let after = at + 1 + run.len();
+        Self {
+            nodes,
+            chain,
+            at,
+            run,
+            after,
+        }
+    }
+
+    /// The node after the operators, if the chain goes on.
+    fn next(&self) -> Option<&'a Node> {
+        self.chain.get(self.after).map(|&i| &self.nodes[i])
+    }
+
+    /// The folding sink after the operators, if that is what comes next.
+    fn next_consumer(&self) -> Option<&'a Arc<dyn ConsumerNode>> {
+        match self.next().map(|node| &node.kind) {
+            Some(Kind::Consumer(consumer)) => Some(consumer),
+            _ => None,
+        }
+    }
+
+    /// A stage for the nodes from here up to and including `chain[last]`,
+    /// named after those up to `chain[named]`.
+    fn stage(&self, stage: Arc<dyn ErasedStage>, last: usize, named: usize, values: &[usize]) -> Unit {
+        let chain = self.chain;
+        stage_unit(
+            self.nodes,
             stage,
-            values: vec![chain[after]],
-        };
-        return (unit, after);
+            &chain[self.at..=last],
+            &chain[self.at..=named],
+            values,
+        )
     }
-    // **Iterator into splitting stage.** An iterator source and simple
-    // operators (fused into it as adapters) right before `group_by`,
-    // `split_when` or `split_after`: the splitting stage takes its
-    // elements from the iterator itself, one per element it routes (as
-    // many as it would pull), with no port and no interpreter event per
-    // element.
-    if let Kind::Iter(iter) = &node.kind
-        && let Some(&split) = chain.get(after)
-        && let Some(Fuses::Split(splitter)) = &nodes[split].fuses
-    {
-        let name = joined(nodes, &chain[at..=after]);
-        let stage = splitter.after_iter(&*adapted(iter, &run));
-        let unit = Unit::Stage {
-            attributes: stage_attributes(
-                &*stage,
-                &merged(nodes, &chain[at..=after]).with_name(name),
-            ),
-            stage,
-            values: vec![split],
-        };
-        return (unit, after);
+}
+
+/// **Flatten into folding sink.** A `flat_map_concat` (or `flatten`),
+/// simple operators, then a folding sink: one sink stage that asks
+/// upstream for one element at a time and runs each inner source straight
+/// into the sink's consumer, the operators inside it. An inner source
+/// that fuses into an iterator is drained in batches; any other runs as
+/// the flattening stage would run it (sub-island or its own stream) and
+/// feeds the consumer as its elements come. A framing stage
+/// (`Framing::delimiter`, ...) fuses the same way: it cuts each chunk into
+/// frames and feeds them to the consumer.
+fn flatten_into_sink(here: &Here<'_>) -> Option<(Unit, usize)> {
+    let Some(Fuses::Flatten(flatten)) = &here.nodes[here.chain[here.at]].fuses else {
+        return None;
+    };
+    let consumer = here.next_consumer().filter(|_| !any_leads(&here.run))?;
+    let stage = flatten.with_consumer(&*stepped(&here.run, consumer));
+    let after = here.after;
+    let sink = here.chain[after];
+    Some((here.stage(stage, after, after - 1, &[sink]), after))
+}
+
+/// **Iterator into splitting stage.** An iterator source and simple
+/// operators (fused into it as adapters) right before `group_by`,
+/// `split_when` or `split_after`: the splitting stage takes its elements
+/// from the iterator itself, one per element it routes (as many as it
+/// would pull), with no port and no interpreter event per element.
+fn iter_into_split(here: &Here<'_>, iter: &Arc<dyn IterNode>) -> Option<(Unit, usize)> {
+    let Some(Fuses::Split(splitter)) = &here.next()?.fuses else {
+        return None;
+    };
+    let stage = splitter.after_iter(&*adapted(iter, &here.run));
+    let after = here.after;
+    let split = here.chain[after];
+    Some((here.stage(stage, after, after, &[split]), after))
+}
+
+/// **Iterator into folding sink.** An iterator source, simple operators
+/// (fused into it as adapters), then a folding sink: one port-less stage
+/// that drives the iterator into the sink in a loop, a budget of
+/// elements per turn.
+fn iter_into_sink(here: &Here<'_>, iter: &Arc<dyn IterNode>) -> Option<(Unit, usize)> {
+    let consumer = here.next_consumer()?;
+    let stage = consumer.after_iter(&*adapted(iter, &here.run));
+    let after = here.after;
+    let sink = here.chain[after];
+    Some((here.stage(stage, after, after, &[sink]), after))
+}
+
+/// **Iterator into boundary.** An iterator source and simple operators
+/// right before an async boundary run inside the boundary's upstream half
+/// (a loop into its batch, no ports).
+fn iter_into_boundary(here: &Here<'_>, iter: &Arc<dyn IterNode>) -> Option<(Unit, usize)> {
+    let Kind::Boundary(_) = here.next()?.kind else {
+        return None;
+    };
+    let covered = &here.chain[here.at..here.after];
+    let name = Arc::from(joined(here.nodes, covered));
+    let source = UpSource::Iter(adapted(iter, &here.run), name);
+    let attributes = merged(here.nodes, covered);
+    Some(boundary(
+        here.nodes,
+        here.chain,
+        here.after,
+        Some((source, attributes)),
+    ))
+}
+
+/// **Fused iterator.** Simple operators after an iterator source become
+/// adapters of the iterator: one source stage, one indirect call per
+/// operator per batch.
+fn fused_iter(here: &Here<'_>, iter: &Arc<dyn IterNode>) -> Option<(Unit, usize)> {
+    if here.run.is_empty() {
+        return None;
     }
-    match (&node.kind, next) {
-        // **Iterator into folding sink.** An iterator source, simple
-        // operators (fused into it as adapters), then a folding sink: one
-        // port-less stage that drives the iterator into the sink in a
-        // loop, a budget of elements per actor message.
-        (Kind::Iter(iter), Some(Kind::Consumer(consumer))) => {
-            let name = joined(nodes, &chain[at..=after]);
-            let stage = consumer.after_iter(&*adapted(iter, &run));
-            let unit = Unit::Stage {
-                attributes: stage_attributes(
-                    &*stage,
-                    &merged(nodes, &chain[at..=after]).with_name(name),
-                ),
-                stage,
-                values: vec![chain[after]],
-            };
-            (unit, after)
-        }
-        // **Iterator into boundary.** An iterator source and simple
-        // operators right before an async boundary run inside the
-        // boundary's upstream half (a loop into its batch, no ports).
-        (Kind::Iter(iter), Some(Kind::Boundary(_))) => {
-            let name = joined(nodes, &chain[at..after]);
-            let source = UpSource::Iter(adapted(iter, &run), Arc::from(name));
-            boundary(
-                nodes,
-                chain,
-                after,
-                Some((source, merged(nodes, &chain[at..after]))),
-            )
-        }
-        // **Fused iterator.** Simple operators after an iterator source
-        // become adapters of the iterator: one source stage, one indirect
-        // call per operator per batch.
-        (Kind::Iter(iter), _) if !run.is_empty() => {
-            let name = joined(nodes, &chain[at..after]);
-            let stage = adapted(iter, &run).stage();
-            let unit = Unit::Stage {
-                attributes: stage_attributes(
-                    &*stage,
-                    &merged(nodes, &chain[at..after]).with_name(name),
-                ),
-                stage,
-                values: vec![chain[at]],
-            };
-            (unit, after - 1)
-        }
-        // **Host into folding sink.** A source that can host a folding
-        // sink (`Source::actor_ref`), simple operators, then a folding
-        // sink: one stage, the operators run inside the sink's consumer.
-        (Kind::Host(_, host), Some(Kind::Consumer(consumer))) if !any_leads(&run) => {
-            let consumer = stepped(&run, consumer);
-            let stage = host.with_consumer(&node.full_attributes(), &*consumer);
-            let name = joined(nodes, &chain[at..=after]);
-            let unit = Unit::Stage {
-                attributes: stage_attributes(
-                    &*stage,
-                    &merged(nodes, &chain[at..=after]).with_name(name),
-                ),
-                stage,
-                values: vec![chain[at], chain[after]],
-            };
-            (unit, after)
-        }
-        (Kind::Boundary(_), _) => boundary(nodes, chain, at, None),
-        // **Operators into folding sink.** Simple operators right before a
-        // folding sink run inside the sink's consumer (one sink stage,
-        // named after the operators).
-        (Kind::Step(first), _) => {
-            let mut run = run;
-            run.insert(0, first);
-            let start = at;
-            if let Some(Kind::Consumer(consumer)) = next
-                && !any_leads(&run)
-            {
-                let stage = stepped(&run, consumer).stage();
-                let sink = &nodes[chain[after]];
-                // Named after the operators: what fails in it is most
-                // likely theirs, and a named operator keeps its name.
-                let name = joined(nodes, &chain[start..after]);
-                let unit = Unit::Stage {
-                    attributes: stage_attributes(
-                        &*stage,
-                        &merged(nodes, &chain[start..=after])
-                            .and(&sink.attributes)
-                            .with_name(name),
-                    ),
-                    stage,
-                    values: vec![chain[after]],
-                };
-                return (unit, after);
-            }
-            // **Operator run.** Two or more simple operators in a row
-            // run as one flow stage, up to one that leads (`scan`, which
-            // then runs as its own stage).
-            run.truncate(
-                run.iter()
-                    .position(|step| step.leads())
-                    .unwrap_or(run.len()),
-            );
-            if run.len() < 2 {
-                return (plain(nodes, chain, at), at);
-            }
-            let end = start + run.len() - 1;
-            let mut cont = None;
-            for step in run.iter().rev() {
-                cont = Some(step.before(cont));
-            }
-            let head = run[0].head(cont.expect("a run has steps"));
-            let stage = run[run.len() - 1].run_stage(head);
-            let name = joined(nodes, &chain[start..=end]);
-            let unit = Unit::Stage {
-                attributes: stage_attributes(
-                    &*stage,
-                    &merged(nodes, &chain[start..=end]).with_name(name),
-                ),
-                stage,
-                values: vec![chain[start]],
-            };
-            (unit, end)
-        }
-        _ => (plain(nodes, chain, at), at),
+    let stage = adapted(iter, &here.run).stage();
+    let last = here.after - 1;
+    let source = here.chain[here.at];
+    Some((here.stage(stage, last, last, &[source]), last))
+}
+
+/// **Host into folding sink.** A source that can host a folding sink
+/// (`Source::actor_ref`), simple operators, then a folding sink: one
+/// stage, the operators run inside the sink's consumer.
+fn host_into_sink(here: &Here<'_>, host: &Arc<dyn HostNode>) -> Option<(Unit, usize)> {
+    let consumer = here.next_consumer().filter(|_| !any_leads(&here.run))?;
+    let node = &here.nodes[here.chain[here.at]];
+    let stage = host.with_consumer(&node.full_attributes(), &*stepped(&here.run, consumer));
+    let after = here.after;
+    let values = [here.chain[here.at], here.chain[after]];
+    Some((here.stage(stage, after, after, &values), after))
+}
+
+/// **Operators into folding sink.** Simple operators right before a
+/// folding sink run inside the sink's consumer: one sink stage, named
+/// after the operators (what fails in it is most likely theirs, and a
+/// named operator keeps its name).
+fn steps_into_sink(here: &Here<'_>, first: &Arc<dyn StepNode>) -> Option<(Unit, usize)> {
+    let consumer = here.next_consumer()?;
+    let run: Vec<_> = std::iter::once(first).chain(here.run.iter().copied()).collect();
+    if any_leads(&run) {
+        return None;
     }
+    let stage = stepped(&run, consumer).stage();
+    let after = here.after;
+    let sink = here.chain[after];
+    Some((here.stage(stage, after, after - 1, &[sink]), after))
+}
+
+/// **Operator run.** Two or more simple operators in a row run as one
+/// flow stage, up to one that leads (`scan`, which then runs as its own
+/// stage).
+fn operator_run(here: &Here<'_>, first: &Arc<dyn StepNode>) -> Option<(Unit, usize)> {
+    let mut run: Vec<_> = std::iter::once(first).chain(here.run.iter().copied()).collect();
+    run.truncate(
+        run.iter()
+            .position(|step| step.leads())
+            .unwrap_or(run.len()),
+    );
+    if run.len() < 2 {
+        return None;
+    }
+    let mut cont = None;
+    for step in run.iter().rev() {
+        cont = Some(step.before(cont));
+    }
+    let head = run[0].head(cont.expect("a run has steps"));
+    let stage = run[run.len() - 1].run_stage(head);
+    let end = here.at + run.len() - 1;
+    let first_node = here.chain[here.at];
+    Some((here.stage(stage, end, end, &[first_node]), end))
 }
 
 /// The attributes of fused nodes, later ones overriding earlier ones.

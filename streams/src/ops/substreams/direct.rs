@@ -77,7 +77,7 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
         fold.consumer(&fold_node.full_attributes()),
         |inner, step| step.before_consumer(&*inner),
     );
-    let names: Vec<String> = nodes.iter().map(crate::plan::graph::Node::name).collect();
+    let names: Vec<String> = nodes.iter().map(|node| node.name().into_owned()).collect();
     Some(Arc::new(DirectPlan {
         factory: FusedConsumer::<T>::of(&*consumer),
         name: Arc::from(names.join(".")),
