@@ -242,8 +242,8 @@ impl GraphBuilder {
             from: at(e.from),
             to: at(e.to),
         }));
-        let inlets: Vec<PortRef> = graph.inlets.into_iter().map(at).collect();
-        let outlets: Vec<PortRef> = graph.outlets.into_iter().map(at).collect();
+        let inlets: Vec<PortRef> = graph.inlets.iter().copied().map(at).collect();
+        let outlets: Vec<PortRef> = graph.outlets.iter().copied().map(at).collect();
         self.inlets.extend(&inlets);
         self.outlets.extend(&outlets);
         (inlets, outlets, key)
@@ -458,8 +458,8 @@ impl GraphBuilder {
         Ok(Graph {
             nodes: self.nodes,
             edges: self.edges,
-            inlets,
-            outlets,
+            inlets: inlets.into_iter().collect(),
+            outlets: outlets.into_iter().collect(),
             mat: MatFn::new(move |values| {
                 // Every value is made, whether `mat` takes it or not.
                 let mut made: Vec<Option<Box<dyn Any>>> = imports

@@ -11,6 +11,8 @@ use std::any::Any;
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use arrayvec::ArrayVec;
+
 use super::BoundaryFactory;
 use crate::fusion::{
     ConsumerNode, FanInNode, FlattenNode, FoldNode, HostNode, IterNode, PullNode, SplitNode,
@@ -130,6 +132,79 @@ impl Node {
 /// A port of a node: `(node, port number)`.
 pub(crate) type PortRef = (u32, u16);
 
+/// The open ports of one side of a blueprint. Sources, flows and sinks
+/// have one port a side and junctions a few, so up to two are kept
+/// inline: building a linear blueprint allocates nothing for its ports.
+#[derive(Clone, Debug)]
+pub(crate) enum Ports {
+    Few(ArrayVec<PortRef, 2>),
+    Many(Vec<PortRef>),
+}
+
+impl Default for Ports {
+    fn default() -> Self {
+        Self::Few(ArrayVec::new())
+    }
+}
+
+impl Ports {
+    pub(crate) fn push(&mut self, port: PortRef) {
+        match self {
+            Self::Few(few) => {
+                if let Err(full) = few.try_push(port) {
+                    let mut many = few.to_vec();
+                    many.push(full.element());
+                    *self = Self::Many(many);
+                }
+            }
+            Self::Many(many) => many.push(port),
+        }
+    }
+
+    pub(crate) fn remove(&mut self, index: usize) -> PortRef {
+        match self {
+            Self::Few(few) => few.remove(index),
+            Self::Many(many) => many.remove(index),
+        }
+    }
+}
+
+impl std::ops::Deref for Ports {
+    type Target = [PortRef];
+
+    fn deref(&self) -> &[PortRef] {
+        match self {
+            Self::Few(few) => few,
+            Self::Many(many) => many,
+        }
+    }
+}
+
+impl std::ops::DerefMut for Ports {
+    fn deref_mut(&mut self) -> &mut [PortRef] {
+        match self {
+            Self::Few(few) => few,
+            Self::Many(many) => many,
+        }
+    }
+}
+
+impl Extend<PortRef> for Ports {
+    fn extend<I: IntoIterator<Item = PortRef>>(&mut self, ports: I) {
+        for port in ports {
+            self.push(port);
+        }
+    }
+}
+
+impl FromIterator<PortRef> for Ports {
+    fn from_iter<I: IntoIterator<Item = PortRef>>(ports: I) -> Self {
+        let mut all = Self::default();
+        all.extend(ports);
+        all
+    }
+}
+
 /// An outlet joined to an inlet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Edge {
@@ -141,9 +216,9 @@ pub(crate) struct Graph<M> {
     pub(crate) nodes: Vec<Node>,
     pub(crate) edges: Vec<Edge>,
     /// Open inlets, in the blueprint's shape order.
-    pub(crate) inlets: Vec<PortRef>,
+    pub(crate) inlets: Ports,
     /// Open outlets, in the blueprint's shape order.
-    pub(crate) outlets: Vec<PortRef>,
+    pub(crate) outlets: Ports,
     pub(crate) mat: MatFn<M>,
 }
 
@@ -178,8 +253,8 @@ impl<M: 'static> Graph<M> {
         Graph {
             nodes: Vec::new(),
             edges: Vec::new(),
-            inlets: Vec::new(),
-            outlets: Vec::new(),
+            inlets: Ports::default(),
+            outlets: Ports::default(),
             mat: MatFn::plain(|_| ()),
         }
     }
@@ -217,8 +292,8 @@ impl<M: 'static> Graph<M> {
         }));
         let mut inlets = self.inlets;
         let mut outlets = self.outlets;
-        let mut next_inlets = next.inlets.into_iter().map(shift);
-        let next_outlets = next.outlets.into_iter().map(shift);
+        let mut next_inlets = next.inlets.iter().copied().map(shift);
+        let next_outlets = next.outlets.iter().copied().map(shift);
         if split > 0
             && !outlets.is_empty()
             && let Some(to) = next_inlets.next()

@@ -47,8 +47,8 @@ pub(crate) fn plan<T: Send + 'static, U: Send + 'static>(
     let graph = &flow.graph;
     let last = u32::try_from(graph.nodes.len().checked_sub(1)?).ok()?;
     // A chain: node k's only outlet into node k + 1's only inlet.
-    let chain = graph.inlets == [(0, 0)]
-        && graph.outlets == [(last, 0)]
+    let chain = graph.inlets[..] == [(0, 0)]
+        && graph.outlets[..] == [(last, 0)]
         && graph.edges.len() == last as usize
         && graph
             .edges
