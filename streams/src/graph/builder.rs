@@ -6,7 +6,10 @@ use std::marker::PhantomData;
 use std::sync::Arc;
 
 mod fan_in_ports;
+mod handles;
 mod shape_ports;
+
+pub use handles::{In, MatKey, Mats, Out, StagePorts};
 
 use crate::blueprint::{Flow, RunnableGraph, Sink, Source};
 use crate::error::GraphError;
@@ -89,111 +92,6 @@ struct Import {
     offset: usize,
     len: usize,
     mat: ValueFn,
-}
-
-/// A typed inlet of a node in a [`GraphBuilder`].
-pub struct In<T> {
-    pub(super) builder: u64,
-    pub(super) port: PortRef,
-    _t: PhantomData<fn(T)>,
-}
-
-/// A typed outlet of a node in a [`GraphBuilder`].
-pub struct Out<T> {
-    pub(super) builder: u64,
-    pub(super) port: PortRef,
-    _t: PhantomData<fn() -> T>,
-}
-
-/// How to reach the materialized value of a blueprint added to a
-/// [`GraphBuilder`]: pass it to [`Mats::take`] in the build function.
-pub struct MatKey<M> {
-    builder: u64,
-    /// The blueprint's place among the builder's imports.
-    index: usize,
-    /// Its first node.
-    offset: usize,
-    _m: PhantomData<fn() -> M>,
-}
-
-/// The materialized values of one run of a built graph.
-pub struct Mats<'a> {
-    builder: u64,
-    /// One per added blueprint, in the order added; `None` once taken.
-    values: &'a mut [Option<Box<dyn Any>>],
-}
-
-/// The ports of a stage added with [`GraphBuilder::add`], typed by its shape.
-pub struct StagePorts<S> {
-    builder: u64,
-    node: u32,
-    _shape: PhantomData<fn() -> S>,
-}
-
-impl<T> Clone for In<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for In<T> {}
-impl<T> Clone for Out<T> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<T> Copy for Out<T> {}
-impl<M> Clone for MatKey<M> {
-    fn clone(&self) -> Self {
-        Self {
-            builder: self.builder,
-            index: self.index,
-            offset: self.offset,
-            _m: PhantomData,
-        }
-    }
-}
-
-impl Mats<'_> {
-    /// The materialized value behind `key`.
-    ///
-    /// # Panics
-    ///
-    /// If `key` is of another builder, or its value was taken before in
-    /// this run.
-    pub fn take<M: 'static>(&mut self, key: &MatKey<M>) -> M {
-        assert_eq!(
-            key.builder, self.builder,
-            "a MatKey of another GraphBuilder"
-        );
-        *self.values[key.index]
-            .take()
-            .expect("each materialized value is taken once per run")
-            .downcast::<M>()
-            .expect("a MatKey has its blueprint's value type")
-    }
-}
-
-impl<S> StagePorts<S> {
-    fn in_at<T>(&self, port: usize) -> In<T> {
-        In {
-            builder: self.builder,
-            port: (
-                self.node,
-                u16::try_from(port).expect("shapes have u16 ports"),
-            ),
-            _t: PhantomData,
-        }
-    }
-    fn out_at<T>(&self, port: usize) -> Out<T> {
-        Out {
-            builder: self.builder,
-            port: (
-                self.node,
-                u16::try_from(port).expect("shapes have u16 ports"),
-            ),
-            _t: PhantomData,
-        }
-    }
 }
 
 impl Default for GraphBuilder {
@@ -563,54 +461,6 @@ impl std::fmt::Debug for GraphBuilder {
         f.debug_struct("GraphBuilder")
             .field("stages", &self.nodes.len())
             .field("edges", &self.edges.len())
-            .finish()
-    }
-}
-
-impl<T> std::fmt::Debug for In<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "In<{}>({}:{})",
-            std::any::type_name::<T>(),
-            self.port.0,
-            self.port.1
-        )
-    }
-}
-
-impl<T> std::fmt::Debug for Out<T> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "Out<{}>({}:{})",
-            std::any::type_name::<T>(),
-            self.port.0,
-            self.port.1
-        )
-    }
-}
-
-impl<M> std::fmt::Debug for MatKey<M> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MatKey")
-            .field("offset", &self.offset)
-            .finish()
-    }
-}
-
-impl std::fmt::Debug for Mats<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Mats")
-            .field("values", &self.values.len())
-            .finish()
-    }
-}
-
-impl<S> std::fmt::Debug for StagePorts<S> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("StagePorts")
-            .field("node", &self.node)
             .finish()
     }
 }
