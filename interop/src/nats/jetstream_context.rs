@@ -10,7 +10,8 @@ use async_nats::jetstream::consumer::pull::Config as PullConfig;
 use weir_streams::prelude::*;
 use weir_streams::{ArgumentError, Completion, SourceWithContext};
 
-use super::jetstream::{Committable, JetStreamSettings};
+use super::Committable;
+use super::jetstream::JetStreamSettings;
 use super::{NatsSink, NatsSource};
 
 /// A message's ack handle, as the context beside its message.

@@ -159,6 +159,7 @@
 //! | Stream ref ([`SourceRef`], [`SinkRef`]) | At most once, never silent: a lost element fails the stream | In order (sequence numbers) | Credit window of the consuming stream | Server restarts shorter than the heartbeat time-out; otherwise the stream fails typed: [`StreamRefError::SequenceGap`] or [`StreamRefError::Unreachable`] |
 //! | JetStream ([`NatsSource::jetstream`] + [`NatsSink::ack`]) | At least once: what is not acked is redelivered after the consumer's AckWait ([`NatsSource::jetstream_auto_ack`]: at most once) | Stream order; redeliveries come later | Pulls sized by downstream demand; bounded publishes in flight | Restarts of either side, and of the server with file storage |
 
+mod committable;
 mod core;
 mod jetstream;
 mod jetstream_context;
@@ -174,9 +175,10 @@ use std::time::Duration;
 
 use tokio::runtime::Handle;
 
+pub use self::committable::Committable;
 use self::core::SlowConsumers;
 pub use self::core::{DroppedCount, Subscription};
-pub use self::jetstream::{Committable, JetStreamSettings};
+pub use self::jetstream::JetStreamSettings;
 pub use self::jetstream_context::AckContext;
 pub use self::reliable::{
     ConfirmTo, Delivery, ReliableConsumer, ReliableError, ReliableProducer, ReliableSettings,
