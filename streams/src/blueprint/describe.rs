@@ -3,7 +3,7 @@
 
 use std::fmt::{self, Write as _};
 
-use crate::plan::{Made, Plan};
+use crate::plan::{Made, Plan, PlannedStage};
 
 /// What runs a graph (the executor the planner chose).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,48 +111,7 @@ impl PlanDescription {
                 let stages = island
                     .stages
                     .iter()
-                    .map(|stage| {
-                        let named = stage.attributes.name().map(str::to_owned);
-                        match &stage.made {
-                            Made::Stage(s) => StageDescription {
-                                name: named.unwrap_or_else(|| s.name().to_owned()),
-                                kind: StageKind::Stage,
-                            },
-                            Made::Up(n) => {
-                                ends[*n].0 = Some(i);
-                                let b = &plan.boundaries[*n];
-                                // A relay reads the previous boundary through
-                                // the operators fused into this half.
-                                let source = match (&b.relay, &b.source) {
-                                    (Some(relay), _) => Some(format!(
-                                        "boundary {} in → {}",
-                                        n.saturating_sub(1),
-                                        relay.name
-                                    )),
-                                    (None, Some((_, name))) => Some(name.to_string()),
-                                    (None, None) => None,
-                                };
-                                StageDescription {
-                                    name: format!("boundary {n} out"),
-                                    kind: StageKind::BoundaryOut {
-                                        boundary: *n,
-                                        source,
-                                    },
-                                }
-                            }
-                            Made::Down(n) => {
-                                ends[*n].1 = Some(i);
-                                let sink = plan.boundaries[*n]
-                                    .sink
-                                    .as_ref()
-                                    .map(|(_, name, _)| name.to_string());
-                                StageDescription {
-                                    name: format!("boundary {n} in"),
-                                    kind: StageKind::BoundaryIn { boundary: *n, sink },
-                                }
-                            }
-                        }
-                    })
+                    .map(|stage| describe_stage(plan, stage, i, &mut ends))
                     .collect();
                 let connections = island
                     .conns
@@ -361,4 +320,57 @@ fn stage_label(stage: &StageDescription) -> String {
 /// Quotes would end a label in both formats.
 fn escape(label: &str) -> String {
     label.replace('"', "'")
+}
+
+/// One planned stage of island `island`, noting where each boundary's
+/// halves are in `ends` (island of the upstream half, of the downstream).
+fn describe_stage(
+    plan: &Plan,
+    stage: &PlannedStage,
+    island: usize,
+    ends: &mut [(Option<usize>, Option<usize>)],
+) -> StageDescription {
+    match &stage.made {
+        Made::Stage(s) => StageDescription {
+            name: stage
+                .attributes
+                .name()
+                .unwrap_or_else(|| s.name())
+                .to_owned(),
+            kind: StageKind::Stage,
+        },
+        Made::Up(n) => {
+            ends[*n].0 = Some(island);
+            let b = &plan.boundaries[*n];
+            // A relay reads the previous boundary through the operators
+            // fused into this half.
+            let source = match (&b.relay, &b.source) {
+                (Some(relay), _) => Some(format!(
+                    "boundary {} in → {}",
+                    n.saturating_sub(1),
+                    relay.name
+                )),
+                (None, Some((_, name))) => Some(name.to_string()),
+                (None, None) => None,
+            };
+            StageDescription {
+                name: format!("boundary {n} out"),
+                kind: StageKind::BoundaryOut {
+                    boundary: *n,
+                    source,
+                },
+            }
+        }
+        Made::Down(n) => {
+            ends[*n].1 = Some(island);
+            let sink = plan.boundaries[*n]
+                .sink
+                .as_ref()
+                .map(|(_, name, _)| name.to_string());
+            StageDescription {
+                name: format!("boundary {n} in"),
+                kind: StageKind::BoundaryIn { boundary: *n, sink },
+            }
+        }
+    }
 }
