@@ -29,7 +29,9 @@
 //! when the simulation falls quiet first it panics, naming the seed,
 //! instead of hanging. Inside a step the wait would wait for itself: an
 //! ask's `wait` then fails with `AskError::WouldDeadlock`, a termination's
-//! with `WaitError::OnDispatcherThread`, any other wait panics.
+//! with `WaitError::OnDispatcherThread`, any other wait panics. A test
+//! helper of one's own waits the same way through [`wait_until`]
+//! (weir-streams' `TestSource` and `TestSink` probes do).
 //!
 //! # What leaves the simulation
 //!
@@ -44,8 +46,10 @@ mod core;
 mod simulation;
 mod sweep;
 mod trace;
+mod wait;
 
 pub use crate::error::SimError;
 pub use simulation::{DEFAULT_STEP_LIMIT, Simulation, SimulationBuilder};
 pub use sweep::{SEED_VAR, SEEDS_VAR, seeds};
 pub use trace::{Trace, TraceEntry};
+pub use wait::wait_until;
