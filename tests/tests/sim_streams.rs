@@ -19,6 +19,8 @@ use weir_streams::{
     StreamError,
 };
 
+#[path = "sim_streams/faults.rs"]
+mod faults;
 #[path = "sim_streams/probes.rs"]
 mod probes;
 #[path = "sim_streams/races.rs"]
