@@ -173,6 +173,7 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
     },
     substreams::KNOWN_CONCAT,
     substreams::KNOWN_CONCAT_FAILURE,
+    substreams::KNOWN_TAIL_FAILURE,
     substreams::KNOWN_CANCEL,
     linear_extra::KNOWN_EXPAND,
     linear_extra::KNOWN_LATE_TAIL,
