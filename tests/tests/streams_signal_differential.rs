@@ -17,6 +17,13 @@
 //! the model's step; a failure may wait behind elements a boundary already
 //! took (Weir's boundary delivers them first; one island drops them).
 //!
+//! The same cases also run on simulated systems
+//! (`every_form_shows_the_model_signals_in_simulation`, see
+//! [`check_simulated`]): each seed another order of the islands' turns,
+//! every island settled after each step (so streams an operator runs of
+//! its own are at rest too), odd seeds handing over one element at a
+//! time; a divergence names its seed (`WEIR_SEED=<seed>` replays it).
+//!
 //! Known divergences, found by this test, are listed in [`KNOWN_DEFECTS`]
 //! with an ignored regression test each: a case they match is not
 //! compared in that form (remove the entry and the `ignore` once its fix
