@@ -19,6 +19,10 @@ use weir_streams::{
     StreamError,
 };
 
+#[path = "sim_streams/faults.rs"]
+mod faults;
+#[path = "sim_streams/probes.rs"]
+mod probes;
 #[path = "sim_streams/races.rs"]
 mod races;
 

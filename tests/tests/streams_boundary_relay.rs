@@ -125,6 +125,28 @@ fn a_panic_between_boundaries_fails_downstream_and_cancels_upstream() {
     });
 }
 
+/// The panic's cause crosses back with the cancellation, as it does with
+/// ports (fusion off) and into a sink's island: `watch_termination` before
+/// the first boundary sees the failure. The relay dropped its end instead
+/// (a plain cancel: `Ok(())`). Found by a stage fault in simulation
+/// (`sim_streams::faults`).
+#[test]
+fn a_panic_between_boundaries_cancels_upstream_with_its_cause() {
+    both_ways("relay-panic-cause", |mat| {
+        let (upstream, done) = Source::from_iter(0u32..)
+            .via_mat(Flow::watch_termination(), Keep::right)
+            .async_boundary()
+            .map(|x| if x == 3 { panic!("three") } else { x })
+            .async_boundary()
+            .to_mat(Sink::ignore(), Keep::both)
+            .run(mat);
+        let error = done.wait().expect_err("the stream fails");
+        assert!(matches!(error.kind(), ErrorKind::Panicked(_)), "{error:?}");
+        let cause = upstream.wait().expect_err("cancelled with the failure");
+        assert!(matches!(cause.kind(), ErrorKind::Panicked(_)), "{cause:?}");
+    });
+}
+
 #[test]
 fn take_between_boundaries_completes_downstream_and_cancels_upstream() {
     both_ways("relay-take", |mat| {

@@ -17,6 +17,13 @@
 //! the model's step; a failure may wait behind elements a boundary already
 //! took (Weir's boundary delivers them first; one island drops them).
 //!
+//! The same cases also run on simulated systems
+//! (`every_form_shows_the_model_signals_in_simulation`, see
+//! [`check_simulated`]): each seed another order of the islands' turns,
+//! every island settled after each step (so streams an operator runs of
+//! its own are at rest too), odd seeds handing over one element at a
+//! time; a divergence names its seed (`WEIR_SEED=<seed>` replays it).
+//!
 //! Known divergences, found by this test, are listed in [`KNOWN_DEFECTS`]
 //! with an ignored regression test each: a case they match is not
 //! compared in that form (remove the entry and the `ignore` once its fix
@@ -124,6 +131,9 @@ mod timed_more;
 mod wide;
 
 use proptest::prelude::*;
+use weir_actor::ActorSystem;
+use weir_actor::sim::{SEED_VAR, Simulation, seeds};
+use weir_actor::testkit::TestClock;
 use weir_streams::prelude::*;
 use weir_tests::{clocked_system, shutdown};
 
@@ -169,8 +179,11 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
         },
     },
     substreams::KNOWN_CONCAT,
+    substreams::KNOWN_CONCAT_FAILURE,
+    substreams::KNOWN_TAIL_FAILURE,
     substreams::KNOWN_CANCEL,
     linear_extra::KNOWN_EXPAND,
+    linear_extra::KNOWN_LATE_TAIL,
     KnownDefect {
         issue: "unfused, KNOWN_CONCAT's divergence seen through a failure: concat_substreams \
                 pulls the open substream on demand (Pekko one element ahead), so fewer \
@@ -419,11 +432,63 @@ fn compare(case: &Case, want: &[StepTrace], got: &[StepTrace]) -> Result<(), Str
 
 /// Run `case` in every form and compare each trace with the model's.
 fn check(real: &Case) -> Result<(), String> {
+    let (system, clock) = clocked_system("signals");
+    let failures = check_on(real, &system, &clock);
+    shutdown(&system);
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{real:?}\n{}", failures.join("\n")))
+    }
+}
+
+/// Seeds per case of [`check_simulated`] in a plain run (`WEIR_SEEDS`
+/// sweeps more, `WEIR_SEED` replays one): bounded so that the binary
+/// stays within half again its time without the simulation.
+const SIM_SEEDS: u64 = 2;
+
+/// Run `case` in every form on a simulated system, once per seed: each
+/// seed picks another order of the islands' turns (the throughput varies
+/// with it, 1 making every message a turn, and on odd seeds every
+/// boundary hands over one element at a time), and every order must show
+/// the model's signals. After each step of the script every island comes
+/// to rest (`weir_actor::sim::settle`), streams an operator runs of its
+/// own included. A divergence names its seed.
+fn check_simulated(real: &Case) -> Result<(), String> {
+    let mut failures = Vec::new();
+    for seed in seeds(SIM_SEEDS) {
+        let sim = Simulation::builder(seed)
+            .system(|s| s.name("signals").throughput(1 + (seed % 3) as usize))
+            // Odd seeds: every boundary moves one element at a time,
+            // which must change nothing a subscriber sees.
+            .small_batches(if seed % 2 == 1 { 1.0 } else { 0.0 })
+            // A case settles in thousands of steps; one that never does
+            // fails in a second, not minutes.
+            .step_limit(1_000_000)
+            .build()
+            .expect("one simulation per thread");
+        let found = check_on(real, sim.system(), sim.clock());
+        sim.shutdown().expect("the simulated system terminates");
+        failures.extend(
+            found
+                .into_iter()
+                .map(|e| format!("seed {seed} ({SEED_VAR}={seed}): {e}")),
+        );
+    }
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{real:?}\n{}", failures.join("\n")))
+    }
+}
+
+/// Run `case` in every form on `system` (whose timers read `clock`); the
+/// divergences from the model, one line each.
+fn check_on(real: &Case, system: &ActorSystem, clock: &TestClock) -> Vec<String> {
     // What the model and the rules below see (`linear_extra::as_modelled`).
     let case = &linear_extra::as_modelled(real);
-    let (system, clock) = clocked_system("signals");
-    let fused = Materializer::new(&system);
-    let unfused = Materializer::builder(&system).fusion(false).build();
+    let fused = Materializer::new(system);
+    let unfused = Materializer::builder(system).fusion(false).build();
     let want = model::trace(case);
     let mut failures = Vec::new();
     for form in [
@@ -456,10 +521,10 @@ fn check(real: &Case) -> Result<(), String> {
                 } else {
                     &unfused
                 };
-                (run::waiting(real, false, mat, &clock, &want), &want[..])
+                (run::waiting(real, false, mat, clock, &want), &want[..])
             }
-            Form::Fused => (run::one_island(real, &fused, &clock), &want[..]),
-            Form::Unfused => (run::one_island(real, &unfused, &clock), &want[..]),
+            Form::Fused => (run::one_island(real, &fused, clock), &want[..]),
+            Form::Unfused => (run::one_island(real, &unfused, clock), &want[..]),
             Form::Boundaries | Form::BoundariesUnfused => {
                 let horizon = boundary_horizon(case);
                 // Time cases run in one island only.
@@ -472,7 +537,7 @@ fn check(real: &Case) -> Result<(), String> {
                 } else {
                     &unfused
                 };
-                (run::boundaries(real, mat, &clock, want), want)
+                (run::boundaries(real, mat, clock, want), want)
             }
         };
         let compared = match form {
@@ -484,12 +549,7 @@ fn check(real: &Case) -> Result<(), String> {
             failures.push(format!("{form:?}: {e}"));
         }
     }
-    shutdown(&system);
-    if failures.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("{real:?}\n{}", failures.join("\n")))
-    }
+    failures
 }
 
 proptest! {
@@ -503,11 +563,28 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: SIM_CASES, ..ProptestConfig::default() })]
+
+    /// The same, on a simulated system under [`SIM_SEEDS`] seeds each:
+    /// the islands' turns in orders a real pool makes rare.
+    #[test]
+    fn every_form_shows_the_model_signals_in_simulation(case in script::case()) {
+        if let Err(e) = check_simulated(&case) {
+            prop_assert!(false, "{}", e);
+        }
+    }
+}
+
+/// Cases of the simulated differential in a plain run (see [`SIM_SEEDS`]).
+const SIM_CASES: u32 = 150;
+
 /// A survey, not a check: run many random cases without stopping or
 /// shrinking and print every case that diverges (known defects included
 /// with `SIGNAL_SURVEY_ALL=1`), shortest first. Run it with
 /// `cargo test -p weir-tests --test streams_signal_differential survey -- --ignored --nocapture`
-/// (`SIGNAL_SURVEY_CASES` sets how many) to find new divergences.
+/// (`SIGNAL_SURVEY_CASES` sets how many; `SIGNAL_SURVEY_SIM=1` runs each
+/// case in simulation, over `WEIR_SEEDS` seeds) to find new divergences.
 #[test]
 #[ignore = "a tool for finding divergences, not a check"]
 fn survey() {
@@ -522,7 +599,7 @@ fn survey() {
     let mut found = Vec::new();
     for _ in 0..n {
         let case = strategy.new_tree(&mut runner).expect("a case").current();
-        if let Err(e) = check(&case) {
+        if let Err(e) = surveyed(&case) {
             found.push((case.script.len() + case.ops.len() + case.sources.len(), e));
         }
     }
@@ -531,6 +608,16 @@ fn survey() {
         println!("{e}\n");
     }
     println!("{} of {n} cases diverge", found.len());
+}
+
+/// A survey's check of `case`: [`check`], or with `SIGNAL_SURVEY_SIM` set
+/// [`check_simulated`] (over `WEIR_SEEDS` seeds).
+fn surveyed(case: &Case) -> Result<(), String> {
+    if std::env::var_os("SIGNAL_SURVEY_SIM").is_some() {
+        check_simulated(case)
+    } else {
+        check(case)
+    }
 }
 
 /// Run `case` in every form, known defects included: the regression

@@ -81,6 +81,14 @@ pub fn channel<T, P: Notify, C: Notify>(
 ) -> (Producer<T, P, C>, Consumer<T, P, C>) {
     let capacity = capacity.max(1);
     let batch = (capacity / 2).max(1);
+    // The simulation's small-batches fault (weir-actor's testkit): the
+    // smallest pieces the protocol allows. Compiled out of every other build.
+    #[cfg(all(feature = "testkit", not(loom)))]
+    let batch = if weir_actor::sim::small_batches() {
+        1
+    } else {
+        batch
+    };
     let consumer = Consumer::new(capacity, 0, batch, order);
     let producer = Producer {
         shared: Arc::clone(&consumer.shared),

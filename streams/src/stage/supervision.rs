@@ -123,6 +123,16 @@ impl SupervisionStrategy {
     /// assert_eq!(failed, Err(Directive::Resume));
     /// ```
     pub fn catching<R>(&self, user_code: impl FnOnce() -> R) -> Result<R, Directive> {
+        // The simulation's stage fault (weir-actor's testkit): as if the
+        // user code had panicked. Compiled out of every other build.
+        #[cfg(all(feature = "testkit", not(loom)))]
+        let user_code = || {
+            assert!(
+                !weir_actor::sim::take_stage_panic(),
+                "a panic injected by the simulation"
+            );
+            user_code()
+        };
         match catch_unwind(AssertUnwindSafe(user_code)) {
             Ok(value) => Ok(value),
             Err(payload) => match self.decide(&StreamError::panicked(&*payload)) {

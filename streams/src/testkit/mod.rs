@@ -6,6 +6,12 @@
 //! `with_timeout`) and panics with a description of what arrived instead:
 //! they are test assertions.
 //!
+//! On a thread that drives a `weir_actor::sim::Simulation`, every wait
+//! (`expect_*`, `wait_idle`, `receive_within`, `expect_no_*`) drives the
+//! simulation instead of sleeping, its timeout counted on the
+//! simulation's clock, as `TestProbe` and a completion's `wait` do: the
+//! same probe test runs for real and under any seed.
+//!
 //! # Examples
 //!
 //! ```
@@ -29,6 +35,7 @@
 
 mod sink_probe;
 mod source_probe;
+mod wait;
 
 pub use sink_probe::{Received, SinkProbe, TestSink};
 pub use source_probe::{DownstreamSignal, SourceProbe, TestSource};

@@ -5,6 +5,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use super::DEFAULT_TIMEOUT;
+use super::wait::recv_within;
 use crate::blueprint::Sink;
 use crate::error::StreamError;
 use crate::stage::{
@@ -109,7 +110,7 @@ impl<T: Send + 'static> SinkProbe<T> {
         self.commands.invoke(Command::Idle(tx));
         // A stream that has ended drops the command (and its sender):
         // nothing is left to run.
-        if let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(self.timeout) {
+        if let Err(RecvTimeoutError::Timeout) = recv_within(&rx, self.timeout) {
             panic!(
                 "the probe's island did not run out of work within {:?}",
                 self.timeout
@@ -118,7 +119,7 @@ impl<T: Send + 'static> SinkProbe<T> {
     }
 
     fn next_event(&mut self, what: &str) -> Event<T> {
-        match self.events.recv_timeout(self.timeout) {
+        match recv_within(&self.events, self.timeout) {
             Ok(event) => event,
             Err(_) => panic!("expected {what} within {:?}, got nothing", self.timeout),
         }
@@ -150,7 +151,7 @@ impl<T: Send + 'static> SinkProbe<T> {
     /// The next signal, waiting up to `timeout` for it; `None` if none
     /// came.
     pub fn receive_within(&mut self, timeout: Duration) -> Option<Received<T>> {
-        self.events.recv_timeout(timeout).ok().map(Received::from)
+        recv_within(&self.events, timeout).ok().map(Received::from)
     }
 
     /// The next element.
@@ -214,7 +215,7 @@ impl<T: Send + 'static> SinkProbe<T> {
     ///
     /// If an element, completion or error arrives.
     pub fn expect_no_message(&mut self, duration: Duration) {
-        match self.events.recv_timeout(duration) {
+        match recv_within(&self.events, duration) {
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             Ok(event) => panic!("expected nothing for {duration:?}, got {event:?}"),
         }

@@ -4,6 +4,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, channel};
 use std::time::Duration;
 
 use super::DEFAULT_TIMEOUT;
+use super::wait::recv_within;
 use crate::blueprint::Source;
 use crate::error::StreamError;
 use crate::stage::{
@@ -77,7 +78,7 @@ impl<T: Send + 'static> SourceProbe<T> {
     ///
     /// If no request arrives in time, or a cancellation arrives instead.
     pub fn expect_request(&mut self) -> u64 {
-        match self.signals.recv_timeout(self.timeout) {
+        match recv_within(&self.signals, self.timeout) {
             Ok(Signal::Request) => 1,
             Ok(Signal::Cancel) => panic!("expected a request, got a cancellation"),
             Err(_) => panic!("expected a request within {:?}, got nothing", self.timeout),
@@ -118,11 +119,12 @@ impl<T: Send + 'static> SourceProbe<T> {
     pub fn expect_cancellation(&mut self) {
         // Counted from the start, not as `now + timeout`: a probe made
         // with `with_timeout(Duration::MAX)` waits for ever instead of
-        // panicking on an `Instant` overflow.
+        // panicking on an `Instant` overflow. (In simulation each wait
+        // counts on the simulation's clock, where no real time passes.)
         let start = std::time::Instant::now();
         loop {
             let left = self.timeout.saturating_sub(start.elapsed());
-            match self.signals.recv_timeout(left) {
+            match recv_within(&self.signals, left) {
                 Ok(Signal::Cancel) => return,
                 Ok(Signal::Request) => continue,
                 Err(_) => panic!(
@@ -139,7 +141,7 @@ impl<T: Send + 'static> SourceProbe<T> {
     ///
     /// If a request or cancellation arrives.
     pub fn expect_no_signal(&mut self, duration: Duration) {
-        match self.signals.recv_timeout(duration) {
+        match recv_within(&self.signals, duration) {
             Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => {}
             Ok(signal) => panic!("expected no signal for {duration:?}, got {signal:?}"),
         }

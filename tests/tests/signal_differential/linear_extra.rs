@@ -62,6 +62,33 @@ pub(crate) const KNOWN_EXPAND: super::KnownDefect = super::KnownDefect {
     },
 };
 
+/// Found by the differential's survey in simulation (every seed; the
+/// real runs show it too, 50 of 50: the random cases had not met it).
+pub(crate) const KNOWN_LATE_TAIL: super::KnownDefect = super::KnownDefect {
+    issue: "prefix_and_tail's tail runs as a stream of its own, so what crosses it (the \
+            completion of a stream that ended before the prefix filled, the tail's pulls) \
+            comes a turn late; an operator whose output depends on when pulls and ends \
+            arrive shows it. Source::empty().prefix_and_tail(3) flattened, scan, \
+            extrapolate(1 more), request(3): Weir 0, 100, completion; Pekko (whose \
+            PrefixAndTail gives Source.empty as the tail of an ended stream, run in the \
+            flattening stage's island) and the model 0, completion. from_iter([863, 390, \
+            518, 837, 75]).batch_weighted(2) into prefix_and_tail(0) flattened, request \
+            1, 3: Weir 253, 355, 75 (518 and 837 batched while the tail's pull was on its \
+            way), the model 253, 518, 912. The fix belongs in ops/substreams (another \
+            branch's files)",
+    forms: &[super::Form::Fused, super::Form::Unfused],
+    applies: |case| {
+        let tail = case
+            .ops
+            .iter()
+            .any(|o| matches!(o, Op::Sub(super::substreams::Sub::PrefixAndTail(_))));
+        tail && case.ops.iter().any(|o| {
+            matches!(o, Op::Extra(e) if e.one_island_only())
+                || matches!(o, Op::More(m) if m.drops())
+        })
+    },
+};
+
 thread_local! {
     /// Set by the model when `expand`'s pull-before-push brought an element.
     static FAIR_PULL_TOOK: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
@@ -421,6 +448,44 @@ fn expanding_pulls_upstream_before_it_pushes() {
     ));
 }
 
+/// `Source::empty().prefix_and_tail(3)` flattened, `scan`,
+/// `extrapolate(1 more)`, request(3): the seed 0 and the completion, as
+/// Pekko gives (`KNOWN_LATE_TAIL`; Weir extrapolates 100 first).
+#[test]
+#[ignore = "known defect: the tail of an ended stream completes a turn late (KNOWN_LATE_TAIL)"]
+fn the_tail_of_an_ended_stream_completes_before_an_extrapolation() {
+    use super::script::{Src, Step};
+    super::check_all_forms(super::case(
+        vec![Src::Iter(vec![])],
+        None,
+        vec![
+            Op::Sub(super::substreams::Sub::PrefixAndTail(3)),
+            Op::Scan,
+            Op::Extra(Extra::Extrapolate(Some(1))),
+        ],
+        vec![Step::Request(3), Step::Request(2)],
+    ));
+}
+
+/// `from_iter([863, 390, 518, 837, 75]).batch_weighted(2)` into
+/// `prefix_and_tail(0)` flattened, request 1 then 3: 253 (863 + 390),
+/// then 518 and 912 (837 + 75), as the tail's pulls reach the batch in
+/// Pekko's one island (`KNOWN_LATE_TAIL`; Weir batches 518 and 837).
+#[test]
+#[ignore = "known defect: the tail's pulls arrive a turn late (KNOWN_LATE_TAIL)"]
+fn a_batch_before_a_tail_sees_its_pulls_in_time() {
+    use super::script::{Src, Step};
+    super::check_all_forms(super::case(
+        vec![Src::Iter(vec![863, 390, 518, 837, 75])],
+        None,
+        vec![
+            Op::More(super::linear_more::More::Batch(2)),
+            Op::Sub(super::substreams::Sub::PrefixAndTail(0)),
+        ],
+        vec![Step::Request(1), Step::Request(3), Step::Request(1)],
+    ));
+}
+
 /// `Source::failed().expand(..).expand(..)`: fails at once. Weir
 /// completed it: `expand`'s `on_pull` took a closed inlet for a
 /// completion and completed before the failure on its way arrived.
@@ -439,7 +504,8 @@ fn a_failure_at_the_start_passes_two_expands() {
 }
 
 /// A survey of the cases with an operator of this module (as the main
-/// `survey`, `SIGNAL_SURVEY_CASES` of them): the tool for finding their
+/// `survey`, `SIGNAL_SURVEY_CASES` of them, `SIGNAL_SURVEY_SIM` in
+/// simulation): the tool for finding their
 /// divergences without running every other case too.
 #[test]
 #[ignore = "a tool for finding divergences, not a check"]
@@ -460,7 +526,7 @@ fn survey_extra() {
         if std::env::var_os("SIGNAL_SURVEY_TRACE").is_some() {
             eprintln!("{case:?}");
         }
-        if let Err(e) = super::check(&case) {
+        if let Err(e) = super::surveyed(&case) {
             found += 1;
             println!("{e}\n");
         }

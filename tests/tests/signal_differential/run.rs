@@ -362,6 +362,10 @@ pub(crate) fn one_island(case: &Case, mat: &Materializer, clock: &TestClock) -> 
         if let Some(step) = step {
             run.apply(step);
         }
+        // In simulation, every island (a stream an operator runs of its
+        // own included) comes to rest first: the quiescence the model
+        // assumes, in the seed's order.
+        weir_actor::sim::settle();
         // The island is idle when a sink still running says so (a sink
         // that has stopped answers at once).
         run.sink.wait_idle();
@@ -417,6 +421,9 @@ pub(crate) fn waiting(
         if let Some(step) = step {
             run.apply(step);
         }
+        // In simulation, every island comes to rest first (as above):
+        // what the model expects has then arrived, or will not.
+        weir_actor::sim::settle();
         // Each output waits for its own (a fan-out's second too).
         let down = wait_for(&mut run.sink, &want.down, &mut ended);
         let down2 = match &mut run.sink2 {

@@ -38,6 +38,14 @@ pub(crate) trait Driver {
     /// Drive the simulation until `ready` holds (`true`) or its clock has
     /// moved `timeout` (`false`). Panics where the wait would never end.
     fn block_on(&self, ready: &dyn Fn() -> bool, timeout: Option<Duration>) -> bool;
+
+    /// Run what is runnable, and what that makes runnable, without moving
+    /// the clock (timers due by now fire); the steps taken.
+    fn settle(&self) -> u64;
+
+    /// A seeded draw: whether a hand-over being built now moves its
+    /// batches one element at a time (the small-batches fault).
+    fn small_batches(&self) -> bool;
 }
 
 thread_local! {
@@ -48,7 +56,22 @@ thread_local! {
     /// Set by the driver for a step in which the next user message a
     /// user actor handles panics (fault injection).
     static PANIC: Cell<bool> = const { Cell::new(false) };
+    /// The same for the next user code a stream stage runs under a
+    /// supervision strategy.
+    static STAGE_PANIC: Cell<bool> = const { Cell::new(false) };
 }
+
+/// Arm (or disarm) the injected stage panic for the step about to run.
+pub(crate) fn arm_stage_panic(armed: bool) {
+    STAGE_PANIC.with(|p| p.set(armed));
+}
+
+/// Whether the stage's user code about to run must panic instead
+/// (disarms it: one panic per armed step).
+pub(crate) fn take_stage_panic() -> bool {
+    STAGE_PANIC.with(|p| p.replace(false))
+}
+
 
 /// Arm (or disarm) the injected panic for the step about to run.
 pub(crate) fn arm_panic(armed: bool) {
@@ -89,4 +112,16 @@ pub(crate) fn set_in_step(inside: bool) -> bool {
 /// for real).
 pub(crate) fn block_on(ready: &dyn Fn() -> bool, timeout: Option<Duration>) -> Option<bool> {
     Some(driver()?.block_on(ready, timeout))
+}
+
+/// When this thread drives a simulation, settle it (see
+/// [`Driver::settle`]): `Some(steps)`; `None` outside a simulation.
+pub(crate) fn settle() -> Option<u64> {
+    Some(driver()?.settle())
+}
+
+/// When this thread drives a simulation, its draw for a hand-over being
+/// built (see [`Driver::small_batches`]); `false` elsewhere.
+pub(crate) fn small_batches() -> bool {
+    driver().is_some_and(|d| d.small_batches())
 }

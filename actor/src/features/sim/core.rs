@@ -21,6 +21,11 @@ pub(super) struct Core {
     late: (f64, Duration),
     early: (f64, Duration),
     panics: (f64, Option<u64>),
+    /// Chances of the stream faults: a stage's supervised user code
+    /// panics (per step), a hand-over moves one element at a time (per
+    /// hand-over built).
+    stage_panics: f64,
+    small_batches: f64,
     /// The clock's elapsed time beyond which no step moves it (set while
     /// `run_for` or a wait with a time-out runs).
     horizon: Cell<Option<Duration>>,
@@ -52,6 +57,8 @@ pub(super) struct Settings {
     pub(super) early: (f64, Duration),
     /// Injected panics: the chance per step, and one chosen step.
     pub(super) panics: (f64, Option<u64>),
+    pub(super) stage_panics: f64,
+    pub(super) small_batches: f64,
     /// Keep every step in the trace.
     pub(super) record: bool,
 }
@@ -106,6 +113,8 @@ impl Core {
             late: settings.late,
             early: settings.early,
             panics: settings.panics,
+            stage_panics: settings.stage_panics,
+            small_batches: settings.small_batches,
             horizon: Cell::new(None),
             driver: RefCell::new(State {
                 rng: mix(settings.seed) | 1,
@@ -215,10 +224,13 @@ impl Core {
         let i = driver.below(len);
         let (unit, task) = driver.runnable.swap_remove(i);
         let panic = driver.chance(self.panics.0) || self.panics.1 == Some(driver.trace.steps);
+        let stage_panic = driver.chance(self.stage_panics);
         drop(driver);
         simulated::arm_panic(panic);
+        simulated::arm_stage_panic(stage_panic);
         self.inside(|| task.run());
         simulated::arm_panic(false);
+        simulated::arm_stage_panic(false);
         let mut driver = self.driver.borrow_mut();
         let (submitted, digest) = self.flush(&mut driver);
         let step = driver.trace.steps;
@@ -287,6 +299,29 @@ impl Core {
 }
 
 impl simulated::Driver for Core {
+    fn small_batches(&self) -> bool {
+        self.driver.borrow_mut().chance(self.small_batches)
+    }
+
+    /// # Panics
+    ///
+    /// Inside a step, and when the step limit passes first (the work
+    /// never runs out without the clock moving: a busy loop).
+    fn settle(&self) -> u64 {
+        assert!(
+            !in_step(),
+            "settling a simulation inside one of its steps (seed {})",
+            self.seed
+        );
+        let _horizon = self.horizon(self.clock.elapsed());
+        let start = self.steps();
+        match self.run_until(|| false) {
+            Err(SimError::Quiet { steps, .. }) => steps - start,
+            Err(e) => panic!("the simulation did not settle: {e}"),
+            Ok(_) => unreachable!("the condition never holds"),
+        }
+    }
+
     /// A blocking wait on the simulation's thread (see the module docs).
     ///
     /// # Panics

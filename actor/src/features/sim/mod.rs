@@ -29,7 +29,10 @@
 //! when the simulation falls quiet first it panics, naming the seed,
 //! instead of hanging. Inside a step the wait would wait for itself: an
 //! ask's `wait` then fails with `AskError::WouldDeadlock`, a termination's
-//! with `WaitError::OnDispatcherThread`, any other wait panics.
+//! with `WaitError::OnDispatcherThread`, any other wait panics. A test
+//! helper of one's own waits the same way through [`wait_until`] (as
+//! weir-streams' `TestSource` and `TestSink` probes do), and brings every
+//! unit to rest without moving the clock with [`settle`].
 //!
 //! # What leaves the simulation
 //!
@@ -41,11 +44,15 @@
 //! not the seed's, so a run that uses it may not replay.
 
 mod core;
+mod faults;
 mod simulation;
 mod sweep;
 mod trace;
+mod wait;
 
 pub use crate::error::SimError;
+pub use faults::{small_batches, take_stage_panic};
 pub use simulation::{DEFAULT_STEP_LIMIT, Simulation, SimulationBuilder};
 pub use sweep::{SEED_VAR, SEEDS_VAR, seeds};
 pub use trace::{Trace, TraceEntry};
+pub use wait::{settle, wait_until};

@@ -47,6 +47,8 @@ pub struct SimulationBuilder {
     late: (f64, Duration),
     early: (f64, Duration),
     panics: (f64, Option<u64>),
+    stage_panics: f64,
+    small_batches: f64,
 }
 
 impl SimulationBuilder {
@@ -95,7 +97,8 @@ impl SimulationBuilder {
     /// Fault: with probability `chance` per step, the first message a
     /// user actor (one under `/user`) handles in that step panics in its
     /// handler instead, as if its code had: its supervisor decides what
-    /// follows. Stream stages run in system actors and are not hit.
+    /// follows. Stream stages run in system actors and are not hit: see
+    /// [`stage_panics`](Self::stage_panics).
     pub fn panics(mut self, chance: f64) -> Self {
         self.panics.0 = chance.clamp(0.0, 1.0);
         self
@@ -105,6 +108,28 @@ impl SimulationBuilder {
     /// numbered in the [`Trace`]) panics, as with [`panics`](Self::panics).
     pub fn panic_at_step(mut self, step: u64) -> Self {
         self.panics.1 = Some(step);
+        self
+    }
+
+    /// Fault: with probability `chance` per step, the first user code a
+    /// stream stage runs under a supervision strategy in that step (a
+    /// supervised `map`'s function, a `scan`'s, a partitioner: what
+    /// weir-streams runs through `SupervisionStrategy::catching`) panics
+    /// instead: the strategy decides (resume drops the element, restart
+    /// resets the stage, stop fails the stream). Stages without a
+    /// strategy are not hit. Independent of [`panics`](Self::panics).
+    pub fn stage_panics(mut self, chance: f64) -> Self {
+        self.stage_panics = chance.clamp(0.0, 1.0);
+        self
+    }
+
+    /// Fault: with probability `chance`, a hand-over built in the
+    /// simulation (an async boundary, a hub's buffer) moves its elements
+    /// in the smallest pieces it allows: a batch of one element, credit
+    /// given back one element at a time.
+    /// Nothing a subscriber sees may change.
+    pub fn small_batches(mut self, chance: f64) -> Self {
+        self.small_batches = chance.clamp(0.0, 1.0);
         self
     }
 
@@ -134,6 +159,8 @@ impl SimulationBuilder {
                 late: self.late,
                 early: self.early,
                 panics: self.panics,
+                stage_panics: self.stage_panics,
+                small_batches: self.small_batches,
                 record: self.record,
             },
             queue,
@@ -208,6 +235,8 @@ impl Simulation {
             late: (0.0, Duration::ZERO),
             early: (0.0, Duration::ZERO),
             panics: (0.0, None),
+            stage_panics: 0.0,
+            small_batches: 0.0,
         }
     }
 

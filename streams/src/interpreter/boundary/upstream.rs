@@ -99,7 +99,13 @@ impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
                 Ok(Fill::Failed(error)) => Some(Some(error)),
                 Err(payload) => {
                     let name: Arc<str> = ctx.stage_name().into();
-                    Some(Some(StreamError::panicked(&*payload).in_stage(&name)))
+                    let error = StreamError::panicked(&*payload).in_stage(&name);
+                    // Cancel the fused source with the cause (a relayed
+                    // boundary hands it back to the island before), as a
+                    // failing stage cancels its inlets; dropped, it would
+                    // cancel plainly.
+                    source.cancel(&error);
+                    Some(Some(error))
                 }
             };
             if let Some(outcome) = end {
