@@ -159,12 +159,12 @@ pub(crate) trait HostsConsumer<Out>: Send + Sync {
 }
 
 /// A consumer run as an ordinary sink stage.
-pub(crate) struct ConsumerStage<In> {
+pub(crate) struct ConsumerSinkStage<In> {
     pub(crate) name: &'static str,
     pub(crate) factory: ConsumerFactory<In>,
 }
 
-impl<In: Send + 'static> ErasedStage for ConsumerStage<In> {
+impl<In: Send + 'static> ErasedStage for ConsumerSinkStage<In> {
     fn name(&self) -> &'static str {
         self.name
     }
