@@ -92,11 +92,13 @@ impl TcpWriter {
         if self.outbox.has_room() && !ctx.is_closed(inlet) && !ctx.has_been_pulled(inlet) {
             ctx.pull(inlet)?;
         }
-        if self.finishing && self.outbox.is_empty() && !self.shut_down {
-            if let Poll::Ready(result) = Pin::new(&mut *writer).poll_shutdown(cx) {
-                self.shut_down = true;
-                return Ok(Some(result));
-            }
+        if self.finishing
+            && self.outbox.is_empty()
+            && !self.shut_down
+            && let Poll::Ready(result) = Pin::new(&mut *writer).poll_shutdown(cx)
+        {
+            self.shut_down = true;
+            return Ok(Some(result));
         }
         Ok(None)
     }
