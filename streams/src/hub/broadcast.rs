@@ -4,8 +4,8 @@
 use std::marker::PhantomData;
 
 use super::registry::Registry;
-use super::consumer::{ConsumerRegistry, HubConsumer};
-use super::{Out, end_out};
+use super::Out;
+use super::consumer::{ConsumerRegistry, HubConsumer, end_out};
 use crate::blueprint::{Sink, Source};
 use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::stage::{

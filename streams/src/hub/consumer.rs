@@ -4,6 +4,7 @@
 
 use super::registry::Registry;
 use super::{In, Out};
+use crate::error::StreamError;
 use crate::handover::{self, Order, Refill, Wait};
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
@@ -11,13 +12,23 @@ use crate::stage::{
 };
 use crate::sync::Arc;
 
+/// End a consumer's hand-over as the hub ended: a completion after the
+/// elements before it, a failure at once, over them (as Pekko's hubs do).
+pub(super) fn end_out<T>(out: &mut Out<T>, outcome: &Result<(), StreamError>) {
+    match outcome {
+        Ok(()) => out.finish(Ok(())),
+        Err(error) => out.abort(error.clone()),
+    };
+}
+
 /// Where a hub's consumers leave their hand-overs for the hub to take in.
 pub(super) type ConsumerRegistry<T> = Registry<Out<T>, AsyncCallback<()>>;
 
 /// One consumer of a hub: each run of the hub's source.
 pub(super) struct HubConsumer<T> {
     pub(super) registry: Arc<ConsumerRegistry<T>>,
-    /// Wakes the hub (its async callback) when this consumer takes.
+    /// Wakes the hub (its async callback) when this consumer gives credit
+    /// back or cancels.
     pub(super) wake: AsyncCallback<()>,
     pub(super) buffer: usize,
     pub(super) name: &'static str,

@@ -27,19 +27,9 @@ pub use consumer_info::ConsumerInfo;
 pub use merge::{DrainingControl, MergeHub};
 pub use partition::PartitionHub;
 
-use crate::error::StreamError;
 use crate::handover::{Consumer, Producer};
 use crate::stage::AsyncCallback;
 
 /// A hand-over end whose both sides are islands.
 type Out<T> = Producer<T, AsyncCallback<()>, AsyncCallback<()>>;
 type In<T> = Consumer<T, AsyncCallback<()>, AsyncCallback<()>>;
-
-/// End a consumer's hand-over as the hub ended: a completion after the
-/// elements before it, a failure at once, over them (as Pekko's hubs do).
-fn end_out<T>(out: &mut Out<T>, outcome: &Result<(), StreamError>) {
-    match outcome {
-        Ok(()) => out.finish(Ok(())),
-        Err(error) => out.abort(error.clone()),
-    };
-}

@@ -5,8 +5,8 @@ use std::sync::Arc as StdArc;
 
 use super::consumer_info::{ConsumerInfo, Queues};
 use super::registry::Registry;
-use super::consumer::{ConsumerRegistry, HubConsumer};
-use super::{Out, end_out};
+use super::Out;
+use super::consumer::{ConsumerRegistry, HubConsumer, end_out};
 use crate::blueprint::{Sink, Source};
 use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::stage::{
