@@ -90,6 +90,7 @@ macro_rules! runtime_modules {
 // name from the module that defines it; the re-exports below are for users.
 mod sync;
 mod task_state;
+pub use sync::{Mutex, MutexGuard};
 runtime_modules! {
     mod error;
     mod name;

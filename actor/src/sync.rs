@@ -19,14 +19,14 @@ pub(crate) use loom::sync::atomic::fence;
 pub(crate) use std::sync::atomic::fence;
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
+pub(crate) use std::sync::Condvar;
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Condvar, MutexGuard};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
+pub(crate) use loom::sync::Condvar;
 #[cfg(loom)]
-pub(crate) use loom::sync::{Condvar, MutexGuard};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize};
 
 /// A read-write lock (std's, poisoning and all): the router's routee
 /// table, read on every send. Not built under loom (the routers are not).
@@ -106,21 +106,41 @@ pub(crate) mod thread {
     }
 }
 
-/// A mutex whose `lock` never reports poisoning.
+/// A mutex whose `lock` never reports poisoning, shared by the Weir crates
+/// (weir-actor, weir-streams and weir-interop all lock through this one).
 ///
 /// Weir never runs user code while holding one of its own locks, so a poisoned
 /// lock can only mean a bug in Weir itself; the data is still consistent
 /// because every critical section is a few plain collection operations.
+/// Under `--cfg loom` it is loom's mutex, so the models see every lock.
+///
+/// # Examples
+///
+/// ```
+/// use weir_actor::Mutex;
+///
+/// let counts = Mutex::new(vec![1, 2]);
+/// counts.lock().push(3);
+/// assert_eq!(*counts.lock(), [1, 2, 3]);
+/// ```
 #[derive(Debug, Default)]
-pub(crate) struct Mutex<T> {
+pub struct Mutex<T> {
     #[cfg(not(loom))]
     inner: std::sync::Mutex<T>,
     #[cfg(loom)]
     inner: loom::sync::Mutex<T>,
 }
 
+/// The guard [`Mutex::lock`] returns: the lock is held until it is dropped.
+#[cfg(not(loom))]
+pub type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
+/// The guard [`Mutex::lock`] returns: the lock is held until it is dropped.
+#[cfg(loom)]
+pub type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
+
 impl<T> Mutex<T> {
-    pub(crate) fn new(value: T) -> Self {
+    /// A mutex holding `value`.
+    pub fn new(value: T) -> Self {
         Self {
             #[cfg(not(loom))]
             inner: std::sync::Mutex::new(value),
@@ -129,7 +149,9 @@ impl<T> Mutex<T> {
         }
     }
 
-    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
+    /// Lock, blocking until the lock is free; a lock poisoned by a panic
+    /// elsewhere is taken as it is.
+    pub fn lock(&self) -> MutexGuard<'_, T> {
         self.inner
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -64,7 +64,7 @@ mod tcp;
 #[cfg(feature = "tokio")]
 mod tcp_bind;
 #[cfg(feature = "tokio")]
-mod tcp_outbox;
+mod tcp_write;
 #[cfg(feature = "tokio")]
 mod tokio_context;
 

@@ -19,35 +19,5 @@ pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize};
 #[cfg(loom)]
 pub(crate) use loom::thread;
 
-/// A mutex whose `lock` never reports poisoning: no user code runs while
-/// one of these locks is held, and every critical section leaves the data
-/// consistent.
-#[derive(Debug, Default)]
-pub(crate) struct Mutex<T> {
-    #[cfg(not(loom))]
-    inner: std::sync::Mutex<T>,
-    #[cfg(loom)]
-    inner: loom::sync::Mutex<T>,
-}
-
-#[cfg(not(loom))]
-pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
-#[cfg(loom)]
-pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
-
-impl<T> Mutex<T> {
-    pub(crate) fn new(value: T) -> Self {
-        Self {
-            #[cfg(not(loom))]
-            inner: std::sync::Mutex::new(value),
-            #[cfg(loom)]
-            inner: loom::sync::Mutex::new(value),
-        }
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
+/// The non-poisoning mutex the Weir crates share (defined in weir-actor).
+pub(crate) use weir_actor::{Mutex, MutexGuard};

@@ -13,17 +13,16 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::{TcpSocket, TcpStream};
 use tokio::runtime::Handle;
-use weir_streams::io::IoError;
 use weir_streams::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
     TimerKey,
 };
 use weir_streams::{Completer, Completion, Flow, StreamError};
 
-use crate::tcp_outbox::Outbox;
+use crate::tcp_write::{TcpWriter, io_error};
 
 /// The largest chunk one read pushes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -232,12 +231,7 @@ struct ConnectionLogic {
     connected: Option<Completer<OutgoingConnection>>,
     stream: Option<TcpStream>,
     waker: Option<Waker>,
-    /// What waits to be written.
-    outbox: Outbox,
-    /// Upstream completed: shut down writing once `outbox` is empty.
-    write_done: bool,
-    /// Writing is shut down.
-    shut_down: bool,
+    writer: TcpWriter,
     /// The peer closed its side: nothing more to read.
     read_done: bool,
     buffer: Vec<u8>,
@@ -262,18 +256,12 @@ impl GraphStage for Outgoing {
             connected: Some(completer),
             stream: None,
             waker: None,
-            outbox: Outbox::default(),
-            write_done: false,
-            shut_down: false,
+            writer: TcpWriter::default(),
             read_done: false,
             buffer: Vec::new(),
         };
         (Box::new(logic), completion)
     }
-}
-
-fn io_error(operation: &'static str, error: &std::io::Error) -> StreamError {
-    StreamError::custom(IoError::new(operation, None, error))
 }
 
 impl ConnectionLogic {
@@ -297,7 +285,7 @@ impl ConnectionLogic {
                 if !ctx.is_closed(self.shape.inlet) {
                     ctx.pull(self.shape.inlet)?;
                 } else {
-                    self.write_done = true;
+                    self.writer.finish();
                 }
                 self.progress(ctx)
             }
@@ -329,28 +317,9 @@ impl ConnectionLogic {
             return Ok(()); // not connected yet
         };
         let mut cx = Context::from_waker(waker);
-        // Writing: gather while there is room and more may come at once.
-        if !self.outbox.is_empty() {
-            match self.outbox.poll_write_all(stream, &mut cx, &mut 0) {
-                Poll::Ready(Ok(())) => {}
-                Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
-                Poll::Pending => {}
-            }
-        }
-        if self.outbox.has_room()
-            && !ctx.is_closed(self.shape.inlet)
-            && !ctx.has_been_pulled(self.shape.inlet)
-        {
-            ctx.pull(self.shape.inlet)?;
-        }
-        if self.write_done && self.outbox.is_empty() && !self.shut_down {
-            match Pin::new(&mut *stream).poll_shutdown(&mut cx) {
-                Poll::Ready(Ok(())) => self.shut_down = true,
-                // The peer may already be gone; reading says how it ended.
-                Poll::Ready(Err(_)) => self.shut_down = true,
-                Poll::Pending => {}
-            }
-        }
+        // Writing. A failed shutdown is not the flow's failure: the peer
+        // may already be gone, and reading says how it ended.
+        let _shut_down = self.writer.poll(stream, &mut cx, self.shape.inlet, ctx)?;
         // Reading, only on demand.
         if !self.read_done && ctx.is_available(self.shape.out) {
             if self.buffer.len() < READ_CHUNK {
@@ -370,7 +339,7 @@ impl ConnectionLogic {
                 Poll::Pending => {}
             }
         }
-        if self.read_done && self.shut_down {
+        if self.read_done && self.writer.is_shut_down() {
             ctx.complete_stage();
         }
         Ok(())
@@ -397,17 +366,11 @@ impl GraphStageLogic for ConnectionLogic {
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let chunk = ctx.grab(self.shape.inlet)?;
-        if chunk.is_empty() {
-            return ctx.pull(self.shape.inlet);
+        if self.writer.push(self.shape.inlet, ctx)? {
+            self.progress(ctx)
+        } else {
+            Ok(())
         }
-        self.outbox.push(&chunk);
-        if self.outbox.has_room() {
-            // Gather more; write when the island has nothing else to do.
-            ctx.request_idle_callback();
-            return ctx.pull(self.shape.inlet);
-        }
-        self.progress(ctx)
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -426,7 +389,7 @@ impl GraphStageLogic for ConnectionLogic {
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.write_done = true;
+        self.writer.finish();
         self.progress(ctx)
     }
 

@@ -7,11 +7,10 @@ use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::runtime::Handle;
-use weir_streams::io::IoError;
 use weir_streams::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, SinkShape,
     SourceShape, StageContext, StageResult,
@@ -19,7 +18,7 @@ use weir_streams::stage::{
 use weir_streams::{Completer, Completion, Flow, Materializer, Sink, Source, StreamError};
 
 use crate::Tcp;
-use crate::tcp_outbox::Outbox;
+use crate::tcp_write::{TcpWriter, io_error};
 
 /// The largest chunk one read pushes.
 const READ_CHUNK: usize = 64 * 1024;
@@ -160,10 +159,6 @@ impl Tcp {
             addr,
         })
     }
-}
-
-fn io_error(operation: &'static str, error: &std::io::Error) -> StreamError {
-    StreamError::custom(IoError::new(operation, None, error))
 }
 
 struct Bind {
@@ -371,9 +366,7 @@ struct WriteLogic {
     shape: SinkShape<Bytes>,
     half: Option<OwnedWriteHalf>,
     waker: Option<Waker>,
-    outbox: Outbox,
-    finishing: bool,
-    count: u64,
+    writer: TcpWriter,
     done: Option<Completer<u64>>,
 }
 
@@ -392,9 +385,7 @@ impl GraphStage for WriteHalf {
             shape: SinkShape::new(),
             half,
             waker: None,
-            outbox: Outbox::default(),
-            finishing: false,
-            count: 0,
+            writer: TcpWriter::default(),
             done: Some(completer),
         };
         (Box::new(logic), completion)
@@ -407,27 +398,17 @@ impl WriteLogic {
             return Ok(());
         };
         let mut cx = Context::from_waker(waker);
-        match self.outbox.poll_write_all(half, &mut cx, &mut self.count) {
-            Poll::Ready(Ok(())) => {}
-            Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
-            Poll::Pending => return Ok(()),
-        }
-        if !ctx.is_closed(self.shape.inlet) && !ctx.has_been_pulled(self.shape.inlet) {
-            ctx.pull(self.shape.inlet)?;
-        }
-        if self.finishing {
-            match Pin::new(&mut *half).poll_shutdown(&mut cx) {
-                Poll::Ready(Ok(())) => {
-                    if let Some(mut done) = self.done.take() {
-                        done.complete(Ok(self.count));
-                    }
-                    ctx.complete_stage();
+        match self.writer.poll(half, &mut cx, self.shape.inlet, ctx)? {
+            Some(Ok(())) => {
+                if let Some(mut done) = self.done.take() {
+                    done.complete(Ok(self.writer.written()));
                 }
-                Poll::Ready(Err(error)) => return Err(io_error("write", &error)),
-                Poll::Pending => {}
+                ctx.complete_stage();
+                Ok(())
             }
+            Some(Err(error)) => Err(io_error("write", &error)),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -443,17 +424,11 @@ impl GraphStageLogic for WriteLogic {
     }
 
     fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let chunk = ctx.grab(self.shape.inlet)?;
-        if chunk.is_empty() {
-            return ctx.pull(self.shape.inlet);
+        if self.writer.push(self.shape.inlet, ctx)? {
+            self.write(ctx)
+        } else {
+            Ok(())
         }
-        self.outbox.push(&chunk);
-        if self.outbox.has_room() {
-            // Gather more; write when the island has nothing else to do.
-            ctx.request_idle_callback();
-            return ctx.pull(self.shape.inlet);
-        }
-        self.write(ctx)
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
@@ -461,7 +436,7 @@ impl GraphStageLogic for WriteLogic {
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.finishing = true;
+        self.writer.finish();
         self.write(ctx)
     }
 

@@ -74,6 +74,7 @@ mod error;
 pub mod handover;
 mod overflow;
 mod sync;
+mod tuning;
 
 #[cfg(not(loom))]
 pub use error::MaterializeError;

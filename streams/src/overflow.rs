@@ -2,16 +2,7 @@
 //! and [`upfront_capacity`]: how much a bounded buffer reserves before
 //! anything arrives.
 
-/// The most a bounded buffer (or a group, a window, a set of in-flight
-/// futures) reserves before anything arrives; beyond it, it grows as
-/// elements come. A size is a limit the user sets, not a promise that
-/// elements will come: `grouped(usize::MAX)` must not ask the allocator
-/// for `usize::MAX` slots (a capacity-overflow panic) and `grouped(1 << 40)`
-/// must not abort the process. 1024 slots is what `Source::queue` has
-/// always reserved: a few KiB for small elements, so a buffer of ordinary
-/// size (the default input buffer is 16) still allocates once, and a huge
-/// one pays a doubling regrowth only for elements that actually arrive.
-pub(crate) const UPFRONT_CAPACITY_CAP: usize = 1024;
+use crate::tuning::UPFRONT_CAPACITY_CAP;
 
 /// What to reserve up front for a buffer that may hold up to `limit`
 /// elements: `limit`, but at most [`UPFRONT_CAPACITY_CAP`].

@@ -27,11 +27,11 @@ use crate::sync::{Arc, Mutex};
 /// The registry of one system's running islands.
 #[derive(Default)]
 pub(crate) struct Running {
-    state: Mutex<State>,
+    state: Mutex<RunningIslands>,
 }
 
 #[derive(Default)]
-struct State {
+struct RunningIslands {
     next_key: u64,
     /// Island key -> (the materializer that ran it, what stops it).
     islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
@@ -94,7 +94,7 @@ impl Running {
 
     fn insert(
         self: &Arc<Self>,
-        state: &mut State,
+        state: &mut RunningIslands,
         materializer: u64,
         stops: Stops,
     ) -> Registration {

@@ -63,35 +63,5 @@ impl<T> ArrayQueue<T> {
     }
 }
 
-/// A mutex whose `lock` never reports poisoning: Weir runs no user code
-/// while holding its own locks, and every critical section is a few plain
-/// collection operations, so the data stays consistent.
-#[derive(Debug, Default)]
-pub(crate) struct Mutex<T> {
-    #[cfg(not(loom))]
-    inner: std::sync::Mutex<T>,
-    #[cfg(loom)]
-    inner: loom::sync::Mutex<T>,
-}
-
-#[cfg(not(loom))]
-pub(crate) type MutexGuard<'a, T> = std::sync::MutexGuard<'a, T>;
-#[cfg(loom)]
-pub(crate) type MutexGuard<'a, T> = loom::sync::MutexGuard<'a, T>;
-
-impl<T> Mutex<T> {
-    pub(crate) fn new(value: T) -> Self {
-        Self {
-            #[cfg(not(loom))]
-            inner: std::sync::Mutex::new(value),
-            #[cfg(loom)]
-            inner: loom::sync::Mutex::new(value),
-        }
-    }
-
-    pub(crate) fn lock(&self) -> MutexGuard<'_, T> {
-        self.inner
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
+/// The non-poisoning mutex the Weir crates share (defined in weir-actor).
+pub(crate) use weir_actor::{Mutex, MutexGuard};

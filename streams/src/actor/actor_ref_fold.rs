@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use weir_actor::{DeadLetterReason, FunctionRef};
 
@@ -28,16 +28,7 @@ use crate::stage::{
     AsyncCallback, Attributes, ErasedStage, GraphStageLogic, MatContext, SlotKind, StageContext,
     StageResult,
 };
-
-/// Signals fed per batch; the rest waits for the next turn.
-const BUDGET: usize = 4096;
-
-/// A take of at least this many signals means producers are busy: hold
-/// the inbox and take again after [`PACE`].
-const BUSY: usize = 16;
-
-/// How long a busy stage lets signals gather before it takes again.
-const PACE: Duration = Duration::from_micros(4);
+use crate::tuning::{ACTOR_REF_BUSY_TAKE, ACTOR_REF_FOLD_BUDGET, ACTOR_REF_PACE};
 
 /// What `Source::actor_ref` offers a folding sink: itself with the sink's
 /// consumer inside.
@@ -140,12 +131,12 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
         self.run(ctx)
     }
 
-    /// The stage's own turn while holding: take once [`PACE`] has passed
+    /// The stage's own turn while holding: take once [`ACTOR_REF_PACE`] has passed
     /// since the last take; until then pass through the island's mailbox
     /// again, so the worker runs other actors and stages meanwhile.
     fn on_pace(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         // A backlog past the budget goes on at once.
-        if self.arrived.is_empty() && self.last_take.elapsed() < PACE {
+        if self.arrived.is_empty() && self.last_take.elapsed() < ACTOR_REF_PACE {
             self.pace.invoke(());
             return Ok(());
         }
@@ -154,10 +145,10 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
 
     /// Take and feed what the inbox holds. While bursts keep coming the
     /// stage holds the inbox (producers send no wake-ups) and takes again
-    /// [`PACE`] later: a wake-up per burst costs a producer more than the
+    /// [`ACTOR_REF_PACE`] later: a wake-up per burst costs a producer more than the
     /// elements of the burst, and a consumer draining right behind the
     /// producer fights it for the same cache lines. A take of fewer than
-    /// [`BUSY`] signals lets go at once, so sparse traffic is handled with
+    /// [`ACTOR_REF_BUSY_TAKE`] signals lets go at once, so sparse traffic is handled with
     /// no added delay.
     fn run(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         loop {
@@ -174,7 +165,7 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
                     self.pace.invoke(());
                     return Ok(());
                 }
-                Fed::Open if taken >= BUSY => {
+                Fed::Open if taken >= ACTOR_REF_BUSY_TAKE => {
                     self.pace.invoke(());
                     return Ok(());
                 }
@@ -213,13 +204,13 @@ impl<T: Send + 'static> ActorRefFoldLogic<T> {
     }
 }
 
-/// Feed up to [`BUDGET`] signals to `consumer`, in order.
+/// Feed up to [`ACTOR_REF_FOLD_BUDGET`] signals to `consumer`, in order.
 fn feed<T: Send + 'static>(
     arrived: &mut VecDeque<Signal<T>>,
     consumer: &mut dyn Consumer<T>,
     source: &Arc<str>,
 ) -> Fed {
-    for _ in 0..BUDGET {
+    for _ in 0..ACTOR_REF_FOLD_BUDGET {
         let Some(signal) = arrived.pop_front() else {
             return Fed::Open;
         };

@@ -34,7 +34,7 @@
 //! check is handed to `on_lost` when the inbox is dropped. Nothing
 //! vanishes.
 //!
-//! Memory: the ring ([`RING`] slots) is allocated by the first signal, so
+//! Memory: the ring ([`INBOX_RING`] slots) is allocated by the first signal, so
 //! an inbox that never carries one costs no ring. It is large because a
 //! busy stage lets signals gather for a few microseconds before it takes
 //! them (see `actor_ref_fold`): with 8, 32 or 64 slots a fast sender spilled
@@ -45,7 +45,7 @@
 //! reclamation scheme. The overflow grows with traffic beyond the ring: its
 //! queue keeps its storage from one drain to the next, so a sustained stream
 //! that outpaces the ring allocates nothing per element; once
-//! [`CALM_DRAINS`] drains in a row found the overflow unused, the burst is
+//! [`INBOX_CALM_DRAINS`] drains in a row found the overflow unused, the burst is
 //! over and the stage frees that storage (under the overflow lock, only when
 //! the queue is empty), shrinking the inbox back.
 //!
@@ -57,6 +57,7 @@ use std::collections::VecDeque;
 
 use crate::error::StreamError;
 use crate::sync::{ArrayQueue, AtomicBool, AtomicU64, AtomicUsize, Mutex, Ordering};
+use crate::tuning::{INBOX_CALM_DRAINS, INBOX_RING};
 
 /// Wakes the stage that takes from an inbox.
 pub(crate) trait Wake: Send + Sync {
@@ -103,19 +104,6 @@ pub(crate) struct Inbox<T, W> {
 #[repr(align(128))]
 struct Padded<T>(T);
 
-/// The size of the lock-free ring; beyond it, the locked overflow (which
-/// grows with traffic).
-#[cfg(not(loom))]
-pub(crate) const RING: usize = 1024;
-#[cfg(loom)]
-pub(crate) const RING: usize = 1;
-
-/// Drains in a row without the overflow before its storage is freed.
-#[cfg(not(loom))]
-pub(crate) const CALM_DRAINS: usize = 64;
-#[cfg(loom)]
-pub(crate) const CALM_DRAINS: usize = 1;
-
 /// The lock-free ring, allocated by the first push. Under loom it is
 /// allocated up front: the lazy start is `OnceLock`'s, and the models check
 /// the protocol around the ring.
@@ -132,13 +120,13 @@ impl<T> LazyRing<T> {
             #[cfg(not(loom))]
             ring: std::sync::OnceLock::new(),
             #[cfg(loom)]
-            ring: ArrayQueue::new(RING),
+            ring: ArrayQueue::new(INBOX_RING),
         }
     }
 
     fn push(&self, value: T) -> Result<(), T> {
         #[cfg(not(loom))]
-        let ring = self.ring.get_or_init(|| ArrayQueue::new(RING));
+        let ring = self.ring.get_or_init(|| ArrayQueue::new(INBOX_RING));
         #[cfg(loom)]
         let ring = &self.ring;
         ring.push(value)
@@ -280,7 +268,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
         }
     }
 
-    /// A drain found the overflow unused: after [`CALM_DRAINS`] such drains
+    /// A drain found the overflow unused: after [`INBOX_CALM_DRAINS`] such drains
     /// in a row, free its storage (a sender that spilled meanwhile keeps
     /// it: the queue is not empty then).
     fn shrink_when_calm(&self) {
@@ -288,7 +276,7 @@ impl<T: Send, W: Wake> Inbox<T, W> {
         if calm == NO_STORAGE {
             return;
         }
-        if calm + 1 < CALM_DRAINS {
+        if calm + 1 < INBOX_CALM_DRAINS {
             self.calm.store(calm + 1, Ordering::Relaxed);
             return;
         }

@@ -7,6 +7,7 @@ use std::task::Context;
 
 use super::iter::{Adapted, BoxChunks, Chunks, Fill, IterAdapter};
 use super::step::{Step, StepFactory, StepFn};
+use crate::tuning::FILTER_FILL_ROUNDS;
 
 /// How one operator turns an upstream batch into its output batch.
 /// `Adapted<I, S>` is a `Chunks<O>` for every `S: BatchOp<I, O>`.
@@ -29,19 +30,13 @@ pub(crate) trait BatchOp<I, O>: Send {
     }
 }
 
-/// Rounds one `fill` may ask upstream for more when an operator dropped
-/// elements (a filter): enough to fill most batches in one call, few
-/// enough that a filter rejecting everything still returns (and its
-/// island yields) after a bounded number of upstream elements.
-const FILL_ROUNDS: usize = 8;
-
 impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
     /// Asks upstream for what is still missing until `max` outputs are
     /// there: the same requests, in the same order, that a caller calling
     /// again would make, without the round trip through the caller.
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<O>, max: usize) -> Fill {
         let start = out.len();
-        for _ in 0..FILL_ROUNDS {
+        for _ in 0..FILTER_FILL_ROUNDS {
             let missing = max.saturating_sub(out.len() - start);
             let Some(want) = self.state.upstream(missing) else {
                 return Fill::Exhausted;
@@ -68,7 +63,7 @@ impl<I: Send, O, S: BatchOp<I, O>> Chunks<O> for Adapted<I, S> {
     /// element per request, so when it panics there is nothing to pass on
     /// ahead of the failure (as `fill` does) and the panic simply unwinds.
     fn next_one(&mut self, cx: &mut Context<'_>, _: &mut Vec<O>) -> (Option<O>, Fill) {
-        for _ in 0..FILL_ROUNDS {
+        for _ in 0..FILTER_FILL_ROUNDS {
             if self.state.upstream(1).is_none() {
                 return (None, Fill::Exhausted);
             }

@@ -13,6 +13,7 @@ use crate::stage::{
     AsyncCallback, Attributes, ErasedStage, GraphStageLogic, InPort, Inlet, MatContext, SlotKind,
     StageContext, StageResult,
 };
+use crate::tuning::FUSED_DRAIN_BUDGET;
 
 /// How far one [`Consumer::drain_chunks`] got.
 pub(crate) enum Drained {
@@ -158,12 +159,12 @@ pub(crate) trait HostsConsumer<Out>: Send + Sync {
 }
 
 /// A consumer run as an ordinary sink stage.
-pub(crate) struct ConsumerStage<In> {
+pub(crate) struct ConsumerSinkStage<In> {
     pub(crate) name: &'static str,
     pub(crate) factory: ConsumerFactory<In>,
 }
 
-impl<In: Send + 'static> ErasedStage for ConsumerStage<In> {
+impl<In: Send + 'static> ErasedStage for ConsumerSinkStage<In> {
     fn name(&self) -> &'static str {
         self.name
     }
@@ -248,11 +249,6 @@ pub(crate) struct IterConsumerStage<In> {
     pub(crate) sink: ConsumerFactory<In>,
 }
 
-/// Elements per turn (an actor message, or a task's poll), so a long
-/// fused run shares its thread (about 50 µs of simple operators; a resume
-/// costs about 1 µs).
-const DRAIN_BUDGET: usize = 32_768;
-
 impl<In: Send + 'static> IterConsumerStage<In> {
     /// A fresh source and consumer; the consumer's materialized value goes
     /// onto `mats`.
@@ -330,7 +326,7 @@ impl<In: Send + 'static> Drain<In> {
     pub(crate) fn turn(&mut self, cx: &mut Context<'_>, name: impl FnOnce() -> Arc<str>) -> Turn {
         let (source, buf, consumer) = (&mut self.source, &mut self.buf, &mut self.consumer);
         let drained = catch_unwind(AssertUnwindSafe(|| {
-            consumer.drain_chunks(cx, &mut **source, buf, DRAIN_BUDGET)
+            consumer.drain_chunks(cx, &mut **source, buf, FUSED_DRAIN_BUDGET)
         }));
         match drained {
             Ok(Drained::Budget) => return Turn::Budget,

@@ -23,6 +23,7 @@ use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
+use crate::tuning::FILLS_PER_TURN;
 
 /// How one [`Chunks::fill`] ended. Whatever it appended comes first, in
 /// every case.
@@ -223,11 +224,6 @@ impl<T: Send + 'static> GraphStage for IterSource<T> {
         (Box::new(logic), ())
     }
 }
-
-/// Fills one pull may try before the stage lets its island go on with
-/// other work: a filter rejecting a long run of elements must not hold
-/// the thread (nor keep a kill switch from being heard).
-const FILLS_PER_TURN: usize = 64;
 
 impl<T: Send + 'static> IterLogic<T> {
     /// Answer the pending pull: push the next element, complete, fail, or

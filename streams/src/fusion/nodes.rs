@@ -13,7 +13,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::consumer::{Consumer, ConsumerFactory, ConsumerStage, HostsConsumer, IterConsumerStage};
+use super::consumer::{Consumer, ConsumerFactory, ConsumerSinkStage, HostsConsumer, IterConsumerStage};
 use super::iter::{IterAdapter, IterFactory, IterSource};
 use super::pull::{Pull, PullFactory};
 use super::step::{Step, StepFactory, StepFn, StepStage};
@@ -78,7 +78,7 @@ impl<T: Send + 'static> ConsumerNode for FusedConsumer<T> {
         self
     }
     fn stage(&self) -> Arc<dyn ErasedStage> {
-        Arc::new(ConsumerStage {
+        Arc::new(ConsumerSinkStage {
             name: "consumer",
             factory: Arc::clone(&self.0),
         })

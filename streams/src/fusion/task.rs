@@ -68,7 +68,7 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
             .spawn_task_with(|handle: &TaskHandle| {
                 registration.attach(handle);
                 FusedTask {
-                    state: State::Start(source, consumer),
+                    state: TaskPhase::Start(source, consumer),
                     name,
                     _registration: registration,
                 }
@@ -79,13 +79,13 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
 
 /// The fused loop as a future.
 struct FusedTask<In> {
-    state: State<In>,
+    state: TaskPhase<In>,
     name: Name,
     /// Its entry among the running streams, left when the task ends.
     _registration: Registration,
 }
 
-enum State<In> {
+enum TaskPhase<In> {
     /// Not polled yet: the source is still to be made.
     Start(IterFactory<In>, Box<dyn Consumer<In>>),
     Running(Drain<In>),
@@ -123,17 +123,17 @@ impl<In: Send + 'static> Future for FusedTask<In> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        if let State::Start(..) = this.state {
-            let State::Start(make, consumer) = std::mem::replace(&mut this.state, State::Done)
+        if let TaskPhase::Start(..) = this.state {
+            let TaskPhase::Start(make, consumer) = std::mem::replace(&mut this.state, TaskPhase::Done)
             else {
                 unreachable!("matched above")
             };
             match this.start(&make, consumer) {
-                Some(drain) => this.state = State::Running(drain),
+                Some(drain) => this.state = TaskPhase::Running(drain),
                 None => return Poll::Ready(()),
             }
         }
-        let State::Running(drain) = &mut this.state else {
+        let TaskPhase::Running(drain) = &mut this.state else {
             return Poll::Ready(());
         };
         let name = &this.name;
@@ -145,7 +145,7 @@ impl<In: Send + 'static> Future for FusedTask<In> {
             }
             Turn::Pending => Poll::Pending,
             Turn::Done => {
-                this.state = State::Done;
+                this.state = TaskPhase::Done;
                 Poll::Ready(())
             }
         }

@@ -6,7 +6,7 @@ use super::{Consumer, Notify, Order, Producer};
 use crate::error::StreamError;
 use crate::sync::{Arc, Mutex, MutexGuard};
 
-pub(super) struct State<T, P, C> {
+pub(super) struct HandoverState<T, P, C> {
     /// Handed over, oldest first.
     pub(super) queue: Vec<T>,
     /// Credit the consumer gave back that the producer has not taken (all
@@ -43,14 +43,14 @@ pub(super) struct State<T, P, C> {
     pub(super) handed: usize,
 }
 
-pub(super) struct Shared<T, P, C> {
-    pub(super) state: Mutex<State<T, P, C>>,
+pub(super) struct HandoverCore<T, P, C> {
+    pub(super) state: Mutex<HandoverState<T, P, C>>,
     #[cfg(loom)]
     pub(super) capacity: usize,
 }
 
-impl<T, P, C> Shared<T, P, C> {
-    pub(super) fn lock(&self) -> MutexGuard<'_, State<T, P, C>> {
+impl<T, P, C> HandoverCore<T, P, C> {
+    pub(super) fn lock(&self) -> MutexGuard<'_, HandoverState<T, P, C>> {
         // No user code runs under this lock (`crate::sync::Mutex` recovers
         // the state anyway).
         self.state.lock()

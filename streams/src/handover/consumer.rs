@@ -2,7 +2,7 @@
 //! the choices its calls take ([`Order`], [`Wait`], [`Refill`]).
 
 use super::Notify;
-use super::channel::{Shared, State};
+use super::channel::{HandoverCore, HandoverState};
 use super::shared::Senders;
 use crate::error::StreamError;
 use crate::sync::{Arc, Mutex};
@@ -63,7 +63,7 @@ pub enum Refill {
 /// assert_eq!(producer.credit(), 4);
 /// ```
 pub struct Consumer<T, P: Notify, C: Notify> {
-    pub(super) shared: Arc<Shared<T, P, C>>,
+    pub(super) shared: Arc<HandoverCore<T, P, C>>,
     /// The current batch, in `order`.
     pub(super) local: Vec<T>,
     /// The end, taken with the last batch: returned once the batch is
@@ -94,8 +94,8 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
         // A huge buffer is a bound, not a size: reserve what every bounded
         // buffer does and grow as elements arrive.
         let reserve = crate::overflow::upfront_capacity(capacity);
-        let shared = Arc::new(Shared {
-            state: Mutex::new(State {
+        let shared = Arc::new(HandoverCore {
+            state: Mutex::new(HandoverState {
                 queue: Vec::with_capacity(reserve),
                 returned,
                 end: None,
@@ -198,7 +198,7 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
     fn return_credit(
         consumed: &mut usize,
         woken: &mut Vec<P>,
-        state: &mut State<T, P, C>,
+        state: &mut HandoverState<T, P, C>,
         wake_at: usize,
     ) -> Option<P> {
         let freed = std::mem::take(consumed);

@@ -105,7 +105,7 @@ mod producer;
 mod shared;
 
 pub use channel::channel;
-use channel::{Shared, State};
+use channel::{HandoverCore, HandoverState};
 pub use consumer::{Consumer, Order, Refill, Wait};
 #[cfg(not(loom))]
 pub use feed::FeedLogic;

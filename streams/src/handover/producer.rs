@@ -1,7 +1,7 @@
 //! [`Producer`]: the side of a hand-over that puts elements in.
 
 use super::Notify;
-use super::channel::Shared;
+use super::channel::HandoverCore;
 use crate::error::{ErrorKind, StreamError};
 use crate::sync::Arc;
 
@@ -24,7 +24,7 @@ use crate::sync::Arc;
 /// assert!(producer.hand_over());
 /// ```
 pub struct Producer<T, P: Notify, C: Notify> {
-    pub(super) shared: Arc<Shared<T, P, C>>,
+    pub(super) shared: Arc<HandoverCore<T, P, C>>,
     /// Taken in, not yet handed over, oldest first.
     pub(super) local: Vec<T>,
     pub(super) credit: usize,

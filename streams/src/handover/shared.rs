@@ -3,7 +3,7 @@
 //!
 //! # Protocol (the "Many producers" rule of the module docs)
 //!
-//! - Credit lives in the shared state (`State::returned`): putting an
+//! - Credit lives in the shared state (`HandoverState::returned`): putting an
 //!   element takes the channel's one lock, checks the ends and the credit,
 //!   spends one and appends the element to the handed-over queue, waking
 //!   the consumer if it waits. One lock per element, none of it local.
@@ -32,7 +32,7 @@
 
 use std::collections::VecDeque;
 
-use super::{Consumer, Notify, Order, Shared, State};
+use super::{Consumer, HandoverCore, HandoverState, Notify, Order};
 use crate::error::StreamError;
 use crate::sync::Arc;
 
@@ -125,7 +125,7 @@ impl<P: Notify> Senders<P> {
     }
 }
 
-impl<T, P: Notify, C> State<T, P, C> {
+impl<T, P: Notify, C> HandoverState<T, P, C> {
     /// `freed` places came back while senders wait (`producer_waiting` is
     /// up while any is in line): take one per place out of line, first in
     /// line first. Returns the first; the others go into `woken`. Out of
@@ -201,7 +201,7 @@ pub(crate) fn shared_channel<T, P: Notify, C: Notify>(
 /// The producer side shared by many producers (clone it). Dropping the
 /// last clone does not end the channel.
 pub(crate) struct SharedProducer<T, P: Notify, C: Notify> {
-    shared: Arc<Shared<T, P, C>>,
+    shared: Arc<HandoverCore<T, P, C>>,
     capacity: usize,
 }
 
@@ -274,7 +274,7 @@ impl<T, P: Notify, C: Notify> SharedProducer<T, P, C> {
     /// is left plus what is handed over and not given back is the
     /// capacity), so it never exceeds the capacity.
     #[inline]
-    fn check_credit(&self, state: &State<T, P, C>) {
+    fn check_credit(&self, state: &HandoverState<T, P, C>) {
         #[cfg(loom)]
         assert_eq!(
             state.returned + state.handed,

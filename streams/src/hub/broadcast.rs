@@ -4,12 +4,12 @@
 use std::marker::PhantomData;
 
 use super::registry::Registry;
-use super::{FromHandover, Out, end_out};
+use super::Out;
+use super::consumer::{ConsumerRegistry, HubConsumer, end_out};
 use crate::blueprint::{Sink, Source};
 use crate::error::{ArgumentError, ErrorKind, StreamError};
-use crate::handover::{self, Order};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
+    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape,
     StageContext, StageResult,
 };
 use crate::sync::Arc;
@@ -118,8 +118,6 @@ impl BroadcastHub {
     }
 }
 
-type Shared<T> = Registry<Out<T>, AsyncCallback<()>>;
-
 struct HubStage<T> {
     buffer: usize,
     start_after: usize,
@@ -136,10 +134,10 @@ impl<T: Clone + Send + 'static> GraphStage for HubStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Source<T, ()>) {
         let wake = cx.async_callback(|this: &mut HubLogic<T>, (), ctx| this.wake(ctx));
-        let shared = Arc::new(Registry::new(wake.clone()));
+        let registry = Arc::new(Registry::new(wake.clone()));
         let logic = HubLogic {
             shape: SinkShape::new(),
-            shared: Arc::clone(&shared),
+            registry: Arc::clone(&registry),
             outs: Vec::new(),
             held: Vec::new(),
             buffer: self.buffer,
@@ -148,10 +146,12 @@ impl<T: Clone + Send + 'static> GraphStage for HubStage<T> {
             start_after: self.start_after,
             started: self.start_after == 0,
         };
-        let source = Source::from_graph(ConsumerStage {
-            shared,
+        let source = Source::from_graph(HubConsumer {
+            registry,
             wake,
             buffer: self.buffer,
+            name: "broadcast_hub_consumer",
+            give_back: true,
         });
         (Box::new(logic), source)
     }
@@ -159,7 +159,7 @@ impl<T: Clone + Send + 'static> GraphStage for HubStage<T> {
 
 struct HubLogic<T: Send + 'static> {
     shape: SinkShape<T>,
-    shared: Arc<Shared<T>>,
+    registry: Arc<ConsumerRegistry<T>>,
     /// The attached consumers' hand-overs.
     outs: Vec<Out<T>>,
     /// Taken in while no consumer was attached (at most `buffer`).
@@ -191,7 +191,7 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
 
     fn attach(&mut self, ctx: &mut StageContext<'_>) {
         let first = self.outs.len();
-        self.shared.take(&mut self.outs);
+        self.registry.take(&mut self.outs);
         self.started |= self.outs.len() >= self.start_after;
         if self.outs.len() == first || first > 0 {
             return;
@@ -207,7 +207,7 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
             self.outs[last].push(element);
         }
         if let Some(outcome) = self.ended.take() {
-            for mut out in self.shared.close(outcome.clone()) {
+            for mut out in self.registry.close(outcome.clone()) {
                 end_out(&mut out, &outcome);
             }
             for out in &mut self.outs {
@@ -263,7 +263,7 @@ impl<T: Clone + Send + 'static> HubLogic<T> {
             ctx.set_keep_going(true);
             return;
         }
-        for mut out in self.shared.close(outcome.clone()) {
+        for mut out in self.registry.close(outcome.clone()) {
             end_out(&mut out, &outcome);
         }
         for out in &mut self.outs {
@@ -325,33 +325,8 @@ impl<T: Clone + Send + 'static> GraphStageLogic for HubLogic<T> {
         // late attachers must not wait for ever (a no-op after `finish`;
         // dropping `outs` ends their hand-overs the same way).
         let outcome = Err(StreamError::from_kind(ErrorKind::AbruptTermination));
-        for mut out in self.shared.close(outcome.clone()) {
+        for mut out in self.registry.close(outcome.clone()) {
             end_out(&mut out, &outcome);
         }
-    }
-}
-
-/// One consumer: each run of the hub's source.
-struct ConsumerStage<T> {
-    shared: Arc<Shared<T>>,
-    wake: AsyncCallback<()>,
-    buffer: usize,
-}
-
-impl<T: Clone + Send + 'static> GraphStage for ConsumerStage<T> {
-    type Shape = SourceShape<T>;
-    type Mat = ();
-
-    fn name(&self) -> &'static str {
-        "broadcast_hub_consumer"
-    }
-
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
-        producer.set_notify(self.wake.clone());
-        if let Err((mut producer, outcome)) = self.shared.register(producer) {
-            producer.finish(outcome); // the hub has ended: so does this consumer
-        }
-        (Box::new(FromHandover::new(consumer, true)), ())
     }
 }

@@ -178,7 +178,7 @@ struct Entry<T: Send + 'static> {
     _slot: Option<Slot>,
 }
 
-struct Shared<T: Send + 'static> {
+struct MergeHubCore<T: Send + 'static> {
     registry: Registry<Entry<T>, AsyncCallback<()>>,
     /// The hub's wake-up, for producers' hand-overs.
     wake: AsyncCallback<()>,
@@ -241,7 +241,7 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Self::Mat) {
         let wake = cx.async_callback(|this: &mut HubLogic<T>, (), ctx| this.wake(ctx));
-        let shared = Arc::new(Shared {
+        let shared = Arc::new(MergeHubCore {
             registry: Registry::new(wake.clone()),
             wake,
             draining: AtomicBool::new(false),
@@ -276,7 +276,7 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
 
 struct HubLogic<T: Send + 'static> {
     shape: SourceShape<T>,
-    shared: Arc<Shared<T>>,
+    shared: Arc<MergeHubCore<T>>,
     /// The attached producers' hand-overs.
     ins: Vec<Entry<T>>,
     /// The producer whose batch is being emitted.
@@ -359,7 +359,7 @@ impl<T: Send + 'static> GraphStageLogic for HubLogic<T> {
 
 /// One producer: each run of the hub's sink.
 struct ProducerStage<T: Send + 'static> {
-    shared: Arc<Shared<T>>,
+    shared: Arc<MergeHubCore<T>>,
     buffer: usize,
     /// Room for producers, when the total is bounded.
     gate: Option<Arc<Gate>>,
@@ -404,7 +404,7 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
 /// Leave a producer's hand-over for the hub. Refused (the hub is gone or
 /// draining): dropping the consumer cancels, which stops the producer
 /// when it starts.
-fn attach<T: Send + 'static>(shared: &Shared<T>, input: In<T>, slot: Option<Slot>) {
+fn attach<T: Send + 'static>(shared: &MergeHubCore<T>, input: In<T>, slot: Option<Slot>) {
     let _ = shared.registry.register(Entry { input, _slot: slot });
 }
 
@@ -421,7 +421,7 @@ enum Admission<T: Send + 'static> {
 /// A producer of a hub with a bounded total: feeds only once it has room.
 struct Admitted<T: Send + 'static> {
     feed: FeedLogic<T, AsyncCallback<()>>,
-    shared: Arc<Shared<T>>,
+    shared: Arc<MergeHubCore<T>>,
     state: Admission<T>,
     /// The feed has started (pulling).
     started: bool,

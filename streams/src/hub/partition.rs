@@ -5,12 +5,12 @@ use std::sync::Arc as StdArc;
 
 use super::consumer_info::{ConsumerInfo, Queues};
 use super::registry::Registry;
-use super::{FromHandover, Out, end_out};
+use super::Out;
+use super::consumer::{ConsumerRegistry, HubConsumer, end_out};
 use crate::blueprint::{Sink, Source};
 use crate::error::{ArgumentError, ErrorKind, StreamError};
-use crate::handover::{self, Order};
 use crate::stage::{
-    AsyncCallback, GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, SourceShape,
+    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape,
     StageContext, StageResult,
 };
 use crate::sync::Arc;
@@ -143,8 +143,6 @@ impl PartitionHub {
     }
 }
 
-type Shared<T> = Registry<Out<T>, AsyncCallback<()>>;
-
 struct HubStage<T> {
     make_partitioner: PartitionerFactory<T>,
     start_after: usize,
@@ -161,10 +159,10 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
 
     fn create_logic(&self, cx: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, Source<T, ()>) {
         let wake = cx.async_callback(|this: &mut HubLogic<T>, (), ctx| this.wake(ctx));
-        let shared = Arc::new(Registry::new(wake.clone()));
+        let registry = Arc::new(Registry::new(wake.clone()));
         let logic = HubLogic {
             shape: SinkShape::new(),
-            shared: Arc::clone(&shared),
+            registry: Arc::clone(&registry),
             outs: Vec::new(),
             partitioner: (self.make_partitioner)(),
             buffer: self.buffer,
@@ -174,10 +172,12 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
             idle_requested: false,
             upstream_done: false,
         };
-        let source = Source::from_graph(ConsumerStage {
-            shared,
+        let source = Source::from_graph(HubConsumer {
+            registry,
             wake,
             buffer: self.buffer,
+            name: "partition_hub_consumer",
+            give_back: false,
         });
         (Box::new(logic), source)
     }
@@ -185,7 +185,7 @@ impl<T: Send + 'static> GraphStage for HubStage<T> {
 
 struct HubLogic<T: Send + 'static> {
     shape: SinkShape<T>,
-    shared: Arc<Shared<T>>,
+    registry: Arc<ConsumerRegistry<T>>,
     outs: Vec<Out<T>>,
     partitioner: Partitioner<T>,
     /// Each consumer's room (for [`ConsumerInfo::queue_size`]).
@@ -203,7 +203,7 @@ struct HubLogic<T: Send + 'static> {
 
 impl<T: Send + 'static> HubLogic<T> {
     fn wake(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.shared.take(&mut self.outs);
+        self.registry.take(&mut self.outs);
         self.started |= self.outs.len() >= self.start_after;
         self.hand_over_all();
         if let Some((index, element)) = self.waiting.take() {
@@ -310,7 +310,7 @@ impl<T: Send + 'static> HubLogic<T> {
 
     /// End every consumer (and those attaching later) with `outcome`.
     fn end_all(&mut self, outcome: Result<(), StreamError>) {
-        for mut out in self.shared.close(outcome.clone()) {
+        for mut out in self.registry.close(outcome.clone()) {
             end_out(&mut out, &outcome);
         }
         for out in &mut self.outs {
@@ -363,33 +363,8 @@ impl<T: Send + 'static> GraphStageLogic for HubLogic<T> {
 
     fn post_stop(&mut self) {
         let outcome = Err(StreamError::from_kind(ErrorKind::AbruptTermination));
-        for mut out in self.shared.close(outcome.clone()) {
+        for mut out in self.registry.close(outcome.clone()) {
             end_out(&mut out, &outcome);
         }
-    }
-}
-
-/// One consumer: each run of the hub's source.
-struct ConsumerStage<T> {
-    shared: Arc<Shared<T>>,
-    wake: AsyncCallback<()>,
-    buffer: usize,
-}
-
-impl<T: Send + 'static> GraphStage for ConsumerStage<T> {
-    type Shape = SourceShape<T>;
-    type Mat = ();
-
-    fn name(&self) -> &'static str {
-        "partition_hub_consumer"
-    }
-
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        let (producer, consumer) = handover::channel(self.buffer, Order::Pop);
-        producer.set_notify(self.wake.clone());
-        if let Err((mut producer, outcome)) = self.shared.register(producer) {
-            producer.finish(outcome);
-        }
-        (Box::new(FromHandover::new(consumer, false)), ())
     }
 }

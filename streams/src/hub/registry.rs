@@ -13,14 +13,14 @@ use crate::error::StreamError;
 use crate::handover::Notify;
 use crate::sync::Mutex;
 
-struct State<E> {
+struct PendingEntries<E> {
     pending: Vec<E>,
     closed: Option<Result<(), StreamError>>,
 }
 
 /// Entries waiting for the hub, and how the hub ended.
 pub(crate) struct Registry<E, N> {
-    state: Mutex<State<E>>,
+    state: Mutex<PendingEntries<E>>,
     /// Wakes the hub (its async callback).
     hub: N,
 }
@@ -28,7 +28,7 @@ pub(crate) struct Registry<E, N> {
 impl<E, N: Notify> Registry<E, N> {
     pub(crate) fn new(hub: N) -> Self {
         Self {
-            state: Mutex::new(State {
+            state: Mutex::new(PendingEntries {
                 pending: Vec::new(),
                 closed: None,
             }),

@@ -51,9 +51,8 @@ use crate::snapshot::{Answer, Inspect, SnapshotReply};
 use crate::stage::{Inbox, IslandMsg, island_path, refuse_message};
 use crate::sync::{Arc, Mutex};
 
-/// How many events an island processes per poll before it yields its
-/// worker to other tasks and actors (the budget the island actor had).
-const EVENT_BUDGET: usize = 1024;
+// How many events an island processes per poll before it yields.
+use crate::tuning::ISLAND_EVENT_BUDGET as EVENT_BUDGET;
 
 /// The longest island name: `stream-`, two numbers of at most 20 digits,
 /// two `-` and 40 characters of the stage name.

@@ -12,6 +12,7 @@ use crate::error::{ArgumentError, StreamError};
 use crate::stage::{
     FlowShape, GraphStage, GraphStageLogic, InPort, MatContext, OutPort, StageContext, StageResult,
 };
+use crate::tuning::INFLATE_STEP;
 
 /// The compression level of [`Compression::gzip`] and
 /// [`Compression::deflate`] (flate2's default, 6).
@@ -179,9 +180,6 @@ enum Coder {
     /// An encoder flushed (`SYNC_FLUSH`) after every input.
     Flushed(Box<Coder>),
 }
-
-/// Output space added at a time while inflating.
-const INFLATE_STEP: usize = 32 * 1024;
 
 /// Inflate all of `input`; input after the end of the deflate stream is
 /// an error (nothing may follow it).

@@ -15,16 +15,7 @@ use crate::stage::{
     Attributes, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
 };
-
-/// How many chunks' worth of buffer one allocation holds: the chunks are
-/// split off it, so a 64 KiB chunk size allocates once per 512 KiB read.
-/// The region is allocated zeroed, which `Read::read` needs. Only the
-/// first regions are fresh zero pages: once the allocator hands out
-/// freed memory again, `calloc` zeroes it with a memset (`weir-bench io`
-/// under perf: 5% of line framing's cycles, the one cost per byte left
-/// besides the read's own copy). So a region whose chunks have all been
-/// dropped by the time it runs out is used again ([`next_region`]).
-const CHUNKS_PER_ALLOCATION: usize = 8;
+use crate::tuning::{CHUNKS_PER_ALLOCATION, MAX_READ_SIZE};
 
 /// Make `buffer` a fresh region of `region` initialized bytes: the same
 /// allocation again if nothing else holds any part of it (no allocation,
@@ -49,16 +40,6 @@ fn next_region(buffer: &mut BytesMut, region: usize) -> bool {
     *buffer = BytesMut::zeroed(region);
     false
 }
-
-/// The most one read asks for, whatever the chunk size: a chunk size is a
-/// limit ("chunks of at most `chunk_size`"), not an allocation, as sizes
-/// are everywhere else (`crate::overflow::upfront_capacity`). The buffer a
-/// read fills must exist before a byte arrives, so `FileIO::from_path(p,
-/// 1 << 40)` asked for 8 TiB and aborted the process, and `usize::MAX`
-/// panicked with a capacity overflow. Reads beyond a few MiB gain nothing
-/// (the copy into the buffer is the cost per byte); 8 MiB chunks keep a
-/// region of [`CHUNKS_PER_ALLOCATION`] of them at 64 MiB.
-pub(crate) const MAX_READ_SIZE: usize = 8 << 20;
 
 /// What opening gives: the reader and, where it is known (a regular
 /// file), how many bytes it has left to read.

@@ -20,10 +20,10 @@ use crate::sync::Mutex;
 
 /// The members of a switch (`C`: how to reach a stream) and how it fired (`K`).
 pub(crate) struct Registry<C, K> {
-    state: Mutex<State<C, K>>,
+    state: Mutex<Members<C, K>>,
 }
 
-struct State<C, K> {
+struct Members<C, K> {
     fired: Option<K>,
     members: HashMap<u64, C>,
     next_key: u64,
@@ -41,7 +41,7 @@ pub(crate) enum Joined<K> {
 impl<C, K: Clone> Registry<C, K> {
     pub(crate) fn new() -> Self {
         Self {
-            state: Mutex::new(State {
+            state: Mutex::new(Members {
                 fired: None,
                 members: HashMap::new(),
                 next_key: 0,

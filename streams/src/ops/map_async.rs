@@ -41,15 +41,7 @@ use crate::stage::{
     AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext,
     StageResult, SupervisionStrategy, supervised,
 };
-
-/// The most futures one `map_async` stage keeps in flight, whatever
-/// `parallelism` says. A stage cannot see how much downstream wants beyond
-/// its one pull, so `parallelism` futures are started ahead of demand:
-/// without a cap, `map_async(usize::MAX, ..)` over an endless upstream
-/// made futures without end (half a million in 500 ms) before the first
-/// result was taken. 65 536 is far beyond any concurrency a single stage
-/// profits from (and a few MiB of slots), yet bounded.
-pub(crate) const MAX_PARALLELISM: usize = 1 << 16;
+use crate::tuning::MAX_PARALLELISM;
 
 /// Which elements may be in flight together: any (`map_async`), or one
 /// per partition (`map_async_partitioned`).

@@ -241,7 +241,7 @@ impl<T> Feed<T> {
     }
 }
 
-struct FeedLogic<T> {
+struct RestartFeedLogic<T> {
     shape: SourceShape<T>,
     run: u64,
     events: AsyncCallback<FromFeed>,
@@ -260,7 +260,7 @@ impl<T: Send + 'static> GraphStage for Feed<T> {
         &self,
         cx: &mut MatContext<'_>,
     ) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToFeed<T>>) {
-        let control = cx.async_callback(|this: &mut FeedLogic<T>, command: ToFeed<T>, ctx| {
+        let control = cx.async_callback(|this: &mut RestartFeedLogic<T>, command: ToFeed<T>, ctx| {
             this.reported |= !matches!(command, ToFeed::Element(_)); // ended from upstream
             match command {
                 ToFeed::Element(element) => ctx.push(this.shape.out, element)?,
@@ -269,7 +269,7 @@ impl<T: Send + 'static> GraphStage for Feed<T> {
             }
             Ok(())
         });
-        let logic = FeedLogic::<T> {
+        let logic = RestartFeedLogic::<T> {
             shape: SourceShape::new(),
             run: self.run,
             events: self.events.clone(),
@@ -279,7 +279,7 @@ impl<T: Send + 'static> GraphStage for Feed<T> {
     }
 }
 
-impl<T: Send + 'static> FeedLogic<T> {
+impl<T: Send + 'static> RestartFeedLogic<T> {
     fn report_cancel(&mut self) {
         if !std::mem::replace(&mut self.reported, true) {
             self.events.invoke(FromFeed::Cancelled(self.run));
@@ -287,7 +287,7 @@ impl<T: Send + 'static> FeedLogic<T> {
     }
 }
 
-impl<T: Send + 'static> GraphStageLogic for FeedLogic<T> {
+impl<T: Send + 'static> GraphStageLogic for RestartFeedLogic<T> {
     fn on_pull(&mut self, _: OutPort, _: &mut StageContext<'_>) -> StageResult {
         self.events.invoke(FromFeed::Demand(self.run));
         Ok(())

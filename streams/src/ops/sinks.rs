@@ -8,9 +8,7 @@ use crate::blueprint::Sink;
 use crate::completion::{Completer, Completion};
 use crate::error::{ErrorKind, StreamError};
 use crate::fusion::{Chunks, Consumer, Drained};
-
-/// Elements a folding sink takes from a fused source at a time.
-const FOLD_BATCH: usize = 256;
+use crate::tuning::FOLD_BATCH;
 
 /// A consumer that folds into `acc` with `f` and completes with `finish(acc)`.
 struct FoldInto<A, F, R, G> {

@@ -40,6 +40,7 @@ const FLOORS: &[(&str, &[&str])] = &[
             "running",
             "snapshot",
             "sync",
+            "tuning",
         ],
     ),
     ("stage", &["stage"]),

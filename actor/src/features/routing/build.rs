@@ -4,8 +4,8 @@
 use std::fmt;
 
 use super::logic::Kind;
-use super::manager::{Manager, PoolSpec};
-use super::{Op, Router, RouterMsg, Routing, Shared};
+use super::router_actor::{RouterActor, PoolSpec};
+use super::{Op, Router, RouterMsg, Routing, RoutingTable};
 use crate::core::actor::{Actor, Props};
 use crate::core::actor_ref::ActorRef;
 use crate::core::context::Context;
@@ -159,21 +159,21 @@ impl<A: Actor> Pool<A> {
 
     fn start(
         self,
-        spawn: impl FnOnce(Props<Manager<A::Msg>>) -> Result<ActorRef<RouterMsg<A::Msg>>, SpawnError>,
+        spawn: impl FnOnce(Props<RouterActor<A::Msg>>) -> Result<ActorRef<RouterMsg<A::Msg>>, SpawnError>,
     ) -> Result<Router<A::Msg>, SpawnError> {
         if self.size == 0 {
             // A pool keeps at least one routee (see `RouterMsg::resize`).
             return Err(SpawnError::Zero("pool size"));
         }
-        let shared = Shared::new(self.routing, Vec::new());
+        let shared = RoutingTable::new(self.routing, Vec::new());
         let props = self.props.clone();
         let spec = PoolSpec {
-            spawn: Box::new(move |ctx: &mut Context<Manager<A::Msg>>| {
+            spawn: Box::new(move |ctx: &mut Context<RouterActor<A::Msg>>| {
                 ctx.spawn_anonymous(props.clone()).ok()
             }),
             strategy: self.strategy,
         };
-        let manager = spawn(Manager::props(shared.clone(), Some(Arc::new(spec))))?;
+        let manager = spawn(RouterActor::props(shared.clone(), Some(Arc::new(spec))))?;
         // The routees are made here, not in the router's `pre_start`, so
         // that the handle routes from the moment it is returned.
         let mut refs = Vec::with_capacity(self.size);
@@ -362,7 +362,7 @@ impl<M: Send + 'static> Group<M> {
 
     fn start(
         self,
-        spawn: impl FnOnce(Props<Manager<M>>) -> Result<ActorRef<RouterMsg<M>>, SpawnError>,
+        spawn: impl FnOnce(Props<RouterActor<M>>) -> Result<ActorRef<RouterMsg<M>>, SpawnError>,
     ) -> Result<Router<M>, SpawnError> {
         let mut routees: Vec<ActorRef<M>> = Vec::with_capacity(self.routees.len());
         for routee in self.routees {
@@ -371,8 +371,8 @@ impl<M: Send + 'static> Group<M> {
             }
         }
         // Published before the router starts: its `pre_start` watches them.
-        let shared = Shared::new(self.routing, routees);
-        let manager = spawn(Manager::props(shared.clone(), None))?;
+        let shared = RoutingTable::new(self.routing, routees);
+        let manager = spawn(RouterActor::props(shared.clone(), None))?;
         Ok(Router { shared, manager })
     }
 }

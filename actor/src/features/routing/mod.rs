@@ -59,7 +59,7 @@
 
 mod build;
 mod logic;
-mod manager;
+mod router_actor;
 
 use std::fmt;
 use std::time::Duration;
@@ -78,13 +78,13 @@ use crate::system::actor_system::ActorSystem;
 
 /// The state senders route with: the routee table and the round-robin
 /// counter.
-pub(crate) struct Shared<M> {
+pub(crate) struct RoutingTable<M> {
     routees: RwLock<Arc<Routees<M>>>,
     next: AtomicUsize,
     routing: Routing<M>,
 }
 
-impl<M: Send + 'static> Shared<M> {
+impl<M: Send + 'static> RoutingTable<M> {
     fn new(routing: Routing<M>, refs: Vec<ActorRef<M>>) -> Arc<Self> {
         Arc::new(Self {
             routees: RwLock::new(Arc::new(Routees::new(refs, &routing))),
@@ -197,7 +197,7 @@ impl<M> fmt::Debug for RouterMsg<M> {
 /// the routees through the router actor. Cheap to clone, `Send` and `Sync`.
 /// See the [module docs](self).
 pub struct Router<M: Send + 'static> {
-    shared: Arc<Shared<M>>,
+    shared: Arc<RoutingTable<M>>,
     manager: ActorRef<RouterMsg<M>>,
 }
 

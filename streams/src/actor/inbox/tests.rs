@@ -13,8 +13,9 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::{CALM_DRAINS, Inbox, RING, Signal, Wake};
+use super::{Inbox, Signal, Wake};
 use crate::sync::{AtomicUsize, Ordering};
+use crate::tuning::{INBOX_CALM_DRAINS as CALM_DRAINS, INBOX_RING as RING};
 
 /// Counts wake-ups.
 #[derive(Default)]

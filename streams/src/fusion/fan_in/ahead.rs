@@ -14,7 +14,7 @@
 use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill};
-use super::node::ROUNDS;
+use crate::tuning::FAN_IN_FILL_ROUNDS;
 
 /// A source with its next element made ahead (see the module docs).
 pub(super) struct Ahead<T> {
@@ -60,7 +60,7 @@ impl<T: Send> Ahead<T> {
     /// an input's failure). Operators that drop elements are asked again,
     /// a bounded number of rounds.
     fn top_up(&mut self, cx: &mut Context<'_>) -> Option<Fill> {
-        for _ in 0..ROUNDS {
+        for _ in 0..FAN_IN_FILL_ROUNDS {
             if self.next.is_some() || self.ended {
                 return None;
             }

@@ -50,11 +50,6 @@ pub(super) fn factories<T: Send + 'static>(inputs: &[Arc<dyn IterNode>]) -> Vec<
     inputs.iter().map(|i| FusedIter::<T>::of(&**i)).collect()
 }
 
-/// Rounds of asking its inputs one fill may take when they make fewer
-/// elements than asked (a filter inside): bounded, so that inputs that
-/// reject everything still let the fill return (and the island yield).
-pub(super) const ROUNDS: usize = 8;
-
 /// A fused fan-in that ends with its last element: a fill that leaves
 /// every input it still waits for ended (known without making an element,
 /// [`Chunks::is_exhausted`]) says [`Fill::Exhausted`], not

@@ -7,7 +7,8 @@ use std::task::Context;
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
 use super::ahead::Ahead;
-use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, factories};
+use crate::tuning::FAN_IN_FILL_ROUNDS;
 use super::or_else::OrElseChunks;
 
 /// A uniform junction of `T`s: which one, and its settings.
@@ -230,7 +231,7 @@ impl<T: Send> Chunks<T> for MergeChunks<T> {
             return self.drain_held(out, max);
         }
         self.pending.iter_mut().for_each(|p| *p = false);
-        for _ in 0..ROUNDS {
+        for _ in 0..FAN_IN_FILL_ROUNDS {
             let want = max - (out.len() - start);
             if want == 0 {
                 return Fill::More;
@@ -297,7 +298,7 @@ struct ConcatChunks<T> {
 impl<T: Send> Chunks<T> for ConcatChunks<T> {
     fn fill(&mut self, cx: &mut Context<'_>, out: &mut Vec<T>, max: usize) -> Fill {
         let start = out.len();
-        for _ in 0..ROUNDS {
+        for _ in 0..FAN_IN_FILL_ROUNDS {
             let Some(source) = self.sources.get_mut(self.at) else {
                 return Fill::Exhausted;
             };
@@ -365,7 +366,7 @@ impl<T: Send> Chunks<T> for InterleaveChunks<T> {
         if self.sources.is_empty() {
             return Fill::Exhausted;
         }
-        for _ in 0..ROUNDS {
+        for _ in 0..FAN_IN_FILL_ROUNDS {
             let want = (max - (out.len() - start)).min(self.segment - self.taken);
             if want == 0 {
                 return Fill::More;

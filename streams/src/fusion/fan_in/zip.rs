@@ -20,7 +20,8 @@ use std::task::Context;
 
 use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
-use super::node::{EndsWithLast, FanInNode, FusedFanIn, ROUNDS, factories};
+use super::node::{EndsWithLast, FanInNode, FusedFanIn, factories};
+use crate::tuning::FAN_IN_FILL_ROUNDS;
 
 /// One input of a fused zip: its source and the elements it made that
 /// wait for partners.
@@ -279,7 +280,7 @@ impl<L: Lanes, O, F: FnMut(L::Row) -> O + Send> Chunks<O> for ZipChunks<L, F> {
         if self.ended || width == 0 || self.short() {
             return self.end();
         }
-        for _ in 0..ROUNDS {
+        for _ in 0..FAN_IN_FILL_ROUNDS {
             let want = max - (out.len() - start);
             if want == 0 {
                 return Fill::More;

@@ -1,9 +1,9 @@
 //! The router actor: it owns a pool's routees (their parent and supervisor)
 //! or watches a group's, and handles the management messages. Routing
-//! itself happens on the senders' threads (see [`super::Shared`]).
+//! itself happens on the senders' threads (see [`super::RoutingTable`]).
 
 use super::logic::Kind;
-use super::{Op, RouterMsg, Shared};
+use super::{Op, RouterMsg, RoutingTable};
 use crate::core::actor::{Actor, Props, Terminated};
 use crate::core::actor_ref::{ActorRef, Envelope};
 use crate::core::context::Context;
@@ -12,7 +12,7 @@ use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 
 /// Makes one more routee, as a child of the router actor.
-type SpawnRoutee<M> = Box<dyn Fn(&mut Context<Manager<M>>) -> Option<ActorRef<M>> + Send + Sync>;
+type SpawnRoutee<M> = Box<dyn Fn(&mut Context<RouterActor<M>>) -> Option<ActorRef<M>> + Send + Sync>;
 
 /// What a pool router needs to make routees.
 pub(super) struct PoolSpec<M: Send + 'static> {
@@ -20,14 +20,14 @@ pub(super) struct PoolSpec<M: Send + 'static> {
     pub(super) strategy: SupervisorStrategy,
 }
 
-pub(crate) struct Manager<M: Send + 'static> {
-    pub(super) shared: Arc<Shared<M>>,
+pub(crate) struct RouterActor<M: Send + 'static> {
+    pub(super) shared: Arc<RoutingTable<M>>,
     pub(super) pool: Option<Arc<PoolSpec<M>>>,
 }
 
-impl<M: Send + 'static> Manager<M> {
-    pub(super) fn props(shared: Arc<Shared<M>>, pool: Option<Arc<PoolSpec<M>>>) -> Props<Self> {
-        Props::new(move || Manager {
+impl<M: Send + 'static> RouterActor<M> {
+    pub(super) fn props(shared: Arc<RoutingTable<M>>, pool: Option<Arc<PoolSpec<M>>>) -> Props<Self> {
+        Props::new(move || RouterActor {
             shared: shared.clone(),
             pool: pool.clone(),
         })
@@ -65,7 +65,7 @@ impl<M: Send + 'static> Manager<M> {
     }
 }
 
-impl<M: Send + 'static> Actor for Manager<M> {
+impl<M: Send + 'static> Actor for RouterActor<M> {
     type Msg = RouterMsg<M>;
 
     fn pre_start(&mut self, ctx: &mut Context<Self>) {
