@@ -260,7 +260,7 @@ where
     }
 
     /// Hand `input` to the flow (now, or when it pulls).
-    #[inline]
+    #[inline(always)]
     fn send(&mut self, input: In, ctx: &mut StageContext<'_>) -> StageResult {
         self.in_flow = Some(input.clone());
         if ctx.is_available(self.shape.out1) {
@@ -277,7 +277,7 @@ where
 
     /// Pull the next outer element when nothing is in flight and
     /// downstream asks; complete when upstream has and nothing is left.
-    #[inline]
+    #[inline(always)]
     fn next(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if !self.idle() {
             return Ok(());
