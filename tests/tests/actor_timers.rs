@@ -461,3 +461,27 @@ fn timers_are_cancelled_before_post_stop() {
     );
     shutdown(&system);
 }
+
+/// `schedule_once_fn_at` runs at its deadline however late it was
+/// scheduled (a delay counts from the scheduling), at once (on the
+/// calling thread, on a test clock) when the deadline has passed.
+#[test]
+fn a_job_scheduled_at_an_instant_runs_at_that_instant() {
+    let (system, clock) = clocked_system("at-instant");
+    let scheduler = system.scheduler().clone();
+    let start = scheduler.now();
+    clock.advance(ms(59));
+    let (tx, rx) = channel();
+    let (at, passed) = (tx.clone(), tx);
+    scheduler.schedule_once_fn_at(start + ms(60), move || at.send("at").unwrap());
+    scheduler.schedule_once_fn_at(start, move || passed.send("passed").unwrap());
+    assert_eq!(rx.try_recv(), Ok("passed"));
+    clock.advance(Duration::ZERO);
+    assert!(rx.try_recv().is_err(), "not before its deadline");
+    clock.advance(ms(1));
+    assert_eq!(rx.try_recv(), Ok("at"));
+    let cancelled = scheduler.schedule_once_fn_at(start + ms(70), || panic!("cancelled"));
+    assert!(cancelled.cancel());
+    clock.advance(ms(20));
+    shutdown(&system);
+}

@@ -703,3 +703,37 @@ fn merge_hub_with_max_total_serves_more_producers_than_room() {
     assert_eq!(sum, Ok(30));
     shutdown(&system);
 }
+
+/// `source_with_draining_and_max_total(2, 3)`: room for one producer. A
+/// producer still waiting for room when the drain comes was run before
+/// it: it is let in and drained (not cancelled), and the hub completes
+/// after it; a producer run after the drain is cancelled.
+#[test]
+fn a_bounded_hub_drains_a_producer_that_waited_for_room() {
+    let (system, mat) = stream_system("merge-max-total-drain");
+    let ((sink, draining), mut down) = MergeHub::source_with_draining_and_max_total(2, 3)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    let mut first = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    let mut waiting = TestSource::probe::<u32>().to(sink.clone()).run(&mat);
+    assert!(eventually(PATIENCE, || first.take_requests() > 0));
+    first.send_next(1);
+    waiting.expect_no_signal(QUIET);
+    draining.drain_and_complete();
+    let mut late = TestSource::probe::<u32>().to(sink).run(&mat);
+    late.expect_cancellation();
+    first.send_complete();
+    down.request(3);
+    assert_eq!(down.expect_next(), 1);
+    assert!(
+        eventually(PATIENCE, || waiting.take_requests() > 0),
+        "let in after the drain, not cancelled"
+    );
+    waiting.send_next(2);
+    assert_eq!(down.expect_next(), 2);
+    down.expect_no_message(QUIET);
+    waiting.send_complete();
+    down.expect_complete();
+    shutdown(&system);
+}

@@ -202,6 +202,50 @@ fn the_wrapped_flows_failure_and_early_end_fail_the_stream() {
     shutdown(&system);
 }
 
+/// The no-retry path (the coordinator keeps its own demand flags): one
+/// upstream request per downstream request, each only after the last
+/// output went out, and none without demand; also when the wrapped flow
+/// sits behind an async boundary, so its pull reaches the coordinator
+/// after the element it asks for (the element waits for it).
+#[test]
+fn the_no_retry_path_asks_upstream_once_per_downstream_request() {
+    let (system, _clock) = clocked_system("retry-demand");
+    for mat in &materializers(&system) {
+        for boundary in [false, true] {
+            let inner = Flow::<u32>::new().map(|x| x + 1);
+            let inner = if boundary {
+                Flow::new().async_boundary().via(inner).async_boundary()
+            } else {
+                inner
+            };
+            let retried =
+                RetryFlow::with_backoff(ms(1), ms(1), 0.0, 3, inner, |_, _| None).unwrap();
+            let (mut up, mut down) = TestSource::probe::<u32>()
+                .via(retried)
+                .to_mat(TestSink::probe(), Keep::both)
+                .run(mat);
+            down.wait_idle();
+            assert_eq!(up.take_requests(), 0, "no demand, no request");
+            down.request(3);
+            for x in 0..3 {
+                assert_eq!(up.expect_request(), 1, "element {x}");
+                up.send_next(x);
+                assert_eq!(down.expect_next(), x + 1);
+            }
+            down.wait_idle();
+            assert_eq!(up.take_requests(), 0, "demand spent");
+            up.expect_no_signal(QUIET);
+            down.request(1);
+            assert_eq!(up.expect_request(), 1);
+            up.send_next(7);
+            assert_eq!(down.expect_next(), 8);
+            up.send_complete();
+            down.expect_complete();
+        }
+    }
+    shutdown(&system);
+}
+
 #[test]
 fn bad_backoff_settings_are_refused() {
     let calls = Arc::new(AtomicUsize::new(0));

@@ -25,6 +25,7 @@ enum Cmd {
     Emit(Vec<u32>),
     Finish,
     Once(u64, Duration),
+    At(u64, std::time::Instant),
     Periodic(u64, Duration),
     Cancel(u64),
 }
@@ -54,6 +55,7 @@ impl GraphStage for Remote {
                 Cmd::Emit(xs) => ctx.emit_multiple(this.shape.out, xs)?,
                 Cmd::Finish => ctx.complete(this.shape.out),
                 Cmd::Once(k, d) => ctx.schedule_once(k, d),
+                Cmd::At(k, at) => ctx.schedule_once_at(k, at),
                 Cmd::Periodic(k, d) => ctx.schedule_periodically(k, d, d),
                 Cmd::Cancel(k) => {
                     ctx.cancel_timer(k);
@@ -187,6 +189,18 @@ fn keyed_timers_fire_once_periodically_and_can_be_cancelled() {
     assert_eq!(fired(), ["timer 3"]);
     advance(Duration::from_secs(60));
     assert!(fired().is_empty());
+
+    // A deadline read from the clock before it moved on fires at that
+    // deadline (a delay from the arming would fire 59 ms late); one that
+    // has passed fires at once.
+    let start = clock.now();
+    advance(ms(59));
+    callback.invoke(Cmd::At(4, start + ms(60)));
+    callback.invoke(Cmd::At(5, start));
+    advance(Duration::ZERO);
+    assert_eq!(fired(), ["timer 5"]);
+    advance(ms(1));
+    assert_eq!(fired(), ["timer 4"]);
     shutdown(&system);
 }
 

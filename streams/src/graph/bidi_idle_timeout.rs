@@ -78,19 +78,25 @@ struct IdleLogic<I, O> {
 }
 
 impl<I: Send + 'static, O: Send + 'static> IdleLogic<I, O> {
-    /// Check again when the time since the last element would reach the
-    /// timeout; fail if it has.
+    /// Fail if the timeout has passed since the last element; else check
+    /// again at the moment it would. The check is armed for that moment,
+    /// not for a delay counted from `now`: the clock may move between this
+    /// reading and the arming (a test clock's `advance` runs the timer at
+    /// its deadline and moves on while the island handles it), and a
+    /// delay would then land past the deadline.
     fn check(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let now = ctx.now();
         let last = *self.last.get_or_insert(now);
-        let idle = now.saturating_duration_since(last);
-        if idle >= self.timeout {
+        let Some(deadline) = last.checked_add(self.timeout) else {
+            return Ok(()); // a timeout past the clock's range never passes
+        };
+        if now >= deadline {
             return Err(StreamError::from_kind(ErrorKind::Timeout(
                 TimeoutKind::Idle,
                 self.timeout,
             )));
         }
-        ctx.schedule_once(CHECK, self.timeout - idle);
+        ctx.schedule_once_at(CHECK, deadline);
         Ok(())
     }
 }

@@ -31,7 +31,8 @@ use crate::sync::{Arc, AtomicBool, Ordering};
 /// attaching later at once); [`MergeHub::source_with_draining`] can also
 /// stop taking new producers and complete once the attached ones have.
 /// [`MergeHub::source_with_max_total`] bounds what all producers together
-/// hold in the hub.
+/// hold in the hub; [`MergeHub::source_with_draining_and_max_total`] does
+/// both.
 ///
 /// # Examples
 ///
@@ -141,6 +142,50 @@ impl MergeHub {
         per_producer_buffer: usize,
         max_total_buffer_size: usize,
     ) -> Result<Source<T, Sink<T, ()>>, ArgumentError> {
+        Ok(
+            Self::source_with_draining_and_max_total(per_producer_buffer, max_total_buffer_size)?
+                .map_materialized_value(|(sink, _)| sink),
+        )
+    }
+
+    /// [`MergeHub::source_with_max_total`] with the [`DrainingControl`] of
+    /// [`MergeHub::source_with_draining`]. A producer run before the drain
+    /// is drained, also one still waiting for room then: the hub completes
+    /// once it has had its turn and ended. One run after the drain is
+    /// cancelled.
+    ///
+    /// # Errors
+    ///
+    /// As [`MergeHub::source_with_max_total`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    /// use weir_streams::MergeHub;
+    ///
+    /// let system = weir_actor::ActorSystem::new("merge-bounded-draining").unwrap();
+    /// let materializer = Materializer::new(&system);
+    /// // Room for one producer at a time.
+    /// let ((sink, draining), all) = MergeHub::source_with_draining_and_max_total(4, 4)
+    ///     .unwrap()
+    ///     .to_mat(Sink::collect(), Keep::both)
+    ///     .run(&materializer);
+    /// Source::from_iter(vec![1, 2]).run_with(sink.clone(), &materializer);
+    /// Source::from_iter(vec![3, 4]).run_with(sink, &materializer);
+    /// draining.drain_and_complete();
+    /// // Both were run before the drain: both are delivered, then the hub completes.
+    /// let mut got = all.wait().unwrap();
+    /// got.sort();
+    /// assert_eq!(got, vec![1, 2, 3, 4]);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    // The materialized pair is what a user destructures; an alias would hide it.
+    #[allow(clippy::type_complexity)]
+    pub fn source_with_draining_and_max_total<T: Send + 'static>(
+        per_producer_buffer: usize,
+        max_total_buffer_size: usize,
+    ) -> Result<Source<T, (Sink<T, ()>, DrainingControl)>, ArgumentError> {
         if max_total_buffer_size < per_producer_buffer {
             return Err(ArgumentError::Invalid {
                 argument: "max_total_buffer_size",
@@ -148,7 +193,7 @@ impl MergeHub {
             });
         }
         let slots = max_total_buffer_size / per_producer_buffer.max(1);
-        Ok(Self::hub(per_producer_buffer, Some(slots))?.map_materialized_value(|(sink, _)| sink))
+        Self::hub(per_producer_buffer, Some(slots))
     }
 
     // The materialized pair is what a user destructures; an alias would hide it.
@@ -172,10 +217,19 @@ impl MergeHub {
 
 /// A producer's hand-over in the hub, with its room when the total is
 /// bounded (given back once the hub has dropped the entry and the
-/// producer has stopped).
+/// producer has stopped). A producer waiting for room is in the hub
+/// already, with nothing handed over, so a drain waits for it.
 struct Entry<T: Send + 'static> {
     input: In<T>,
-    _slot: Option<Slot>,
+    _room: Option<Room>,
+}
+
+/// What an entry holds of its producer's room.
+enum Room {
+    /// Held since the producer was run.
+    Held { _slot: Slot },
+    /// Parked in the waiter once the gate lets the producer in.
+    Awaited { _waiter: Arc<Waiter> },
 }
 
 struct MergeHubCore<T: Send + 'static> {
@@ -185,7 +239,8 @@ struct MergeHubCore<T: Send + 'static> {
     draining: AtomicBool,
 }
 
-/// Makes a [`MergeHub`] drain: [`MergeHub::source_with_draining`].
+/// Makes a [`MergeHub`] drain: [`MergeHub::source_with_draining`],
+/// [`MergeHub::source_with_draining_and_max_total`].
 /// `Send + Sync + Clone`.
 ///
 /// # Examples
@@ -384,16 +439,22 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
         producer
             .set_notify(cx.async_callback(|this: &mut Admitted<T>, (), ctx| this.feed.woken(ctx)));
         let feed = FeedLogic::wrapped(producer);
-        let state = match Gate::enter(gate, admit) {
-            Ok(slot) => {
-                attach(&self.shared, consumer, Some(slot.clone()));
-                Admission::In { _room: slot }
-            }
-            Err(waiter) => Admission::Waiting(waiter, consumer),
+        let (room, state) = match Gate::enter(gate, admit) {
+            Ok(slot) => (Room::Held { _slot: slot.clone() }, Admission::In { _room: slot }),
+            Err(waiter) => (
+                Room::Awaited { _waiter: Arc::clone(&waiter) },
+                Admission::Waiting(waiter),
+            ),
+        };
+        // Refused (the hub is gone or draining): the feed starts at once
+        // and finds its hand-over dropped, which cancels it.
+        let state = if attach(&self.shared, consumer, Some(room)) {
+            state
+        } else {
+            Admission::Refused
         };
         let logic = Admitted {
             feed,
-            shared: Arc::clone(&self.shared),
             state,
             started: false,
         };
@@ -401,19 +462,27 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
     }
 }
 
-/// Leave a producer's hand-over for the hub. Refused (the hub is gone or
-/// draining): dropping the consumer cancels, which stops the producer
-/// when it starts.
-fn attach<T: Send + 'static>(shared: &MergeHubCore<T>, input: In<T>, slot: Option<Slot>) {
-    let _ = shared.registry.register(Entry { input, _slot: slot });
+/// Leave a producer's hand-over for the hub; whether the hub took it.
+/// Refused (the hub is gone or draining): dropping the consumer cancels,
+/// which stops the producer when it starts.
+fn attach<T: Send + 'static>(shared: &MergeHubCore<T>, input: In<T>, room: Option<Room>) -> bool {
+    shared
+        .registry
+        .register(Entry {
+            input,
+            _room: room,
+        })
+        .is_ok()
 }
 
 /// Where a producer of a bounded hub is.
-enum Admission<T: Send + 'static> {
-    /// Waiting for room, its hand-over not yet in the hub.
-    Waiting(Arc<Waiter>, In<T>),
+enum Admission {
+    /// Waiting for room (its hand-over is in the hub, empty).
+    Waiting(Arc<Waiter>),
     /// Holding room (its hand-over is in the hub, or was refused).
     In { _room: Slot },
+    /// Its hand-over was refused: the feed starts to be cancelled.
+    Refused,
     /// Ended before it had room.
     Gone,
 }
@@ -421,26 +490,20 @@ enum Admission<T: Send + 'static> {
 /// A producer of a hub with a bounded total: feeds only once it has room.
 struct Admitted<T: Send + 'static> {
     feed: FeedLogic<T, AsyncCallback<()>>,
-    shared: Arc<MergeHubCore<T>>,
-    state: Admission<T>,
+    state: Admission,
     /// The feed has started (pulling).
     started: bool,
 }
 
 impl<T: Send + 'static> Admitted<T> {
-    /// Woken by the gate: take the room, attach, start feeding.
+    /// Woken by the gate: take the room, start feeding.
     fn admitted(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let Admission::Waiting(waiter, _) = &self.state else {
+        let Admission::Waiting(waiter) = &self.state else {
             return Ok(());
         };
-        let Some(slot) = waiter.take() else {
+        let Some(slot) = waiter.slot() else {
             return Ok(());
         };
-        let Admission::Waiting(_, input) = std::mem::replace(&mut self.state, Admission::Gone)
-        else {
-            unreachable!("matched above");
-        };
-        attach(&self.shared, input, Some(slot.clone()));
         self.state = Admission::In { _room: slot };
         self.start(ctx)
     }
@@ -457,7 +520,7 @@ impl<T: Send + 'static> Admitted<T> {
 impl<T: Send + 'static> GraphStageLogic for Admitted<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         match self.state {
-            Admission::In { .. } => self.start(ctx),
+            Admission::In { .. } | Admission::Refused => self.start(ctx),
             // The gate's wake-up may have come before the island started.
             _ => self.admitted(ctx),
         }

@@ -6,10 +6,12 @@
 //! entry for its hand-over: it is given back when both are gone (the
 //! producer stopped and the hub took or dropped everything it handed
 //! over), and then goes to the next waiter. A waiter is an `Arc` the
-//! producer stage holds; the gate parks the slot in it and wakes the
-//! stage, which takes it. When the stage is gone by then, the waiter's
-//! last `Arc` drops with the slot in it, which gives the slot on: no
-//! slot is lost to a producer that stopped while it waited.
+//! producer stage and the hub's entry hold (a waiting producer is in the
+//! hub already, so a drain waits for it); the gate parks the slot in it
+//! and wakes the stage, which takes a share of it. When the stage and the
+//! entry are gone by then, the waiter's last `Arc` drops with the slot in
+//! it, which gives the slot on: no slot is lost to a producer that stopped
+//! while it waited.
 
 use std::collections::VecDeque;
 
@@ -95,8 +97,9 @@ impl Gate {
 }
 
 impl Waiter {
-    /// The slot, once the gate has parked it here.
-    pub(super) fn take(&self) -> Option<Slot> {
-        self.slot.lock().take()
+    /// A share of the slot, once the gate has parked it here (the slot
+    /// stays parked: the hub's entry holds it through this waiter).
+    pub(super) fn slot(&self) -> Option<Slot> {
+        self.slot.lock().clone()
     }
 }

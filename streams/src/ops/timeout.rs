@@ -116,13 +116,14 @@ impl<T: Send + 'static> GraphStageLogic for Timeout<T> {
                     return self.fail();
                 }
                 // Not due yet (or not waiting on downstream): check again at
-                // the deadline, or a full period from now.
-                let next = if waiting {
-                    deadline.saturating_duration_since(now)
+                // the deadline (armed for that moment, not for a delay from
+                // `now`, which the clock may have left behind by the time
+                // the timer is set), or a full period from now.
+                if waiting {
+                    ctx.schedule_once_at(TIMER, deadline);
                 } else {
-                    self.after
-                };
-                ctx.schedule_once(TIMER, next);
+                    ctx.schedule_once(TIMER, self.after);
+                }
                 Ok(())
             }
         }
@@ -196,7 +197,7 @@ impl<T: Send + 'static, F: FnMut() -> T + Send + 'static> GraphStageLogic for Ke
             let element = (self.inject)();
             return self.pushed(ctx, element);
         }
-        ctx.schedule_once(TIMER, self.next.saturating_duration_since(now));
+        ctx.schedule_once_at(TIMER, self.next);
         Ok(())
     }
 

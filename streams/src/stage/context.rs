@@ -1,7 +1,7 @@
 //! [`StageContext`]: what a handler can do to its ports, timers and callbacks.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use weir_actor::ActorSystem;
 
@@ -34,6 +34,15 @@ pub struct StageContext<'a> {
     /// `core.ports[stage]`, read once per handler call rather than once
     /// per port operation.
     ports: Ports,
+}
+
+/// When a stage timer first fires.
+#[derive(Clone, Copy)]
+enum When {
+    /// This long after it is set.
+    After(Duration),
+    /// At this time on the system's clock.
+    At(Instant),
 }
 
 /// A port of either direction, for the queries that work on both.
@@ -386,7 +395,51 @@ impl StageContext<'_> {
 
     /// Call `on_timer(key)` once after `delay`, replacing any timer with the same key.
     pub fn schedule_once(&mut self, key: impl Into<TimerKey>, delay: Duration) {
-        self.schedule(key.into(), delay, None);
+        self.schedule(key.into(), When::After(delay), None);
+    }
+
+    /// Call `on_timer(key)` once at `deadline` on the system's clock
+    /// ([`now`](Self::now)), replacing any timer with the same key; at
+    /// once (after this handler) when `deadline` has passed.
+    ///
+    /// For a stage that checks a deadline computed from an earlier reading
+    /// of the clock (an idle timeout re-arming for `last + timeout`): a
+    /// delay given to [`schedule_once`](Self::schedule_once) counts from
+    /// the moment the timer is set, so a clock that moved in between (a
+    /// test clock advanced meanwhile, a busy island) would fire it late,
+    /// or, on a test clock, not at the advance that reaches the deadline.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::{Duration, Instant};
+    /// use weir_streams::StreamError;
+    /// use weir_streams::stage::{GraphStageLogic, StageContext, StageResult, TimerKey};
+    ///
+    /// /// Fails once `limit` has passed since the stage started.
+    /// struct Deadline {
+    ///     limit: Duration,
+    ///     end: Option<Instant>,
+    /// }
+    ///
+    /// impl GraphStageLogic for Deadline {
+    ///     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         let end = ctx.now() + self.limit;
+    ///         self.end = Some(end);
+    ///         ctx.schedule_once_at(TimerKey(0), end);
+    ///         Ok(())
+    ///     }
+    ///
+    ///     fn on_timer(&mut self, _: TimerKey, ctx: &mut StageContext<'_>) -> StageResult {
+    ///         match self.end {
+    ///             Some(end) if ctx.now() >= end => Err(StreamError::msg("deadline passed")),
+    ///             _ => Ok(()),
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn schedule_once_at(&mut self, key: impl Into<TimerKey>, deadline: Instant) {
+        self.schedule(key.into(), When::At(deadline), None);
     }
 
     /// Call `on_timer(key)` after `initial`, then every `interval`,
@@ -397,10 +450,10 @@ impl StageContext<'_> {
         initial: Duration,
         interval: Duration,
     ) {
-        self.schedule(key.into(), initial, Some(interval));
+        self.schedule(key.into(), When::After(initial), Some(interval));
     }
 
-    fn schedule(&mut self, key: TimerKey, delay: Duration, period: Option<Duration>) {
+    fn schedule(&mut self, key: TimerKey, when: When, period: Option<Duration>) {
         self.cancel_timer(key);
         self.core.timer_generation += 1;
         let generation = self.core.timer_generation;
@@ -414,14 +467,17 @@ impl StageContext<'_> {
         };
         // A periodic timer re-arms on the scheduler's side (fixed delay), so
         // under a test clock one `advance` fires every period it covers.
-        let cancel = match period.filter(|p| !p.is_zero()) {
-            Some(period) => scheduler
+        let cancel = match (when, period.filter(|p| !p.is_zero())) {
+            (When::After(delay), Some(period)) => scheduler
                 .schedule_fn_with_fixed_delay(delay, period, move || {
                     island.tell(msg());
                     !island.is_closed()
                 })
                 .expect("a non-zero period"),
-            None => scheduler.schedule_once_fn(delay, move || island.tell(msg())),
+            (When::After(delay), None) => {
+                scheduler.schedule_once_fn(delay, move || island.tell(msg()))
+            }
+            (When::At(at), _) => scheduler.schedule_once_fn_at(at, move || island.tell(msg())),
         };
         self.core.stages[self.stage].timers.push(TimerEntry {
             key,
@@ -452,7 +508,7 @@ impl StageContext<'_> {
     /// The time on the system's clock (the real time, or a test clock's):
     /// what time-based stages measure with, so they follow a test clock the
     /// way their timers do.
-    pub fn now(&self) -> std::time::Instant {
+    pub fn now(&self) -> Instant {
         self.core.host.system.scheduler().now()
     }
 

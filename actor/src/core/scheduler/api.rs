@@ -160,11 +160,18 @@ impl Scheduler {
         cancellable: &Cancellable,
         job: Box<dyn FnOnce() + Send>,
     ) -> Result<(), Box<dyn FnOnce() + Send>> {
-        match self.timer.schedule(
-            deadline::add(self.now(), delay),
-            Job::Once(job),
-            cancellable.flag(),
-        ) {
+        self.run_once_at(deadline::add(self.now(), delay), cancellable, job)
+    }
+
+    /// Run `job` at `at` (at once when it has passed); gives it back when
+    /// the timer thread has shut down.
+    fn run_once_at(
+        &self,
+        at: Instant,
+        cancellable: &Cancellable,
+        job: Box<dyn FnOnce() + Send>,
+    ) -> Result<(), Box<dyn FnOnce() + Send>> {
+        match self.timer.schedule(at, Job::Once(job), cancellable.flag()) {
             Ok(()) => Ok(()),
             Err(Job::Once(job)) => Err(job),
             Err(Job::Repeat { .. }) => unreachable!("schedule gives back the job it was given"),
@@ -205,6 +212,36 @@ impl Scheduler {
     ) -> Cancellable {
         let cancellable = Cancellable::new();
         if self.run_once(delay, &cancellable, Box::new(f)).is_err() {
+            cancellable.cancel();
+        }
+        cancellable
+    }
+
+    /// Run `f` on the timer thread at `at` on this scheduler's clock
+    /// ([`now`](Self::now)), or at once when `at` has passed (on a test
+    /// clock: on the calling thread, as `advance` would have).
+    ///
+    /// For a deadline computed from an earlier reading of the clock: a
+    /// delay counts from the moment it is scheduled, so a clock that moved
+    /// in between (a test clock advanced by another thread, a busy caller)
+    /// would push the run past the deadline; `at` does not move.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// let system = weir_actor::ActorSystem::new("fn-at").unwrap();
+    /// let (tx, rx) = std::sync::mpsc::channel();
+    /// let at = system.scheduler().now() + Duration::from_millis(5);
+    /// system.scheduler().schedule_once_fn_at(at, move || tx.send(()).unwrap());
+    /// rx.recv().unwrap();
+    /// assert!(system.scheduler().now() >= at);
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn schedule_once_fn_at(&self, at: Instant, f: impl FnOnce() + Send + 'static) -> Cancellable {
+        let cancellable = Cancellable::new();
+        if self.run_once_at(at, &cancellable, Box::new(f)).is_err() {
             cancellable.cancel();
         }
         cancellable
