@@ -83,11 +83,12 @@ where
     MapAsync::new(parallelism, &keyless, &Unpartitioned, ordered, strategy)
 }
 
-enum Slot<T, K, Fut, U> {
+enum Slot<T, K, U> {
     Free,
     /// Its partition has an element in flight: not started yet.
     Waiting(T, K),
-    Running(Pin<Box<Fut>>, K),
+    /// Its future is in the slot's box.
+    Running(K),
     Done(U, K),
 }
 
@@ -99,7 +100,10 @@ pub(crate) struct MapAsync<T, U, P: Partitioner<T>, F, Fut> {
     /// The most elements in the stage at once (waiting, running or done).
     parallelism: usize,
     /// Made as needed, never more than `parallelism`.
-    slots: Vec<Slot<T, P::Key, Fut, U>>,
+    slots: Vec<Slot<T, P::Key, U>>,
+    /// One per slot: the running future, in a box made with the slot and
+    /// reused by every element the slot runs (no allocation per element).
+    futures: Vec<Pin<Box<Option<Fut>>>>,
     /// One per slot: wakes the stage to poll that slot.
     wakers: Vec<Waker>,
     /// Slots that are `Free`, to reuse before making a new one.
@@ -143,6 +147,7 @@ impl<T, U, P: Partitioner<T>, F: Clone, Fut> MapAsync<T, U, P, F, Fut> {
             parallelism: parallelism.min(MAX_PARALLELISM),
             slots: Vec::with_capacity(upfront_capacity(parallelism)),
             wakers: Vec::with_capacity(upfront_capacity(parallelism)),
+            futures: Vec::with_capacity(upfront_capacity(parallelism)),
             free: Vec::new(),
             wake: None,
             queue: VecDeque::with_capacity(upfront_capacity(parallelism)),
@@ -186,8 +191,13 @@ where
             self.queue.retain(|&s| s != slot);
         }
         self.dropped(directive);
-        if let Slot::Running(_, key) | Slot::Done(_, key) = was {
-            self.release(&key);
+        match was {
+            Slot::Running(key) => {
+                self.futures[slot].set(None);
+                self.release(&key);
+            }
+            Slot::Done(_, key) => self.release(&key),
+            Slot::Free | Slot::Waiting(..) => {}
         }
     }
 
@@ -223,7 +233,8 @@ where
         if P::EXCLUSIVE {
             self.busy.insert(key.clone());
         }
-        self.slots[slot] = Slot::Running(Box::pin(future), key);
+        self.futures[slot].set(Some(future));
+        self.slots[slot] = Slot::Running(key);
         self.to_poll.push(slot);
         Ok(())
     }
@@ -244,6 +255,7 @@ where
             .as_ref()
             .expect("pre_start made the callback before the first pull");
         self.wakers.push(wake.waker(slot));
+        self.futures.push(Box::pin(None));
         self.slots.push(Slot::Free);
         slot
     }
@@ -259,7 +271,7 @@ where
 
     /// Poll the future in `slot`; a finished one becomes `Done`.
     fn poll_slot(&mut self, slot: usize) -> StageResult {
-        let Slot::Running(future, _) = &mut self.slots[slot] else {
+        let Some(mut future) = self.futures[slot].as_mut().as_pin_mut() else {
             return Ok(());
         };
         let mut cx = Context::from_waker(&self.wakers[slot]);
@@ -274,7 +286,8 @@ where
         match polled {
             Poll::Pending => {}
             Poll::Ready(Ok(output)) => {
-                let Slot::Running(_, key) = std::mem::replace(&mut self.slots[slot], Slot::Free)
+                self.futures[slot].set(None);
+                let Slot::Running(key) = std::mem::replace(&mut self.slots[slot], Slot::Free)
                 else {
                     unreachable!("matched above")
                 };
