@@ -344,3 +344,43 @@ fn an_inner_source_ending_without_demand_completes_the_stream() {
     down.expect_complete();
     system.terminate().wait().unwrap();
 }
+
+/// An inner source is planned with the fusion setting of the materializer
+/// that runs the flattening stage, as a substream is (Pekko's
+/// sub-fusing materializer takes the hosting materializer's settings):
+/// a panic in an inner `map` names the fused run of stages when fusion is
+/// on, the `map` alone when it is off. Flattening used to force fusion on.
+#[test]
+fn inner_sources_and_substreams_follow_the_materializers_fusion_setting() {
+    let (system, _) = stream_system("fmc-fusion");
+    let boom = |x: u32| -> u32 {
+        if x == 2 {
+            panic!("boom");
+        }
+        x
+    };
+    for fusion in [true, false] {
+        let mat = Materializer::builder(&system).fusion(fusion).build();
+        let flattened = Source::single(0u32)
+            .flat_map_concat(move |_| Source::range(1u32..4).map(boom))
+            .run_with(Sink::ignore(), &mat)
+            .wait()
+            .expect_err("the inner map panics");
+        let split = Source::range(1u32..4)
+            .split_when(|_| false)
+            .map(|x| x + 1)
+            .map(boom)
+            .concat_substreams()
+            .run_with(Sink::ignore(), &mat)
+            .wait()
+            .expect_err("the substream's map panics");
+        let (inner, sub) = if fusion {
+            ("range.map.substream", "map.map")
+        } else {
+            ("map", "map")
+        };
+        assert_eq!(flattened.stage(), Some(inner), "{flattened}");
+        assert_eq!(split.stage(), Some(sub), "{split}");
+    }
+    shutdown(&system);
+}

@@ -9,7 +9,8 @@ pub(crate) use fused::concat_flow;
 
 use std::collections::VecDeque;
 
-use sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
+use super::sub_island::{SubEvent, SubOwner, SubPoll};
+use sub::{SubHost, SubSource};
 
 use crate::blueprint::Source;
 use crate::error::StreamError;

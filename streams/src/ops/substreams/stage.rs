@@ -8,10 +8,10 @@ use std::sync::Arc;
 
 use super::direct::{Body, Direct, DirectPlan};
 use super::pump::Pump;
-use super::runner::{Runner, Tail};
+use super::runner::{self, Tail};
 use crate::blueprint::Flow;
 use crate::error::StreamError;
-use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
+use crate::ops::sub_island::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
@@ -229,7 +229,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             Some(plan) => Body::Direct(Direct::new(plan)),
             None => {
                 let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
-                match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+                match runner::start(id, &self.flow, &self.tail, events, wake, ctx) {
                     Ok(runner) => Body::Island(runner),
                     Err(error) => {
                         self.free.push(slot);
