@@ -210,6 +210,16 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
         }
     }
 
+    /// Ask the output for one element ahead of demand (see
+    /// [`SubIsland::request`]); a direct substream takes every element
+    /// anyway.
+    pub(crate) fn request(&mut self) -> Result<(), StreamError> {
+        match self {
+            Body::Island(runner) => runner.request(),
+            Body::Direct(_) => Ok(()),
+        }
+    }
+
     /// Whether the substream asks for an element now.
     pub(crate) fn wants(&self) -> bool {
         match self {

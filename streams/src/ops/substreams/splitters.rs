@@ -159,6 +159,10 @@ where
     fn close_before(&mut self) -> Option<u64> {
         self.closing.take()
     }
+
+    fn current(&self) -> Option<Option<u64>> {
+        Some(self.current)
+    }
 }
 
 pub(crate) struct SplitAfter<F> {
@@ -207,6 +211,10 @@ where
 
     fn may_close_after(&self) -> bool {
         true
+    }
+
+    fn current(&self) -> Option<Option<u64>> {
+        Some(self.current)
     }
 
     fn close_after(&mut self, element: &T) -> bool {

@@ -51,6 +51,12 @@ pub(crate) trait Splitter<T>: Send {
     fn close_before(&mut self) -> Option<u64> {
         None
     }
+    /// For a splitter whose elements go to one substream at a time
+    /// (`split_*`): that substream, if one is open (`Some(None)` when the
+    /// next element opens one or is dropped). `None` for `group_by`.
+    fn current(&self) -> Option<Option<u64>> {
+        None
+    }
 }
 
 /// The most slots any splitting stage visited closing substream inputs
@@ -94,6 +100,10 @@ pub(crate) struct Substreams<T, U> {
     hosted: usize,
     /// Every substream's input was closed after upstream ended (once).
     inputs_closed: bool,
+    /// `group_by` owes upstream a pull (Pekko's `GroupBy` pulls when the
+    /// flattening stage asks for a new substream, a substream cancels or
+    /// an element is dropped), besides pulling for a substream that asks.
+    pull_owed: bool,
     /// Downstream cancelled: new substreams are not opened, running ones
     /// run on until every stage in them has stopped.
     master_closed: bool,
@@ -137,6 +147,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             live: 0,
             hosted: 0,
             inputs_closed: false,
+            pull_owed: true,
             master_closed: false,
             #[cfg(all(test, not(loom)))]
             close_work: 0,
@@ -205,6 +216,8 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let (gone, input_closed) = (sub.output_done && sub.runner.is_done(), sub.input_closed);
         if ended {
             self.live -= 1;
+            // A place freed: the flattening stage asks for a new substream.
+            self.pull_owed = true;
         }
         if gone {
             self.remove(id);
@@ -247,6 +260,13 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         });
         self.live += 1;
         self.hosted += 1;
+        // With room for more, the flattening stage asks for another.
+        self.pull_owed = self.live < self.parallelism;
+        // Asked for one element at once, ahead of demand (Pekko's
+        // `FlattenMerge` pulls each source it takes in).
+        if let Some(sub) = self.sub(id) {
+            sub.runner.request()?;
+        }
         self.mark(id);
         Ok(id)
     }
@@ -257,7 +277,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             return Ok(());
         };
         let id = match route {
-            Route::Drop => return Ok(()),
+            Route::Drop => {
+                self.pull_owed = true;
+                return Ok(());
+            }
             Route::To(id) => id,
             Route::New => {
                 if let Some(id) = self.splitter.close_before()
@@ -395,7 +418,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             if self.input.is_some() {
                 return self.pump(ctx);
             }
-            if !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet) {
+            if !ctx.has_been_pulled(self.shape.inlet)
+                && !ctx.is_closed(self.shape.inlet)
+                && self.upstream_wanted()
+            {
+                self.pull_owed = false;
                 ctx.pull(self.shape.inlet)?;
             }
         }
@@ -417,6 +444,28 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         self.pending = None;
         self.close_all(Some(error.clone()), ctx);
         Err(error)
+    }
+
+    /// Whether upstream is asked for an element now (with none pending),
+    /// as by Pekko's splitting stages: `split_*` when the substream the
+    /// next element goes to asks for one (with none open, the element
+    /// opens one or is drained); `group_by` when a substream asks or a
+    /// pull is owed (see `pull_owed`).
+    fn upstream_wanted(&mut self) -> bool {
+        match self.splitter.current() {
+            None => {
+                self.pull_owed
+                    || self
+                        .slots
+                        .iter()
+                        .flatten()
+                        .any(|sub| !sub.input_closed && sub.runner.wants())
+            }
+            Some(None) => true,
+            Some(Some(id)) => self.sub(id).is_none_or(|sub| {
+                sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled()
+            }),
+        }
     }
 
     /// Whether the pending element can move now.
@@ -460,8 +509,12 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             match poll {
                 SubPoll::Ready(element) => {
                     ctx.push(self.shape.out, element)?;
-                    // It may have more: after the others (fairness); or it
+                    // Asked again at once, one element ahead of demand;
+                    // it may have more: after the others (fairness); or it
                     // ended with this one (no demand needed to see that).
+                    if let Some(sub) = self.sub(id) {
+                        sub.runner.request()?;
+                    }
                     if !self.reap(id, ctx) {
                         self.mark(id);
                     }
@@ -475,6 +528,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     fn sub_cancelled(&mut self, id: u64, ctx: &mut StageContext<'_>) {
+        self.pull_owed = true;
         if self.splitter.cancelled(id) {
             self.pending = None;
             self.upstream_done = true;
