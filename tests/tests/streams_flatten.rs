@@ -384,3 +384,38 @@ fn inner_sources_and_substreams_follow_the_materializers_fusion_setting() {
     }
     shutdown(&system);
 }
+
+/// `flat_map_concat` and `flat_map_merge` ask an inner source they run as
+/// a sub-island for one element as they take it in and again after each
+/// element, ahead of demand, as Pekko's `FlattenMerge` (behind both)
+/// does: after the one element downstream asked for, the inner probe is
+/// asked for the next at once. Weir asked it only when downstream did.
+#[test]
+fn inner_sources_are_asked_one_element_ahead_of_demand() {
+    let (system, mat) = stream_system("fmc-ahead");
+    for merge in [false, true] {
+        let (make, inners) = probes::<u32>();
+        let outer = Source::single(0u32);
+        let flattened = if merge {
+            outer.flat_map_merge(2, move |_| make()).unwrap()
+        } else {
+            outer.flat_map_concat(move |_| make())
+        };
+        let mut down = flattened.run_with(TestSink::probe(), &mat);
+        down.request(1);
+        let mut inner = inners
+            .recv_timeout(PATIENCE)
+            .expect("the inner source runs");
+        inner.expect_request();
+        inner.send_next(1);
+        assert_eq!(down.expect_next(), 1);
+        // Asked again without more demand.
+        inner.expect_request();
+        inner.send_next(2);
+        inner.send_complete();
+        down.request(1);
+        assert_eq!(down.expect_next(), 2);
+        down.expect_complete();
+    }
+    shutdown(&system);
+}

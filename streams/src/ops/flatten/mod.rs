@@ -75,6 +75,8 @@ where
                     if self.subs[at].is_drained() {
                         self.subs.remove(at);
                     } else {
+                        // Asked again at once (one element ahead).
+                        self.subs[at].request()?;
                         // The next push comes from the next inner source.
                         self.next = at + 1;
                     }
@@ -140,7 +142,9 @@ where
             self.cancel_all();
         }
         let host = self.host.as_mut().expect("made in pre_start");
-        let sub = host.materialize(source, ctx);
+        let mut sub = host.materialize(source, ctx);
+        // Asked for one element at once, ahead of demand.
+        sub.request()?;
         self.subs.push_back(sub);
         self.drive(ctx)
     }
@@ -173,6 +177,8 @@ where
                         self.subs.pop_front();
                         return self.settle(ctx);
                     }
+                    // Asked again at once (one element ahead).
+                    sub.request()?;
                     return Ok(());
                 }
                 SubPoll::Pending => return Ok(()),

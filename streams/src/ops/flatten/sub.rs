@@ -13,7 +13,9 @@
 //!   no island.
 //! - **Island**: the source is one island, hosted by the stage as a
 //!   [`SubIsland`] (the form substreams run in too); the stage reads
-//!   elements straight from the connection into the marking sink.
+//!   elements straight from the connection into the marking sink, and
+//!   keeps one element asked ahead of demand, as Pekko's `FlattenMerge`
+//!   does ([`SubSource::request`]).
 //! - **Bridge**: the source has async boundaries of its own, so it needs
 //!   actors anyway: it runs as its own stream into a bridge sink that
 //!   hands over one element per request (`ops::sub_source`).
@@ -240,6 +242,20 @@ impl<T: Send + 'static> SubSource<T> {
             self.finish();
         }
         Some(drained)
+    }
+
+    /// Ask an inner source hosted as an island for one element ahead of
+    /// demand, as Pekko's `FlattenMerge` (behind `flatMapConcat` and
+    /// `flatMapMerge`) pulls each materialized inner source when it takes
+    /// it in and after each element. A fused inner source (an iterator and
+    /// simple operators) is asked on demand, as Pekko asks the iterator
+    /// sources it does not materialize; one running as its own stream
+    /// asks through its boundary anyway.
+    pub(crate) fn request(&mut self) -> Result<(), StreamError> {
+        match &mut self.form {
+            Form::Island(island) => island.request(),
+            _ => Ok(()),
+        }
     }
 
     /// Whether the inner source has ended with nothing left to give (so
