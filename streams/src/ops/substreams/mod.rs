@@ -31,6 +31,7 @@ mod pump;
 mod runner;
 mod splitters;
 mod stage;
+mod table;
 
 use std::sync::Arc;
 
@@ -38,7 +39,8 @@ pub(crate) use prefix::PrefixAndTail;
 use runner::Tail;
 pub use splitters::SubstreamCancelStrategy;
 pub(crate) use splitters::{GroupBy, SplitAfter, SplitWhen};
-use stage::{Splitter, Substreams};
+use splitters::Splitter;
+use stage::Substreams;
 
 use super::FlowOps;
 use super::util::logic_flow_with;
