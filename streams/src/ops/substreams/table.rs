@@ -131,10 +131,11 @@ impl<T, U> Table<T, U> {
     /// The next substream to poll, taken off the queue.
     pub(super) fn next_dirty(&mut self) -> Option<Option<&mut Sub<T, U>>> {
         let id = self.dirty.pop_front()?;
-        Some(self.get(id).map(|sub| {
+        let mut sub = self.get(id);
+        if let Some(sub) = sub.as_deref_mut() {
             sub.queued = false;
-            sub
-        }))
+        }
+        Some(sub)
     }
 
     pub(super) fn clear(&mut self) {
