@@ -419,3 +419,29 @@ fn inner_sources_are_asked_one_element_ahead_of_demand() {
     }
     shutdown(&system);
 }
+
+/// An inner source that fails while an element it made ahead of demand
+/// waits fails the stream at once, the element dropped, as Pekko's
+/// `FlattenMerge` does; Weir held the failure behind the element until
+/// downstream asked again (found by the signal differential with
+/// `prefix_and_tail` flattened once inner sources were asked ahead).
+#[test]
+fn a_failing_inner_source_fails_the_stream_without_demand() {
+    let (system, mat) = stream_system("fmc-fail-ahead");
+    let (make, inners) = probes::<u32>();
+    let mut down = Source::single(0u32)
+        .flat_map_concat(move |_| make())
+        .run_with(TestSink::probe(), &mat);
+    down.request(1);
+    let mut inner = inners
+        .recv_timeout(PATIENCE)
+        .expect("the inner source runs");
+    inner.expect_request();
+    inner.send_next(1);
+    assert_eq!(down.expect_next(), 1);
+    inner.expect_request();
+    inner.send_next(2);
+    inner.send_error(StreamError::msg("inner"));
+    assert!(down.expect_error().to_string().contains("inner"));
+    shutdown(&system);
+}

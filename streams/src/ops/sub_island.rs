@@ -217,6 +217,18 @@ impl SubIsland {
         }
     }
 
+    /// The failure the output ended with, even with an element still
+    /// waiting before it (Pekko's flattening stage fails as soon as an
+    /// inner source fails, dropping what it holds of it).
+    pub(crate) fn failure(&self) -> Option<StreamError> {
+        let (out, _) = self.out?;
+        let conn = &self.island.core.conns[out as usize];
+        if conn.state & IN_DONE == 0 {
+            return None;
+        }
+        conn.failure.clone()
+    }
+
     /// Ask the output for an element if it was not asked yet and has
     /// none waiting (Pekko's flattening stage keeps one element asked
     /// ahead of demand).

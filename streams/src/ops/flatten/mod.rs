@@ -219,6 +219,12 @@ where
             return Ok(());
         };
         self.subs[at].on_event(event);
+        // A failed inner source fails the stage at once, dropping an
+        // element of it still waiting for demand (as Pekko's flatten does).
+        if let Some(error) = self.subs[at].failure() {
+            self.cancel_all();
+            return Err(error);
+        }
         // An inner source that ended with nothing left goes now, demand or
         // not: the stage may be done with it (Pekko's flatten completes
         // when its last inner source does, without a pull).

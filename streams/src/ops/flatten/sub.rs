@@ -258,6 +258,22 @@ impl<T: Send + 'static> SubSource<T> {
         }
     }
 
+    /// The failure of an inner source hosted as an island or running as
+    /// its own stream, as soon as it fails, even with an element still
+    /// waiting (Pekko's `FlattenMerge` fails at once when an inner source
+    /// fails); a fused inner source's failure comes after the elements
+    /// it made before it, on demand.
+    pub(crate) fn failure(&self) -> Option<StreamError> {
+        match &self.form {
+            Form::Island(island) => island.failure(),
+            Form::Bridge {
+                end: Some(Some(error)),
+                ..
+            } => Some(error.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether the inner source has ended with nothing left to give (so
     /// the host can move on without waiting for another demand).
     pub(crate) fn is_drained(&self) -> bool {
