@@ -344,3 +344,104 @@ fn an_inner_source_ending_without_demand_completes_the_stream() {
     down.expect_complete();
     system.terminate().wait().unwrap();
 }
+
+/// An inner source is planned with the fusion setting of the materializer
+/// that runs the flattening stage, as a substream is (Pekko's
+/// sub-fusing materializer takes the hosting materializer's settings):
+/// a panic in an inner `map` names the fused run of stages when fusion is
+/// on, the `map` alone when it is off. Flattening used to force fusion on.
+#[test]
+fn inner_sources_and_substreams_follow_the_materializers_fusion_setting() {
+    let (system, _) = stream_system("fmc-fusion");
+    let boom = |x: u32| -> u32 {
+        if x == 2 {
+            panic!("boom");
+        }
+        x
+    };
+    for fusion in [true, false] {
+        let mat = Materializer::builder(&system).fusion(fusion).build();
+        let flattened = Source::single(0u32)
+            .flat_map_concat(move |_| Source::range(1u32..4).map(boom))
+            .run_with(Sink::ignore(), &mat)
+            .wait()
+            .expect_err("the inner map panics");
+        let split = Source::range(1u32..4)
+            .split_when(|_| false)
+            .map(|x| x + 1)
+            .map(boom)
+            .concat_substreams()
+            .run_with(Sink::ignore(), &mat)
+            .wait()
+            .expect_err("the substream's map panics");
+        let (inner, sub) = if fusion {
+            ("range.map.substream", "map.map")
+        } else {
+            ("map", "map")
+        };
+        assert_eq!(flattened.stage(), Some(inner), "{flattened}");
+        assert_eq!(split.stage(), Some(sub), "{split}");
+    }
+    shutdown(&system);
+}
+
+/// `flat_map_concat` and `flat_map_merge` ask an inner source they run as
+/// a sub-island for one element as they take it in and again after each
+/// element, ahead of demand, as Pekko's `FlattenMerge` (behind both)
+/// does: after the one element downstream asked for, the inner probe is
+/// asked for the next at once. Weir asked it only when downstream did.
+#[test]
+fn inner_sources_are_asked_one_element_ahead_of_demand() {
+    let (system, mat) = stream_system("fmc-ahead");
+    for merge in [false, true] {
+        let (make, inners) = probes::<u32>();
+        let outer = Source::single(0u32);
+        let flattened = if merge {
+            outer.flat_map_merge(2, move |_| make()).unwrap()
+        } else {
+            outer.flat_map_concat(move |_| make())
+        };
+        let mut down = flattened.run_with(TestSink::probe(), &mat);
+        down.request(1);
+        let mut inner = inners
+            .recv_timeout(PATIENCE)
+            .expect("the inner source runs");
+        inner.expect_request();
+        inner.send_next(1);
+        assert_eq!(down.expect_next(), 1);
+        // Asked again without more demand.
+        inner.expect_request();
+        inner.send_next(2);
+        inner.send_complete();
+        down.request(1);
+        assert_eq!(down.expect_next(), 2);
+        down.expect_complete();
+    }
+    shutdown(&system);
+}
+
+/// An inner source that fails while an element it made ahead of demand
+/// waits fails the stream at once, the element dropped, as Pekko's
+/// `FlattenMerge` does; Weir held the failure behind the element until
+/// downstream asked again (found by the signal differential with
+/// `prefix_and_tail` flattened once inner sources were asked ahead).
+#[test]
+fn a_failing_inner_source_fails_the_stream_without_demand() {
+    let (system, mat) = stream_system("fmc-fail-ahead");
+    let (make, inners) = probes::<u32>();
+    let mut down = Source::single(0u32)
+        .flat_map_concat(move |_| make())
+        .run_with(TestSink::probe(), &mat);
+    down.request(1);
+    let mut inner = inners
+        .recv_timeout(PATIENCE)
+        .expect("the inner source runs");
+    inner.expect_request();
+    inner.send_next(1);
+    assert_eq!(down.expect_next(), 1);
+    inner.expect_request();
+    inner.send_next(2);
+    inner.send_error(StreamError::msg("inner"));
+    assert!(down.expect_error().to_string().contains("inner"));
+    shutdown(&system);
+}

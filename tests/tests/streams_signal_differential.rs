@@ -48,9 +48,9 @@
 //! | `ErrorOps::recover_with_retries` (0, 1, 2 attempts; an iterator fallback) | modelled; fused and unfused runs wait for the fallback's signals (Weir runs it as a stream of its own, Pekko in the stage's island), upstream probes not compared there; not into a fan-out |
 //! | `SubstreamOps::flat_map_merge(1, ..)` (iterator inner sources) | modelled (one inner source at a time: `flat_map_concat`'s model) |
 //! | `flat_map_merge` with breadth 2 or more | exempt: with two inner sources running, which element comes first is the order they arrive in, not defined (as `merge`) |
-//! | `split_when`, `split_after` (`x % m == 0`) with `concat_substreams` or `merge_substreams`, each substream `map`, `take(1..3)`, `fold` or nothing | modelled on Pekko's `Split` into `FlattenMerge` (`signal_differential/substreams.rs`): demand, each substream's completion and cancellation (Drain: dropped up to the next split), failure at once; fused, unfused, across boundaries. Upstream probes not compared (Weir pulls a substream on demand, Pekko one element ahead: reported, `KNOWN_CONCAT`'s regression); not into a fan-out. Not modelled: Pekko's draining after downstream cancels (`KNOWN_CANCEL`), and the empty substream Pekko opens after a `split_after` split element that ends the stream (Weir opens none) |
+//! | `split_when`, `split_after` (`x % m == 0`) with `concat_substreams` or `merge_substreams`, each substream `map`, `take(1..3)`, `fold` or nothing | modelled on Pekko's `Split` into `FlattenMerge` (`signal_differential/substreams.rs`): demand, each substream's completion and cancellation (Drain: dropped up to the next split), failure at once; fused, unfused, across boundaries. Each substream is asked one element ahead of demand and upstream pulled only for a substream that asks, as Pekko's `FlattenMerge` and `Split`/`GroupBy` do: the regressions compare the upstream probes (`concat_substreams_pulls_the_next_substream_once_taken_in`, `split_asks_upstream_only_when_its_substream_asks`), the random cases not (rare differences remain, see `Sub::runs_inner_stream`); not into a fan-out. Not modelled: Pekko's draining after downstream cancels (`KNOWN_CANCEL`), and the empty substream Pekko opens after a `split_after` split element that ends the stream (Weir opens none) |
 //! | `merge_substreams` with a failure in a step where a substream's element is on its way | exempt: Pekko's substreams hand elements on through async callbacks, which a failure within one interpreter overtakes; Weir delivers the element first (which comes first is the implementation's; `substreams::not_modelled`) |
-//! | `group_by(max 1..3, x % m)` with `merge_substreams` (by counts: substreams' elements come as they arrive) or `concat_substreams`, the `TooManySubstreams` failure | modelled on Pekko's `GroupBy` (pulls when a substream asks, holds one element for a substream that has not, drops a closed key's elements, completes substreams at upstream completion); `concat_substreams`' eager start is a known divergence (`KNOWN_CONCAT`) |
+//! | `group_by(max 1..3, x % m)` with `merge_substreams` (by counts: substreams' elements come as they arrive) or `concat_substreams`, the `TooManySubstreams` failure | modelled on Pekko's `GroupBy` (pulls when a substream asks, holds one element for a substream that has not, drops a closed key's elements, completes substreams at upstream completion); `concat_substreams` asks the next substream as soon as it takes it in, as Pekko's `FlattenMerge(1)` |
 //! | `prefix_and_tail(0..3)` flattened (`flat_map_concat(\|(p, t)\| from_iter(p).concat(t))`) | modelled on Pekko's `PrefixAndTail` into `FlattenMerge(1)`; the runs wait for the tail's signals (Weir runs it as a stream of its own) |
 //! | `flat_map_prefix(n, \|p\| Flow::new().prepend(from_iter(p)))`, `flatten` (iterator sources) | modelled as `prefix_and_tail(n)` flattened, `flat_map_concat` (`signal_differential/linear_extra.rs`: `flat_map_prefix` is built of those two, `flatten` is `flat_map_concat(identity)`) |
 //! | `switch_map` | exempt: its inner sources run as streams of their own, and which of an inner source's elements get out before the next outer element switches it off is the order they arrive in (timing, not stated); scripted in `streams_flatten.rs` |
@@ -178,34 +178,10 @@ const KNOWN_DEFECTS: &[KnownDefect] = &[
                 })
         },
     },
-    substreams::KNOWN_CONCAT,
     substreams::KNOWN_CONCAT_FAILURE,
-    substreams::KNOWN_TAIL_FAILURE,
     substreams::KNOWN_CANCEL,
     linear_extra::KNOWN_EXPAND,
     linear_extra::KNOWN_LATE_TAIL,
-    KnownDefect {
-        issue: "unfused, KNOWN_CONCAT's divergence seen through a failure: concat_substreams \
-                pulls the open substream on demand (Pekko one element ahead), so fewer \
-                elements are requested from the probe before it fails, the probe drops \
-                what was not requested, and recover_with_retries' fallback joins the open \
-                substream. Probe ++ range(3..6), recover_with_retries(1), split_when(x % 2 \
-                == 0) into fold, concat_substreams; request 1, push 0..5, fail: Weir \
-                unfused gives 1, 1001, 998 (2 + 999); fused, and the model, 1, 5, 1003, \
-                998. Found by a random run on 2026-12-03 (also at 3935ce4); its seed is \
-                kept as a regression",
-        forms: &[Form::Unfused],
-        applies: |case| {
-            case.ops
-                .iter()
-                .position(|o| matches!(o, script::Op::More(m) if m.runs_inner_stream()))
-                .is_some_and(|r| {
-                    case.ops[r..]
-                        .iter()
-                        .any(|o| matches!(o, script::Op::Sub(_)))
-                })
-        },
-    },
 ];
 
 fn known_defect(case: &Case, form: Form) -> Option<&'static str> {

@@ -558,3 +558,45 @@ fn substream_key_functions_and_predicates_honour_supervision() {
     down.expect_complete();
     shutdown(&system);
 }
+
+/// `concat_substreams` (and `merge_substreams`) ask each substream they
+/// take in for one element at once and again after each element, ahead of
+/// demand, as Pekko's `FlattenMerge` does: `group_by(3, x % 3).take(1)`,
+/// one element asked for; 300 goes out and its substream ends; 928 opens
+/// the next substream, which is asked at once, so `take(1)` takes 928 and
+/// ends, and `group_by` asks upstream again, with no more demand. Weir
+/// asked a substream only when downstream did: 928 waited, and upstream
+/// was not asked again. Fused and unfused.
+#[test]
+fn substreams_are_asked_one_element_ahead_of_demand() {
+    let (system, fused) = stream_system("substreams-ahead");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    for mat in [&fused, &unfused] {
+        for merge in [false, true] {
+            let sub = TestSource::probe::<u32>()
+                .group_by(3, |x| x % 3)
+                .unwrap()
+                .take(1);
+            let closed = if merge {
+                sub.merge_substreams()
+            } else {
+                sub.concat_substreams()
+            };
+            let (mut up, mut down) = closed.to_mat(TestSink::probe(), Keep::both).run(mat);
+            down.request(1);
+            up.expect_request();
+            up.send_next(300);
+            assert_eq!(down.expect_next(), 300);
+            up.expect_request();
+            up.send_next(928);
+            // The new substream is asked without demand: it takes 928 and
+            // ends, and upstream is asked for the next element.
+            up.expect_request();
+            down.request(1);
+            assert_eq!(down.expect_next(), 928);
+            up.send_complete();
+            down.expect_complete();
+        }
+    }
+    shutdown(&system);
+}

@@ -41,6 +41,7 @@ mod sinks;
 mod sources;
 mod stateful_map;
 mod stateful_ops;
+mod sub_island;
 mod sub_source;
 mod substream_ops;
 mod substreams;

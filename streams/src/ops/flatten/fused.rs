@@ -13,7 +13,8 @@ use std::any::Any;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
-use super::sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
+use super::super::sub_island::{SubEvent, SubOwner, SubPoll};
+use super::sub::{SubHost, SubSource};
 use super::{Flatten, Mode};
 use crate::blueprint::{Flow, Source};
 use crate::error::StreamError;

@@ -9,7 +9,8 @@ pub(crate) use fused::concat_flow;
 
 use std::collections::VecDeque;
 
-use sub::{SubEvent, SubHost, SubOwner, SubPoll, SubSource};
+use super::sub_island::{SubEvent, SubOwner, SubPoll};
+use sub::{SubHost, SubSource};
 
 use crate::blueprint::Source;
 use crate::error::StreamError;
@@ -74,6 +75,8 @@ where
                     if self.subs[at].is_drained() {
                         self.subs.remove(at);
                     } else {
+                        // Asked again at once (one element ahead).
+                        self.subs[at].request()?;
                         // The next push comes from the next inner source.
                         self.next = at + 1;
                     }
@@ -139,7 +142,9 @@ where
             self.cancel_all();
         }
         let host = self.host.as_mut().expect("made in pre_start");
-        let sub = host.materialize(source, ctx);
+        let mut sub = host.materialize(source, ctx);
+        // Asked for one element at once, ahead of demand.
+        sub.request()?;
         self.subs.push_back(sub);
         self.drive(ctx)
     }
@@ -172,6 +177,8 @@ where
                         self.subs.pop_front();
                         return self.settle(ctx);
                     }
+                    // Asked again at once (one element ahead).
+                    sub.request()?;
                     return Ok(());
                 }
                 SubPoll::Pending => return Ok(()),
@@ -212,6 +219,12 @@ where
             return Ok(());
         };
         self.subs[at].on_event(event);
+        // A failed inner source fails the stage at once, dropping an
+        // element of it still waiting for demand (as Pekko's flatten does).
+        if let Some(error) = self.subs[at].failure() {
+            self.cancel_all();
+            return Err(error);
+        }
         // An inner source that ended with nothing left goes now, demand or
         // not: the stage may be done with it (Pekko's flatten completes
         // when its last inner source does, without a pull).

@@ -2,20 +2,20 @@
 //! their own (Akka's `SubSinkInlet` with the inner graph sub-fused into
 //! the running island).
 //!
-//! Materializing an inner source plans it like any graph, closed by a
-//! port-less sink that only marks where its elements arrive, and then
-//! takes the cheapest form the plan allows:
+//! Materializing an inner source plans it like any graph (with the
+//! hosting materializer's fusion setting, see `ops::sub_island`), closed
+//! by a port-less sink that only marks where its elements arrive, and
+//! then takes the cheapest form the plan allows:
 //!
 //! - **Fused**: the planner's pull rule fused the whole source into one
 //!   batch iterator (an iterator or poll-function source and simple
 //!   operators). The stage asks it for one element per demand: no ports,
 //!   no island.
-//! - **Island**: the source is one island. It is built like any island
-//!   and driven inside the stage's handlers; the stage reads elements
-//!   straight from the connection into the marking sink. Its async
-//!   callbacks and timers reach the island through an inbox
-//!   (`stage::Forward`) that forwards them to the owning stage as
-//!   [`SubEvent::Island`].
+//! - **Island**: the source is one island, hosted by the stage as a
+//!   [`SubIsland`] (the form substreams run in too); the stage reads
+//!   elements straight from the connection into the marking sink, and
+//!   keeps one element asked ahead of demand, as Pekko's `FlattenMerge`
+//!   does ([`SubSource::request`]).
 //! - **Bridge**: the source has async boundaries of its own, so it needs
 //!   actors anyway: it runs as its own stream into a bridge sink that
 //!   hands over one element per request (`ops::sub_source`).
@@ -26,43 +26,13 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Waker};
 
+use super::super::sub_island::{Marker, SubEvent, SubIsland, SubOwner, SubPoll};
 use super::super::sub_source::{self, FromInner, ToInner};
 use crate::blueprint::Source;
-use crate::error::{ErrorKind, StreamError};
+use crate::error::StreamError;
 use crate::fusion::{BoxChunks, Consumer, Drained, Fill, FusedIter, PullSink};
-use crate::interpreter::island::Island;
 use crate::plan::graph::{Kind, Node};
-use crate::stage::core::{AVAILABLE, DEMANDED, Host, IN_DONE, PUSHED};
-use crate::stage::{
-    AsyncCallback, Attributes, Forward, GraphStage, GraphStageLogic, InPort, IslandMsg, MatContext,
-    SinkShape, StageContext, StageResult,
-};
-
-/// Events a hosting stage handles on behalf of its inner sources.
-pub(crate) enum SubEvent<T> {
-    /// A message for the island of inner `id` (its callbacks and timers).
-    Island(u64, IslandMsg),
-    /// The fused source of inner `id` woke, or its island has events left.
-    Wake(u64),
-    /// From an inner source running as its own stream.
-    Bridge(FromInner<T>),
-}
-
-impl<T> SubEvent<T> {
-    /// The inner source the event is for.
-    pub(crate) fn id(&self) -> u64 {
-        match self {
-            SubEvent::Island(id, _) | SubEvent::Wake(id) => *id,
-            SubEvent::Bridge(FromInner::Element(id, _) | FromInner::Ended(id, _)) => *id,
-        }
-    }
-}
-
-/// A stage that hosts inner sources of `T`.
-pub(crate) trait SubOwner<T>: GraphStageLogic {
-    /// `event` arrived for one of its inner sources.
-    fn on_sub_event(&mut self, event: SubEvent<T>, ctx: &mut StageContext<'_>) -> StageResult;
-}
+use crate::stage::{AsyncCallback, Attributes, IslandMsg, StageContext};
 
 /// The callbacks inner sources report through, made once per stage.
 pub(crate) struct SubHost<T> {
@@ -98,15 +68,6 @@ impl<T: Send + 'static> SubHost<T> {
     }
 }
 
-/// What an inner source has now.
-pub(crate) enum SubPoll<T> {
-    Ready(T),
-    /// Nothing yet; the hosting stage hears of progress as a [`SubEvent`].
-    Pending,
-    Completed,
-    Failed(StreamError),
-}
-
 /// One inner source (see the module docs).
 pub(crate) struct SubSource<T> {
     id: u64,
@@ -121,14 +82,7 @@ enum Form<T> {
         name: Arc<str>,
         end: Option<Option<StreamError>>,
     },
-    Island {
-        island: Box<Island>,
-        /// The connection into the marking sink.
-        conn: u32,
-        /// The inner island's inbox, closed when it is done.
-        inbox: Arc<Forward>,
-        wake: AsyncCallback<u64>,
-    },
+    Island(SubIsland),
     Bridge {
         control: AsyncCallback<ToInner>,
         ready: Option<T>,
@@ -137,18 +91,6 @@ enum Form<T> {
     },
     Done,
 }
-
-/// Run what an inner island has to do, up to [`SUB_BUDGET`] events; if
-/// events are left, ask to be woken to go on.
-fn run_inner(island: &mut Island, wake: &AsyncCallback<u64>, id: u64) {
-    if island.core.has_events() && island.run(SUB_BUDGET) {
-        wake.invoke(id);
-    }
-}
-
-/// Events an inner island runs per turn before it yields to the host's
-/// other work (it asks to be woken to go on).
-const SUB_BUDGET: usize = 1024;
 
 impl<T: Send + 'static> SubSource<T> {
     fn new<M: 'static>(
@@ -159,7 +101,7 @@ impl<T: Send + 'static> SubSource<T> {
     ) -> Self {
         let graph = source.graph.clone().then(marker::<T>(), |_: M, ()| ());
         let sink = graph.nodes.len() - 1;
-        let plan = crate::plan::plan(&graph.nodes, &graph.edges, true);
+        let plan = SubIsland::plan(&graph, ctx);
         if let Some(pulled) = &plan.pulled {
             let chunks = FusedIter::<T>::of(&*pulled.iter)();
             let form = Form::Fused {
@@ -171,45 +113,15 @@ impl<T: Send + 'static> SubSource<T> {
             };
             return Self { id, form };
         }
-        if plan.boundaries.is_empty() && plan.islands.len() == 1 {
+        if SubIsland::hostable(&plan) {
             let events = host.events.clone();
-            let (address, inbox) = Forward::open(ctx.system(), move |msg: IslandMsg| {
-                events.invoke(SubEvent::Island(id, msg));
-            });
-            let hosted = Host {
-                island: address,
-                system: ctx.system().clone(),
-                fusion: ctx.fusion(),
+            let forward = move |msg: IslandMsg| events.invoke(SubEvent::Island(id, msg));
+            let island =
+                SubIsland::start(&graph, &plan, (None, Some(sink)), id, forward, &host.wake, ctx);
+            return Self {
+                id,
+                form: Form::Island(island),
             };
-            let mut values: Vec<Option<Box<dyn std::any::Any + Send>>> =
-                (0..graph.nodes.len()).map(|_| None).collect();
-            let planned = &plan.islands[0];
-            let mut island = Box::new(crate::interpreter::materialize::build_island(
-                planned,
-                &mut [],
-                &hosted,
-                &mut values,
-                &mut Vec::new(),
-            ));
-            let stage = planned
-                .stages
-                .iter()
-                .position(|p| p.values.contains(&sink))
-                .expect("the marking sink is planned as its own stage");
-            let conn = island.core.links[island.core.ins(stage).start];
-            for value in &mut values {
-                value.get_or_insert_with(|| Box::new(()));
-            }
-            // The inner materialized value is dropped (its function still runs).
-            (graph.mat)(&mut values);
-            island.start();
-            let form = Form::Island {
-                island,
-                conn,
-                inbox,
-                wake: host.wake.clone(),
-            };
-            return Self { id, form };
         }
         let control = sub_source::run(
             source.map_materialized_value(|_| ()),
@@ -265,35 +177,7 @@ impl<T: Send + 'static> SubSource<T> {
                     None => ended(end.take()),
                 }
             }
-            Form::Island {
-                island, conn, wake, ..
-            } => {
-                let c = *conn as usize;
-                let mut poll = SubPoll::Pending;
-                for _ in 0..2 {
-                    run_inner(island, wake, self.id);
-                    let state = island.core.conns[c].state;
-                    if state & AVAILABLE != 0 {
-                        poll = match island.core.grab::<T>(*conn) {
-                            Ok(element) => SubPoll::Ready(element),
-                            Err(error) => SubPoll::Failed(error),
-                        };
-                        break;
-                    }
-                    if state & IN_DONE != 0 {
-                        poll = ended(Some(island.core.conns[c].failure.clone()));
-                        break;
-                    }
-                    if state & (DEMANDED | PUSHED) != 0 {
-                        break;
-                    }
-                    if let Err(error) = island.core.pull(*conn) {
-                        poll = SubPoll::Failed(error);
-                        break;
-                    }
-                }
-                poll
-            }
+            Form::Island(island) => island.poll::<T>(),
             Form::Bridge {
                 control,
                 ready,
@@ -360,16 +244,43 @@ impl<T: Send + 'static> SubSource<T> {
         Some(drained)
     }
 
+    /// Ask an inner source hosted as an island for one element ahead of
+    /// demand, as Pekko's `FlattenMerge` (behind `flatMapConcat` and
+    /// `flatMapMerge`) pulls each materialized inner source when it takes
+    /// it in and after each element. A fused inner source (an iterator and
+    /// simple operators) is asked on demand, as Pekko asks the iterator
+    /// sources it does not materialize; one running as its own stream
+    /// asks through its boundary anyway.
+    pub(crate) fn request(&mut self) -> Result<(), StreamError> {
+        match &mut self.form {
+            Form::Island(island) => island.request(),
+            _ => Ok(()),
+        }
+    }
+
+    /// The failure of an inner source hosted as an island or running as
+    /// its own stream, as soon as it fails, even with an element still
+    /// waiting (Pekko's `FlattenMerge` fails at once when an inner source
+    /// fails); a fused inner source's failure comes after the elements
+    /// it made before it, on demand.
+    pub(crate) fn failure(&self) -> Option<StreamError> {
+        match &self.form {
+            Form::Island(island) => island.failure(),
+            Form::Bridge {
+                end: Some(Some(error)),
+                ..
+            } => Some(error.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether the inner source has ended with nothing left to give (so
     /// the host can move on without waiting for another demand).
     pub(crate) fn is_drained(&self) -> bool {
         match &self.form {
             Form::Done => true,
             Form::Fused { end, buf, .. } => end.is_some() && buf.is_empty(),
-            Form::Island { island, conn, .. } => {
-                let state = island.core.conns[*conn as usize].state;
-                state & IN_DONE != 0 && state & AVAILABLE == 0
-            }
+            Form::Island(island) => island.output_ended(true),
             Form::Bridge { ready, end, .. } => end.is_some() && ready.is_none(),
         }
     }
@@ -379,15 +290,9 @@ impl<T: Send + 'static> SubSource<T> {
     /// inner source's end must reach the host even when nobody asks (an
     /// island asks for no element itself, so nothing is read ahead).
     pub(crate) fn on_event(&mut self, event: SubEvent<T>) {
-        let id = self.id;
         match (&mut self.form, event) {
-            (Form::Island { island, wake, .. }, SubEvent::Island(_, msg)) => {
-                island.on_message(msg);
-                run_inner(island, wake, id);
-            }
-            (Form::Island { island, wake, .. }, SubEvent::Wake(_)) => {
-                run_inner(island, wake, id);
-            }
+            (Form::Island(island), SubEvent::Island(_, msg)) => island.on_message(msg),
+            (Form::Island(island), SubEvent::Wake(_)) => island.resume(),
             (
                 Form::Bridge {
                     ready,
@@ -409,9 +314,8 @@ impl<T: Send + 'static> SubSource<T> {
 
     /// Cancel the inner source (idempotent).
     pub(crate) fn cancel(&mut self) {
-        if let Form::Island { island, conn, .. } = &mut self.form {
-            island.core.cancel(*conn);
-            island.run(SUB_BUDGET);
+        if let Form::Island(island) = &mut self.form {
+            island.cancel_output();
         }
         if let Form::Bridge {
             control, end: None, ..
@@ -424,11 +328,8 @@ impl<T: Send + 'static> SubSource<T> {
 
     /// Done with it: an island that has not finished is torn down.
     fn finish(&mut self) {
-        if let Form::Island { island, inbox, .. } = &mut self.form {
-            if !island.is_done() {
-                island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
-            }
-            inbox.close();
+        if let Form::Island(island) = &mut self.form {
+            island.abort();
         }
         self.form = Form::Done;
     }
@@ -440,26 +341,12 @@ impl<T: Send + 'static> SubSource<T> {
 
 impl<T> Drop for SubSource<T> {
     fn drop(&mut self) {
-        match &mut self.form {
-            Form::Island {
-                island,
-                conn,
-                inbox,
-                ..
-            } => {
-                if !island.is_done() {
-                    island.core.cancel(*conn);
-                    island.run(SUB_BUDGET);
-                }
-                if !island.is_done() {
-                    island.abort(&StreamError::from_kind(ErrorKind::AbruptTermination));
-                }
-                inbox.close();
-            }
-            Form::Bridge {
-                control, end: None, ..
-            } => control.invoke(ToInner::Cancel),
-            _ => {}
+        // A hosted island tears itself down.
+        if let Form::Bridge {
+            control, end: None, ..
+        } = &self.form
+        {
+            control.invoke(ToInner::Cancel);
         }
     }
 }
@@ -483,55 +370,4 @@ fn marker<T: Send + 'static>() -> crate::plan::graph::Graph<()> {
     );
     node.pull = Some(Arc::new(PullSink::<T>(Arc::new(|_| Box::new(())))));
     Graph::single(node)
-}
-
-/// A sink that leaves each element in its connection for the stage that
-/// drives its island to take (inner sources of the flattening operators,
-/// merged substreams).
-pub(crate) struct Marker<T> {
-    name: &'static str,
-    ty: std::marker::PhantomData<fn(T)>,
-}
-
-impl<T> Marker<T> {
-    pub(crate) fn named(name: &'static str) -> Self {
-        Self {
-            name,
-            ty: std::marker::PhantomData,
-        }
-    }
-}
-
-struct MarkerLogic;
-
-impl<T: Send + 'static> GraphStage for Marker<T> {
-    type Shape = SinkShape<T>;
-    type Mat = ();
-
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn create_logic(&self, _: &mut MatContext<'_>) -> (Box<dyn GraphStageLogic>, ()) {
-        (Box::new(MarkerLogic), ())
-    }
-}
-
-impl GraphStageLogic for MarkerLogic {
-    fn on_push(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
-        Ok(())
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, _: &mut StageContext<'_>) -> StageResult {
-        Ok(())
-    }
-
-    fn on_upstream_failure(
-        &mut self,
-        _: InPort,
-        _: StreamError,
-        _: &mut StageContext<'_>,
-    ) -> StageResult {
-        Ok(())
-    }
 }

@@ -18,11 +18,11 @@ use std::ops::ControlFlow;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, PoisonError};
 
-use super::runner::{Runner, Tail};
+use super::runner::Tail;
 use crate::blueprint::Flow;
 use crate::error::StreamError;
 use crate::fusion::{Consumer, ConsumerFactory, FoldSlot, FusedConsumer, StepNode};
-use crate::ops::flatten::sub::SubPoll;
+use crate::ops::sub_island::{SubIsland, SubPoll};
 use crate::plan::graph::{Fuses, Kind};
 use crate::stage::IslandMsg;
 
@@ -167,12 +167,12 @@ impl<T: Send + 'static, U: Send + 'static> Direct<T, U> {
 
 /// How one substream runs: a sub-island, or directly.
 pub(crate) enum Body<T, U> {
-    Island(Runner<T, U>),
+    Island(SubIsland),
     Direct(Direct<T, U>),
 }
 
 impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
-    /// Whether polling may give something now (see [`Runner::may_give`]).
+    /// Whether polling may give something now (see [`SubIsland::may_give`]).
     pub(crate) fn may_give(&self) -> bool {
         match self {
             Body::Island(runner) => runner.may_give(),
@@ -181,10 +181,10 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
     }
 
     /// Whether the output ended with nothing left to give (see
-    /// [`Runner::output_drained`]).
+    /// [`SubIsland::output_ended`]).
     pub(crate) fn output_drained(&self) -> bool {
         match self {
-            Body::Island(runner) => runner.output_drained(),
+            Body::Island(runner) => runner.output_ended(false),
             Body::Direct(direct) => direct.given,
         }
     }
@@ -198,7 +198,7 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
         }
     }
 
-    /// Nobody reads the output any more (see [`Runner::cancel_output`]);
+    /// Nobody reads the output any more (see [`SubIsland::cancel_output`]);
     /// a direct substream stops at once.
     pub(crate) fn cancel_output(&mut self) {
         match self {
@@ -207,6 +207,16 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
                 direct.stopped = true;
                 direct.given = true;
             }
+        }
+    }
+
+    /// Ask the output for one element ahead of demand (see
+    /// [`SubIsland::request`]); a direct substream takes every element
+    /// anyway.
+    pub(crate) fn request(&mut self) -> Result<(), StreamError> {
+        match self {
+            Body::Island(runner) => runner.request(),
+            Body::Direct(_) => Ok(()),
         }
     }
 
@@ -229,7 +239,7 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
     /// Hand `element` in (call when [`wants`](Self::wants)).
     pub(crate) fn offer(&mut self, element: T) -> Result<(), StreamError> {
         match self {
-            Body::Island(runner) => runner.offer(element),
+            Body::Island(runner) => runner.offer::<T>(element),
             Body::Direct(direct) => direct.offer(element),
         }
     }
@@ -245,7 +255,7 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
     /// The next output element, if any now.
     pub(crate) fn poll(&mut self) -> SubPoll<U> {
         match self {
-            Body::Island(runner) => runner.poll(),
+            Body::Island(runner) => runner.poll::<U>(),
             Body::Direct(direct) => direct.poll(),
         }
     }
@@ -254,7 +264,7 @@ impl<T: Send + 'static, U: Send + 'static> Body<T, U> {
     /// none).
     pub(crate) fn on_event(&mut self, msg: IslandMsg) {
         if let Body::Island(runner) = self {
-            runner.on_event(msg);
+            runner.on_message(msg);
         }
     }
 

@@ -2,7 +2,11 @@
 //! `split_after`, and `prefix_and_tail`.
 //!
 //! Each substream runs as a sub-island driven by the splitting stage
-//! (`runner`), on the stage's actor: no actor per substream; one whose
+//! (`runner`, a hosted [`SubIsland`](super::sub_island::SubIsland)), in
+//! the stage's island: no actor per substream, each asked for one element
+//! ahead of demand as Pekko's `FlattenMerge` asks, while upstream is
+//! pulled only when a substream asks (or, for `group_by`, a new one may
+//! open), as Pekko's `Split` and `GroupBy` pull; one whose
 //! flow is simple operators then a `fold`, merged back, runs directly as
 //! one consumer per substream (`direct`), unless fusion is off; an
 //! iterator source right before the split is pulled by the splitting
@@ -27,6 +31,7 @@ mod pump;
 mod runner;
 mod splitters;
 mod stage;
+mod table;
 
 use std::sync::Arc;
 
@@ -34,7 +39,8 @@ pub(crate) use prefix::PrefixAndTail;
 use runner::Tail;
 pub use splitters::SubstreamCancelStrategy;
 pub(crate) use splitters::{GroupBy, SplitAfter, SplitWhen};
-use stage::{Splitter, Substreams};
+use splitters::Splitter;
+use stage::Substreams;
 
 use super::FlowOps;
 use super::util::logic_flow_with;

@@ -11,7 +11,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::task::{Context, Waker};
 
-use super::stage::{Route, Substreams};
+use super::splitters::Route;
+use super::stage::Substreams;
 use crate::error::StreamError;
 use crate::fusion::{BoxChunks, Fill, FusedIter, IterFactory, IterNode, SplitNode};
 use crate::stage::{

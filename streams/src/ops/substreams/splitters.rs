@@ -1,4 +1,6 @@
-//! How `group_by`, `split_when` and `split_after` route elements.
+//! How `group_by`, `split_when` and `split_after` route elements: the
+//! [`Splitter`] contract the splitting stage (`stage`) calls, and its
+//! three implementations.
 
 use std::collections::{HashMap, HashSet};
 
@@ -6,8 +8,49 @@ use std::collections::{HashMap, HashSet};
 type Hasher = foldhash::fast::RandomState;
 use std::hash::Hash;
 
-use super::stage::{Route, Splitter};
 use crate::error::{ErrorKind, StreamError};
+
+/// Where an element goes.
+pub(crate) enum Route {
+    /// Into the open substream `id`.
+    To(u64),
+    /// Into a new substream.
+    New,
+    /// Nowhere (its substream was cancelled).
+    Drop,
+}
+
+/// How one splitting operator routes elements.
+pub(crate) trait Splitter<T>: Send {
+    /// Where `element` goes; `Err` fails the stream.
+    fn route(&mut self, element: &T) -> Result<Route, StreamError>;
+    /// The element routed `New` went into substream `id`.
+    fn opened(&mut self, id: u64);
+    /// Substream `id` no longer takes elements (it cancelled its input);
+    /// `true` cancels upstream too (the stream ends once the running
+    /// substreams have).
+    fn cancelled(&mut self, id: u64) -> bool;
+    /// Whether the substream an element went to ends after it (`split_after`).
+    fn close_after(&mut self, element: &T) -> bool {
+        let _ = element;
+        false
+    }
+    /// Whether [`close_after`](Self::close_after) may ever say `true`.
+    fn may_close_after(&self) -> bool {
+        false
+    }
+    /// Substream `id` that must end before an element routed `New` starts
+    /// the next one (`split_when`).
+    fn close_before(&mut self) -> Option<u64> {
+        None
+    }
+    /// For a splitter whose elements go to one substream at a time
+    /// (`split_*`): that substream, if one is open (`Some(None)` when the
+    /// next element opens one or is dropped). `None` for `group_by`.
+    fn current(&self) -> Option<Option<u64>> {
+        None
+    }
+}
 
 /// What `split_when` / `split_after` do when a substream cancels (Akka's
 /// `SubstreamCancelStrategy`).
@@ -159,6 +202,10 @@ where
     fn close_before(&mut self) -> Option<u64> {
         self.closing.take()
     }
+
+    fn current(&self) -> Option<Option<u64>> {
+        Some(self.current)
+    }
 }
 
 pub(crate) struct SplitAfter<F> {
@@ -207,6 +254,10 @@ where
 
     fn may_close_after(&self) -> bool {
         true
+    }
+
+    fn current(&self) -> Option<Option<u64>> {
+        Some(self.current)
     }
 
     fn close_after(&mut self, element: &T) -> bool {

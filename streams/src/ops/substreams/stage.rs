@@ -2,56 +2,20 @@
 //! `runner`): routing by a [`Splitter`], back-pressure, and merging the
 //! substreams' output back (or ending each in its own sink).
 
-use std::collections::VecDeque;
-
 use std::sync::Arc;
 
 use super::direct::{Body, Direct, DirectPlan};
 use super::pump::Pump;
-use super::runner::{Runner, Tail};
+use super::runner::{self, Tail};
+use super::splitters::{Route, Splitter};
+use super::table::Table;
 use crate::blueprint::Flow;
 use crate::error::StreamError;
-use crate::ops::flatten::sub::{SubEvent, SubOwner, SubPoll};
+use crate::ops::sub_island::{SubEvent, SubOwner, SubPoll};
 use crate::stage::{
     AsyncCallback, FlowShape, GraphStageLogic, InPort, OutPort, StageContext, StageResult,
     SupervisionStrategy, supervised,
 };
-
-/// Where an element goes.
-pub(crate) enum Route {
-    /// Into the open substream `id`.
-    To(u64),
-    /// Into a new substream.
-    New,
-    /// Nowhere (its substream was cancelled).
-    Drop,
-}
-
-/// How one splitting operator routes elements.
-pub(crate) trait Splitter<T>: Send {
-    /// Where `element` goes; `Err` fails the stream.
-    fn route(&mut self, element: &T) -> Result<Route, StreamError>;
-    /// The element routed `New` went into substream `id`.
-    fn opened(&mut self, id: u64);
-    /// Substream `id` no longer takes elements (it cancelled its input);
-    /// `true` cancels upstream too (the stream ends once the running
-    /// substreams have).
-    fn cancelled(&mut self, id: u64) -> bool;
-    /// Whether the substream an element went to ends after it (`split_after`).
-    fn close_after(&mut self, element: &T) -> bool {
-        let _ = element;
-        false
-    }
-    /// Whether [`close_after`](Self::close_after) may ever say `true`.
-    fn may_close_after(&self) -> bool {
-        false
-    }
-    /// Substream `id` that must end before an element routed `New` starts
-    /// the next one (`split_when`).
-    fn close_before(&mut self) -> Option<u64> {
-        None
-    }
-}
 
 /// The most slots any splitting stage visited closing substream inputs
 /// beyond one per substream it opened: 0 while closing is linear (the
@@ -59,17 +23,6 @@ pub(crate) trait Splitter<T>: Send {
 #[cfg(all(test, not(loom)))]
 pub(super) static EXTRA_CLOSE_WORK: crate::sync::StaticAtomicU64 =
     crate::sync::StaticAtomicU64::new(0);
-
-struct Sub<T, U> {
-    id: u64,
-    runner: Body<T, U>,
-    input_closed: bool,
-    /// Its output ended (or was cancelled): it no longer counts against
-    /// `parallelism`, and stays until every stage in it has stopped.
-    output_done: bool,
-    /// In `dirty` already.
-    queued: bool,
-}
 
 pub(crate) struct Substreams<T, U> {
     pub(crate) shape: FlowShape<T, U>,
@@ -82,27 +35,20 @@ pub(crate) struct Substreams<T, U> {
     pub(crate) parallelism: usize,
     /// The splitter may end a substream after an element (`split_after`).
     closes_after: bool,
-    /// The running substreams by slot; a substream's id is its slot in
-    /// the low 32 bits and the slot's generation above them, so a late
-    /// event of a finished substream never reaches its slot's successor.
-    slots: Vec<Option<Sub<T, U>>>,
-    free: Vec<u32>,
-    generation: u64,
-    /// Substreams whose output has not ended.
-    live: usize,
-    /// Substreams in `slots` (their output ended or not).
-    hosted: usize,
+    /// The running substreams.
+    subs: Table<T, U>,
     /// Every substream's input was closed after upstream ended (once).
     inputs_closed: bool,
+    /// `group_by` owes upstream a pull (Pekko's `GroupBy` pulls when the
+    /// flattening stage asks for a new substream, a substream cancels or
+    /// an element is dropped), besides pulling for a substream that asks.
+    pull_owed: bool,
     /// Downstream cancelled: new substreams are not opened, running ones
     /// run on until every stage in them has stopped.
     master_closed: bool,
     /// Slots visited closing inputs (the linearity test).
     #[cfg(all(test, not(loom)))]
     close_work: u64,
-    /// Substreams that may have something to give (output, completion):
-    /// polled in this order, the only ones polled.
-    dirty: VecDeque<u64>,
     callbacks: Option<(AsyncCallback<SubEvent<U>>, AsyncCallback<u64>)>,
     /// An element that waits for its substream to take it (or to exist).
     pub(super) pending: Option<(T, Route)>,
@@ -131,16 +77,12 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             direct,
             parallelism,
             closes_after,
-            slots: Vec::new(),
-            free: Vec::new(),
-            generation: 0,
-            live: 0,
-            hosted: 0,
+            subs: Table::new(),
             inputs_closed: false,
+            pull_owed: true,
             master_closed: false,
             #[cfg(all(test, not(loom)))]
             close_work: 0,
-            dirty: VecDeque::new(),
             callbacks: None,
             pending: None,
             upstream_done: false,
@@ -163,39 +105,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         supervised(self.strategy.as_ref(), || splitter.route(element)).unwrap_or(Ok(Route::Drop))
     }
 
-    fn sub(&mut self, id: u64) -> Option<&mut Sub<T, U>> {
-        let slot = (id & u64::from(u32::MAX)) as usize;
-        self.slots
-            .get_mut(slot)
-            .and_then(Option::as_mut)
-            .filter(|s| s.id == id)
-    }
-
-    fn mark(&mut self, id: u64) {
-        if let Some(sub) = self.sub(id)
-            && !sub.queued
-        {
-            sub.queued = true;
-            self.dirty.push_back(id);
-        }
-    }
-
-    fn remove(&mut self, id: u64) -> Option<Sub<T, U>> {
-        let slot = (id & u64::from(u32::MAX)) as usize;
-        let sub = self.slots.get_mut(slot)?.take_if(|s| s.id == id)?;
-        self.free.push(slot as u32);
-        self.hosted -= 1;
-        if !sub.output_done {
-            self.live -= 1;
-        }
-        Some(sub)
-    }
-
     /// Account for what substream `id` did: its output ended (it frees
     /// its place for `parallelism`; returns whether it did now), or
     /// every stage in it stopped (it leaves).
     fn reap(&mut self, id: u64, ctx: &mut StageContext<'_>) -> bool {
-        let Some(sub) = self.sub(id) else {
+        let Some(sub) = self.subs.get(id) else {
             return false;
         };
         let ended = !sub.output_done && sub.runner.output_drained();
@@ -204,10 +118,12 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         }
         let (gone, input_closed) = (sub.output_done && sub.runner.is_done(), sub.input_closed);
         if ended {
-            self.live -= 1;
+            self.subs.live -= 1;
+            // A place freed: the flattening stage asks for a new substream.
+            self.pull_owed = true;
         }
         if gone {
-            self.remove(id);
+            self.subs.remove(id);
             if !input_closed {
                 self.sub_cancelled(id, ctx);
             }
@@ -216,38 +132,29 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     fn open(&mut self, ctx: &mut StageContext<'_>) -> Result<u64, StreamError> {
-        let slot = match self.free.pop() {
-            Some(slot) => slot,
-            None => {
-                self.slots.push(None);
-                u32::try_from(self.slots.len() - 1).expect("fewer than 2^32 substreams at once")
-            }
-        };
-        self.generation += 1;
-        let id = (self.generation << 32) | u64::from(slot);
+        let id = self.subs.reserve();
         let runner = match &self.direct {
             Some(plan) => Body::Direct(Direct::new(plan)),
             None => {
                 let (events, wake) = self.callbacks.as_ref().expect("made in pre_start");
-                match Runner::new(id, &self.flow, &self.tail, events, wake, ctx) {
+                match runner::start(id, &self.flow, &self.tail, events, wake, ctx) {
                     Ok(runner) => Body::Island(runner),
                     Err(error) => {
-                        self.free.push(slot);
+                        self.subs.release(id);
                         return Err(error);
                     }
                 }
             }
         };
-        self.slots[slot as usize] = Some(Sub {
-            id,
-            runner,
-            input_closed: false,
-            output_done: false,
-            queued: false,
-        });
-        self.live += 1;
-        self.hosted += 1;
-        self.mark(id);
+        self.subs.insert(id, runner);
+        // With room for more, the flattening stage asks for another.
+        self.pull_owed = self.subs.live < self.parallelism;
+        // Asked for one element at once, ahead of demand (Pekko's
+        // `FlattenMerge` pulls each source it takes in).
+        if let Some(sub) = self.subs.get(id) {
+            sub.runner.request()?;
+        }
+        self.subs.mark(id);
         Ok(id)
     }
 
@@ -257,22 +164,25 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             return Ok(());
         };
         let id = match route {
-            Route::Drop => return Ok(()),
+            Route::Drop => {
+                self.pull_owed = true;
+                return Ok(());
+            }
             Route::To(id) => id,
             Route::New => {
                 if let Some(id) = self.splitter.close_before()
-                    && let Some(sub) = self.sub(id)
+                    && let Some(sub) = self.subs.get(id)
                     && !sub.input_closed
                 {
                     sub.input_closed = true;
                     sub.runner.close_input(None);
-                    self.mark(id);
+                    self.subs.mark(id);
                     self.reap(id, ctx);
                 }
                 if self.master_closed {
                     return Ok(()); // nobody would read a new substream
                 }
-                if self.live >= self.parallelism {
+                if self.subs.live >= self.parallelism {
                     self.pending = Some((element, Route::New));
                     return Ok(());
                 }
@@ -281,7 +191,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 id
             }
         };
-        let Some(sub) = self.sub(id) else {
+        let Some(sub) = self.subs.get(id) else {
             return Ok(()); // its substream is gone: nothing takes it
         };
         if sub.input_closed {
@@ -301,7 +211,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         else {
             return Ok(()); // the predicate panicked, resumed: the element is dropped
         };
-        let sub = self.sub(id).expect("looked up above");
+        let sub = self.subs.get(id).expect("looked up above");
         sub.runner.offer(element)?;
         // The element ended it (a `take`): its key closes now, before the
         // next element is routed, whenever its output is taken.
@@ -315,7 +225,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         // A substream that only took its element (a fold, say) has
         // nothing to poll for.
         if close || cancelled || sub.runner.may_give() {
-            self.mark(id);
+            self.subs.mark(id);
         }
         if cancelled {
             self.sub_cancelled(id, ctx);
@@ -336,10 +246,10 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         ctx: &mut StageContext<'_>,
     ) -> StageResult {
         // Output waits only when downstream can take it.
-        let quiet = self.dirty.is_empty() || !ctx.is_available(self.shape.out);
+        let quiet = self.subs.quiet() || !ctx.is_available(self.shape.out);
         if !self.closes_after
             && quiet
-            && let Some(sub) = self.sub(id)
+            && let Some(sub) = self.subs.get(id)
             && !sub.input_closed
             && let Body::Direct(direct) = &mut sub.runner
             && direct.wants()
@@ -349,7 +259,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 // An operator completed: the substream cancelled its
                 // input (its key closes now) and has its result.
                 sub.input_closed = true;
-                self.mark(id);
+                self.subs.mark(id);
                 self.sub_cancelled(id, ctx);
                 return self.drive(ctx);
             }
@@ -381,12 +291,12 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 break;
             }
         }
-        if self.hosted == 0 && (self.master_closed || self.upstream_done && self.pending.is_none())
+        if self.subs.hosted == 0 && (self.master_closed || self.upstream_done && self.pending.is_none())
         {
             ctx.complete_stage();
             return Ok(());
         }
-        if self.upstream_done && self.pending.is_none() && self.live == 0 {
+        if self.upstream_done && self.pending.is_none() && self.subs.live == 0 {
             // Substreams whose output ended still run (keep going).
             ctx.complete(self.shape.out);
             return Ok(());
@@ -395,7 +305,11 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             if self.input.is_some() {
                 return self.pump(ctx);
             }
-            if !ctx.has_been_pulled(self.shape.inlet) && !ctx.is_closed(self.shape.inlet) {
+            if !ctx.has_been_pulled(self.shape.inlet)
+                && !ctx.is_closed(self.shape.inlet)
+                && self.upstream_wanted()
+            {
+                self.pull_owed = false;
                 ctx.pull(self.shape.inlet)?;
             }
         }
@@ -419,16 +333,37 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         Err(error)
     }
 
+    /// Whether upstream is asked for an element now (with none pending),
+    /// as by Pekko's splitting stages: `split_*` when the substream the
+    /// next element goes to asks for one (with none open, the element
+    /// opens one or is drained); `group_by` when a substream asks or a
+    /// pull is owed (see `pull_owed`).
+    fn upstream_wanted(&mut self) -> bool {
+        match self.splitter.current() {
+            None => {
+                self.pull_owed
+                    || self
+                        .subs
+                        .iter_mut()
+                        .any(|sub| !sub.input_closed && sub.runner.wants())
+            }
+            Some(None) => true,
+            Some(Some(id)) => self.subs.get(id).is_none_or(|sub| {
+                sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled()
+            }),
+        }
+    }
+
     /// Whether the pending element can move now.
     fn pending_ready(&mut self) -> bool {
-        let (live, parallelism) = (self.live, self.parallelism);
+        let (live, parallelism) = (self.subs.live, self.parallelism);
         match &self.pending {
             None => false,
             Some((_, Route::Drop)) => true,
             Some((_, Route::New)) => live < parallelism,
             Some((_, Route::To(id))) => {
                 let id = *id;
-                match self.sub(id) {
+                match self.subs.get(id) {
                     Some(sub) => {
                         sub.input_closed || sub.runner.wants() || sub.runner.input_cancelled()
                     }
@@ -445,13 +380,13 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let mut freed = false;
         let to_sink = matches!(self.tail, Tail::To(_));
         while to_sink || ctx.is_available(self.shape.out) {
-            let Some(id) = self.dirty.pop_front() else {
+            let Some(next) = self.subs.next_dirty() else {
                 break;
             };
-            let Some(sub) = self.sub(id) else {
+            let Some(sub) = next else {
                 continue;
             };
-            sub.queued = false;
+            let id = sub.id;
             let poll = sub.runner.poll();
             if !sub.input_closed && sub.runner.input_cancelled() {
                 sub.input_closed = true;
@@ -460,10 +395,14 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             match poll {
                 SubPoll::Ready(element) => {
                     ctx.push(self.shape.out, element)?;
-                    // It may have more: after the others (fairness); or it
+                    // Asked again at once, one element ahead of demand;
+                    // it may have more: after the others (fairness); or it
                     // ended with this one (no demand needed to see that).
+                    if let Some(sub) = self.subs.get(id) {
+                        sub.runner.request()?;
+                    }
                     if !self.reap(id, ctx) {
-                        self.mark(id);
+                        self.subs.mark(id);
                     }
                 }
                 SubPoll::Pending => {}
@@ -475,6 +414,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     fn sub_cancelled(&mut self, id: u64, ctx: &mut StageContext<'_>) {
+        self.pull_owed = true;
         if self.splitter.cancelled(id) {
             self.pending = None;
             self.upstream_done = true;
@@ -489,9 +429,9 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
         let mut closed = Vec::new();
         #[cfg(all(test, not(loom)))]
         {
-            self.close_work += self.slots.len() as u64;
+            self.close_work += self.subs.slots() as u64;
         }
-        for sub in self.slots.iter_mut().flatten() {
+        for sub in self.subs.iter_mut() {
             if !sub.input_closed {
                 sub.input_closed = true;
                 sub.runner.close_input(error.clone());
@@ -499,7 +439,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             }
         }
         for id in closed {
-            self.mark(id);
+            self.subs.mark(id);
             self.reap(id, ctx);
         }
     }
@@ -509,9 +449,9 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     /// upstream, until they stop.
     fn close_master(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         self.master_closed = true;
-        self.live = 0;
+        self.subs.live = 0;
         let mut gone = Vec::new();
-        for sub in self.slots.iter_mut().flatten() {
+        for sub in self.subs.iter_mut() {
             sub.output_done = true;
             sub.runner.cancel_output();
             if sub.runner.is_done() {
@@ -519,7 +459,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
             }
         }
         for id in gone {
-            if let Some(sub) = self.remove(id)
+            if let Some(sub) = self.subs.remove(id)
                 && !sub.input_closed
             {
                 self.sub_cancelled(id, ctx);
@@ -529,10 +469,7 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
     }
 
     fn clear(&mut self) {
-        self.slots.clear();
-        self.dirty.clear();
-        self.live = 0;
-        self.hosted = 0;
+        self.subs.clear();
     }
 }
 
@@ -586,7 +523,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
     fn post_stop(&mut self) {
         #[cfg(all(test, not(loom)))]
         EXTRA_CLOSE_WORK.fetch_max(
-            self.close_work.saturating_sub(self.generation),
+            self.close_work.saturating_sub(self.subs.opened()),
             crate::sync::Ordering::Relaxed,
         );
         self.clear();
@@ -596,7 +533,7 @@ impl<T: Send + 'static, U: Send + 'static> GraphStageLogic for Substreams<T, U> 
 impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
     fn on_sub_event(&mut self, event: SubEvent<U>, ctx: &mut StageContext<'_>) -> StageResult {
         let id = event.id();
-        let Some(sub) = self.sub(id) else {
+        let Some(sub) = self.subs.get(id) else {
             return Ok(());
         };
         match event {
@@ -604,7 +541,7 @@ impl<T: Send + 'static, U: Send + 'static> SubOwner<U> for Substreams<T, U> {
             SubEvent::Wake(_) => sub.runner.resume(),
             SubEvent::Bridge(_) => {}
         }
-        self.mark(id);
+        self.subs.mark(id);
         self.reap(id, ctx);
         self.drive(ctx)
     }
