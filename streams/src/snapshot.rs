@@ -405,8 +405,9 @@ impl Collector {
 
 /// What the registry of running streams asks a running island through.
 pub(crate) trait Inspect: Send + Sync {
-    /// The island's name.
-    fn name(&self) -> &str;
+    /// The island's name (asked only when a snapshot is taken, so a
+    /// fused task makes it then, not for every run).
+    fn name(&self) -> String;
 
     /// Ask the island for its snapshot; it answers `reply` from its own
     /// task (or drops it if it has ended).
@@ -453,7 +454,7 @@ impl PendingSnapshot {
                 waiting: islands.len(),
                 slots: islands
                     .iter()
-                    .map(|island| Slot::Waiting(island.name().to_owned()))
+                    .map(|island| Slot::Waiting(island.name()))
                     .collect(),
             }),
             done: Promise::new(),

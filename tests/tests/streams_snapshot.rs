@@ -1,8 +1,11 @@
 //! Snapshots of running streams: the stages, the connection states and
 //! how long each island has waited, for finding where a stream is stuck.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use weir_streams::Driver;
 use weir_streams::prelude::*;
 use weir_streams::snapshot::{ConnectionState, Side};
 use weir_streams::testkit::TestSink;
@@ -108,6 +111,76 @@ fn a_pipeline_waiting_for_its_source_names_the_source() {
     assert_eq!(holding, ["queue"], "{}", streams[0]);
     queue.complete();
     done.wait().unwrap();
+    shutdown(&system);
+}
+
+#[test]
+fn a_graph_run_as_one_fused_task_is_listed_with_how_long_it_has_waited() {
+    let (system, materializer, clock) = clocked_stream_system("snapshot-fused-task");
+    let started = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&started);
+    // A source that never gives an element, fused with `map` into a fold:
+    // the whole graph is one loop run as one pool task.
+    let graph = Source::future(move || {
+        flag.store(true, Ordering::SeqCst);
+        std::future::pending::<Result<u32, StreamError>>()
+    })
+    .map(|x| x + 1)
+    .to_mat(Sink::fold(0u32, |sum, x| sum + x), Keep::right);
+    assert_eq!(graph.describe(&materializer).driver, Driver::PoolTask);
+    let done = graph.run(&materializer);
+    assert!(weir_tests::eventually(PATIENCE, || started.load(Ordering::SeqCst)));
+    clock.advance(Duration::from_secs(5));
+
+    let streams = snapshot(&materializer);
+    assert_eq!(streams.len(), 1, "{streams:?}");
+    let [island] = &streams[0].islands[..] else {
+        panic!("one island: {}", streams[0])
+    };
+    // The fused loop is one stage, with no ports.
+    assert_eq!(island.stages.len(), 1, "{}", streams[0]);
+    assert_eq!((island.stages[0].inlets, island.stages[0].outlets), (0, 0));
+    assert!(island.connections.is_empty());
+    assert_eq!(island.idle_for, Duration::from_secs(5));
+    assert!(
+        island
+            .name
+            .starts_with(&format!("stream-{}-0", streams[0].stream)),
+        "{}",
+        island.name
+    );
+    // Answering is no progress: the wait goes on counting.
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        snapshot(&materializer)[0].islands[0].idle_for,
+        Duration::from_secs(7)
+    );
+    assert!(streams[0].to_string().contains(&island.stages[0].name));
+
+    materializer.shutdown();
+    assert!(done.wait().is_err(), "stopped by the shutdown");
+    assert!(weir_tests::eventually(PATIENCE, || {
+        materializer.running_islands() == 0
+    }));
+    assert_eq!(snapshot(&materializer), Vec::new());
+    shutdown(&system);
+}
+
+#[test]
+fn a_busy_fused_task_answers_between_its_turns() {
+    let (system, materializer) = stream_system("snapshot-busy-task");
+    let graph = Source::repeat(1u64)
+        .map(|x| x * 2)
+        .to_mat(Sink::fold(0u64, |sum, x| sum.wrapping_add(x)), Keep::right);
+    assert_eq!(graph.describe(&materializer).driver, Driver::PoolTask);
+    let done = graph.run(&materializer);
+    for _ in 0..10 {
+        let streams = snapshot(&materializer);
+        assert_eq!(streams.len(), 1, "{streams:?}");
+        assert_eq!(streams[0].islands.len(), 1);
+    }
+    materializer.shutdown();
+    assert!(done.wait().is_err(), "stopped by the shutdown");
     shutdown(&system);
 }
 

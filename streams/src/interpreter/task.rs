@@ -114,8 +114,8 @@ impl Inbox for TaskInbox {
 }
 
 impl Inspect for TaskInbox {
-    fn name(&self) -> &str {
-        &self.name
+    fn name(&self) -> String {
+        self.name.to_string()
     }
 
     fn inspect(&self, reply: SnapshotReply) {
