@@ -105,6 +105,51 @@ pub struct StageSnapshot {
     /// Whether it has finished (its ports are closed) while others of its
     /// island still run.
     pub finished: bool,
+    /// How full its buffer is, for the stages that hand elements between
+    /// islands or threads: the halves of an async boundary, and
+    /// `Source::queue` (what was offered and not yet pushed). `None` for
+    /// other stages.
+    pub buffer: Option<BufferFill>,
+}
+
+/// How full the buffer of an async boundary is, seen from one of its
+/// halves. The downstream half (`async-boundary-in`, or the fused sink
+/// after it) holds what was handed over and not yet passed on into its
+/// island; the upstream half (`async-boundary-out`, or the fused source
+/// before it) what it took in and has not handed over yet. The two add up
+/// to the elements between the islands, at most `capacity`: a downstream
+/// half at its capacity is a boundary whose downstream island does not
+/// take.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::snapshot::BufferFill;
+///
+/// let fill = BufferFill { len: 16, capacity: 16 };
+/// assert!(fill.is_full());
+/// assert_eq!(fill.to_string(), "16/16");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferFill {
+    /// Elements held.
+    pub len: usize,
+    /// The boundary's buffer size (the most elements between its islands).
+    pub capacity: usize,
+}
+
+impl BufferFill {
+    /// Whether it holds `capacity` elements (or more, which the boundary's
+    /// credit never lets happen).
+    pub fn is_full(&self) -> bool {
+        self.len >= self.capacity
+    }
+}
+
+impl fmt::Display for BufferFill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.len, self.capacity)
+    }
 }
 
 /// One connection of a running island: an outlet of `from` joined to an
@@ -266,8 +311,11 @@ impl StreamSnapshot {
                 } else {
                     ""
                 };
+                let buffer = stage
+                    .buffer
+                    .map_or(String::new(), |b| format!("<br/>buffer {b}"));
                 out.push_str(&format!(
-                    "    {}[\"{}\"]{class}\n",
+                    "    {}[\"{}{buffer}\"]{class}\n",
                     id(i),
                     escape(&stage.name)
                 ));
@@ -304,11 +352,15 @@ impl fmt::Display for StreamSnapshot {
             )?;
             for (i, stage) in island.stages.iter().enumerate() {
                 let done = if stage.finished { ", finished" } else { "" };
-                writeln!(
+                write!(
                     f,
                     "    [{i}] {} ({} in, {} out{done})",
                     stage.name, stage.inlets, stage.outlets
                 )?;
+                if let Some(buffer) = stage.buffer {
+                    write!(f, ", buffer {buffer}")?;
+                }
+                writeln!(f)?;
             }
             for c in &island.connections {
                 let (up, down) = (&island.stages[c.from].name, &island.stages[c.to].name);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use weir_streams::Driver;
 use weir_streams::prelude::*;
-use weir_streams::snapshot::{ConnectionState, Side};
+use weir_streams::snapshot::{BufferFill, ConnectionState, Side};
 use weir_streams::testkit::TestSink;
 use weir_streams::{SnapshotError, StreamSnapshot};
 use weir_tests::{IslandGate, PATIENCE, clocked_stream_system, shutdown, stream_system};
@@ -222,6 +222,87 @@ fn an_async_boundary_shows_two_islands_joined_by_its_halves() {
         islands[1]
             .name
             .starts_with(&format!("stream-{}-1", streams[0].stream))
+    );
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_boundary_whose_downstream_does_not_take_shows_its_buffer_full() {
+    let (system, materializer) = stream_system("snapshot-buffer");
+    let mut probe = Source::repeat(1u8)
+        .async_boundary()
+        .run_with(TestSink::probe(), &materializer);
+    probe.request(1);
+    probe.expect_next();
+    // Upstream fills the buffer and waits for credit; the element the
+    // probe took has left it.
+    // (The source is fused into the upstream half: island 0 is that one
+    // stage; island 1 starts with the downstream half.)
+    let full = |streams: &[StreamSnapshot]| {
+        let [up, down] = &streams[0].islands[..] else {
+            return None;
+        };
+        let (out, into) = (up.stages[0].buffer?, down.stages[0].buffer?);
+        (into.len + 1 == into.capacity && out.len == 0).then_some((out, into))
+    };
+    let mut seen = None;
+    assert!(
+        weir_tests::eventually(PATIENCE, || {
+            seen = full(&snapshot(&materializer));
+            seen.is_some()
+        }),
+        "{}",
+        snapshot(&materializer)[0]
+    );
+    let (out, into) = seen.unwrap();
+    assert_eq!(out.capacity, into.capacity);
+    let streams = snapshot(&materializer);
+    let text = streams[0].to_string();
+    assert!(
+        text.contains(&format!("async-boundary-in (0 in, 1 out), buffer {into}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("buffer 0/{}", out.capacity)),
+        "{text}"
+    );
+    assert!(
+        streams[0]
+            .to_mermaid()
+            .contains(&format!("<br/>buffer {into}"))
+    );
+    // Stages that are no boundary's half have no buffer.
+    assert_eq!(streams[0].islands[1].stages[1].name, "sink_probe");
+    assert_eq!(streams[0].islands[1].stages[1].buffer, None);
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_queue_shows_what_was_offered_and_not_yet_pushed() {
+    let (system, materializer) = stream_system("snapshot-queue-fill");
+    let (queue, mut probe) = Source::<u32, _>::queue(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&materializer);
+    for i in 0..3 {
+        assert_eq!(queue.offer(i), weir_streams::QueueOfferResult::Enqueued);
+    }
+    let fill = |streams: Vec<StreamSnapshot>| streams[0].islands[0].stages[0].buffer;
+    assert_eq!(
+        fill(snapshot(&materializer)),
+        Some(BufferFill {
+            len: 3,
+            capacity: 4
+        })
+    );
+    probe.request(1);
+    assert_eq!(probe.expect_next(), 0);
+    assert_eq!(
+        fill(snapshot(&materializer)).map(|b| b.len),
+        Some(2),
+        "one pushed"
     );
     probe.cancel();
     shutdown(&system);

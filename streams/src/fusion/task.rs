@@ -252,6 +252,7 @@ impl Inspect for TaskProbe {
                     inlets: 0,
                     outlets: 0,
                     finished: false,
+                    buffer: None,
                 }],
                 connections: Vec::new(),
                 idle_for,

@@ -90,3 +90,51 @@ pub fn channel<T, P: Notify, C: Notify>(
     };
     (producer, consumer)
 }
+
+// Read-only views of how full a hand-over is, for snapshots
+// (`crate::snapshot`): never on the element path.
+
+impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
+    /// Elements handed over that this side has not passed on yet: those
+    /// waiting in the channel and those in its current batch. Takes the
+    /// channel's lock briefly.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::handover::{self, Order, Refill, Wait};
+    ///
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Pop);
+    /// producer.push(1);
+    /// producer.push(2);
+    /// producer.hand_over();
+    /// assert_eq!(consumer.buffered(), 2); // in the channel
+    /// assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+    /// consumer.pop();
+    /// assert_eq!(consumer.buffered(), 1); // in the batch
+    /// ```
+    pub fn buffered(&self) -> usize {
+        self.local.len() + self.shared.lock().queue.len()
+    }
+}
+
+impl<T, P: Notify, C: Notify> Producer<T, P, C> {
+    /// Elements taken in and not handed over yet (this side's batch).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::handover::{self, Order};
+    ///
+    /// let (mut producer, _consumer) = handover::channel::<u8, Waker, Waker>(8, Order::Pop);
+    /// producer.push(1);
+    /// assert_eq!(producer.held(), 1);
+    /// producer.hand_over();
+    /// assert_eq!(producer.held(), 0);
+    /// ```
+    pub fn held(&self) -> usize {
+        self.local.len()
+    }
+}

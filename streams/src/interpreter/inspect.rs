@@ -18,11 +18,13 @@ impl Island {
             .stages
             .iter()
             .zip(&core.ports)
-            .map(|(meta, ports)| StageSnapshot {
+            .zip(&self.logics)
+            .map(|((meta, ports), logic)| StageSnapshot {
                 name: meta.name.to_string(),
                 inlets: ports.ins,
                 outlets: ports.outs,
                 finished: meta.finished,
+                buffer: meta.gauge.and_then(|gauge| gauge(&**logic)),
             })
             .collect();
         let connections = core

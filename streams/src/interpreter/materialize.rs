@@ -244,6 +244,7 @@ pub(crate) fn build_island(
             timers: Vec::new(),
             on_finish,
             idle_requested: false,
+            gauge: None,
         });
         logics.push(logic);
     }

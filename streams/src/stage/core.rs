@@ -101,7 +101,14 @@ pub(crate) struct StageMeta {
     pub(crate) on_finish: Vec<Box<dyn FnOnce() + Send>>,
     /// In `Core::idle` already.
     pub(crate) idle_requested: bool,
+    /// Reads how full the stage's buffer between islands is, for a
+    /// snapshot (set by an async boundary's halves at start).
+    pub(crate) gauge: Option<Gauge>,
 }
+
+/// Reads a stage's buffer from its logic (which it downcasts to the one
+/// type it was made for), for a snapshot; never on the element path.
+pub(crate) type Gauge = fn(&dyn GraphStageLogic) -> Option<crate::snapshot::BufferFill>;
 
 pub(crate) struct TimerEntry {
     pub(crate) key: TimerKey,

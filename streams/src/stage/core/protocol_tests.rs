@@ -104,6 +104,7 @@ fn meta(name: &str) -> StageMeta {
         timers: Vec::new(),
         on_finish: Vec::new(),
         idle_requested: false,
+        gauge: None,
     }
 }
 
