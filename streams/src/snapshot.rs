@@ -110,6 +110,69 @@ pub struct StageSnapshot {
     /// `Source::queue` (what was offered and not yet pushed). `None` for
     /// other stages.
     pub buffer: Option<BufferFill>,
+    /// Its counters, when the materializer counts
+    /// ([`MaterializerBuilder::stage_counters`](crate::MaterializerBuilder::stage_counters));
+    /// `None` otherwise.
+    pub counters: Option<StageCounters>,
+}
+
+/// What a stage has done since its island started, counted when the
+/// materializer asks for it
+/// ([`MaterializerBuilder::stage_counters`](crate::MaterializerBuilder::stage_counters)).
+///
+/// Elements are those that crossed the island's connections: operators
+/// fused into one stage count as that stage, and a stage with no ports (a
+/// fused source run into its sink) counts none. A wait is the time the
+/// island sat idle between two turns while the stage waited: for demand
+/// (an outlet not pulled, or an element not grabbed) or for an element (an
+/// inlet pulled and not pushed); time spent running is not waiting.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("counters-doc").unwrap();
+/// let counting = Materializer::builder(&system).stage_counters(true).build();
+/// let (queue, done) = Source::<u32, _>::queue(4).unwrap()
+///     .map(|x| x + 1)
+///     .to_mat(Sink::ignore(), Keep::both)
+///     .run(&counting);
+/// queue.offer(1);
+/// queue.offer(2);
+/// # std::thread::sleep(Duration::from_millis(50));
+/// let streams = counting.snapshot().wait_timeout(Duration::from_secs(5)).unwrap();
+/// let stages = &streams[0].islands[0].stages;
+/// let counted = stages.iter().filter_map(|s| s.counters);
+/// assert!(counted.clone().count() == stages.len());
+/// println!("{}", streams[0]); // each stage: elements in and out, and its waits
+/// queue.complete();
+/// done.wait().unwrap();
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct StageCounters {
+    /// Elements pushed into the stage (over all its inlets).
+    pub elements_in: u64,
+    /// Elements the stage pushed (over all its outlets).
+    pub elements_out: u64,
+    /// How long it waited for demand from downstream.
+    pub waited_for_demand: Duration,
+    /// How long it waited for an element from upstream.
+    pub waited_for_element: Duration,
+}
+
+impl fmt::Display for StageCounters {
+    /// `3 in, 3 out, waited 5s for demand, 0ns for elements`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} in, {} out, waited {:?} for demand, {:?} for elements",
+            self.elements_in, self.elements_out, self.waited_for_demand, self.waited_for_element
+        )
+    }
 }
 
 /// How full the buffer of an async boundary is, seen from one of its
@@ -311,9 +374,15 @@ impl StreamSnapshot {
                 } else {
                     ""
                 };
-                let buffer = stage
+                let mut buffer = stage
                     .buffer
                     .map_or(String::new(), |b| format!("<br/>buffer {b}"));
+                if let Some(c) = stage.counters {
+                    buffer.push_str(&format!(
+                        "<br/>{} in, {} out<br/>waited {:?} / {:?}",
+                        c.elements_in, c.elements_out, c.waited_for_demand, c.waited_for_element
+                    ));
+                }
                 out.push_str(&format!(
                     "    {}[\"{}{buffer}\"]{class}\n",
                     id(i),
@@ -359,6 +428,9 @@ impl fmt::Display for StreamSnapshot {
                 )?;
                 if let Some(buffer) = stage.buffer {
                     write!(f, ", buffer {buffer}")?;
+                }
+                if let Some(counters) = stage.counters {
+                    write!(f, "; {counters}")?;
                 }
                 writeln!(f)?;
             }

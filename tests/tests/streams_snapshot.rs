@@ -309,6 +309,98 @@ fn a_queue_shows_what_was_offered_and_not_yet_pushed() {
 }
 
 #[test]
+fn stage_counters_count_elements_and_waits_when_asked_for() {
+    let (system, plain, clock) = clocked_stream_system("snapshot-counters");
+    let counting = Materializer::builder(&system)
+        .fusion(false)
+        .stage_counters(true)
+        .build();
+    let run = |mat: &Materializer| {
+        let mut probe = Source::repeat(1u32)
+            .map(|x| x + 1)
+            .named("plus-one")
+            .run_with(TestSink::probe(), mat);
+        probe.request(3);
+        assert_eq!(probe.expect_next_n(3), vec![2, 2, 2]);
+        probe.wait_idle();
+        probe
+    };
+    let (mut counted, mut uncounted) = (run(&counting), run(&plain));
+    clock.advance(Duration::from_secs(5));
+
+    // Off (the default), nothing is counted.
+    let streams = snapshot(&plain);
+    assert!(
+        streams[0].islands[0]
+            .stages
+            .iter()
+            .all(|s| s.counters.is_none())
+    );
+
+    let streams = snapshot(&counting);
+    let stage = |name: &str| {
+        let stages = &streams[0].islands[0].stages;
+        let stage = stages.iter().find(|s| s.name == name);
+        stage.and_then(|s| s.counters).expect(name)
+    };
+    let (source, map, sink) = (stage("repeat"), stage("plus-one"), stage("sink_probe"));
+    assert_eq!((source.elements_in, source.elements_out), (0, 3));
+    assert_eq!((map.elements_in, map.elements_out), (3, 3));
+    assert_eq!((sink.elements_in, sink.elements_out), (3, 0));
+    // The probe stopped asking: upstream of it everything waited for
+    // demand the five seconds the clock moved, and nothing for elements.
+    assert_eq!(map.waited_for_demand, Duration::from_secs(5));
+    assert_eq!(source.waited_for_demand, Duration::from_secs(5));
+    assert_eq!(sink.waited_for_element, Duration::ZERO);
+    assert_eq!(map.waited_for_element, Duration::ZERO);
+    let text = streams[0].to_string();
+    assert!(
+        text.contains(
+            "plus-one (1 in, 1 out); 3 in, 3 out, waited 5s for demand, 0ns for elements"
+        ),
+        "{text}"
+    );
+    assert!(streams[0].to_mermaid().contains("<br/>3 in, 3 out"));
+
+    counted.cancel();
+    uncounted.cancel();
+
+    // A source that has nothing: downstream of it everything waits for an
+    // element.
+    let (queue, mut probe) = Source::<u32, _>::queue(4)
+        .unwrap()
+        .map(|x| x + 1)
+        .named("plus-one")
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&counting);
+    probe.request(1);
+    probe.wait_idle();
+    clock.advance(Duration::from_secs(3));
+    let streams = snapshot(&counting);
+    let stages = &streams[0].islands[0].stages;
+    let waits: Vec<(Duration, Duration)> = stages
+        .iter()
+        .map(|s| s.counters.unwrap())
+        .map(|c| (c.waited_for_demand, c.waited_for_element))
+        .collect();
+    let secs = Duration::from_secs;
+    // queue, plus-one, sink_probe
+    assert_eq!(
+        waits,
+        [
+            (Duration::ZERO, Duration::ZERO),
+            (Duration::ZERO, secs(3)),
+            (Duration::ZERO, secs(3))
+        ],
+        "{}",
+        streams[0]
+    );
+    queue.complete();
+    probe.expect_complete();
+    shutdown(&system);
+}
+
+#[test]
 fn a_snapshot_of_many_running_streams_answers_while_they_run() {
     let (system, materializer) = stream_system("snapshot-many");
     let other = Materializer::new(&system);

@@ -253,6 +253,7 @@ impl Inspect for TaskProbe {
                     outlets: 0,
                     finished: false,
                     buffer: None,
+                    counters: None,
                 }],
                 connections: Vec::new(),
                 idle_for,

@@ -5,6 +5,7 @@ use std::any::Any;
 
 use weir_actor::{DispatcherKind, TaskHandle};
 
+use super::counters::Counters;
 use super::island::Island;
 use super::task::{IslandTask, TaskInbox};
 use crate::error::{ErrorKind, MaterializeError, StreamError};
@@ -88,7 +89,14 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
             system: system.clone(),
             fusion: materializer.fusion(),
         };
-        let built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        let mut built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        if materializer.stage_counters() {
+            let core = &built_island.core;
+            built_island.counters = Some(Box::new(Counters::new(
+                core.conns.len(),
+                core.stages.len(),
+            )));
+        }
         built.push((built_island, inbox, island_dispatcher(island)));
     }
     let failure = spawn_islands(built, materializer);
@@ -267,6 +275,7 @@ pub(crate) fn build_island(
         active: 0,
         starting: 0,
         registration: None,
+        counters: None,
         core: Core {
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
             chased: None,
