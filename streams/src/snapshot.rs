@@ -175,14 +175,18 @@ impl fmt::Display for StageCounters {
     }
 }
 
-/// How full the buffer of an async boundary is, seen from one of its
-/// halves. The downstream half (`async-boundary-in`, or the fused sink
-/// after it) holds what was handed over and not yet passed on into its
-/// island; the upstream half (`async-boundary-out`, or the fused source
-/// before it) what it took in and has not handed over yet. The two add up
-/// to the elements between the islands, at most `capacity`: a downstream
-/// half at its capacity is a boundary whose downstream island does not
-/// take.
+/// How full the buffer of an async boundary (or a `Source::queue`) is,
+/// seen from one side.
+///
+/// The downstream half of a boundary (`async-boundary-in`, or the fused
+/// sink after it) counts the elements waiting to enter its island: handed
+/// over, and not passed on yet. The upstream half (`async-boundary-out`,
+/// or the fused source before it) counts the places it has used and not
+/// been given back: elements on their way, and those passed on whose
+/// places the downstream half returns in batches (half the buffer at a
+/// time). Upstream at `capacity` waits for the downstream island; a
+/// downstream half at or near `capacity` is a boundary whose downstream
+/// island does not take. A queue counts what was offered and not pushed.
 ///
 /// # Examples
 ///

@@ -235,8 +235,10 @@ fn a_boundary_whose_downstream_does_not_take_shows_its_buffer_full() {
         .run_with(TestSink::probe(), &materializer);
     probe.request(1);
     probe.expect_next();
-    // Upstream fills the buffer and waits for credit; the element the
-    // probe took has left it.
+    // Upstream fills the buffer and waits for credit: it has used every
+    // place (the one the probe's element left comes back with half the
+    // buffer's), and all but that element wait to enter the downstream
+    // island.
     // (The source is fused into the upstream half: island 0 is that one
     // stage; island 1 starts with the downstream half.)
     let full = |streams: &[StreamSnapshot]| {
@@ -244,7 +246,7 @@ fn a_boundary_whose_downstream_does_not_take_shows_its_buffer_full() {
             return None;
         };
         let (out, into) = (up.stages[0].buffer?, down.stages[0].buffer?);
-        (into.len + 1 == into.capacity && out.len == 0).then_some((out, into))
+        (into.len + 1 == into.capacity && out.is_full()).then_some((out, into))
     };
     let mut seen = None;
     assert!(
@@ -264,7 +266,7 @@ fn a_boundary_whose_downstream_does_not_take_shows_its_buffer_full() {
         "{text}"
     );
     assert!(
-        text.contains(&format!("buffer 0/{}", out.capacity)),
+        text.contains(&format!("buffer {0}/{0}", out.capacity)),
         "{text}"
     );
     assert!(

@@ -120,21 +120,29 @@ impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
 }
 
 impl<T, P: Notify, C: Notify> Producer<T, P, C> {
-    /// Elements taken in and not handed over yet (this side's batch).
+    /// Places this side may still fill: its [`credit`](Self::credit) and
+    /// the credit the consumer gave back that it has not taken yet. Zero
+    /// means it must wait for the consumer. Takes the channel's lock
+    /// briefly.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::task::Waker;
-    /// use weir_streams::handover::{self, Order};
+    /// use weir_streams::handover::{self, Order, Refill, Wait};
     ///
-    /// let (mut producer, _consumer) = handover::channel::<u8, Waker, Waker>(8, Order::Pop);
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(2, Order::Pop);
     /// producer.push(1);
-    /// assert_eq!(producer.held(), 1);
+    /// producer.push(2);
     /// producer.hand_over();
-    /// assert_eq!(producer.held(), 0);
+    /// assert_eq!(producer.free(), 0); // both places taken
+    /// assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+    /// consumer.pop();
+    /// consumer.pop();
+    /// consumer.give_back();
+    /// assert_eq!(producer.free(), 2); // given back, not taken yet
     /// ```
-    pub fn held(&self) -> usize {
-        self.local.len()
+    pub fn free(&self) -> usize {
+        self.credit + self.shared.lock().returned
     }
 }

@@ -163,15 +163,15 @@ fn gauge_in<T: Send + 'static>(logic: &dyn GraphStageLogic) -> Option<BufferFill
     })
 }
 
-/// How full the buffer is at the upstream half: what it took in and has
-/// not handed over.
+/// How full the buffer is at the upstream half: the places it has used
+/// and not been given back (at the capacity, it waits for credit).
 fn gauge_out<T: Send + 'static, C: Notify + 'static>(
     logic: &dyn GraphStageLogic,
 ) -> Option<BufferFill> {
     let any: &dyn Any = logic;
     let half = any.downcast_ref::<BoundaryOut<T, C>>()?;
     Some(BufferFill {
-        len: half.producer.held(),
+        len: half.capacity.saturating_sub(half.producer.free()),
         capacity: half.capacity,
     })
 }
