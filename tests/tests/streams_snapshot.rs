@@ -366,6 +366,9 @@ fn stage_counters_count_elements_and_waits_when_asked_for() {
 
     counted.cancel();
     uncounted.cancel();
+    assert!(weir_tests::eventually(PATIENCE, || {
+        counting.running_islands() == 0
+    }));
 
     // A source that has nothing: downstream of it everything waits for an
     // element.

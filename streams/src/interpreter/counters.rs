@@ -1,6 +1,6 @@
 //! Per-stage counters, when the materializer asks for them
 //! (`MaterializerBuilder::stage_counters`): the elements pushed over each
-//! connection, and how long each stage waited for demand or for an
+//! connection (kept in the connection, `Conn::pushed`), and how long each stage waited for demand or for an
 //! element, for a snapshot (`crate::snapshot::StageCounters`).
 //!
 //! # What they cost
@@ -34,8 +34,6 @@ use crate::stage::core::Core;
 
 /// One island's counters (module docs).
 pub(crate) struct Counters {
-    /// Elements delivered over each connection.
-    pushed: Vec<u64>,
     /// Per stage: idle time spent waiting for demand.
     for_demand: Vec<Duration>,
     /// Per stage: idle time spent waiting for an element.
@@ -47,20 +45,13 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
-    pub(crate) fn new(conns: usize, stages: usize) -> Self {
+    pub(crate) fn new(stages: usize) -> Self {
         Self {
-            pushed: vec![0; conns],
             for_demand: vec![Duration::ZERO; stages],
             for_element: vec![Duration::ZERO; stages],
             last_turn: None,
             waits: vec![0; stages],
         }
-    }
-
-    /// An element was delivered over connection `c`.
-    #[inline(always)]
-    pub(crate) fn pushed(&mut self, c: u32) {
-        self.pushed[c as usize] += 1;
     }
 
     /// A turn begins at `now`: each stage waiting now has waited since the
@@ -97,7 +88,12 @@ impl Counters {
         let ports = core.ports[stage];
         let base = ports.base as usize;
         let ins = usize::from(ports.ins);
-        let sum = |links: &[u32]| -> u64 { links.iter().map(|&c| self.pushed[c as usize]).sum() };
+        let sum = |links: &[u32]| -> u64 {
+            links
+                .iter()
+                .map(|&c| core.conns[c as usize].pushed)
+                .sum()
+        };
         StageCounters {
             elements_in: sum(&core.links[base..base + ins]),
             elements_out: sum(&core.links[base + ins..base + ins + usize::from(ports.outs)]),

@@ -145,10 +145,10 @@ impl Island {
                     return;
                 }
                 conn.state = (conn.state & !PUSHED) | AVAILABLE;
-                let (down, port) = (conn.down as usize, InPort(conn.down_port));
-                if COUNT && let Some(counters) = &mut self.counters {
-                    counters.pushed(c);
+                if COUNT {
+                    conn.pushed += 1;
                 }
+                let (down, port) = (conn.down as usize, InPort(conn.down_port));
                 // An open inlet means a live stage: a finished stage has
                 // closed every port (see `finish_if_closed`).
                 debug_assert!(!self.core.stages[down].finished);

@@ -91,11 +91,8 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
         };
         let mut built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
         if materializer.stage_counters() {
-            let core = &built_island.core;
-            built_island.counters = Some(Box::new(Counters::new(
-                core.conns.len(),
-                core.stages.len(),
-            )));
+            let stages = built_island.core.stages.len();
+            built_island.counters = Some(Box::new(Counters::new(stages)));
         }
         built.push((built_island, inbox, island_dispatcher(island)));
     }

@@ -79,6 +79,10 @@ pub(crate) struct Conn {
     pub(crate) cancel_cause: Option<StreamError>,
     /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
     pub(crate) emits: Option<(Box<dyn Any + Send>, EmitNext)>,
+    /// Elements delivered over it, counted only by an island with
+    /// counters (`crate::interpreter::counters`): kept here, beside the
+    /// state the delivery writes anyway, a count is one add.
+    pub(crate) pushed: u64,
 }
 
 pub(crate) type EmitNext = fn(&mut Core, u32) -> StageResult;
@@ -464,6 +468,7 @@ impl Conn {
             failure: None,
             cancel_cause: None,
             emits: None,
+            pushed: 0,
         }
     }
 
