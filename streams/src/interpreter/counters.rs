@@ -57,14 +57,16 @@ impl Counters {
     /// A turn begins at `now`: each stage waiting now has waited since the
     /// last turn began (module docs).
     pub(crate) fn turn_begins(&mut self, core: &Core, now: Instant) {
+        // No connection, no wait (an island of one fused stage, as both
+        // halves of a fully fused boundary are): its turns, a few elements
+        // each with a small buffer, pay nothing here.
+        if core.conns.is_empty() {
+            return;
+        }
         let Some(since) = self.last_turn.replace(now) else {
             return;
         };
         let idle = now.saturating_duration_since(since);
-        if idle.is_zero() {
-            return;
-        }
-        self.waits.fill(0);
         for conn in &core.conns {
             match connection_state(conn.state).waits_for() {
                 Some(Side::Downstream) => self.waits[conn.up as usize] |= 1,
@@ -72,11 +74,13 @@ impl Counters {
                 None => {}
             }
         }
-        for (stage, &waits) in self.waits.iter().enumerate() {
-            if waits & 1 != 0 {
+        // Each stage's flags are read and cleared for the next turn.
+        for (stage, waits) in self.waits.iter_mut().enumerate() {
+            let flags = std::mem::take(waits);
+            if flags & 1 != 0 {
                 self.for_demand[stage] += idle;
             }
-            if waits & 2 != 0 {
+            if flags & 2 != 0 {
                 self.for_element[stage] += idle;
             }
         }
