@@ -3,13 +3,21 @@
 //! `perf record target/release/examples/profile_streams fused` (or `boundary`,
 //! `boundary=<input buffer>`, `unfused`, `maps`, `broadcast_merge`, `merge`,
 //! `zip`). The interpreted variants (`unfused` on) run a hundredth of the
-//! elements, for `valgrind --tool=callgrind`.
+//! elements, for `valgrind --tool=callgrind`. A `+counters` suffix
+//! (`unfused+counters`) runs the variant with per-stage counters on
+//! (`MaterializerBuilder::stage_counters`), to measure what they cost.
 
 fn main() {
     use weir_benches::streams_pipeline as p;
-    let which = std::env::args().nth(1).unwrap_or_else(|| "fused".into());
+    let arg = std::env::args().nth(1).unwrap_or_else(|| "fused".into());
+    let (which, counters) = match arg.strip_suffix("+counters") {
+        Some(which) => (which.to_owned(), true),
+        None => (arg, false),
+    };
     let system = weir_actor::ActorSystem::new("profile").expect("valid name");
-    let mat = weir_streams::Materializer::new(&system);
+    let mat = weir_streams::Materializer::builder(&system)
+        .stage_counters(counters)
+        .build();
     let n = 10_000_000;
     for _ in 0..5 {
         let r = match which.as_str() {

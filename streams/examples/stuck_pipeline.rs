@@ -6,7 +6,10 @@
 //! `Materializer::snapshot` asks every running island for its stages and
 //! connections, and each connection says which side it waits for: here
 //! `keep` has not pulled because `writer` has not, and `writer` is the
-//! stage that holds the stream back (`StreamSnapshot::holding`).
+//! stage that holds the stream back (`StreamSnapshot::holding`). The
+//! async boundary's buffer shows full on its downstream side, and with
+//! per-stage counters on (`MaterializerBuilder::stage_counters`) each
+//! stage tells how many elements it passed and how long it waited.
 //!
 //! Run with `cargo run --example stuck_pipeline -p weir-streams`.
 
@@ -70,7 +73,7 @@ impl GraphStageLogic for StallLogic {
 
 fn main() {
     let system = weir_actor::ActorSystem::new("stuck-pipeline").expect("valid name");
-    let materializer = Materializer::new(&system);
+    let materializer = Materializer::builder(&system).stage_counters(true).build();
     let taken = Source::from_iter(1u64..)
         .map(|line| line * 10)
         .named("parse")
@@ -101,6 +104,16 @@ fn main() {
                 "island {}: {from} -> {to} is {}: it waits for `{}` (idle for {:?})",
                 island.index, connection.state, stage.name, island.idle_for
             );
+        }
+        for island in &stream.islands {
+            for stage in &island.stages {
+                if let Some(buffer) = stage.buffer.filter(|b| b.is_full()) {
+                    println!(
+                        "island {}: `{}` has a full buffer ({buffer})",
+                        island.index, stage.name
+                    );
+                }
+            }
         }
         for (island, stage) in stream.holding() {
             println!(

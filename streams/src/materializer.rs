@@ -48,6 +48,7 @@ pub struct Materializer {
     /// The system's running streams.
     running: Arc<Running>,
     fusion: bool,
+    stage_counters: bool,
 }
 
 /// Settings for a [`Materializer`], from [`Materializer::builder`].
@@ -69,6 +70,7 @@ pub struct Materializer {
 pub struct MaterializerBuilder {
     system: ActorSystem,
     fusion: bool,
+    stage_counters: bool,
 }
 
 impl MaterializerBuilder {
@@ -82,10 +84,35 @@ impl MaterializerBuilder {
         self
     }
 
+    /// Whether each island counts, per stage, the elements in and out and
+    /// how long the stage waited for demand or for an element (off by
+    /// default), for [`Materializer::snapshot`] to show
+    /// ([`StageCounters`](crate::snapshot::StageCounters)). Off, nothing is
+    /// counted and an island runs exactly as if counters did not exist;
+    /// on, each element costs one more add per connection it crosses, and
+    /// each turn of an island one pass over its connections.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_streams::prelude::*;
+    ///
+    /// let system = weir_actor::ActorSystem::new("counting").unwrap();
+    /// let counting = Materializer::builder(&system).stage_counters(true).build();
+    /// assert!(counting.stage_counters());
+    /// assert!(!Materializer::new(&system).stage_counters());
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn stage_counters(mut self, on: bool) -> Self {
+        self.stage_counters = on;
+        self
+    }
+
     /// The materializer.
     pub fn build(self) -> Materializer {
         let mut materializer = Materializer::new(&self.system);
         materializer.fusion = self.fusion;
+        materializer.stage_counters = self.stage_counters;
         materializer
     }
 }
@@ -103,6 +130,7 @@ impl Materializer {
             streams: Arc::new(AtomicU64::new(base)),
             running: Running::of(system),
             fusion: true,
+            stage_counters: false,
         }
     }
 
@@ -111,12 +139,19 @@ impl Materializer {
         MaterializerBuilder {
             system: system.non_owning(),
             fusion: true,
+            stage_counters: false,
         }
     }
 
     /// Whether the planner fuses stages (see [`MaterializerBuilder::fusion`]).
     pub fn fusion(&self) -> bool {
         self.fusion
+    }
+
+    /// Whether its islands count per stage (see
+    /// [`MaterializerBuilder::stage_counters`]).
+    pub fn stage_counters(&self) -> bool {
+        self.stage_counters
     }
 
     /// The actor system streams run in.

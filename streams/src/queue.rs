@@ -10,6 +10,7 @@ use std::task::{Context, Poll, Waker};
 use crate::blueprint::Source;
 use crate::error::{ArgumentError, StreamError};
 use crate::handover::{self, Consumer, Order, Refill, Refused, SendSlot, SharedProducer, Wait};
+use crate::snapshot::BufferFill;
 use crate::stage::{
     AsyncCallback, GraphStage, GraphStageLogic, MatContext, OutPort, SourceShape, StageContext,
     StageResult,
@@ -301,6 +302,8 @@ struct QueueStage<T> {
 struct QueueLogic<T: Send + 'static> {
     shape: SourceShape<T>,
     consumer: Consumer<T, Waker, AsyncCallback<()>>,
+    /// The queue's size, for snapshots.
+    capacity: usize,
 }
 
 impl<T: Send + 'static> GraphStage for QueueStage<T> {
@@ -319,6 +322,7 @@ impl<T: Send + 'static> GraphStage for QueueStage<T> {
         let logic = QueueLogic {
             shape: SourceShape::new(),
             consumer,
+            capacity: self.capacity,
         };
         (Box::new(logic), SourceQueue { handle })
     }
@@ -380,7 +384,23 @@ impl<T: Send + 'static> QueueLogic<T> {
     }
 }
 
+/// How full the queue is, for a snapshot (`crate::stage::core::Gauge`):
+/// what was offered and not yet pushed downstream.
+fn gauge<T: Send + 'static>(logic: &dyn GraphStageLogic) -> Option<BufferFill> {
+    let any: &dyn std::any::Any = logic;
+    let queue = any.downcast_ref::<QueueLogic<T>>()?;
+    Some(BufferFill {
+        len: queue.consumer.buffered(),
+        capacity: queue.capacity,
+    })
+}
+
 impl<T: Send + 'static> GraphStageLogic for QueueLogic<T> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        ctx.set_gauge(gauge::<T>);
+        Ok(())
+    }
+
     fn on_pull(&mut self, _: OutPort, ctx: &mut StageContext<'_>) -> StageResult {
         self.deliver(ctx)
     }

@@ -233,3 +233,44 @@ fn a_fused_node_keeps_its_dispatcher() {
     }
     shutdown(&system);
 }
+
+#[test]
+fn a_source_that_never_wakes_its_stream_waits_in_every_driver() {
+    let (system, fused) = stream_system("never-wakes");
+    let unfused = Materializer::builder(&system).fusion(false).build();
+    // The future never completes and drops the waker it is given: fused
+    // with the fold, the graph is one pool task; unfused, islands.
+    let graph = || {
+        Source::future(std::future::pending::<Result<u32, StreamError>>)
+            .map(|x| x + 1)
+            .to_mat(Sink::fold(0u32, |sum, x| sum + x), Keep::right)
+    };
+    assert_eq!(
+        graph().describe(&fused).driver,
+        weir_streams::Driver::PoolTask
+    );
+    assert_eq!(
+        graph().describe(&unfused).driver,
+        weir_streams::Driver::Islands
+    );
+    let waiting: Vec<_> = [&fused, &unfused]
+        .into_iter()
+        .map(|mat| {
+            let done = graph().run(mat);
+            match done.wait_timeout(std::time::Duration::from_millis(200)) {
+                Ok(outcome) => panic!("a stream whose source never gives ended: {outcome:?}"),
+                Err(done) => done,
+            }
+        })
+        .collect();
+    fused.shutdown();
+    unfused.shutdown();
+    for done in waiting {
+        let outcome = done.wait();
+        assert!(
+            matches!(&outcome, Err(e) if matches!(e.kind(), weir_streams::ErrorKind::AbruptTermination)),
+            "stopped by the shutdown: {outcome:?}"
+        );
+    }
+    shutdown(&system);
+}

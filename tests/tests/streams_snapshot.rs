@@ -1,10 +1,13 @@
 //! Snapshots of running streams: the stages, the connection states and
 //! how long each island has waited, for finding where a stream is stuck.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use weir_streams::Driver;
 use weir_streams::prelude::*;
-use weir_streams::snapshot::{ConnectionState, Side};
+use weir_streams::snapshot::{BufferFill, ConnectionState, Side};
 use weir_streams::testkit::TestSink;
 use weir_streams::{SnapshotError, StreamSnapshot};
 use weir_tests::{IslandGate, PATIENCE, clocked_stream_system, shutdown, stream_system};
@@ -112,6 +115,76 @@ fn a_pipeline_waiting_for_its_source_names_the_source() {
 }
 
 #[test]
+fn a_graph_run_as_one_fused_task_is_listed_with_how_long_it_has_waited() {
+    let (system, materializer, clock) = clocked_stream_system("snapshot-fused-task");
+    let started = Arc::new(AtomicBool::new(false));
+    let flag = Arc::clone(&started);
+    // A source that never gives an element, fused with `map` into a fold:
+    // the whole graph is one loop run as one pool task.
+    let graph = Source::future(move || {
+        flag.store(true, Ordering::SeqCst);
+        std::future::pending::<Result<u32, StreamError>>()
+    })
+    .map(|x| x + 1)
+    .to_mat(Sink::fold(0u32, |sum, x| sum + x), Keep::right);
+    assert_eq!(graph.describe(&materializer).driver, Driver::PoolTask);
+    let done = graph.run(&materializer);
+    assert!(weir_tests::eventually(PATIENCE, || started.load(Ordering::SeqCst)));
+    clock.advance(Duration::from_secs(5));
+
+    let streams = snapshot(&materializer);
+    assert_eq!(streams.len(), 1, "{streams:?}");
+    let [island] = &streams[0].islands[..] else {
+        panic!("one island: {}", streams[0])
+    };
+    // The fused loop is one stage, with no ports.
+    assert_eq!(island.stages.len(), 1, "{}", streams[0]);
+    assert_eq!((island.stages[0].inlets, island.stages[0].outlets), (0, 0));
+    assert!(island.connections.is_empty());
+    assert_eq!(island.idle_for, Duration::from_secs(5));
+    assert!(
+        island
+            .name
+            .starts_with(&format!("stream-{}-0", streams[0].stream)),
+        "{}",
+        island.name
+    );
+    // Answering is no progress: the wait goes on counting.
+    clock.advance(Duration::from_secs(2));
+    assert_eq!(
+        snapshot(&materializer)[0].islands[0].idle_for,
+        Duration::from_secs(7)
+    );
+    assert!(streams[0].to_string().contains(&island.stages[0].name));
+
+    materializer.shutdown();
+    assert!(done.wait().is_err(), "stopped by the shutdown");
+    assert!(weir_tests::eventually(PATIENCE, || {
+        materializer.running_islands() == 0
+    }));
+    assert_eq!(snapshot(&materializer), Vec::new());
+    shutdown(&system);
+}
+
+#[test]
+fn a_busy_fused_task_answers_between_its_turns() {
+    let (system, materializer) = stream_system("snapshot-busy-task");
+    let graph = Source::repeat(1u64)
+        .map(|x| x * 2)
+        .to_mat(Sink::fold(0u64, |sum, x| sum.wrapping_add(x)), Keep::right);
+    assert_eq!(graph.describe(&materializer).driver, Driver::PoolTask);
+    let done = graph.run(&materializer);
+    for _ in 0..10 {
+        let streams = snapshot(&materializer);
+        assert_eq!(streams.len(), 1, "{streams:?}");
+        assert_eq!(streams[0].islands.len(), 1);
+    }
+    materializer.shutdown();
+    assert!(done.wait().is_err(), "stopped by the shutdown");
+    shutdown(&system);
+}
+
+#[test]
 fn a_finished_stream_is_not_in_the_snapshot() {
     let (system, materializer) = stream_system("snapshot-finished");
     let done = Source::from_iter(vec![1u32, 2, 3])
@@ -151,6 +224,184 @@ fn an_async_boundary_shows_two_islands_joined_by_its_halves() {
             .starts_with(&format!("stream-{}-1", streams[0].stream))
     );
     probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_boundary_whose_downstream_does_not_take_shows_its_buffer_full() {
+    let (system, materializer) = stream_system("snapshot-buffer");
+    let mut probe = Source::repeat(1u8)
+        .async_boundary()
+        .run_with(TestSink::probe(), &materializer);
+    probe.request(1);
+    probe.expect_next();
+    // Upstream fills the buffer and waits for credit: it has used every
+    // place (the one the probe's element left comes back with half the
+    // buffer's), and all but that element wait to enter the downstream
+    // island.
+    // (The source is fused into the upstream half: island 0 is that one
+    // stage; island 1 starts with the downstream half.)
+    let full = |streams: &[StreamSnapshot]| {
+        let [up, down] = &streams[0].islands[..] else {
+            return None;
+        };
+        let (out, into) = (up.stages[0].buffer?, down.stages[0].buffer?);
+        (into.len + 1 == into.capacity && out.is_full()).then_some((out, into))
+    };
+    let mut seen = None;
+    assert!(
+        weir_tests::eventually(PATIENCE, || {
+            seen = full(&snapshot(&materializer));
+            seen.is_some()
+        }),
+        "{}",
+        snapshot(&materializer)[0]
+    );
+    let (out, into) = seen.unwrap();
+    assert_eq!(out.capacity, into.capacity);
+    let streams = snapshot(&materializer);
+    let text = streams[0].to_string();
+    assert!(
+        text.contains(&format!("async-boundary-in (0 in, 1 out), buffer {into}")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("buffer {0}/{0}", out.capacity)),
+        "{text}"
+    );
+    assert!(
+        streams[0]
+            .to_mermaid()
+            .contains(&format!("<br/>buffer {into}"))
+    );
+    // Stages that are no boundary's half have no buffer.
+    assert_eq!(streams[0].islands[1].stages[1].name, "sink_probe");
+    assert_eq!(streams[0].islands[1].stages[1].buffer, None);
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn a_queue_shows_what_was_offered_and_not_yet_pushed() {
+    let (system, materializer) = stream_system("snapshot-queue-fill");
+    let (queue, mut probe) = Source::<u32, _>::queue(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&materializer);
+    for i in 0..3 {
+        assert_eq!(queue.offer(i), weir_streams::QueueOfferResult::Enqueued);
+    }
+    let fill = |streams: Vec<StreamSnapshot>| streams[0].islands[0].stages[0].buffer;
+    assert_eq!(
+        fill(snapshot(&materializer)),
+        Some(BufferFill {
+            len: 3,
+            capacity: 4
+        })
+    );
+    probe.request(1);
+    assert_eq!(probe.expect_next(), 0);
+    assert_eq!(
+        fill(snapshot(&materializer)).map(|b| b.len),
+        Some(2),
+        "one pushed"
+    );
+    probe.cancel();
+    shutdown(&system);
+}
+
+#[test]
+fn stage_counters_count_elements_and_waits_when_asked_for() {
+    let (system, plain, clock) = clocked_stream_system("snapshot-counters");
+    let counting = Materializer::builder(&system)
+        .fusion(false)
+        .stage_counters(true)
+        .build();
+    let run = |mat: &Materializer| {
+        let mut probe = Source::repeat(1u32)
+            .map(|x| x + 1)
+            .named("plus-one")
+            .run_with(TestSink::probe(), mat);
+        probe.request(3);
+        assert_eq!(probe.expect_next_n(3), vec![2, 2, 2]);
+        probe.wait_idle();
+        probe
+    };
+    let (mut counted, mut uncounted) = (run(&counting), run(&plain));
+    clock.advance(Duration::from_secs(5));
+
+    // Off (the default), nothing is counted.
+    let streams = snapshot(&plain);
+    assert!(
+        streams[0].islands[0]
+            .stages
+            .iter()
+            .all(|s| s.counters.is_none())
+    );
+
+    let streams = snapshot(&counting);
+    let stage = |name: &str| {
+        let stages = &streams[0].islands[0].stages;
+        let stage = stages.iter().find(|s| s.name == name);
+        stage.and_then(|s| s.counters).expect(name)
+    };
+    let (source, map, sink) = (stage("repeat"), stage("plus-one"), stage("sink_probe"));
+    assert_eq!((source.elements_in, source.elements_out), (0, 3));
+    assert_eq!((map.elements_in, map.elements_out), (3, 3));
+    assert_eq!((sink.elements_in, sink.elements_out), (3, 0));
+    // The probe stopped asking: upstream of it everything waited for
+    // demand the five seconds the clock moved, and nothing for elements.
+    assert_eq!(map.waited_for_demand, Duration::from_secs(5));
+    assert_eq!(source.waited_for_demand, Duration::from_secs(5));
+    assert_eq!(sink.waited_for_element, Duration::ZERO);
+    assert_eq!(map.waited_for_element, Duration::ZERO);
+    let text = streams[0].to_string();
+    assert!(
+        text.contains(
+            "plus-one (1 in, 1 out); 3 in, 3 out, waited 5s for demand, 0ns for elements"
+        ),
+        "{text}"
+    );
+    assert!(streams[0].to_mermaid().contains("<br/>3 in, 3 out"));
+
+    counted.cancel();
+    uncounted.cancel();
+    assert!(weir_tests::eventually(PATIENCE, || {
+        counting.running_islands() == 0
+    }));
+
+    // A source that has nothing: downstream of it everything waits for an
+    // element.
+    let (queue, mut probe) = Source::<u32, _>::queue(4)
+        .unwrap()
+        .map(|x| x + 1)
+        .named("plus-one")
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&counting);
+    probe.request(1);
+    probe.wait_idle();
+    clock.advance(Duration::from_secs(3));
+    let streams = snapshot(&counting);
+    let stages = &streams[0].islands[0].stages;
+    let waits: Vec<(Duration, Duration)> = stages
+        .iter()
+        .map(|s| s.counters.unwrap())
+        .map(|c| (c.waited_for_demand, c.waited_for_element))
+        .collect();
+    let secs = Duration::from_secs;
+    // queue, plus-one, sink_probe
+    assert_eq!(
+        waits,
+        [
+            (Duration::ZERO, Duration::ZERO),
+            (Duration::ZERO, secs(3)),
+            (Duration::ZERO, secs(3))
+        ],
+        "{}",
+        streams[0]
+    );
+    queue.complete();
+    probe.expect_complete();
     shutdown(&system);
 }
 

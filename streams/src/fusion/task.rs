@@ -21,23 +21,39 @@
 //! whose completion then reports `AbruptTermination`, as for an island
 //! torn down.
 //!
+//! Its probe holds the task's waker from the first poll on, as an island's
+//! inbox does: a source that has nothing and dropped the waker it was given
+//! (a future that never completes) leaves the task waiting, as it leaves an
+//! island, until the stream is stopped; the pool would otherwise drop the
+//! task, failing the sink with `AbruptTermination` where an island waits.
+//! The task's end drops the waker, which breaks that cycle.
+//!
+//! A snapshot (`crate::snapshot`) lists it as an island of one stage, the
+//! fused loop, with no ports. It has no inbox to be asked through, and
+//! needs none: each poll writes when it began into its [`TaskProbe`] (one
+//! clock read and one store per poll, as an island reads the clock once
+//! per turn), and the probe answers from that on the asking thread, even
+//! while the loop runs.
+//!
 //! [`ActorSystem::spawn_task`]: weir_actor::ActorSystem::spawn_task
 
 use std::any::Any;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, Waker};
+use std::time::{Duration, Instant};
 
-use weir_actor::{SpawnError, TaskHandle};
+use weir_actor::{ActorSystem, SpawnError, TaskHandle};
 
 use super::consumer::{Consumer, Drain, IterConsumerStage, Turn};
 use super::iter::IterFactory;
 use crate::error::StreamError;
 use crate::materializer::Materializer;
 use crate::running::Registration;
-use crate::stage::Name;
-use crate::sync::Arc;
+use crate::snapshot::{Answer, Inspect, IslandSnapshot, SnapshotReply, StageSnapshot};
+use crate::stage::{Name, name_chars};
+use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
 
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {
@@ -63,16 +79,25 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
     ) -> (Box<dyn Any + Send>, Result<(), SpawnError>) {
         let (consumer, mat) = (self.sink)();
         let source = Arc::clone(&self.source);
-        let spawned = materializer
-            .system()
-            .spawn_task_with(|handle: &TaskHandle| {
-                registration.attach(handle);
-                FusedTask {
-                    state: TaskPhase::Start(source, consumer),
-                    name,
-                    _registration: registration,
-                }
-            });
+        let system = materializer.system();
+        let probe = Arc::new(TaskProbe {
+            stream: materializer.next_stream_id(),
+            name,
+            origin: system.scheduler().now(),
+            system: system.clone(),
+            progressed: AtomicU64::new(0),
+            ended: AtomicBool::new(false),
+            keep_alive: Mutex::new(None),
+        });
+        let spawned = system.spawn_task_with(|handle: &TaskHandle| {
+            registration.attach(handle);
+            registration.inspect_with(Arc::clone(&probe) as Arc<dyn Inspect>);
+            FusedTask {
+                state: TaskPhase::Start(source, consumer),
+                probe,
+                _registration: registration,
+            }
+        });
         (mat, spawned.map(drop))
     }
 }
@@ -80,7 +105,8 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
 /// The fused loop as a future.
 struct FusedTask<In> {
     state: TaskPhase<In>,
-    name: Name,
+    /// Its name and what a snapshot reads.
+    probe: Arc<TaskProbe>,
     /// Its entry among the running streams, left when the task ends.
     _registration: Registration,
 }
@@ -110,7 +136,7 @@ impl<In: Send + 'static> FusedTask<In> {
         match catch_unwind(AssertUnwindSafe(|| make())) {
             Ok(source) => Some(Drain::new(source, consumer)),
             Err(payload) => {
-                let name: Arc<str> = Arc::from(self.name.as_str());
+                let name: Arc<str> = Arc::from(self.probe.name.as_str());
                 consumer.finish(Err(StreamError::panicked(&*payload).in_stage(&name)));
                 None
             }
@@ -123,11 +149,13 @@ impl<In: Send + 'static> Future for FusedTask<In> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
+        this.probe.progressed();
         if let TaskPhase::Start(..) = this.state {
             let TaskPhase::Start(make, consumer) = std::mem::replace(&mut this.state, TaskPhase::Done)
             else {
                 unreachable!("matched above")
             };
+            *this.probe.keep_alive.lock() = Some(cx.waker().clone());
             match this.start(&make, consumer) {
                 Some(drain) => this.state = TaskPhase::Running(drain),
                 None => return Poll::Ready(()),
@@ -136,7 +164,7 @@ impl<In: Send + 'static> Future for FusedTask<In> {
         let TaskPhase::Running(drain) = &mut this.state else {
             return Poll::Ready(());
         };
-        let name = &this.name;
+        let name = &this.probe.name;
         match drain.turn(cx, || Arc::from(name.as_str())) {
             Turn::Budget => {
                 // Queued again behind what waits (see `ActorSystem::spawn_task`).
@@ -149,5 +177,87 @@ impl<In: Send + 'static> Future for FusedTask<In> {
                 Poll::Ready(())
             }
         }
+    }
+}
+
+impl<In> Drop for FusedTask<In> {
+    /// Finished, aborted or dropped by the pool: a snapshot leaves it out
+    /// from now on (the registry forgets it just after, with the
+    /// registration).
+    fn drop(&mut self) {
+        self.probe.ended.store(true, Ordering::Release);
+        let waker = self.probe.keep_alive.lock().take();
+        drop(waker);
+    }
+}
+
+/// What a snapshot of a graph run as one fused task reads (module docs).
+struct TaskProbe {
+    /// The stream's number, as an island's.
+    stream: u64,
+    /// The fused stage's name.
+    name: Name,
+    system: ActorSystem,
+    /// When the task was made, on the system's clock: `progressed` counts
+    /// from it.
+    origin: Instant,
+    /// When the last poll began, in nanoseconds since `origin` (written by
+    /// the task's poll, read by a snapshot; nothing else depends on it, so
+    /// `Relaxed`).
+    progressed: AtomicU64,
+    /// The task has ended.
+    ended: AtomicBool,
+    /// The task's waker, from its first poll to its end: it keeps a
+    /// waiting task alive (module docs). Never woken.
+    keep_alive: Mutex<Option<Waker>>,
+}
+
+impl TaskProbe {
+    /// A poll begins: the task makes progress now (each poll runs the
+    /// loop: its source woke it, or it had more to do).
+    fn progressed(&self) {
+        let since = self.system.scheduler().now().saturating_duration_since(self.origin);
+        let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
+        self.progressed.store(nanos, Ordering::Relaxed);
+    }
+}
+
+impl Inspect for TaskProbe {
+    fn name(&self) -> String {
+        let mut name = format!("stream-{}-0-", self.stream);
+        name.extend(name_chars(self.name.as_str()).take(40));
+        name
+    }
+
+    /// Answered at once, on the asking thread: a busy loop shows at most
+    /// one poll idle, as an island at most one turn.
+    fn inspect(&self, reply: SnapshotReply) {
+        if self.ended.load(Ordering::Acquire) {
+            return; // the reply, dropped, leaves the task out
+        }
+        let progressed =
+            self.origin + Duration::from_nanos(self.progressed.load(Ordering::Relaxed));
+        let idle_for = self
+            .system
+            .scheduler()
+            .now()
+            .saturating_duration_since(progressed);
+        reply.answer(Answer {
+            stream: self.stream,
+            island: IslandSnapshot {
+                index: 0,
+                name: Inspect::name(self),
+                stages: vec![StageSnapshot {
+                    name: self.name.as_str().to_owned(),
+                    inlets: 0,
+                    outlets: 0,
+                    finished: false,
+                    buffer: None,
+                    counters: None,
+                }],
+                connections: Vec::new(),
+                idle_for,
+            },
+        });
     }
 }

@@ -98,3 +98,59 @@ pub fn channel<T, P: Notify, C: Notify>(
     };
     (producer, consumer)
 }
+
+// Read-only views of how full a hand-over is, for snapshots
+// (`crate::snapshot`): never on the element path.
+
+impl<T, P: Notify, C: Notify> Consumer<T, P, C> {
+    /// Elements handed over that this side has not passed on yet: those
+    /// waiting in the channel and those in its current batch. Takes the
+    /// channel's lock briefly.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::handover::{self, Order, Refill, Wait};
+    ///
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(4, Order::Pop);
+    /// producer.push(1);
+    /// producer.push(2);
+    /// producer.hand_over();
+    /// assert_eq!(consumer.buffered(), 2); // in the channel
+    /// assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+    /// consumer.pop();
+    /// assert_eq!(consumer.buffered(), 1); // in the batch
+    /// ```
+    pub fn buffered(&self) -> usize {
+        self.local.len() + self.shared.lock().queue.len()
+    }
+}
+
+impl<T, P: Notify, C: Notify> Producer<T, P, C> {
+    /// Places this side may still fill: its [`credit`](Self::credit) and
+    /// the credit the consumer gave back that it has not taken yet. Zero
+    /// means it must wait for the consumer. Takes the channel's lock
+    /// briefly.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::task::Waker;
+    /// use weir_streams::handover::{self, Order, Refill, Wait};
+    ///
+    /// let (mut producer, mut consumer) = handover::channel::<u8, Waker, Waker>(2, Order::Pop);
+    /// producer.push(1);
+    /// producer.push(2);
+    /// producer.hand_over();
+    /// assert_eq!(producer.free(), 0); // both places taken
+    /// assert_eq!(consumer.refill(Wait::No), Refill::Ready);
+    /// consumer.pop();
+    /// consumer.pop();
+    /// consumer.give_back();
+    /// assert_eq!(producer.free(), 2); // given back, not taken yet
+    /// ```
+    pub fn free(&self) -> usize {
+        self.credit + self.shared.lock().returned
+    }
+}

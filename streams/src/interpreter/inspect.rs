@@ -18,11 +18,15 @@ impl Island {
             .stages
             .iter()
             .zip(&core.ports)
-            .map(|(meta, ports)| StageSnapshot {
+            .zip(&self.logics)
+            .enumerate()
+            .map(|(i, ((meta, ports), logic))| StageSnapshot {
                 name: meta.name.to_string(),
                 inlets: ports.ins,
                 outlets: ports.outs,
                 finished: meta.finished,
+                buffer: meta.gauge.and_then(|gauge| gauge(&**logic)),
+                counters: self.counters.as_ref().map(|c| c.of_stage(core, i)),
             })
             .collect();
         let connections = core
@@ -48,7 +52,7 @@ impl Island {
 /// waits for. A cancel closes it at once; an element pushed before a
 /// completion is still delivered, so the completion counts only once
 /// nothing is in flight.
-fn connection_state(bits: u16) -> ConnectionState {
+pub(super) fn connection_state(bits: u16) -> ConnectionState {
     if bits & (DOWN_CLOSED | IN_DONE) != 0 {
         ConnectionState::Closed
     } else if bits & PUSHED != 0 {

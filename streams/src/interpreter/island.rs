@@ -3,6 +3,7 @@
 use std::any::Any;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+use super::counters::Counters;
 use crate::error::StreamError;
 use crate::stage::core::{
     AVAILABLE, Core, DEMANDED, DOWN_CLOSED, Event, IN_DONE, OUT_DONE, PUSHED, UP_CLOSED,
@@ -25,6 +26,8 @@ pub(crate) struct Island {
     /// Its entry in the system's registry of running streams (top-level
     /// islands only), removed when the island is dropped.
     pub(crate) registration: Option<crate::running::Registration>,
+    /// Its stages' counters, when the materializer counts (`super::counters`).
+    pub(crate) counters: Option<Box<Counters>>,
 }
 
 impl Island {
@@ -70,15 +73,22 @@ impl Island {
 
     /// [`run`](Self::run) with a budget shared by several calls: what is
     /// spent comes off `left`.
+    /// The event loop that counts runs only in an island that has
+    /// counters: chosen here, once per call, so an island that does not
+    /// count runs a loop with no counting in it (`super::counters`).
     pub(crate) fn run_within(&mut self, left: &mut usize) -> bool {
         let mut more = false;
-        self.guarded(|island| more = island.run_events(left));
+        if self.counters.is_some() {
+            self.guarded(|island| more = island.run_events::<true>(left));
+        } else {
+            self.guarded(|island| more = island.run_events::<false>(left));
+        }
         more
     }
 
-    fn run_events(&mut self, left: &mut usize) -> bool {
+    fn run_events<const COUNT: bool>(&mut self, left: &mut usize) -> bool {
         loop {
-            *left = self.run_queue(*left);
+            *left = self.run_queue::<COUNT>(*left);
             if *left == 0 {
                 return self.core.has_events();
             }
@@ -102,7 +112,7 @@ impl Island {
     /// is left of it. The chased push or pull runs first, up to
     /// [`CHASE_LIMIT`] in a row; past the limit it queues, so a push/pull
     /// loop cannot starve what waits in the queue.
-    fn run_queue(&mut self, mut left: usize) -> usize {
+    fn run_queue<const COUNT: bool>(&mut self, mut left: usize) -> usize {
         let mut chain = 0;
         while left > 0 {
             let event = match self.core.chased.take() {
@@ -122,12 +132,12 @@ impl Island {
                 }
             };
             left -= 1;
-            self.dispatch(event);
+            self.dispatch::<COUNT>(event);
         }
         left
     }
 
-    fn dispatch(&mut self, event: Event) {
+    fn dispatch<const COUNT: bool>(&mut self, event: Event) {
         match event {
             Event::Push(c) => {
                 let conn = &mut self.core.conns[c as usize];
@@ -135,6 +145,9 @@ impl Island {
                     return;
                 }
                 conn.state = (conn.state & !PUSHED) | AVAILABLE;
+                if COUNT {
+                    conn.pushed += 1;
+                }
                 let (down, port) = (conn.down as usize, InPort(conn.down_port));
                 // An open inlet means a live stage: a finished stage has
                 // closed every port (see `finish_if_closed`).

@@ -5,6 +5,7 @@ use std::any::Any;
 
 use weir_actor::{DispatcherKind, TaskHandle};
 
+use super::counters::Counters;
 use super::island::Island;
 use super::task::{IslandTask, TaskInbox};
 use crate::error::{ErrorKind, MaterializeError, StreamError};
@@ -88,7 +89,11 @@ pub(crate) fn materialize(plan: &Plan, nodes: usize, materializer: &Materializer
             system: system.clone(),
             fusion: materializer.fusion(),
         };
-        let built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        let mut built_island = build_island(island, &mut halves, &host, &mut values, &mut mats);
+        if materializer.stage_counters() {
+            let stages = built_island.core.stages.len();
+            built_island.counters = Some(Box::new(Counters::new(stages)));
+        }
         built.push((built_island, inbox, island_dispatcher(island)));
     }
     let failure = spawn_islands(built, materializer);
@@ -244,6 +249,7 @@ pub(crate) fn build_island(
             timers: Vec::new(),
             on_finish,
             idle_requested: false,
+            gauge: None,
         });
         logics.push(logic);
     }
@@ -266,6 +272,7 @@ pub(crate) fn build_island(
         active: 0,
         starting: 0,
         registration: None,
+        counters: None,
         core: Core {
             events: std::collections::VecDeque::with_capacity(conns.len() * 2 + 4),
             chased: None,

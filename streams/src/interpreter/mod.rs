@@ -10,6 +10,7 @@
 //! in batches.
 
 pub(crate) mod boundary;
+mod counters;
 pub(crate) mod inbox;
 mod inspect;
 pub(crate) mod island;

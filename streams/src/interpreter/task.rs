@@ -113,8 +113,8 @@ impl Inbox for TaskInbox {
 }
 
 impl Inspect for TaskInbox {
-    fn name(&self) -> &str {
-        &self.name
+    fn name(&self) -> String {
+        self.name.to_string()
     }
 
     fn inspect(&self, reply: SnapshotReply) {
@@ -172,6 +172,9 @@ impl IslandTask {
     /// in its place among the messages, and is no progress.
     fn turn(&mut self, waker: &Waker) -> Turn {
         let start = self.inbox.system.scheduler().now();
+        if let Some(counters) = self.island.counters.as_deref_mut() {
+            counters.turn_begins(&self.island.core, start);
+        }
         if !self.started {
             self.started = true;
             self.progressed_at = Some(start);

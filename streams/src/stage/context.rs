@@ -350,6 +350,12 @@ impl StageContext<'_> {
         self.core.recheck = true;
     }
 
+    /// How a snapshot reads this stage's buffer between islands (an async
+    /// boundary's halves).
+    pub(crate) fn set_gauge(&mut self, gauge: crate::stage::core::Gauge) {
+        self.core.stages[self.stage].gauge = Some(gauge);
+    }
+
     /// A callback that runs `handler` inside this stage later (see [`AsyncCallback`]).
     /// `L` is this stage's logic type.
     pub fn async_callback<L, T, F>(&mut self, handler: F) -> AsyncCallback<T>

@@ -79,6 +79,10 @@ pub(crate) struct Conn {
     pub(crate) cancel_cause: Option<StreamError>,
     /// `VecDeque<T>` of elements `emit` queued, and how to push the next one.
     pub(crate) emits: Option<(Box<dyn Any + Send>, EmitNext)>,
+    /// Elements delivered over it, counted only by an island with
+    /// counters (`crate::interpreter::counters`): kept here, beside the
+    /// state the delivery writes anyway, a count is one add.
+    pub(crate) pushed: u64,
 }
 
 pub(crate) type EmitNext = fn(&mut Core, u32) -> StageResult;
@@ -101,7 +105,14 @@ pub(crate) struct StageMeta {
     pub(crate) on_finish: Vec<Box<dyn FnOnce() + Send>>,
     /// In `Core::idle` already.
     pub(crate) idle_requested: bool,
+    /// Reads how full the stage's buffer between islands is, for a
+    /// snapshot (set by an async boundary's halves at start).
+    pub(crate) gauge: Option<Gauge>,
 }
+
+/// Reads a stage's buffer from its logic (which it downcasts to the one
+/// type it was made for), for a snapshot; never on the element path.
+pub(crate) type Gauge = fn(&dyn GraphStageLogic) -> Option<crate::snapshot::BufferFill>;
 
 pub(crate) struct TimerEntry {
     pub(crate) key: TimerKey,
@@ -457,6 +468,7 @@ impl Conn {
             failure: None,
             cancel_cause: None,
             emits: None,
+            pushed: 0,
         }
     }
 

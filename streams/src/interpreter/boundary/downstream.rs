@@ -22,6 +22,8 @@ pub(super) struct BoundaryIn<T> {
     /// Its end of the hand-over; the batch is oldest first for a fused
     /// sink, newest first (popped) for the outlet.
     pub(super) consumer: Down<T>,
+    /// The boundary's buffer size, for snapshots.
+    pub(super) capacity: usize,
     pub(super) finished: bool,
     pub(super) downstream: Downstream<T>,
     pub(super) resume: Option<AsyncCallback<()>>,
@@ -142,6 +144,7 @@ impl<T: Send + 'static> GraphStageLogic for BoundaryIn<T> {
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.step(ctx));
         self.consumer.set_notify(wake.clone());
+        ctx.set_gauge(super::gauge_in::<T>);
         if let Downstream::Consumer(consumer) = &mut self.downstream {
             if !consumer.wants_elements() {
                 consumer.finish(Ok(()));

@@ -15,6 +15,7 @@
 //! it (with any simple operators before the sink) runs inside the
 //! downstream half (a loop over the batch).
 
+use std::any::Any;
 use std::marker::PhantomData;
 
 use std::task::Waker;
@@ -31,7 +32,8 @@ use upstream::{BoundaryOut, Upstream};
 
 use crate::fusion::{ConsumerNode, FusedConsumer, FusedIter, IterNode};
 use crate::plan::{BoundaryFactory, Half};
-use crate::stage::{AsyncCallback, SlotKind};
+use crate::snapshot::BufferFill;
+use crate::stage::{AsyncCallback, GraphStageLogic, SlotKind};
 
 /// Elements a fused half moves per actor message before it yields.
 pub(super) const FUSED_BUDGET: usize = 4096;
@@ -58,6 +60,7 @@ impl<T> Boundary<T> {
 /// fused one into it.
 fn upstream_half<T: Send + 'static, C: Notify + 'static>(
     producer: Producer<T, AsyncCallback<()>, C>,
+    capacity: usize,
     source: Option<(&dyn IterNode, &Arc<str>)>,
 ) -> Half {
     let (upstream, name, ports) = match source {
@@ -70,6 +73,7 @@ fn upstream_half<T: Send + 'static, C: Notify + 'static>(
     };
     let up = BoundaryOut {
         producer,
+        capacity,
         upstream,
         resume: None,
     };
@@ -89,6 +93,7 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         source: Option<(&dyn IterNode, &Arc<str>)>,
         sink: Option<(&dyn ConsumerNode, &Arc<str>)>,
     ) -> (Half, Half) {
+        let capacity = capacity.max(1); // as the channel takes it
         let (up_end, down_end) = handover::channel(
             capacity,
             if sink.is_some() {
@@ -118,12 +123,13 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         };
         let down = BoundaryIn {
             consumer: down_end,
+            capacity,
             finished: false,
             downstream,
             resume: None,
         };
         (
-            upstream_half::<T, AsyncCallback<()>>(up_end, source),
+            upstream_half::<T, AsyncCallback<()>>(up_end, capacity, source),
             Half {
                 logic: Box::new(down),
                 name: down_name,
@@ -139,8 +145,33 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         capacity: usize,
         source: Option<(&dyn IterNode, &Arc<str>)>,
     ) -> (Half, Arc<dyn IterNode>) {
+        let capacity = capacity.max(1);
         let (up_end, down_end) =
             handover::channel::<T, AsyncCallback<()>, Waker>(capacity, Order::Drain);
-        (upstream_half(up_end, source), relay::leaf(down_end))
+        (upstream_half(up_end, capacity, source), relay::leaf(down_end))
     }
+}
+
+/// How full the buffer is at the downstream half (`crate::stage::core::Gauge`):
+/// what was handed over and not yet passed into its island.
+fn gauge_in<T: Send + 'static>(logic: &dyn GraphStageLogic) -> Option<BufferFill> {
+    let any: &dyn Any = logic;
+    let half = any.downcast_ref::<BoundaryIn<T>>()?;
+    Some(BufferFill {
+        len: half.consumer.buffered(),
+        capacity: half.capacity,
+    })
+}
+
+/// How full the buffer is at the upstream half: the places it has used
+/// and not been given back (at the capacity, it waits for credit).
+fn gauge_out<T: Send + 'static, C: Notify + 'static>(
+    logic: &dyn GraphStageLogic,
+) -> Option<BufferFill> {
+    let any: &dyn Any = logic;
+    let half = any.downcast_ref::<BoundaryOut<T, C>>()?;
+    Some(BufferFill {
+        len: half.capacity.saturating_sub(half.producer.free()),
+        capacity: half.capacity,
+    })
 }

@@ -27,6 +27,8 @@ pub(super) struct BoundaryOut<T, C: Notify> {
     /// Its end of the hand-over (dropped without a finish, when the
     /// island aborts, it tells downstream).
     pub(super) producer: Producer<T, AsyncCallback<()>, C>,
+    /// The boundary's buffer size, for snapshots.
+    pub(super) capacity: usize,
     pub(super) upstream: Upstream<T>,
     /// For a fused source: run again after yielding the thread, or when
     /// the source wakes (the waker invokes the callback).
@@ -151,6 +153,7 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for BoundaryOut<T, 
     fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
         self.producer.set_notify(wake.clone());
+        ctx.set_gauge(super::gauge_out::<T, C>);
         match self.upstream {
             Upstream::Port => self.pull_if_credit(ctx),
             Upstream::Iter(_) => {

@@ -104,6 +104,7 @@ fn meta(name: &str) -> StageMeta {
         timers: Vec::new(),
         on_finish: Vec::new(),
         idle_requested: false,
+        gauge: None,
     }
 }
 
@@ -118,6 +119,7 @@ fn island(log: &Log) -> Island {
         active: 0,
         starting: 2,
         registration: None,
+        counters: None,
         core: Core {
             conns: vec![Conn::new(0, 0, 1, 0, SlotKind::of::<u32>())],
             events: VecDeque::new(),

@@ -1,35 +1,8 @@
-//! A snapshot of the running streams: which islands run, their stages, and
-//! where each connection waits, so "which stage holds my stream back" has
-//! an answer (Pekko's `MaterializerState.streamSnapshots`).
-//!
-//! [`Materializer::snapshot`](crate::Materializer::snapshot) asks every
-//! running island of a materializer (and
-//! [`Materializer::system_snapshot`](crate::Materializer::system_snapshot)
-//! of its whole system) for its state: each island answers from its own
-//! task, between two turns, by reading the connections' state bits it
-//! keeps anyway, so nothing is counted or timed per element. An island
-//! stuck inside a stage's handler (a blocking call) cannot answer: the
-//! wait times out with [`SnapshotError::TimedOut`], which names it.
-//!
-//! # The collection
-//!
-//! A [`PendingSnapshot`] holds one slot per island asked. Each island gets
-//! a reply (`SnapshotReply`) for its slot: answered, the slot holds the
-//! island's snapshot; dropped unanswered (the island ended before it took
-//! the question, and its inbox dropped it), the slot is empty and the
-//! island is left out. When no slot waits any more the pending snapshot
-//! completes.
+//! The snapshot's values: a [`StreamSnapshot`] of islands, stages and
+//! connections, what they wait for, and their text and Mermaid renderings.
 
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
-use std::task::{Context, Poll};
 use std::time::Duration;
-
-use weir_actor::Promise;
-
-use crate::error::SnapshotError;
-use crate::sync::{Arc, Mutex};
 
 /// One running stream: the islands it runs as.
 ///
@@ -105,6 +78,114 @@ pub struct StageSnapshot {
     /// Whether it has finished (its ports are closed) while others of its
     /// island still run.
     pub finished: bool,
+    /// How full its buffer is, for the stages that hand elements between
+    /// islands or threads: the halves of an async boundary, and
+    /// `Source::queue` (what was offered and not yet pushed). `None` for
+    /// other stages.
+    pub buffer: Option<BufferFill>,
+    /// Its counters, when the materializer counts
+    /// ([`MaterializerBuilder::stage_counters`](crate::MaterializerBuilder::stage_counters));
+    /// `None` otherwise.
+    pub counters: Option<StageCounters>,
+}
+
+/// What a stage has done since its island started, counted when the
+/// materializer asks for it
+/// ([`MaterializerBuilder::stage_counters`](crate::MaterializerBuilder::stage_counters)).
+///
+/// Elements are those that crossed the island's connections: operators
+/// fused into one stage count as that stage, and a stage with no ports (a
+/// fused source run into its sink) counts none. A wait is the time the
+/// island sat idle between two turns while the stage waited: for demand
+/// (an outlet not pulled, or an element not grabbed) or for an element (an
+/// inlet pulled and not pushed); time spent running is not waiting.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use weir_streams::prelude::*;
+///
+/// let system = weir_actor::ActorSystem::new("counters-doc").unwrap();
+/// let counting = Materializer::builder(&system).stage_counters(true).build();
+/// let (queue, done) = Source::<u32, _>::queue(4).unwrap()
+///     .map(|x| x + 1)
+///     .to_mat(Sink::ignore(), Keep::both)
+///     .run(&counting);
+/// let streams = counting.snapshot().wait_timeout(Duration::from_secs(5)).unwrap();
+/// let stages = &streams[0].islands[0].stages;
+/// assert!(stages.iter().all(|s| s.counters.is_some()));
+/// println!("{}", streams[0]); // each stage: elements in and out, and its waits
+/// queue.complete();
+/// done.wait().unwrap();
+/// system.terminate().wait().unwrap();
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct StageCounters {
+    /// Elements pushed into the stage (over all its inlets).
+    pub elements_in: u64,
+    /// Elements the stage pushed (over all its outlets).
+    pub elements_out: u64,
+    /// How long it waited for demand from downstream.
+    pub waited_for_demand: Duration,
+    /// How long it waited for an element from upstream.
+    pub waited_for_element: Duration,
+}
+
+impl fmt::Display for StageCounters {
+    /// `3 in, 3 out, waited 5s for demand, 0ns for elements`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} in, {} out, waited {:?} for demand, {:?} for elements",
+            self.elements_in, self.elements_out, self.waited_for_demand, self.waited_for_element
+        )
+    }
+}
+
+/// How full the buffer of an async boundary (or a `Source::queue`) is,
+/// seen from one side.
+///
+/// The downstream half of a boundary (`async-boundary-in`, or the fused
+/// sink after it) counts the elements waiting to enter its island: handed
+/// over, and not passed on yet. The upstream half (`async-boundary-out`,
+/// or the fused source before it) counts the places it has used and not
+/// been given back: elements on their way, and those passed on whose
+/// places the downstream half returns in batches (half the buffer at a
+/// time). Upstream at `capacity` waits for the downstream island; a
+/// downstream half at or near `capacity` is a boundary whose downstream
+/// island does not take. A queue counts what was offered and not pushed.
+///
+/// # Examples
+///
+/// ```
+/// use weir_streams::snapshot::BufferFill;
+///
+/// let fill = BufferFill { len: 16, capacity: 16 };
+/// assert!(fill.is_full());
+/// assert_eq!(fill.to_string(), "16/16");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BufferFill {
+    /// Elements held.
+    pub len: usize,
+    /// The boundary's buffer size (the most elements between its islands).
+    pub capacity: usize,
+}
+
+impl BufferFill {
+    /// Whether it holds `capacity` elements (or more, which the boundary's
+    /// credit never lets happen).
+    pub fn is_full(&self) -> bool {
+        self.len >= self.capacity
+    }
+}
+
+impl fmt::Display for BufferFill {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.len, self.capacity)
+    }
 }
 
 /// One connection of a running island: an outlet of `from` joined to an
@@ -266,8 +347,17 @@ impl StreamSnapshot {
                 } else {
                     ""
                 };
+                let mut buffer = stage
+                    .buffer
+                    .map_or(String::new(), |b| format!("<br/>buffer {b}"));
+                if let Some(c) = stage.counters {
+                    buffer.push_str(&format!(
+                        "<br/>{} in, {} out<br/>waited {:?} / {:?}",
+                        c.elements_in, c.elements_out, c.waited_for_demand, c.waited_for_element
+                    ));
+                }
                 out.push_str(&format!(
-                    "    {}[\"{}\"]{class}\n",
+                    "    {}[\"{}{buffer}\"]{class}\n",
                     id(i),
                     escape(&stage.name)
                 ));
@@ -304,11 +394,18 @@ impl fmt::Display for StreamSnapshot {
             )?;
             for (i, stage) in island.stages.iter().enumerate() {
                 let done = if stage.finished { ", finished" } else { "" };
-                writeln!(
+                write!(
                     f,
                     "    [{i}] {} ({} in, {} out{done})",
                     stage.name, stage.inlets, stage.outlets
                 )?;
+                if let Some(buffer) = stage.buffer {
+                    write!(f, ", buffer {buffer}")?;
+                }
+                if let Some(counters) = stage.counters {
+                    write!(f, "; {counters}")?;
+                }
+                writeln!(f)?;
             }
             for c in &island.connections {
                 let (up, down) = (&island.stages[c.from].name, &island.stages[c.to].name);
@@ -331,190 +428,3 @@ impl fmt::Display for StreamSnapshot {
     }
 }
 
-/// What one island answers: its stream's number and its snapshot.
-pub(crate) struct Answer {
-    pub(crate) stream: u64,
-    pub(crate) island: IslandSnapshot,
-}
-
-/// What one island was asked, and its answer.
-enum Slot {
-    /// Not answered yet; the island's name.
-    Waiting(String),
-    Answered(Answer),
-    /// The island ended before it answered.
-    Gone,
-}
-
-struct Gather {
-    slots: Vec<Slot>,
-    waiting: usize,
-}
-
-/// The collection behind a [`PendingSnapshot`] (module docs).
-struct Collector {
-    gather: Mutex<Gather>,
-    done: Promise<()>,
-}
-
-impl Collector {
-    fn settle(&self, slot: usize, with: Slot) {
-        let done = {
-            let mut gather = self.gather.lock();
-            if !matches!(gather.slots[slot], Slot::Waiting(_)) {
-                return;
-            }
-            gather.slots[slot] = with;
-            gather.waiting -= 1;
-            gather.waiting == 0
-        };
-        if done {
-            let _ = self.done.complete(());
-        }
-    }
-
-    /// The streams answered so far, grouped by stream in stream order, and
-    /// the names of the islands that have not answered.
-    fn collect(&self) -> (Vec<StreamSnapshot>, Vec<String>) {
-        let gather = self.gather.lock();
-        let mut answers: Vec<&Answer> = Vec::new();
-        let mut silent = Vec::new();
-        for slot in &gather.slots {
-            match slot {
-                Slot::Waiting(name) => silent.push(name.clone()),
-                Slot::Answered(answer) => answers.push(answer),
-                Slot::Gone => {}
-            }
-        }
-        answers.sort_by_key(|a| (a.stream, a.island.index));
-        let mut streams: Vec<StreamSnapshot> = Vec::new();
-        for answer in answers {
-            match streams.last_mut() {
-                Some(last) if last.stream == answer.stream => {
-                    last.islands.push(answer.island.clone())
-                }
-                _ => streams.push(StreamSnapshot {
-                    stream: answer.stream,
-                    islands: vec![answer.island.clone()],
-                }),
-            }
-        }
-        (streams, silent)
-    }
-}
-
-/// What the registry of running streams asks a running island through.
-pub(crate) trait Inspect: Send + Sync {
-    /// The island's name.
-    fn name(&self) -> &str;
-
-    /// Ask the island for its snapshot; it answers `reply` from its own
-    /// task (or drops it if it has ended).
-    fn inspect(&self, reply: SnapshotReply);
-}
-
-/// The question to one island: answer it with
-/// [`answer`](Self::answer); dropped unanswered, the island is left out.
-pub(crate) struct SnapshotReply {
-    collector: Arc<Collector>,
-    slot: usize,
-}
-
-impl SnapshotReply {
-    pub(crate) fn answer(self, answer: Answer) {
-        self.collector.settle(self.slot, Slot::Answered(answer));
-    }
-}
-
-impl Drop for SnapshotReply {
-    fn drop(&mut self) {
-        self.collector.settle(self.slot, Slot::Gone);
-    }
-}
-
-/// A snapshot being taken: a future of the running streams, with a
-/// blocking [`wait_timeout`](Self::wait_timeout) for code that is not
-/// async. From [`Materializer::snapshot`](crate::Materializer::snapshot).
-///
-/// Awaited, it completes when every island asked has answered or ended;
-/// an island blocked inside a stage never answers, so bound the wait
-/// (`tokio::time::timeout`, or `wait_timeout`). Cancel safety: dropping
-/// it affects no stream.
-#[must_use = "a snapshot is taken by waiting for it"]
-pub struct PendingSnapshot {
-    collector: Arc<Collector>,
-}
-
-impl PendingSnapshot {
-    /// Ask each of `islands` for its snapshot.
-    pub(crate) fn ask(islands: Vec<Arc<dyn Inspect>>) -> Self {
-        let collector = Arc::new(Collector {
-            gather: Mutex::new(Gather {
-                waiting: islands.len(),
-                slots: islands
-                    .iter()
-                    .map(|island| Slot::Waiting(island.name().to_owned()))
-                    .collect(),
-            }),
-            done: Promise::new(),
-        });
-        if islands.is_empty() {
-            let _ = collector.done.complete(());
-        }
-        // Asked outside every lock: a calling-thread dispatcher answers
-        // inside the ask.
-        for (slot, island) in islands.iter().enumerate() {
-            island.inspect(SnapshotReply {
-                collector: Arc::clone(&collector),
-                slot,
-            });
-        }
-        Self { collector }
-    }
-
-    /// Block for at most `timeout` until every island has answered; the
-    /// running streams (a stream whose islands have all finished is left
-    /// out). A `timeout` too long for the clock (`Duration::MAX`) waits as
-    /// long as it takes.
-    ///
-    /// Do not call it on a pool thread an island asked needs (a
-    /// calling-thread dispatcher answers at once, and is fine).
-    ///
-    /// # Errors
-    ///
-    /// [`SnapshotError::TimedOut`] when an island has not answered in
-    /// time (it is busy or blocked inside a stage): it carries what the
-    /// others answered and the names of those that did not.
-    pub fn wait_timeout(self, timeout: Duration) -> Result<Vec<StreamSnapshot>, SnapshotError> {
-        self.collector.done.wait_completed_for(timeout);
-        let (streams, silent) = self.collector.collect();
-        if silent.is_empty() {
-            Ok(streams)
-        } else {
-            Err(SnapshotError::TimedOut {
-                answered: streams,
-                silent,
-            })
-        }
-    }
-}
-
-impl Future for PendingSnapshot {
-    type Output = Vec<StreamSnapshot>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.collector.done.poll_completed(cx) {
-            Poll::Ready(()) => Poll::Ready(self.collector.collect().0),
-            Poll::Pending => Poll::Pending,
-        }
-    }
-}
-
-impl fmt::Debug for PendingSnapshot {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let waiting = self.collector.gather.lock().waiting;
-        f.debug_struct("PendingSnapshot")
-            .field("waiting", &waiting)
-            .finish()
-    }
-}
