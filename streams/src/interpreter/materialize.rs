@@ -11,9 +11,11 @@ use super::task::{IslandTask, TaskInbox};
 use crate::error::{ErrorKind, MaterializeError, StreamError};
 use crate::fusion::{IterNode, PullResult};
 use crate::materializer::Materializer;
-use crate::plan::{Driver, Half, IslandPlan, Made, Plan, TaskPlan};
-use crate::stage::core::{Conn, Core, Host, Ports, StageMeta};
-use crate::stage::{Attributes, ErasedStage, IslandRef, MatContext, Name, SlotKind};
+use crate::plan::{Driver, Half, IslandPlan, Made, Plan, PlannedStage, TaskPlan};
+use crate::stage::core::{Conn, Core, Handler, Host, Ports, StageMeta};
+use crate::stage::{
+    Attributes, ErasedStage, GraphStageLogic, IslandRef, MatContext, Name, SlotKind,
+};
 
 /// Each node's materialized value, in node order, and why the stream
 /// could not start, if it could not.
@@ -184,38 +186,13 @@ pub(crate) fn build_island(
         let index32 = u32::try_from(index).expect("fewer than 2^32 stages");
         let mut handlers = Vec::new();
         let mut on_finish = Vec::new();
-        let (logic, name, attributes, (ins, outs), outlet_slots) = match &planned.made {
-            Made::Stage(stage) => {
-                let mut cx = MatContext {
-                    attributes: &planned.attributes,
-                    host,
-                    stage: index32,
-                    handlers: &mut handlers,
-                    on_finish: &mut on_finish,
-                };
-                let logic = stage.create(&mut cx, mats);
-                let name: Arc<str> = planned.attributes.name().unwrap_or(stage.name()).into();
-                let ports = stage.ports();
-                let outlet_slots = Outlets::Stage(&**stage);
-                (logic, name, planned.attributes.clone(), ports, outlet_slots)
-            }
-            Made::Up(b) | Made::Down(b) => {
-                let half = match planned.made {
-                    Made::Up(_) => halves[*b].0.take(),
-                    _ => halves[*b].1.take(),
-                };
-                let half = half.expect("each half is placed once");
-                mats.extend(half.mats);
-                let outlet_slots = Outlets::Half(half.slot);
-                (
-                    half.logic,
-                    half.name,
-                    Attributes::new(),
-                    half.ports,
-                    outlet_slots,
-                )
-            }
-        };
+        let Created {
+            logic,
+            name,
+            attributes,
+            ports: (ins, outs),
+            outlets: outlet_slots,
+        } = create(planned, index32, halves, host, mats, &mut handlers, &mut on_finish);
         debug_assert_eq!(
             mats.len(),
             planned.values.len(),
@@ -253,16 +230,7 @@ pub(crate) fn build_island(
         });
         logics.push(logic);
     }
-    let mut conns = Vec::with_capacity(plan.conns.len());
-    for &((up, up_port), (down, down_port)) in &plan.conns {
-        let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
-        let (u, d) = (ports[up as usize], ports[down as usize]);
-        let outlet = u.base as usize + usize::from(u.ins) + usize::from(up_port);
-        let kind = slots[outlet].expect("an outlet has a slot");
-        conns.push(Conn::new(up, up_port, down, down_port, kind));
-        links[outlet] = c;
-        links[d.base as usize + usize::from(down_port)] = c;
-    }
+    let conns = connect(plan, &ports, &slots, &mut links);
     debug_assert!(
         links.iter().all(|&c| c != u32::MAX),
         "a runnable graph has every port connected"
@@ -287,6 +255,82 @@ pub(crate) fn build_island(
             idle: Vec::new(),
         },
     }
+}
+
+/// A planned stage's logic, as its stage (or its boundary half) makes it.
+struct Created<'p> {
+    logic: Box<dyn GraphStageLogic>,
+    name: Arc<str>,
+    attributes: Attributes,
+    ports: (u16, u16),
+    outlets: Outlets<'p>,
+}
+
+/// Make the logic of `planned`, stage `index` of its island, its values
+/// left in `mats`.
+fn create<'p>(
+    planned: &'p PlannedStage,
+    index: u32,
+    halves: &mut [(Option<Half>, Option<Half>)],
+    host: &Host,
+    mats: &mut Vec<Box<dyn Any + Send>>,
+    handlers: &mut Vec<Option<Handler>>,
+    on_finish: &mut Vec<Box<dyn FnOnce() + Send>>,
+) -> Created<'p> {
+    match &planned.made {
+        Made::Stage(stage) => {
+            let mut cx = MatContext {
+                attributes: &planned.attributes,
+                host,
+                stage: index,
+                handlers,
+                on_finish,
+            };
+            Created {
+                logic: stage.create(&mut cx, mats),
+                name: planned.attributes.name().unwrap_or(stage.name()).into(),
+                attributes: planned.attributes.clone(),
+                ports: stage.ports(),
+                outlets: Outlets::Stage(&**stage),
+            }
+        }
+        Made::Up(b) | Made::Down(b) => {
+            let half = match planned.made {
+                Made::Up(_) => halves[*b].0.take(),
+                _ => halves[*b].1.take(),
+            };
+            let half = half.expect("each half is placed once");
+            mats.extend(half.mats);
+            Created {
+                logic: half.logic,
+                name: half.name,
+                attributes: Attributes::new(),
+                ports: half.ports,
+                outlets: Outlets::Half(half.slot),
+            }
+        }
+    }
+}
+
+/// The island's connections, each outlet and inlet in `links` pointing at
+/// its connection.
+fn connect(
+    plan: &IslandPlan,
+    ports: &[Ports],
+    slots: &[Option<SlotKind>],
+    links: &mut [u32],
+) -> Vec<Conn> {
+    let mut conns = Vec::with_capacity(plan.conns.len());
+    for &((up, up_port), (down, down_port)) in &plan.conns {
+        let c = u32::try_from(conns.len()).expect("fewer than 2^32 connections");
+        let (u, d) = (ports[up as usize], ports[down as usize]);
+        let outlet = u.base as usize + usize::from(u.ins) + usize::from(up_port);
+        let kind = slots[outlet].expect("an outlet has a slot");
+        conns.push(Conn::new(up, up_port, down, down_port, kind));
+        links[outlet] = c;
+        links[d.base as usize + usize::from(down_port)] = c;
+    }
+    conns
 }
 
 /// Where a planned stage's outlet slot kinds come from.
