@@ -23,6 +23,8 @@
 //!   lost wake-up follows from its rules 1 and 3 (and the loom model
 //!   `suspended_wakes_for_system_message`). Handling `Wake` clears the
 //!   flag, then polls: a wake during the poll queues another `Wake`.
+//!   The same waker and `Wake` serve the reentrant futures
+//!   ([`super::reentrant`]), which list themselves in `AwaitWake::woken`.
 //! * Ready: the continuation runs with `&mut` actor and context, the
 //!   phase goes back to `Running`, the receive timeout's idle period starts
 //!   now (the actor was busy), and the queued user messages run. A panic
@@ -44,7 +46,7 @@ use crate::core::actor_ref::{ActorHandle, SystemMsg};
 use crate::core::context::Context;
 use crate::core::instrument::Outcome;
 use crate::supervision::FailurePhase;
-use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
 
 /// A future and what runs on the actor when it is ready.
 pub(crate) trait Awaited<A: Actor>: Send {
@@ -71,6 +73,18 @@ impl<A: Actor> AwaitedFuture<A> {
             future,
             then: Some(then),
         }))
+    }
+}
+
+impl<A: Actor> AwaitedFuture<A> {
+    /// Poll the future; when ready, run its continuation (`Awaited`).
+    pub(super) fn poll_finish(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+        actor: &mut A,
+        ctx: &mut Context<A>,
+    ) -> Poll<()> {
+        self.0.as_mut().poll_finish(cx, actor, ctx)
     }
 }
 
@@ -123,6 +137,9 @@ pub(crate) struct AwaitWake {
     cell: ActorHandle,
     /// A `Wake` is queued and not handled yet.
     queued: AtomicBool,
+    /// The ids of reentrant futures woken and not polled yet, in wake
+    /// order (see [`super::reentrant`]).
+    pub(super) woken: Mutex<Vec<u64>>,
 }
 
 impl Wake for AwaitWake {
@@ -158,19 +175,37 @@ impl<A: Actor> Cell<A> {
         self.poll_awaited(st, future, phase)
     }
 
-    /// A `Wake` arrived: poll the awaited future, if any.
+    /// A `Wake` arrived: poll the awaited future, if any, then the woken
+    /// reentrant futures (see [`super::reentrant`]).
     pub(super) fn wake_awaited(&self, st: &mut RunState<A>) {
         if let Some((wake, _)) = &st.waker {
             // Before the poll: a wake-up during it queues another `Wake`.
             wake.queued.swap(false, Ordering::AcqRel);
         }
-        if !matches!(st.phase, Phase::Awaiting(_)) {
-            return; // stale: the future was dropped or is done
+        // Else stale: the future was dropped or is done.
+        if matches!(st.phase, Phase::Awaiting(_)) {
+            let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
+                unreachable!("checked above");
+            };
+            self.poll_awaited(st, future, FailurePhase::Receive);
         }
-        let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
-            unreachable!("checked above");
-        };
-        self.poll_awaited(st, future, FailurePhase::Receive);
+        // Also after a non-reentrant future that is done just now: the
+        // reentrant ones woken while it ran wait for no other wake.
+        self.wake_reentrant(st);
+    }
+
+    /// The cell's waker, made at the first future that needs it.
+    pub(super) fn await_wake<'s>(&self, st: &'s mut RunState<A>) -> &'s Arc<AwaitWake> {
+        &st.waker
+            .get_or_insert_with(|| {
+                let wake = Arc::new(AwaitWake {
+                    cell: st.ctx.handle(),
+                    queued: AtomicBool::new(false),
+                    woken: Mutex::new(Vec::new()),
+                });
+                (wake.clone(), Waker::from(wake))
+            })
+            .0
     }
 
     fn poll_awaited(
@@ -179,16 +214,8 @@ impl<A: Actor> Cell<A> {
         mut future: AwaitedFuture<A>,
         phase: FailurePhase,
     ) -> Outcome {
-        let waker = &st
-            .waker
-            .get_or_insert_with(|| {
-                let wake = Arc::new(AwaitWake {
-                    cell: st.ctx.handle(),
-                    queued: AtomicBool::new(false),
-                });
-                (wake.clone(), Waker::from(wake))
-            })
-            .1;
+        self.await_wake(st);
+        let waker = &st.waker.as_ref().expect("made just now").1;
         let mut cx = TaskContext::from_waker(waker);
         let actor = st.actor.as_mut().expect("awaiting needs an instance");
         let ctx = &mut st.ctx;

@@ -17,9 +17,12 @@
 //!   message.
 //! * [`awaited`]: the future of an async handler (`Context::run_async`),
 //!   awaited while the actor takes no user messages.
+//! * [`reentrant`]: the reentrant futures of async handlers
+//!   (`Context::run_async_reentrant`), run while messages go on.
 
 pub(crate) mod awaited;
 pub(crate) mod receive_timeout;
+mod reentrant;
 mod run;
 mod stash;
 mod supervise;
@@ -147,6 +150,8 @@ pub(crate) struct RunState<A: Actor> {
     escalated: Vec<ActorHandle>,
     /// The waker of awaited futures, made at the first one (see [`awaited`]).
     waker: Option<(Arc<awaited::AwaitWake>, std::task::Waker)>,
+    /// The reentrant futures not done yet (see [`reentrant`]).
+    reentrant: reentrant::Reentrant<A>,
 }
 
 impl<A: Actor> RunState<A> {
@@ -279,6 +284,7 @@ fn new_cell<A: Actor>(
                 timeout_touched: false,
                 escalated: Vec::new(),
                 waker: None,
+                reentrant: reentrant::Reentrant::default(),
             });
         }
     });

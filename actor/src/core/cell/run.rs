@@ -233,6 +233,10 @@ impl<A: Actor> Cell<A> {
             (Ok(()), Some(Deferred::Await(future))) => {
                 return self.start_awaiting(st, future, phase);
             }
+            (Ok(()), Some(Deferred::Reentrant(futures))) => {
+                self.start_reentrant(st, futures);
+                return Outcome::Handled;
+            }
             (Ok(()), Some(Deferred::Fail(error))) => {
                 Failure::from_error(error, phase, self.core.path.clone())
             }
@@ -427,8 +431,9 @@ impl<A: Actor> Cell<A> {
         if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
             return;
         }
-        // A stop drops a handler's future at once (Akka.NET's ReceiveAsync).
+        // A stop drops a handler's futures at once (Akka.NET's ReceiveAsync).
         Self::drop_awaited(st);
+        Self::drop_reentrant(st);
         st.phase = Phase::Terminating;
         let children: Vec<ActorHandle> = {
             let mut children = self.core.children.lock();
