@@ -25,8 +25,10 @@
 //! default), by the thread that holds the actor, first right after the
 //! handler returns (a future that is ready at once costs no suspension),
 //! then each time its waker is woken. No task and no extra thread: a wake
-//! is a system message to the actor. A handler that never calls
-//! `run_async` pays nothing for it.
+//! is a system message to the actor, and a wake during the poll (a future
+//! that yields, or one woken meanwhile) not even that: the run that polled
+//! polls again, counting it as one message of its throughput. A handler
+//! that never calls `run_async` pays nothing for it.
 //!
 //! # What can cross an await
 //!

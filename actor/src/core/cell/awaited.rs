@@ -17,12 +17,19 @@
 //!   failure (its own, escalated, a restart directive) drops the future
 //!   (`Cell::drop_awaited`) before the new phase takes over.
 //! * The future's waker ([`AwaitWake`], one per cell, made at the first
-//!   suspension) sends the cell a [`SystemMsg::Wake`]; a flag keeps at most
-//!   one queued. A system message claims the run token like any other
-//!   (mailbox rule 1), so the mailbox's state machine is unchanged: no
-//!   lost wake-up follows from its rules 1 and 3 (and the loom model
-//!   `suspended_wakes_for_system_message`). Handling `Wake` clears the
-//!   flag, then polls: a wake during the poll queues another `Wake`.
+//!   suspension) sends the cell a [`SystemMsg::Wake`]; its state word
+//!   ([`AwaitState`]) keeps at most one queued. A system message claims
+//!   the run token like any other (mailbox rule 1), so the mailbox's state
+//!   machine is unchanged: no lost wake-up follows from its rules 1 and 3
+//!   (and the loom model `suspended_wakes_for_system_message`). Handling
+//!   `Wake` clears the flag, then polls.
+//! * A wake-up *during* a poll (a future that wakes itself, or one woken
+//!   by another thread meanwhile) sends nothing: it leaves a note in the
+//!   state word, and the run that polled polls again before it ends
+//!   (`RunState::repoll`, `Cell::repoll`; one poll counts as one message
+//!   of the run's throughput, and a run that used it up resubmits itself
+//!   to poll in its next turn). The loom models of `await_state` check
+//!   that no wake-up is lost either way.
 //!   The same waker and `Wake` serve the reentrant futures
 //!   ([`super::reentrant`]), which list themselves in `AwaitWake::woken`.
 //! * Ready: the continuation runs with `&mut` actor and context, the
@@ -46,7 +53,9 @@ use crate::core::actor_ref::{ActorHandle, SystemMsg};
 use crate::core::context::Context;
 use crate::core::instrument::Outcome;
 use crate::supervision::FailurePhase;
-use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
+use crate::sync::{Arc, Mutex};
+
+use super::await_state::AwaitState;
 
 /// A future and what runs on the actor when it is ready.
 pub(crate) trait Awaited<A: Actor>: Send {
@@ -132,11 +141,12 @@ where
 }
 
 /// The waker of a cell's awaited futures: it sends the cell one
-/// [`SystemMsg::Wake`] per wake-up that finds none queued.
+/// [`SystemMsg::Wake`] per wake-up that finds none queued and nobody
+/// polling (see [`AwaitState`]).
 pub(crate) struct AwaitWake {
     cell: ActorHandle,
-    /// A `Wake` is queued and not handled yet.
-    queued: AtomicBool,
+    /// Whether a `Wake` is queued, and whether the cell is polling.
+    state: AwaitState,
     /// The ids of reentrant futures woken and not polled yet, in wake
     /// order (see [`super::reentrant`]).
     pub(super) woken: Mutex<Vec<u64>>,
@@ -148,7 +158,7 @@ impl Wake for AwaitWake {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self.queued.swap(true, Ordering::AcqRel) {
+        if self.state.wake() {
             // A stopped cell drops it: its future is gone too.
             self.cell.send_system(SystemMsg::Wake);
         }
@@ -180,7 +190,7 @@ impl<A: Actor> Cell<A> {
     pub(super) fn wake_awaited(&self, st: &mut RunState<A>) {
         if let Some((wake, _)) = &st.waker {
             // Before the poll: a wake-up during it queues another `Wake`.
-            wake.queued.swap(false, Ordering::AcqRel);
+            wake.state.handled();
         }
         // Else stale: the future was dropped or is done.
         if matches!(st.phase, Phase::Awaiting(_)) {
@@ -200,7 +210,7 @@ impl<A: Actor> Cell<A> {
             .get_or_insert_with(|| {
                 let wake = Arc::new(AwaitWake {
                     cell: st.ctx.handle(),
-                    queued: AtomicBool::new(false),
+                    state: AwaitState::new(),
                     woken: Mutex::new(Vec::new()),
                 });
                 (wake.clone(), Waker::from(wake))
@@ -215,13 +225,26 @@ impl<A: Actor> Cell<A> {
         phase: FailurePhase,
     ) -> Outcome {
         self.await_wake(st);
-        let waker = &st.waker.as_ref().expect("made just now").1;
+        let (wake, waker) = st.waker.as_ref().expect("made just now");
         let mut cx = TaskContext::from_waker(waker);
         let actor = st.actor.as_mut().expect("awaiting needs an instance");
         let ctx = &mut st.ctx;
+        // A wake-up during the poll leaves a note instead of a `Wake`
+        // (`AwaitState` rule 3).
+        wake.state.polling();
         let polled = catch_unwind(AssertUnwindSafe(|| {
             future.0.as_mut().poll_finish(&mut cx, actor, ctx)
         }));
+        if wake.state.polled() {
+            if matches!(polled, Ok(Poll::Pending)) {
+                // Polled again by this run, before it ends (`Cell::repoll`).
+                st.repoll = true;
+            } else {
+                // Done or failed: the note may be a reentrant future's
+                // (which lists itself, then wakes the cell): send it on.
+                wake.wake_by_ref();
+            }
+        }
         match polled {
             Ok(Poll::Pending) => {
                 st.phase = Phase::Awaiting(future);
@@ -247,9 +270,25 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The awaited future was woken while this run polled it: poll it
+    /// again now (module docs of `await_state`), as a `Wake` would.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn repoll(&self, st: &mut RunState<A>) {
+        st.repoll = false;
+        if matches!(st.phase, Phase::Awaiting(_)) {
+            let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
+                unreachable!("checked above");
+            };
+            self.poll_awaited(st, future, FailurePhase::Receive);
+        }
+        self.wake_reentrant(st);
+    }
+
     /// A stop or a failure ends the wait: drop the future, if any, before
     /// the new phase takes over (so hooks run with no future alive).
     pub(super) fn drop_awaited(st: &mut RunState<A>) {
+        st.repoll = false;
         if let Phase::Awaiting(_) = st.phase
             && let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running)
         {

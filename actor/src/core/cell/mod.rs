@@ -20,6 +20,7 @@
 //! * [`reentrant`]: the reentrant futures of async handlers
 //!   (`Context::run_async_reentrant`), run while messages go on.
 
+mod await_state;
 pub(crate) mod awaited;
 pub(crate) mod receive_timeout;
 mod reentrant;
@@ -152,6 +153,9 @@ pub(crate) struct RunState<A: Actor> {
     waker: Option<(Arc<awaited::AwaitWake>, std::task::Waker)>,
     /// The reentrant futures not done yet (see [`reentrant`]).
     reentrant: reentrant::Reentrant<A>,
+    /// The awaited future was woken while this run polled it: poll it
+    /// again before the run ends (see [`awaited`]).
+    repoll: bool,
 }
 
 impl<A: Actor> RunState<A> {
@@ -285,6 +289,7 @@ fn new_cell<A: Actor>(
                 escalated: Vec::new(),
                 waker: None,
                 reentrant: reentrant::Reentrant::default(),
+                repoll: false,
             });
         }
     });
