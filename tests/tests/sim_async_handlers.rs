@@ -45,8 +45,26 @@ impl Drop for DropGuard {
     }
 }
 
-/// Handles job `(n, delay_ms)` with a future that sleeps `delay_ms` on the
-/// system's clock.
+/// A future that wakes itself and yields `times` times before it is ready.
+struct YieldTimes(u64);
+
+impl std::future::Future for YieldTimes {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if self.0 == 0 {
+            return std::task::Poll::Ready(());
+        }
+        self.0 -= 1;
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+/// Handles job `(n, delay_ms)` with a future that yields `n % 3` times,
+/// then sleeps `delay_ms` on the system's clock.
 struct Sleeper {
     reentrant: bool,
     log: Log,
@@ -70,6 +88,8 @@ impl Actor for Sleeper {
         let sleep = ctx.system().sleep(Duration::from_millis(delay));
         let future = async move {
             let mut guard = guard;
+            // Some jobs wake themselves first: polled again by the run.
+            YieldTimes(n % 3).await;
             let _ = sleep.await;
             guard.armed = false;
         };
