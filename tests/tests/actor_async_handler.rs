@@ -570,13 +570,13 @@ impl weir_actor::Instrumentation for WakeCounter {
     }
 }
 
-/// Handles each number with a future that wakes itself three times.
+/// Handles each number with a future that wakes itself five times.
 struct SelfWaking(Sender<u32>);
 
 impl Actor for SelfWaking {
     type Msg = u32;
     fn receive(&mut self, ctx: &mut Context<Self>, n: u32) {
-        ctx.run_async_then(YieldTimes(3), move |me: &mut SelfWaking, _, ()| {
+        ctx.run_async_then(YieldTimes(5), move |me: &mut SelfWaking, _, ()| {
             me.0.send(n).unwrap();
         });
     }
@@ -587,7 +587,7 @@ fn a_future_that_wakes_itself_is_polled_again_without_a_wake_message() {
     let wakes = Arc::new(WakeCounter::default());
     let system = ActorSystem::builder()
         .name("async-self-wake")
-        .throughput(2) // fewer than the yields: some repolls wait for the next turn
+        .throughput(1) // the repolls wait for the run's next turn
         .instrumentation(wakes.clone())
         .build()
         .unwrap();

@@ -55,7 +55,16 @@ use crate::core::instrument::Outcome;
 use crate::supervision::FailurePhase;
 use crate::sync::{Arc, Mutex};
 
-use super::await_state::AwaitState;
+use crate::core::await_state::AwaitState;
+
+/// How many times a poll woken during itself polls again at once, before
+/// the run's own `repoll` (which counts against its throughput) takes
+/// over: one saves the pending-once future (a yield) the phase change and
+/// the run loop's turn, 80 instructions of its ~860 per message under
+/// callgrind (`weir-bench peers --only async --await yield-once`); a
+/// future that wakes itself forever still yields the thread after
+/// `2 * throughput` polls.
+const INLINE_REPOLLS: u32 = 1;
 
 /// A future and what runs on the actor when it is ready.
 pub(crate) trait Awaited<A: Actor>: Send {
@@ -229,22 +238,30 @@ impl<A: Actor> Cell<A> {
         let mut cx = TaskContext::from_waker(waker);
         let actor = st.actor.as_mut().expect("awaiting needs an instance");
         let ctx = &mut st.ctx;
-        // A wake-up during the poll leaves a note instead of a `Wake`
-        // (`AwaitState` rule 3).
-        wake.state.polling();
-        let polled = catch_unwind(AssertUnwindSafe(|| {
-            future.0.as_mut().poll_finish(&mut cx, actor, ctx)
-        }));
-        if wake.state.polled() {
-            if matches!(polled, Ok(Poll::Pending)) {
-                // Polled again by this run, before it ends (`Cell::repoll`).
-                st.repoll = true;
-            } else {
+        let mut inline = INLINE_REPOLLS;
+        let polled = loop {
+            // A wake-up during the poll leaves a note instead of a `Wake`
+            // (`AwaitState` rule 3).
+            wake.state.polling();
+            let polled = catch_unwind(AssertUnwindSafe(|| {
+                future.0.as_mut().poll_finish(&mut cx, actor, ctx)
+            }));
+            if !wake.state.polled() {
+                break polled;
+            }
+            if !matches!(polled, Ok(Poll::Pending)) {
                 // Done or failed: the note may be a reentrant future's
                 // (which lists itself, then wakes the cell): send it on.
                 wake.wake_by_ref();
+                break polled;
             }
-        }
+            if inline == 0 {
+                // Polled again by this run, before it ends (`Cell::repoll`).
+                st.repoll = true;
+                break polled;
+            }
+            inline -= 1;
+        };
         match polled {
             Ok(Poll::Pending) => {
                 st.phase = Phase::Awaiting(future);

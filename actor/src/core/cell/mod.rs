@@ -20,7 +20,6 @@
 //! * [`reentrant`]: the reentrant futures of async handlers
 //!   (`Context::run_async_reentrant`), run while messages go on.
 
-mod await_state;
 pub(crate) mod awaited;
 pub(crate) mod receive_timeout;
 mod reentrant;

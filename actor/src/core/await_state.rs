@@ -1,4 +1,4 @@
-//! The wake state of a cell's awaited futures (see [`super::awaited`]):
+//! The wake state of a cell's awaited futures (see `cell::awaited`):
 //! whether a wake-up must send the cell a `Wake` system message, or can
 //! leave a note for the thread that is polling right now.
 //!
@@ -129,12 +129,14 @@ mod loom_models {
         }
 
         /// Poll (rule 3), again while notified; whether it saw `ready`.
+        /// The first poll of a `self_wake` future wakes it (a yield).
         fn poll(&self, self_wake: bool) -> bool {
+            let mut yield_once = self_wake;
             loop {
                 self.state.polling();
                 let ready = self.ready.load(Ordering::Acquire);
-                if self_wake && !ready {
-                    self.wake(); // a future that wakes itself, as a yield
+                if std::mem::take(&mut yield_once) {
+                    self.wake();
                 }
                 let notified = self.state.polled();
                 if ready || !notified {
@@ -174,8 +176,8 @@ mod loom_models {
         });
     }
 
-    /// A future that wakes itself while another thread completes it: the
-    /// self-wake never sends a `Wake` (it is polled again at once), the
+    /// A future that wakes itself once while another thread completes it:
+    /// the self-wake sends no `Wake` (it is polled again at once), the
     /// completion is seen, and at most one `Wake` is queued.
     #[test]
     fn a_self_wake_sends_nothing_and_a_racing_wake_is_not_lost() {
