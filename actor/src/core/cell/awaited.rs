@@ -59,11 +59,13 @@ use crate::core::await_state::AwaitState;
 
 /// How many times a poll woken during itself polls again at once, before
 /// the run's own `repoll` (which counts against its throughput) takes
-/// over: one saves the pending-once future (a yield) the phase change and
-/// the run loop's turn, 80 instructions of its ~860 per message under
-/// callgrind (`weir-bench peers --only async --await yield-once`); a
-/// future that wakes itself forever still yields the thread after
-/// `2 * throughput` polls.
+/// over. One saves the pending-once future (a yield) the phase change and
+/// the run loop's turn: 861 -> 705 instructions per message under
+/// callgrind (`weir-bench peers --only async --rows "weir, 1 thread"
+/// --await yield-once`, the difference between 50,000 and 100,000
+/// messages; 984 with a `Wake` system message per wake-up, 640 for a
+/// ready future). A future that wakes itself forever still yields the
+/// thread after `2 * throughput` polls.
 const INLINE_REPOLLS: u32 = 1;
 
 /// A future and what runs on the actor when it is ready.
