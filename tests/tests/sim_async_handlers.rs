@@ -179,7 +179,7 @@ fn run(sim: &Simulation, reentrant: bool) -> Vec<Event> {
             )
             .unwrap();
     }
-    if sim.seed() % 3 == 0 {
+    if sim.seed().is_multiple_of(3) {
         for _ in 0..sim.seed() * 17 % 400 {
             sim.step();
         }
@@ -188,8 +188,7 @@ fn run(sim: &Simulation, reentrant: bool) -> Vec<Event> {
     let _ = sim.run_until_quiet();
     let termination = system.terminate();
     sim.run_until(|| termination.is_completed()).unwrap();
-    let events = log.lock().unwrap().clone();
-    events
+    log.lock().unwrap().clone()
 }
 
 /// What holds in both modes: every job that began ends exactly once, done
