@@ -27,8 +27,9 @@ pub enum Await {
     /// itself (Weir polls it once inline; no suspension).
     Ready,
     /// A future that returns `Pending` once, waking itself first: every
-    /// message suspends its actor once and resumes it (on Weir, the wake
-    /// is a system message to the actor; on tokio, a task wake).
+    /// message suspends its actor once and resumes it (on Weir, the run
+    /// that polled polls again: a wake during the poll sends the actor no
+    /// message; on tokio, a task wake).
     YieldOnce,
 }
 

@@ -127,7 +127,7 @@ runtime_modules! {
     #[cfg(feature = "testkit")]
     pub mod testkit;
 
-    pub use actor::ActorRefSource;
+    pub use actor::{ActorRefSource, WithAck};
     pub use blueprint::{
         Driver, Flow, IslandDescription, Keep, PlanDescription, RunnableGraph, Sink, Source, StageDescription, StageKind,
     };

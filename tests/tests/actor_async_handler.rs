@@ -557,3 +557,49 @@ fn many_actors_run_async_handlers_in_parallel_on_the_pool() {
     assert!(actors.iter().all(|a| !a.is_terminated()));
     shutdown(&system);
 }
+
+/// Counts the `Wake` system messages user actors handle.
+#[derive(Default)]
+struct WakeCounter(AtomicUsize);
+
+impl weir_actor::Instrumentation for WakeCounter {
+    fn before_message(&self, info: &weir_actor::MessageInfo<'_>) {
+        if !info.is_system_actor() && info.message_type() == "weir::Wake" {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Handles each number with a future that wakes itself five times.
+struct SelfWaking(Sender<u32>);
+
+impl Actor for SelfWaking {
+    type Msg = u32;
+    fn receive(&mut self, ctx: &mut Context<Self>, n: u32) {
+        ctx.run_async_then(YieldTimes(5), move |me: &mut SelfWaking, _, ()| {
+            me.0.send(n).unwrap();
+        });
+    }
+}
+
+#[test]
+fn a_future_that_wakes_itself_is_polled_again_without_a_wake_message() {
+    let wakes = Arc::new(WakeCounter::default());
+    let system = ActorSystem::builder()
+        .name("async-self-wake")
+        .throughput(1) // the repolls wait for the run's next turn
+        .instrumentation(wakes.clone())
+        .build()
+        .unwrap();
+    let done = Probe::new();
+    let tx = done.sender();
+    let a = system
+        .spawn(Props::new(move || SelfWaking(tx.clone())), "a")
+        .unwrap();
+    for n in 0..20 {
+        a.tell(n);
+    }
+    assert_eq!(done.expect_n(20), (0..20).collect::<Vec<_>>());
+    assert_eq!(wakes.0.load(Ordering::SeqCst), 0, "no Wake was sent");
+    shutdown(&system);
+}

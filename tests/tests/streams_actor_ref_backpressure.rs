@@ -1,4 +1,4 @@
-//! The ack protocols: `Source::actor_ref_with_backpressure` (after Pekko's ActorRefBackpressureSourceSpec) and `Sink::actor_ref_with_backpressure`.
+//! The ack protocols: `Source::actor_ref_with_backpressure` (after Pekko's ActorRefBackpressureSourceSpec), `Source::actor_ref_with_sender_ack` (each message carries its ack target: several producers, back-pressure, completion, failure) and `Sink::actor_ref_with_backpressure`.
 
 use std::sync::mpsc;
 
@@ -178,5 +178,151 @@ fn the_sink_cancels_when_its_target_terminates() {
     };
     target.stop();
     up.expect_cancellation();
+    shutdown(&system);
+}
+
+#[test]
+fn sender_acks_go_to_each_sender_only_once_its_element_is_taken() {
+    let (system, mat) = stream_system("sender-ack-demand");
+    let (a, a_rx) = forwarder::<&'static str>(&system, "a");
+    let (b, b_rx) = forwarder::<&'static str>(&system, "b");
+    let (src, mut down) = Source::<u32, _>::actor_ref_with_sender_ack("ack")
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    src.tell_with_ack(1, a.clone());
+    src.tell((2, b.clone()));
+    assert!(a_rx.recv_timeout(QUIET).is_err(), "no ack before demand");
+    assert!(b_rx.try_recv().is_err(), "no ack before demand");
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    assert_eq!(a_rx.recv_timeout(PATIENCE).unwrap(), "ack");
+    assert!(b_rx.recv_timeout(QUIET).is_err(), "b's element still waits");
+    down.request(1);
+    assert_eq!(down.expect_next(), 2);
+    assert_eq!(b_rx.recv_timeout(PATIENCE).unwrap(), "ack");
+    // Demand first: the next element goes through and is acked at once.
+    down.request(1);
+    src.tell_with_ack(3, a);
+    assert_eq!(down.expect_next(), 3);
+    assert_eq!(a_rx.recv_timeout(PATIENCE).unwrap(), "ack");
+    shutdown(&system);
+}
+
+#[derive(Clone)]
+struct Acked;
+
+/// Sends `first..first + count` into the stream, each after the previous
+/// one's ack, then tells `finished`.
+struct AckingProducer {
+    out: weir_streams::ActorRefSource<weir_streams::WithAck<u32, Acked>>,
+    next: u32,
+    end: u32,
+    finished: mpsc::Sender<()>,
+}
+
+impl Actor for AckingProducer {
+    type Msg = Acked;
+    fn pre_start(&mut self, ctx: &mut Context<Self>) {
+        self.out.tell_with_ack(self.next, ctx.myself());
+    }
+    fn receive(&mut self, ctx: &mut Context<Self>, Acked: Acked) {
+        self.next += 1;
+        if self.next == self.end {
+            self.finished.send(()).unwrap();
+        } else {
+            self.out.tell_with_ack(self.next, ctx.myself());
+        }
+    }
+}
+
+#[test]
+fn several_producers_feed_one_source_through_their_acks() {
+    const PRODUCERS: u32 = 4;
+    const EACH: u32 = 200;
+    let (system, mat) = stream_system("sender-ack-many");
+    let (src, done) = Source::actor_ref_with_sender_ack(Acked)
+        .async_boundary()
+        .to_mat(Sink::collect(), Keep::both)
+        .run(&mat);
+    let (finished, all_finished) = mpsc::channel();
+    for p in 0..PRODUCERS {
+        let (out, finished) = (src.clone(), finished.clone());
+        system
+            .spawn(
+                Props::new(move || AckingProducer {
+                    out: out.clone(),
+                    next: p * EACH,
+                    end: (p + 1) * EACH,
+                    finished: finished.clone(),
+                }),
+                &format!("producer{p}"),
+            )
+            .unwrap();
+    }
+    for _ in 0..PRODUCERS {
+        all_finished.recv_timeout(PATIENCE).unwrap();
+    }
+    src.complete();
+    let got = done.wait().unwrap();
+    assert_eq!(got.len(), (PRODUCERS * EACH) as usize);
+    for p in 0..PRODUCERS {
+        let mine: Vec<u32> = got.iter().copied().filter(|n| n / EACH == p).collect();
+        assert_eq!(mine, (p * EACH..(p + 1) * EACH).collect::<Vec<_>>());
+    }
+    assert_eq!(src.dropped(), 0, "no protocol error, nothing dropped");
+    shutdown(&system);
+}
+
+#[test]
+fn sender_ack_source_completes_after_the_waiting_elements_and_fails_at_once() {
+    let (system, mat) = stream_system("sender-ack-end");
+    let (a, a_rx) = forwarder::<()>(&system, "a");
+    let (b, b_rx) = forwarder::<()>(&system, "b");
+    let (src, mut down) = Source::<u32, _>::actor_ref_with_sender_ack(())
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    src.tell_with_ack(1, a.clone());
+    src.tell_with_ack(2, b.clone());
+    src.complete();
+    src.tell_with_ack(3, a.clone()); // after the completion: dropped
+    down.request(5);
+    assert_eq!(down.expect_next_n(2), [1, 2]);
+    down.expect_complete();
+    assert_eq!(a_rx.recv_timeout(PATIENCE).unwrap(), ());
+    assert_eq!(b_rx.recv_timeout(PATIENCE).unwrap(), ());
+    assert!(weir_tests::eventually(PATIENCE, || src.dropped() == 1));
+    assert!(
+        a_rx.recv_timeout(QUIET).is_err(),
+        "the dropped one is not acked"
+    );
+
+    let (src, mut down) = Source::<u32, _>::actor_ref_with_sender_ack(())
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    src.tell_with_ack(1, a);
+    src.fail(StreamError::msg("producer failed"));
+    assert!(down.expect_error().to_string().ends_with("producer failed"));
+    assert!(
+        a_rx.recv_timeout(QUIET).is_err(),
+        "a waiting element is not acked"
+    );
+    assert!(weir_tests::eventually(PATIENCE, || src.dropped() == 1));
+    shutdown(&system);
+}
+
+#[test]
+fn sender_ack_source_fails_when_a_sender_does_not_await_its_ack() {
+    let (system, mat) = stream_system("sender-ack-no-await");
+    let (a, _a_rx) = forwarder::<()>(&system, "a");
+    let (src, mut down) = Source::<u32, _>::actor_ref_with_sender_ack(())
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    src.tell_with_ack(1, a.clone());
+    src.tell_with_ack(2, a);
+    let error = down.expect_error();
+    assert!(
+        matches!(error.kind(), ErrorKind::Protocol(m) if m.contains("before its ack")),
+        "{error}"
+    );
     shutdown(&system);
 }

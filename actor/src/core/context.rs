@@ -377,6 +377,9 @@ pub(crate) enum Deferred<A: Actor> {
     Fail(crate::supervision::FailureError),
     /// `ctx.run_async`: await this future (see `cell::awaited`).
     Await(AwaitedFuture<A>),
+    /// `ctx.run_async_reentrant`: run these futures while messages go on
+    /// (see `cell::reentrant`).
+    Reentrant(Vec<AwaitedFuture<A>>),
 }
 
 impl<A: Actor> fmt::Debug for Context<A> {

@@ -6,7 +6,9 @@
 //! layers test (`actor/tests/layers`) holds that.
 
 // Under loom only the mailbox state machine, the dispatcher's idle
-// protocol and global queue, and their models are built.
+// protocol and global queue, the wake state of awaited futures, and their
+// models are built.
+pub(crate) mod await_state;
 pub(crate) mod dispatcher;
 pub(crate) mod mailbox;
 

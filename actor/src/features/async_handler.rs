@@ -1,5 +1,7 @@
 //! Async handlers: an actor handles a message with a future
-//! ([`Context::run_async`], [`Context::run_async_then`]).
+//! ([`Context::run_async`], [`Context::run_async_then`]), or runs one while
+//! it takes other messages ([`Context::run_async_reentrant`],
+//! [`Context::run_async_reentrant_then`]).
 //!
 //! The semantics are Akka.NET's `ReceiveAsync`: while the future runs, the
 //! actor takes no other user message. Its mailbox is suspended for user
@@ -23,8 +25,10 @@
 //! default), by the thread that holds the actor, first right after the
 //! handler returns (a future that is ready at once costs no suspension),
 //! then each time its waker is woken. No task and no extra thread: a wake
-//! is a system message to the actor. A handler that never calls
-//! `run_async` pays nothing for it.
+//! is a system message to the actor, and a wake during the poll (a future
+//! that yields, or one woken meanwhile) not even that: the run that polled
+//! polls again, counting it as one message of its throughput. A handler
+//! that never calls `run_async` pays nothing for it.
 //!
 //! # What can cross an await
 //!
@@ -45,9 +49,36 @@
 //! that lend `&mut self` across awaits (kameo, ractor) run the actor as one
 //! task whose loop awaits the handler, and hold everything else meanwhile.
 //!
-//! Reentrancy (letting other messages interleave at await points, an
-//! opt-in in Akka.NET) is not offered yet; pipe a future to the actor
-//! ([`ActorRef::pipe`](crate::ActorRef::pipe)) for that today.
+//! # Reentrant futures
+//!
+//! [`run_async_reentrant`](Context::run_async_reentrant) and
+//! [`run_async_reentrant_then`](Context::run_async_reentrant_then) are the
+//! opt-in (Akka.NET's reentrancy): the actor goes on taking messages while
+//! the future runs, so messages interleave at its await points. Each
+//! reentrant future is a call of its own, not a mode of the actor: sync
+//! handlers and `run_async` are unchanged and pay nothing for it.
+//!
+//! * Several may run at once (one handler may start several). Each
+//!   continuation runs on the actor's thread, between two messages, in the
+//!   order the futures completed (woke ready); a ready future's
+//!   continuation runs right after its handler.
+//! * A non-reentrant future (`run_async`, from a handler or a
+//!   continuation) still holds everything: the reentrant continuations
+//!   that become ready meanwhile wait for it, in order.
+//! * A **stop** drops every running future before `post_stop`; a
+//!   **restart** drops them before `pre_restart` (their continuations were
+//!   written for the old instance); a **resume** keeps them, and their
+//!   continuations run on the resumed instance. While the actor is
+//!   suspended (its failure awaits a directive) no continuation runs.
+//! * A **panic** in a reentrant future or its continuation, or a
+//!   [`ctx.fail`](Context::fail) in the continuation, is a failure of the
+//!   actor like a handler's.
+//! * The **receive timeout** sees the actor as idle between messages,
+//!   whatever is running: a reentrant future does not hold it off, and its
+//!   continuation (not a message) does not restart it.
+//!
+//! The same rules on what can cross an await hold: the future owns what it
+//! needs, the continuation gets `&mut self` and `ctx`.
 //!
 //! # Examples
 //!
@@ -199,5 +230,115 @@ impl<A: Actor> Context<A> {
         T: FnOnce(&mut A, &mut Context<A>, F::Output) + Send + 'static,
     {
         self.deferred = Some(Deferred::Await(AwaitedFuture::new(future, then)));
+    }
+
+    /// Run `future` while the actor goes on taking messages: the reentrant
+    /// opt-in (see the [module docs](crate::async_handler#reentrant-futures)
+    /// for ordering, stops, restarts and the receive timeout).
+    ///
+    /// Several calls in one handler start several futures; a later
+    /// [`fail`](Self::fail) or [`run_async`](Self::run_async) in the same
+    /// handler replaces them (they are dropped unpolled), as does a panic.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+    /// use std::time::Duration;
+    ///
+    /// enum Msg {
+    ///     /// Fetch from a slow backend; other messages go on meanwhile.
+    ///     Fetch(ActorRef<(u32, ActorRef<u32>)>, ActorRef<u32>),
+    ///     Count(ActorRef<u64>),
+    /// }
+    ///
+    /// struct Front(u64);
+    /// impl Actor for Front {
+    ///     type Msg = Msg;
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+    ///         self.0 += 1;
+    ///         match msg {
+    ///             Msg::Fetch(backend, reply_to) => ctx.run_async_reentrant(async move {
+    ///                 let answer = ask(&backend, |me| (7, me), Duration::from_secs(5)).await;
+    ///                 reply_to.tell(answer.unwrap_or(0));
+    ///             }),
+    ///             Msg::Count(reply_to) => reply_to.tell(self.0),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// struct Backend;
+    /// impl Actor for Backend {
+    ///     type Msg = (u32, ActorRef<u32>);
+    ///     fn receive(&mut self, _: &mut Context<Self>, (n, reply_to): Self::Msg) {
+    ///         reply_to.tell(n * 6);
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("reentrant").unwrap();
+    /// let backend = system.spawn(Props::new(|| Backend), "backend").unwrap();
+    /// let front = system.spawn(Props::new(|| Front(0)), "front").unwrap();
+    /// let answer = ask(&front, |me| Msg::Fetch(backend.clone(), me), Duration::from_secs(5));
+    /// assert_eq!(answer.wait(), Ok(42));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn run_async_reentrant<F>(&mut self, future: F)
+    where
+        F: Future<Output = ()> + Send + 'static,
+    {
+        self.run_async_reentrant_then(future, |_, _, ()| {});
+    }
+
+    /// Like [`run_async_reentrant`](Self::run_async_reentrant), then run
+    /// `then` with the actor, its context and the future's output, on the
+    /// actor's thread between two messages, in the order the reentrant
+    /// futures complete. `then` may call [`fail`](Self::fail), `run_async`
+    /// (which holds everything until its future is done) or start more
+    /// reentrant futures.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use weir_actor::{Actor, ActorRef, ActorSystem, Context, Props, ask};
+    /// use std::time::Duration;
+    ///
+    /// enum Msg {
+    ///     /// Wait `ms` on the system's clock, then add `n`.
+    ///     AddLater(u64, u64),
+    ///     Get(ActorRef<u64>),
+    /// }
+    ///
+    /// struct Sum(u64);
+    /// impl Actor for Sum {
+    ///     type Msg = Msg;
+    ///     fn receive(&mut self, ctx: &mut Context<Self>, msg: Msg) {
+    ///         match msg {
+    ///             Msg::AddLater(n, ms) => {
+    ///                 let later = ctx.system().sleep(Duration::from_millis(ms));
+    ///                 ctx.run_async_reentrant_then(later, move |sum: &mut Sum, _, _| sum.0 += n);
+    ///             }
+    ///             Msg::Get(reply_to) => reply_to.tell(self.0),
+    ///         }
+    ///     }
+    /// }
+    ///
+    /// let system = ActorSystem::new("reentrant-then").unwrap();
+    /// let sum = system.spawn(Props::new(|| Sum(0)), "sum").unwrap();
+    /// sum.tell(Msg::AddLater(5, 10_000));
+    /// // Answered at once: the sleeping future does not hold the actor.
+    /// let now = ask(&sum, Msg::Get, Duration::from_secs(5)).wait();
+    /// assert_eq!(now, Ok(0));
+    /// system.terminate().wait().unwrap();
+    /// ```
+    pub fn run_async_reentrant_then<F, T>(&mut self, future: F, then: T)
+    where
+        F: Future + Send + 'static,
+        T: FnOnce(&mut A, &mut Context<A>, F::Output) + Send + 'static,
+    {
+        let future = AwaitedFuture::new(future, then);
+        match &mut self.deferred {
+            Some(Deferred::Reentrant(futures)) => futures.push(future),
+            other => *other = Some(Deferred::Reentrant(vec![future])),
+        }
     }
 }

@@ -17,12 +17,21 @@
 //!   failure (its own, escalated, a restart directive) drops the future
 //!   (`Cell::drop_awaited`) before the new phase takes over.
 //! * The future's waker ([`AwaitWake`], one per cell, made at the first
-//!   suspension) sends the cell a [`SystemMsg::Wake`]; a flag keeps at most
-//!   one queued. A system message claims the run token like any other
-//!   (mailbox rule 1), so the mailbox's state machine is unchanged: no
-//!   lost wake-up follows from its rules 1 and 3 (and the loom model
-//!   `suspended_wakes_for_system_message`). Handling `Wake` clears the
-//!   flag, then polls: a wake during the poll queues another `Wake`.
+//!   suspension) sends the cell a [`SystemMsg::Wake`]; its state word
+//!   ([`AwaitState`]) keeps at most one queued. A system message claims
+//!   the run token like any other (mailbox rule 1), so the mailbox's state
+//!   machine is unchanged: no lost wake-up follows from its rules 1 and 3
+//!   (and the loom model `suspended_wakes_for_system_message`). Handling
+//!   `Wake` clears the flag, then polls.
+//! * A wake-up *during* a poll (a future that wakes itself, or one woken
+//!   by another thread meanwhile) sends nothing: it leaves a note in the
+//!   state word, and the run that polled polls again before it ends
+//!   (`RunState::repoll`, `Cell::repoll`; one poll counts as one message
+//!   of the run's throughput, and a run that used it up resubmits itself
+//!   to poll in its next turn). The loom models of `await_state` check
+//!   that no wake-up is lost either way.
+//!   The same waker and `Wake` serve the reentrant futures
+//!   ([`super::reentrant`]), which list themselves in `AwaitWake::woken`.
 //! * Ready: the continuation runs with `&mut` actor and context, the
 //!   phase goes back to `Running`, the receive timeout's idle period starts
 //!   now (the actor was busy), and the queued user messages run. A panic
@@ -44,7 +53,20 @@ use crate::core::actor_ref::{ActorHandle, SystemMsg};
 use crate::core::context::Context;
 use crate::core::instrument::Outcome;
 use crate::supervision::FailurePhase;
-use crate::sync::{Arc, AtomicBool, Ordering};
+use crate::sync::{Arc, Mutex};
+
+use crate::core::await_state::AwaitState;
+
+/// How many times a poll woken during itself polls again at once, before
+/// the run's own `repoll` (which counts against its throughput) takes
+/// over. One saves the pending-once future (a yield) the phase change and
+/// the run loop's turn: 861 -> 705 instructions per message under
+/// callgrind (`weir-bench peers --only async --rows "weir, 1 thread"
+/// --await yield-once`, the difference between 50,000 and 100,000
+/// messages; 984 with a `Wake` system message per wake-up, 640 for a
+/// ready future). A future that wakes itself forever still yields the
+/// thread after `2 * throughput` polls.
+const INLINE_REPOLLS: u32 = 1;
 
 /// A future and what runs on the actor when it is ready.
 pub(crate) trait Awaited<A: Actor>: Send {
@@ -71,6 +93,18 @@ impl<A: Actor> AwaitedFuture<A> {
             future,
             then: Some(then),
         }))
+    }
+}
+
+impl<A: Actor> AwaitedFuture<A> {
+    /// Poll the future; when ready, run its continuation (`Awaited`).
+    pub(super) fn poll_finish(
+        &mut self,
+        cx: &mut TaskContext<'_>,
+        actor: &mut A,
+        ctx: &mut Context<A>,
+    ) -> Poll<()> {
+        self.0.as_mut().poll_finish(cx, actor, ctx)
     }
 }
 
@@ -118,11 +152,15 @@ where
 }
 
 /// The waker of a cell's awaited futures: it sends the cell one
-/// [`SystemMsg::Wake`] per wake-up that finds none queued.
+/// [`SystemMsg::Wake`] per wake-up that finds none queued and nobody
+/// polling (see [`AwaitState`]).
 pub(crate) struct AwaitWake {
     cell: ActorHandle,
-    /// A `Wake` is queued and not handled yet.
-    queued: AtomicBool,
+    /// Whether a `Wake` is queued, and whether the cell is polling.
+    state: AwaitState,
+    /// The ids of reentrant futures woken and not polled yet, in wake
+    /// order (see [`super::reentrant`]).
+    pub(super) woken: Mutex<Vec<u64>>,
 }
 
 impl Wake for AwaitWake {
@@ -131,7 +169,7 @@ impl Wake for AwaitWake {
     }
 
     fn wake_by_ref(self: &Arc<Self>) {
-        if !self.queued.swap(true, Ordering::AcqRel) {
+        if self.state.wake() {
             // A stopped cell drops it: its future is gone too.
             self.cell.send_system(SystemMsg::Wake);
         }
@@ -158,19 +196,37 @@ impl<A: Actor> Cell<A> {
         self.poll_awaited(st, future, phase)
     }
 
-    /// A `Wake` arrived: poll the awaited future, if any.
+    /// A `Wake` arrived: poll the awaited future, if any, then the woken
+    /// reentrant futures (see [`super::reentrant`]).
     pub(super) fn wake_awaited(&self, st: &mut RunState<A>) {
         if let Some((wake, _)) = &st.waker {
             // Before the poll: a wake-up during it queues another `Wake`.
-            wake.queued.swap(false, Ordering::AcqRel);
+            wake.state.handled();
         }
-        if !matches!(st.phase, Phase::Awaiting(_)) {
-            return; // stale: the future was dropped or is done
+        // Else stale: the future was dropped or is done.
+        if matches!(st.phase, Phase::Awaiting(_)) {
+            let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
+                unreachable!("checked above");
+            };
+            self.poll_awaited(st, future, FailurePhase::Receive);
         }
-        let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
-            unreachable!("checked above");
-        };
-        self.poll_awaited(st, future, FailurePhase::Receive);
+        // Also after a non-reentrant future that is done just now: the
+        // reentrant ones woken while it ran wait for no other wake.
+        self.wake_reentrant(st);
+    }
+
+    /// The cell's waker, made at the first future that needs it.
+    pub(super) fn await_wake<'s>(&self, st: &'s mut RunState<A>) -> &'s Arc<AwaitWake> {
+        &st.waker
+            .get_or_insert_with(|| {
+                let wake = Arc::new(AwaitWake {
+                    cell: st.ctx.handle(),
+                    state: AwaitState::new(),
+                    woken: Mutex::new(Vec::new()),
+                });
+                (wake.clone(), Waker::from(wake))
+            })
+            .0
     }
 
     fn poll_awaited(
@@ -179,22 +235,35 @@ impl<A: Actor> Cell<A> {
         mut future: AwaitedFuture<A>,
         phase: FailurePhase,
     ) -> Outcome {
-        let waker = &st
-            .waker
-            .get_or_insert_with(|| {
-                let wake = Arc::new(AwaitWake {
-                    cell: st.ctx.handle(),
-                    queued: AtomicBool::new(false),
-                });
-                (wake.clone(), Waker::from(wake))
-            })
-            .1;
+        self.await_wake(st);
+        let (wake, waker) = st.waker.as_ref().expect("made just now");
         let mut cx = TaskContext::from_waker(waker);
         let actor = st.actor.as_mut().expect("awaiting needs an instance");
         let ctx = &mut st.ctx;
-        let polled = catch_unwind(AssertUnwindSafe(|| {
-            future.0.as_mut().poll_finish(&mut cx, actor, ctx)
-        }));
+        let mut inline = INLINE_REPOLLS;
+        let polled = loop {
+            // A wake-up during the poll leaves a note instead of a `Wake`
+            // (`AwaitState` rule 3).
+            wake.state.polling();
+            let polled = catch_unwind(AssertUnwindSafe(|| {
+                future.0.as_mut().poll_finish(&mut cx, actor, ctx)
+            }));
+            if !wake.state.polled() {
+                break polled;
+            }
+            if !matches!(polled, Ok(Poll::Pending)) {
+                // Done or failed: the note may be a reentrant future's
+                // (which lists itself, then wakes the cell): send it on.
+                wake.wake_by_ref();
+                break polled;
+            }
+            if inline == 0 {
+                // Polled again by this run, before it ends (`Cell::repoll`).
+                st.repoll = true;
+                break polled;
+            }
+            inline -= 1;
+        };
         match polled {
             Ok(Poll::Pending) => {
                 st.phase = Phase::Awaiting(future);
@@ -220,9 +289,25 @@ impl<A: Actor> Cell<A> {
         }
     }
 
+    /// The awaited future was woken while this run polled it: poll it
+    /// again now (module docs of `await_state`), as a `Wake` would.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn repoll(&self, st: &mut RunState<A>) {
+        st.repoll = false;
+        if matches!(st.phase, Phase::Awaiting(_)) {
+            let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running) else {
+                unreachable!("checked above");
+            };
+            self.poll_awaited(st, future, FailurePhase::Receive);
+        }
+        self.wake_reentrant(st);
+    }
+
     /// A stop or a failure ends the wait: drop the future, if any, before
     /// the new phase takes over (so hooks run with no future alive).
     pub(super) fn drop_awaited(st: &mut RunState<A>) {
+        st.repoll = false;
         if let Phase::Awaiting(_) = st.phase
             && let Phase::Awaiting(future) = std::mem::replace(&mut st.phase, Phase::Running)
         {

@@ -17,9 +17,12 @@
 //!   message.
 //! * [`awaited`]: the future of an async handler (`Context::run_async`),
 //!   awaited while the actor takes no user messages.
+//! * [`reentrant`]: the reentrant futures of async handlers
+//!   (`Context::run_async_reentrant`), run while messages go on.
 
 pub(crate) mod awaited;
 pub(crate) mod receive_timeout;
+mod reentrant;
 mod run;
 mod stash;
 mod supervise;
@@ -147,6 +150,11 @@ pub(crate) struct RunState<A: Actor> {
     escalated: Vec<ActorHandle>,
     /// The waker of awaited futures, made at the first one (see [`awaited`]).
     waker: Option<(Arc<awaited::AwaitWake>, std::task::Waker)>,
+    /// The reentrant futures not done yet (see [`reentrant`]).
+    reentrant: reentrant::Reentrant<A>,
+    /// The awaited future was woken while this run polled it: poll it
+    /// again before the run ends (see [`awaited`]).
+    repoll: bool,
 }
 
 impl<A: Actor> RunState<A> {
@@ -279,6 +287,8 @@ fn new_cell<A: Actor>(
                 timeout_touched: false,
                 escalated: Vec::new(),
                 waker: None,
+                reentrant: reentrant::Reentrant::default(),
+                repoll: false,
             });
         }
     });

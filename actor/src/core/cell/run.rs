@@ -97,46 +97,63 @@ impl<A: Actor> Cell<A> {
             .throughput_deadline()
             .map(crate::core::scheduler::deadline::after);
         loop {
-            // SAFETY: this thread holds the run token.
-            while let Some(msg) = unsafe { self.mailbox.next_system() } {
-                self.process_system(st, msg);
+            loop {
+                // SAFETY: this thread holds the run token.
+                while let Some(msg) = unsafe { self.mailbox.next_system() } {
+                    self.process_system(st, msg);
+                    if let Phase::Stopped = st.phase {
+                        return AfterRun::Stopped;
+                    }
+                }
+                if !st.takes_user_messages() || left == 0 {
+                    break;
+                }
+                // Unstashed messages first (see `stash`).
+                let envelope = match st.ctx.stash.next_unstashed() {
+                    Some(msg) => Envelope::Msg(msg, Stamp::default()),
+                    // SAFETY: this thread holds the run token.
+                    None => match unsafe { self.mailbox.next_user() } {
+                        Some(envelope) => envelope,
+                        None => break,
+                    },
+                };
+                self.process_user(st, envelope);
+                left -= 1;
+                if deadline.is_some_and(|d| Instant::now() >= d) {
+                    left = 0; // the run took long enough: yield like a used-up throughput
+                }
                 if let Phase::Stopped = st.phase {
                     return AfterRun::Stopped;
                 }
             }
-            if !st.takes_user_messages() || left == 0 {
-                break;
+            if std::mem::take(&mut st.timeout_touched) {
+                self.receive_timeout_touched(st);
             }
-            // Unstashed messages first (see `stash`).
-            let envelope = match st.ctx.stash.next_unstashed() {
-                Some(msg) => Envelope::Msg(msg, Stamp::default()),
-                // SAFETY: this thread holds the run token.
-                None => match unsafe { self.mailbox.next_user() } {
-                    Some(envelope) => envelope,
-                    None => break,
-                },
-            };
-            self.process_user(st, envelope);
+            let with_user = st.takes_user_messages();
+            let more = with_user
+                && (st.ctx.stash.has_unstashed() || {
+                    // SAFETY: this thread holds the run token.
+                    !unsafe { self.mailbox.batch_is_empty() }
+                });
+            if more {
+                return AfterRun::Resubmit;
+            }
+            if with_user || !st.repoll {
+                return AfterRun::Release {
+                    with_user,
+                    used_up: left == 0,
+                };
+            }
+            // The awaited future was woken while this run polled it: poll
+            // it again, as one message of the run (see `cell::awaited`); a
+            // used-up run keeps the token and polls in its next turn.
+            if left == 0 {
+                return AfterRun::Resubmit;
+            }
             left -= 1;
-            if deadline.is_some_and(|d| Instant::now() >= d) {
-                left = 0; // the run took long enough: yield like a used-up throughput
-            }
+            self.repoll(st);
             if let Phase::Stopped = st.phase {
                 return AfterRun::Stopped;
-            }
-        }
-        if std::mem::take(&mut st.timeout_touched) {
-            self.receive_timeout_touched(st);
-        }
-        let with_user = st.takes_user_messages();
-        // SAFETY: this thread holds the run token.
-        if with_user && (st.ctx.stash.has_unstashed() || !unsafe { self.mailbox.batch_is_empty() })
-        {
-            AfterRun::Resubmit
-        } else {
-            AfterRun::Release {
-                with_user,
-                used_up: left == 0,
             }
         }
     }
@@ -232,6 +249,10 @@ impl<A: Actor> Cell<A> {
             (Ok(()), None) => return Outcome::Handled,
             (Ok(()), Some(Deferred::Await(future))) => {
                 return self.start_awaiting(st, future, phase);
+            }
+            (Ok(()), Some(Deferred::Reentrant(futures))) => {
+                self.start_reentrant(st, futures);
+                return Outcome::Handled;
             }
             (Ok(()), Some(Deferred::Fail(error))) => {
                 Failure::from_error(error, phase, self.core.path.clone())
@@ -427,8 +448,9 @@ impl<A: Actor> Cell<A> {
         if matches!(st.phase, Phase::Terminating | Phase::Stopped) {
             return;
         }
-        // A stop drops a handler's future at once (Akka.NET's ReceiveAsync).
+        // A stop drops a handler's futures at once (Akka.NET's ReceiveAsync).
         Self::drop_awaited(st);
+        Self::drop_reentrant(st);
         st.phase = Phase::Terminating;
         let children: Vec<ActorHandle> = {
             let mut children = self.core.children.lock();

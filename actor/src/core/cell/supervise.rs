@@ -75,6 +75,7 @@ impl<A: Actor> Cell<A> {
             // Saturating: a child made by a system spawn or a router
             // (not by its parent's `Context`) starts with none.
             st.ctx.suspended = st.ctx.suspended.saturating_sub(1);
+            Self::rewake_reentrant(st);
         }
         for child in self.core.children() {
             child.send_system(if suspend {
@@ -110,6 +111,7 @@ impl<A: Actor> Cell<A> {
             return self.restart(st, failure);
         }
         st.phase = Phase::Running;
+        Self::rewake_reentrant(st);
         self.unsuspend_children(st);
         // The failures this actor escalated were decided with its own.
         for child in std::mem::take(&mut st.escalated) {
@@ -185,8 +187,9 @@ impl<A: Actor> Cell<A> {
     /// Replace the instance: `pre_restart` on the old one, then a fresh one
     /// once the children it stopped have gone.
     pub(super) fn restart(&self, st: &mut RunState<A>, failure: Failure) {
-        // A handler's future dies with the instance it worked for.
+        // A handler's futures die with the instance they worked for.
         Self::drop_awaited(st);
+        Self::drop_reentrant(st);
         st.ctx.timers.cancel_all();
         if let Some(mut old) = st.actor.take() {
             // Best effort, as in Akka: a panic here does not stop the restart.
