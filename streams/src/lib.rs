@@ -6,10 +6,11 @@
 //!   into a [`RunnableGraph`], and [`Keep`] picks the materialized value.
 //!   Nothing runs until a blueprint is run with a [`Materializer`], and a
 //!   blueprint can be run any number of times.
-//! - The operators live on [`FlowOps`], [`SubstreamOps`], [`TimeOps`],
-//!   [`RateOps`], [`StatefulOps`] and [`ErrorOps`] (bring them in with the [`prelude`]).
+//! - The operators live on [`FlowOps`], [`AsyncOps`], [`SubstreamOps`],
+//!   [`TimeOps`], [`RateOps`], [`StatefulOps`] and [`ErrorOps`] (bring them
+//!   in with the [`prelude`]).
 //! - A run is a graph of stages. Stages between async boundaries are
-//!   fused into one island run by one actor; an interpreter moves
+//!   fused into one island, run as one task of the actor system's pool; an interpreter moves
 //!   elements through typed per-connection slots, with no allocation per
 //!   element. Simple operators are fused further, before interpretation;
 //!   a graph that fuses into one loop (an iterator source, simple
@@ -139,7 +140,7 @@ runtime_modules! {
     pub use error::SnapshotError;
     pub use snapshot::{PendingSnapshot, StreamSnapshot};
     pub use ops::{
-        ContextOps, DelayOverflowStrategy, ErrorOps, FlowWithContext, SourceWithContext, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
+        AsyncOps, ContextOps, DelayOverflowStrategy, ErrorOps, FlowWithContext, SourceWithContext, FlowMonitor, FlowOps, MonitorState, RateOps, RestartFlow, RestartSettings, RestartSink,
         RestartSource, Restarts, RetryFlow, StatefulOps, SubFlow, SubstreamCancelStrategy, SubstreamOps, ThrottleMode, TickHandle, TimeOps,
     };
     pub use fusion::{Pull, Pulled};
@@ -154,7 +155,7 @@ runtime_modules! {
 pub mod prelude {
     pub use crate::graph::JunctionOps;
     pub use crate::{
-        Completion, ErrorOps, Flow, FlowOps, Keep, Materializer, OverflowStrategy, RateOps,
-        RunnableGraph, Sink, Source, StatefulOps, StreamError, SubstreamOps, TimeOps,
+        AsyncOps, Completion, ErrorOps, Flow, FlowOps, Keep, Materializer, OverflowStrategy,
+        RateOps, RunnableGraph, Sink, Source, StatefulOps, StreamError, SubstreamOps, TimeOps,
     };
 }

@@ -22,7 +22,7 @@
 //!
 //! A future that needs a tokio reactor (tokio timers, sockets) needs the
 //! island's thread in a tokio context (`ActorSystemBuilder::thread_context`,
-//! weir-interop's `TokioContext`): see `FlowOps::map_async`.
+//! weir-interop's `TokioContext`): see `AsyncOps::map_async`.
 //!
 //! Under a supervision strategy, a panic in `f`, a panic while polling a
 //! future and a future's `Err` go to the decider; unless it says `Stop`

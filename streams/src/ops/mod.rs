@@ -1,4 +1,5 @@
-//! Operators: [`FlowOps`] (element-wise), [`SubstreamOps`] (nesting),
+//! Operators: [`FlowOps`] (element-wise), [`AsyncOps`] (a future per
+//! element), [`SubstreamOps`] (nesting),
 //! [`TimeOps`] (time-based), [`RateOps`] (rate decoupling),
 //! [`StatefulOps`] (state carried across elements) and
 //! [`ErrorOps`] (failure handling), which every
@@ -8,6 +9,7 @@
 //! documented methods, each building its stage from its operator's file.
 
 mod aggregate_with_boundary;
+mod async_ops;
 mod async_sources;
 mod batch;
 mod buffer;
@@ -56,6 +58,7 @@ mod watch;
 pub use context::{ContextOps, FlowWithContext, SourceWithContext};
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;
+pub use async_ops::AsyncOps;
 pub use flow_ops::FlowOps;
 pub use rate_ops::RateOps;
 pub use restart::{RestartSettings, RestartSource, Restarts};

@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::FlowOps;
+use super::{AsyncOps, FlowOps};
 use super::scan_async::{Emit, ScanAsync};
 use super::stateful_map::StatefulMap;
 use super::util::{logic_flow, ports};

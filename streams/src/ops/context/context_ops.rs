@@ -7,7 +7,7 @@ use std::future::Future;
 use super::FlowWithContext;
 use crate::blueprint::Flow;
 use crate::error::{ArgumentError, StreamError};
-use crate::ops::FlowOps;
+use crate::ops::{AsyncOps, FlowOps};
 
 /// The operators that keep one context beside each element (Pekko's
 /// `FlowWithContextOps`). Each works on the element and carries its
@@ -158,7 +158,7 @@ pub trait ContextOps: Sized {
         self.via_tuples(Flow::new().map(move |(x, c)| (x, f(c))))
     }
 
-    /// [`FlowOps::map_async`] on the elements: up to `parallelism`
+    /// [`AsyncOps::map_async`] on the elements: up to `parallelism`
     /// futures at once, results in input order, each with its element's
     /// context. A future that fails fails the stream (or, under a
     /// supervision strategy that resumes, drops its element and context).
@@ -201,7 +201,7 @@ pub trait ContextOps: Sized {
         Ok(self.via_tuples(flow))
     }
 
-    /// [`FlowOps::map_async_partitioned`] on the elements: ordered
+    /// [`AsyncOps::map_async_partitioned`] on the elements: ordered
     /// results, at most one future in flight per partition, each result
     /// with its element's context.
     ///
