@@ -806,3 +806,45 @@ fn an_eager_interleave_across_a_boundary_ends_after_what_was_taken_ahead() {
         "{got:?}"
     );
 }
+
+/// `Source::from_iter([930, 296])` interleaved with `[577, 467, 288, 291,
+/// 279]`, `batch(2, sum)`, `map_async(2)`, request(2): at materialization
+/// batch takes 930 and 577 (full) and holds 296; pulled, it pushes the sum
+/// and pulls upstream at once, and `map_async`, having passed the result
+/// on, pulls again behind that pull, so 467 joins 296 before it: 15, then
+/// 527 (of 763), as in Pekko. The model gave 593 (296 alone), found by a
+/// random run on 2026-12-03. Requested on one by one, `map_async` holds
+/// up to 2 results: the elements its pulls met went straight on (288,
+/// 291), only 279 was left to batch.
+#[test]
+fn batch_before_map_async_adds_the_element_upstream_had_ready_to_its_held_one() {
+    use linear_more::More;
+    use script::{Join, Op, Step};
+    let sources = vec![
+        Src::Iter(vec![930, 296]),
+        Src::Iter(vec![577, 467, 288, 291, 279]),
+    ];
+    let ops = vec![Op::More(More::Batch(2)), Op::More(More::MapAsync(2))];
+    let short = case(
+        sources.clone(),
+        Some(Join::Interleave),
+        ops.clone(),
+        vec![Step::Request(2)],
+    );
+    assert_eq!(
+        model::trace(&short)[1].down,
+        vec![Sig::Next(15), Sig::Next(527)]
+    );
+    check_all_forms(short);
+    check_all_forms(case(
+        sources,
+        Some(Join::Interleave),
+        ops,
+        vec![
+            Step::Request(2),
+            Step::Request(1),
+            Step::Request(1),
+            Step::Request(2),
+        ],
+    ));
+}
