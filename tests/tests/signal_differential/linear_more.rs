@@ -26,10 +26,13 @@
 //!   after a `map_async` the element upstream has ready joins the sum the
 //!   held element started (the stage's outlet is pulled already, so the
 //!   sum goes on with it); with `map`s between, the stage's outlet is not
-//!   pulled yet, and it aggregates what upstream has ready until full
-//!   (Pekko's interpreter, which chases the pull before the push, gives
-//!   the first rule too); an element that comes with upstream's end (an
-//!   iterator's last) waits behind that end, so it does not join;
+//!   pulled yet, and it aggregates what upstream has ready until full. An
+//!   element that comes with upstream's end (an iterator's last) waits
+//!   behind that end, so it does not join. (Pekko's interpreter gives the
+//!   first rule too; it runs the pulls a pull sets off before the push,
+//!   so it would aggregate the same way before a plain `map`, where
+//!   Weir's, which chases the push, has the sink's next pull first: the
+//!   model follows Weir there, as before.)
 //! - `recover_with_retries(a)` switches on a failure (if `a > 0`) to a
 //!   fallback of two elements, emitted on demand, then completes;
 //! - `limit_weighted(max, cost)` fails (cancelling upstream) on the
@@ -61,6 +64,10 @@ use weir_streams::prelude::*;
 
 use super::model::{BoxNode, Node, Poll, SEP, World, map};
 use super::script::{RECOVERED, Sig, TICK};
+
+#[path = "linear_more_batch_async.rs"]
+mod batch_async;
+pub(crate) use batch_async::{AsyncAfter, async_after};
 
 /// `intersperse_with`'s start and end elements.
 pub(crate) const START: u64 = 1001;
@@ -189,22 +196,10 @@ pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
         .iter()
         .position(|o| matches!(o, Op::More(m) if m.drops()))
         .is_some_and(|at| case.ops[at..].iter().any(|o| matches!(o, Op::Buffer(_))));
-    let async_unstated = case.ops.iter().enumerate().any(|(at, o)| {
-        let feeds = || {
-            case.ops[at..]
-                .iter()
-                .any(|o| matches!(o, Op::More(More::MapAsync(_) | More::MapAsyncUnordered(_))))
-        };
-        match o {
-            Op::More(More::Batch(_)) => async_after(&case.ops, at) == AsyncAfter::No && feeds(),
-            Op::More(More::Conflate) => async_after(&case.ops, at) != AsyncAfter::Next && feeds(),
-            _ => false,
-        }
-    });
     (case.fan_out.is_some() && (buffer_after_failure || case.ops.iter().any(|o| passes_on(&o))))
         || drops > 1
         || buffer_after_drop
-        || async_unstated
+        || batch_async::not_modelled(case)
 }
 
 /// A window of `sliding` as one element.
@@ -245,33 +240,6 @@ pub(crate) fn more() -> impl proptest::strategy::Strategy<Value = More> {
         (1u32..4).prop_map(More::KeepAlive),
         (1u32..4).prop_map(More::Delay),
     ]
-}
-
-/// What comes after a `batch` / `conflate`, for the order of its pulls
-/// (module docs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum AsyncAfter {
-    /// No `map_async` after it (or one the model does not state).
-    No,
-    /// A `map_async` right after it (`inspect` and `log` add no stage).
-    Next,
-    /// A `map_async` after `map`s.
-    Behind,
-}
-
-/// What comes after the operator at `at` in `ops` (the modelled ones).
-pub(crate) fn async_after(ops: &[super::script::Op], at: usize) -> AsyncAfter {
-    use super::script::Op;
-    let mut after = AsyncAfter::Next;
-    for op in &ops[at + 1..] {
-        match op {
-            Op::More(More::Inspect | More::Log) => {}
-            Op::Map(_) => after = AsyncAfter::Behind,
-            Op::More(More::MapAsync(_) | More::MapAsyncUnordered(_)) => return after,
-            _ => return AsyncAfter::No,
-        }
-    }
-    AsyncAfter::No
 }
 
 /// The operator as a run builds it.
@@ -467,36 +435,6 @@ impl Extra {
         } else {
             self.agg = Some(x);
             self.count = 1;
-        }
-    }
-
-    /// `batch` / `conflate` pushed a sum on a pull, and pulled upstream at
-    /// once: before a `map_async`'s next pull comes, what upstream has
-    /// ready arrives (module docs): one element into the sum the held
-    /// element started, right after a `map_async`; up to full after `map`s.
-    fn refill(&mut self, w: &mut World) {
-        let mut left = match self.after {
-            AsyncAfter::No => 0,
-            AsyncAfter::Next if self.agg.is_some() => 1,
-            AsyncAfter::Next => 0,
-            AsyncAfter::Behind => usize::MAX,
-        };
-        while left > 0 && !self.closed && self.pending.is_none() && self.up.end(w).is_none() {
-            let Poll::Next(x) = self.up.pull(w) else {
-                break;
-            };
-            if self.up.end(w).is_some() {
-                // It came with upstream's end, which the interpreter
-                // delivers first: the element waits behind that end, and
-                // so behind the pull already made; it goes on alone.
-                match self.agg {
-                    Some(_) => self.pending = Some(x),
-                    None => (self.agg, self.count) = (Some(x), 1),
-                }
-                break;
-            }
-            self.absorb(x);
-            left -= 1;
         }
     }
 
