@@ -57,7 +57,7 @@
 //! | `group_by_with_key` | exempt as an operator of its own: a `map` pairing each element with its key (modelled) before `group_by`'s stage (modelled) keyed by the pair's key; `streams_substreams.rs` |
 //! | `group_by_recreating` | exempt: `group_by`'s stage (modelled) with a closed key reopened by its next element, where whether that element meets the closed substream or a new one follows the order of the substream's cancellation and the element (not stated); `streams_group_by_direct.rs`, `streams_substreams_lifecycle.rs` |
 //! | `split_when_with`, `split_after_with` (`SubstreamCancelStrategy`), `SubFlow::to` | exempt: the `split_*` stage (modelled) with another cancel strategy: they differ only after a substream cancels, the draining `KNOWN_CANCEL` leaves out; `SubFlow::to` ends each substream in a sink, nothing reaches the probe; `streams_substreams.rs` |
-//! | junctions `MergePreferred` (input 0 preferred), `MergePrioritized` (priorities 1 and 3), built with a graph builder | modelled as `merge`, by counts (which ready input goes first depends on when elements arrive, in every form): the preference itself is not checked; only `map`-like operators and a `balance` after them (see `script.rs`). The fluent `merge_preferred(other, prefer_this)`, `merge_prioritized` build these stages but are not run themselves |
+//! | junctions `MergePreferred` (input 0 preferred), `MergePrioritized` (priorities 1 and 3), built with a graph builder | modelled as `merge`, by counts (which ready input goes first depends on when elements arrive, in every form); `MergePreferred` serves input 0 first when it holds an element (which the eager form's end shows); only `map`-like operators and a `balance` after them (see `script.rs`). The fluent `merge_preferred(other, prefer_this)`, `merge_prioritized` build these stages but are not run themselves |
 //! | `concat_lazy` (fluent) | modelled, its second input an iterator source started by the first pull after the first input completed (a probe there would be materialized only then, which the runner cannot drive) |
 //! | `Interleave::eager_close` | modelled (no empty iterator input: its end races the first pulls at materialization); across boundaries compared up to the step where a probe input completes (the boundary after it took elements ahead and hands them on before the end, see `boundary_horizon`) |
 //! | `Merge::eager_complete`, `MergePreferred::eager_complete`, `MergePrioritized::eager_complete` (two and three inputs) | modelled by counts, as `merge` (`signal_differential/wide.rs`): once an input completes it takes nothing more, emits what it holds, then completes; only where that end is defined: one element per probe input, one iterator input of one element at most (else a completion riding behind a probe's queued element, or an iterator's last, reaches it when it pulls that input again, and whether it took another input's next element first is the order of the interpreter's events within a step); across boundaries compared up to the step where a probe input completes (as the eager `interleave`), and with an iterator input up to the step where a probe first sends (the iterator's element and completion cross a boundary of their own, and may reach the merge after the probe's element) |
@@ -76,7 +76,7 @@
 //! | `RateOps::limit` | modelled |
 //! | `RateOps::limit_weighted` (cost `x % 3`) | modelled |
 //! | `RateOps::buffer` with `DropHead`, `DropTail`, `DropBuffer`, `DropNew`, `Fail` (size 1, 2) | modelled fused and unfused; exempt across boundaries (what is dropped depends on when a boundary's batch arrives) and as `batch` below |
-//! | `RateOps::batch(max 1..4)`, `conflate` (sums) | modelled fused and unfused (an element goes straight on while the sink asks or downstream waits on an empty stage, else it is aggregated; the model knows the sink's demand, `World::demand`); exempt across boundaries (what is aggregated depends on when a batch arrives), into a fan-out (the model knows one sink's demand), and two of them or of the dropping buffers in one case (their first pulls at materialization, see `linear_more::not_modelled`) |
+//! | `RateOps::batch(max 1..4)`, `conflate` (sums) | modelled fused and unfused (an element goes straight on while the sink asks or downstream waits on an empty stage, else it is aggregated; the model knows the sink's demand, `World::demand`; before a `map_async`, whose next pull queues behind the stage's own pull of upstream, what upstream has ready joins the next sum: `linear_more.rs`; other stages than `map` between the two not modelled); exempt across boundaries (what is aggregated depends on when a batch arrives), into a fan-out (the model knows one sink's demand), and two of them or of the dropping buffers in one case (their first pulls at materialization, see `linear_more::not_modelled`) |
 //! | `RateOps::expand`, `extrapolate` (0..3 outputs or endless) | modelled on Pekko's `Expand` (`linear_extra.rs`): it pulls at the start and holds one element; a pull that emits a fresh element's first output pulls upstream *before* pushing ("to be fair when upstream is not actually slow"), so an element upstream has ready overtakes the next extrapolated one; completion at once unless an element waits. Fused and unfused; exempt across boundaries (a boundary after it asks ahead, taking extrapolated elements for it), into a fan-out (which output pulls first takes the next extrapolated element), with a junction or another stage that pulls at materialization (the order of the first pulls) |
 //! | `RateOps::batch_weighted(max, 1, ..)`, `conflate_with_seed(identity, ..)` | modelled as `batch(max)`, `conflate` (`linear_extra.rs`; the same stage) |
 //! | `zip_with_index` | modelled (a map numbering from 0, `linear_extra.rs`) |
@@ -868,4 +868,77 @@ fn an_eager_interleave_across_a_boundary_ends_after_what_was_taken_ahead() {
         [vec![], vec![Sig::Next(1)], vec![Sig::Next(1), Sig::Next(2)]].contains(&elements.to_vec()),
         "{got:?}"
     );
+}
+
+/// `Source::from_iter([930, 296])` interleaved with `[577, 467, 288, 291,
+/// 279]`, `batch(2, sum)`, `map_async(2)`, request(2): at materialization
+/// batch takes 930 and 577 (full) and holds 296; pulled, it pushes the sum
+/// and pulls upstream at once, and `map_async`, having passed the result
+/// on, pulls again behind that pull, so 467 joins 296 before it: 15, then
+/// 527 (of 763), as in Pekko. The model gave 593 (296 alone), found by a
+/// random run on 2026-12-03. Requested on one by one, `map_async` holds
+/// up to 2 results: the elements its pulls met went straight on (288,
+/// 291), only 279 was left to batch.
+#[test]
+fn batch_before_map_async_adds_the_element_upstream_had_ready_to_its_held_one() {
+    use linear_more::More;
+    use script::{Join, Op, Step};
+    let sources = vec![
+        Src::Iter(vec![930, 296]),
+        Src::Iter(vec![577, 467, 288, 291, 279]),
+    ];
+    let ops = vec![Op::More(More::Batch(2)), Op::More(More::MapAsync(2))];
+    let short = case(
+        sources.clone(),
+        Some(Join::Interleave),
+        ops.clone(),
+        vec![Step::Request(2)],
+    );
+    assert_eq!(
+        model::trace(&short)[1].down,
+        vec![Sig::Next(15), Sig::Next(527)]
+    );
+    check_all_forms(short);
+    check_all_forms(case(
+        sources,
+        Some(Join::Interleave),
+        ops,
+        vec![
+            Step::Request(2),
+            Step::Request(1),
+            Step::Request(1),
+            Step::Request(2),
+        ],
+    ));
+}
+
+/// Three probes joined by `MergePreferred::eager_complete` (input 0
+/// preferred), into `balance`: each probe sends one element while nobody
+/// asks, then the second output asks twice and input 2 completes. The
+/// merge serves the preferred input first (787, then by arrival 461), and
+/// input 2's completion ends it: it cancels input 0, which holds nothing,
+/// and keeps 411 to emit. The model took the inputs by arrival (461, 411)
+/// and so cancelled input 1 instead (found by the survey on 2026-12-03,
+/// also at main's HEAD).
+#[test]
+fn an_eager_merge_preferred_serves_its_preferred_input_first() {
+    use script::{FanOut, Join, Op, Step};
+    let mut case = case(
+        vec![Src::Probe, Src::Probe, Src::Probe],
+        Some(Join::Wide(wide::Wide::MergePreferredEager)),
+        vec![Op::MapError, Op::MapError, Op::Map(2)],
+        vec![
+            Step::Push(2, 461),
+            Step::Push(1, 411),
+            Step::Push(0, 787),
+            Step::Request2(1),
+            Step::Request2(1),
+            Step::Complete(2),
+        ],
+    );
+    case.fan_out = Some(FanOut::Balance);
+    let want = model::trace(&case);
+    assert_eq!(want[4].down2, vec![Sig::Next(575)]);
+    assert!(want[6].up[0].cancelled, "{want:?}");
+    check(&case).expect("every form agrees");
 }

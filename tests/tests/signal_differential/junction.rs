@@ -34,6 +34,9 @@ pub(crate) struct Junction {
     /// what it holds goes out first. Set once an input has completed.
     pub(crate) eager_complete: bool,
     pub(crate) draining: bool,
+    /// `MergePreferred`: input 0, when it holds an element, goes first
+    /// (the others in the order they got theirs).
+    pub(crate) preferred: bool,
 }
 
 impl Junction {
@@ -66,6 +69,10 @@ impl Junction {
             eager_close: join == Join::InterleaveEager,
             eager_complete: matches!(join, Join::Wide(w) if w.eager_complete()),
             draining: false,
+            preferred: matches!(
+                join,
+                Join::MergePreferred | Join::Wide(super::wide::Wide::MergePreferredEager)
+            ),
         }
     }
 }
@@ -212,7 +219,11 @@ impl Node for Junction {
                 return self.close(w, e);
             }
             let out = match self.join {
-                Join::Merge => self.ready.pop_front().and_then(|i| self.held[i].take()),
+                Join::Merge => {
+                    let first = self.ready.iter().position(|&i| i == 0);
+                    let at = first.filter(|_| self.preferred).unwrap_or(0);
+                    self.ready.remove(at).and_then(|i| self.held[i].take())
+                }
                 Join::Zip if self.held.iter().all(Option::is_some) => {
                     let row = self.held.iter_mut().map(|h| h.take().expect("held"));
                     Some(row.fold(0, zipped))

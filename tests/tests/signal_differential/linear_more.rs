@@ -16,6 +16,23 @@
 //!   once it does not the stage pulls without demand until it holds `p`
 //!   results (with ready futures the unordered form emits in input order
 //!   too); a failure upstream goes at once, dropping what it holds;
+//!   once started, while it has room it has a pull out (it pulls again
+//!   right after taking an element), so what the stage before it offers
+//!   goes straight to it before that stage would hold it;
+//! - `batch` / `conflate` before a `map_async` (see [`AsyncAfter`]):
+//!   pulled for a sum, the stage pushes it and pulls upstream at once,
+//!   and `map_async`'s next pull (made when it takes the sum) comes
+//!   behind that pull, so what upstream has ready arrives first: right
+//!   after a `map_async` the element upstream has ready joins the sum the
+//!   held element started (the stage's outlet is pulled already, so the
+//!   sum goes on with it); with `map`s between, the stage's outlet is not
+//!   pulled yet, and it aggregates what upstream has ready until full. An
+//!   element that comes with upstream's end (an iterator's last) waits
+//!   behind that end, so it does not join. (Pekko's interpreter gives the
+//!   first rule too; it runs the pulls a pull sets off before the push,
+//!   so it would aggregate the same way before a plain `map`, where
+//!   Weir's, which chases the push, has the sink's next pull first: the
+//!   model follows Weir there, as before.)
 //! - `recover_with_retries(a)` switches on a failure (if `a > 0`) to a
 //!   fallback of two elements, emitted on demand, then completes;
 //! - `limit_weighted(max, cost)` fails (cancelling upstream) on the
@@ -47,6 +64,10 @@ use weir_streams::prelude::*;
 
 use super::model::{BoxNode, Node, Poll, SEP, World, map};
 use super::script::{RECOVERED, Sig, TICK};
+
+#[path = "linear_more_batch_async.rs"]
+mod batch_async;
+pub(crate) use batch_async::{AsyncAfter, async_after};
 
 /// `intersperse_with`'s start and end elements.
 pub(crate) const START: u64 = 1001;
@@ -143,7 +164,12 @@ impl More {
 ///   materialization every stage's first pull goes out before an element
 ///   moves, and the model has the later one pull first only when it is
 ///   an ordinary eager stage;
-/// - a back-pressured `buffer` after a dropping one (the same race).
+/// - a back-pressured `buffer` after a dropping one (the same race);
+/// - `batch` or `conflate` with a `map_async` after it past other stages
+///   than `map` (whether the stage's outlet is pulled when upstream
+///   answers follows each stage's order of push and pull), and `conflate`
+///   after `map`s (it aggregates what upstream has ready for as long as
+///   the interpreter chases the pulls, a limit of its own).
 pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
     use super::script::Op;
     let passes_on = |o: &&Op| matches!(o, Op::More(m) if m.drops() || matches!(m, More::MapAsync(_) | More::MapAsyncUnordered(_)));
@@ -173,6 +199,7 @@ pub(crate) fn not_modelled(case: &super::script::Case) -> bool {
     (case.fan_out.is_some() && (buffer_after_failure || case.ops.iter().any(|o| passes_on(&o))))
         || drops > 1
         || buffer_after_drop
+        || batch_async::not_modelled(case)
 }
 
 /// A window of `sliding` as one element.
@@ -261,8 +288,8 @@ pub(crate) fn apply(s: Source<u64>, op: More) -> Source<u64> {
     }
 }
 
-/// The model of `op` over `up`.
-pub(crate) fn node(op: More, up: BoxNode) -> BoxNode {
+/// The model of `op` over `up`, with `after` what comes after it.
+pub(crate) fn node(op: More, up: BoxNode, after: AsyncAfter) -> BoxNode {
     if let More::Inspect | More::Log = op {
         // Pass-through: no signal of its own.
         return up;
@@ -270,6 +297,7 @@ pub(crate) fn node(op: More, up: BoxNode) -> BoxNode {
     Box::new(Extra {
         op,
         up,
+        after,
         closed: false,
         ended: None,
         held: VecDeque::new(),
@@ -297,6 +325,8 @@ pub(crate) fn node(op: More, up: BoxNode) -> BoxNode {
 struct Extra {
     op: More,
     up: BoxNode,
+    /// `batch` / `conflate`: a `map_async` after it.
+    after: AsyncAfter,
     /// Cancelled by downstream.
     closed: bool,
     /// Failed on its own (`limit_weighted`, `buffer` with `Fail`).
@@ -408,6 +438,21 @@ impl Extra {
         }
     }
 
+    /// `map_async` started: pull while it holds fewer than `room` (the
+    /// results held), whatever the sink asks.
+    fn take_ahead(&mut self, room: usize, w: &mut World) {
+        while !self.closed && self.held.len() < room && self.up.end(w).is_none() {
+            match self.up.pull(w) {
+                Poll::Next(x) => match self.op {
+                    More::Buffer(..) => self.offer(x, w),
+                    More::KeepAlive(_) => self.held.push_back(x),
+                    _ => self.held.push_back(map(2)(x)),
+                },
+                _ => break,
+            }
+        }
+    }
+
     fn window_out(&mut self) -> u64 {
         let More::Sliding(n, step) = self.op else {
             unreachable!("only sliding has windows")
@@ -498,6 +543,7 @@ impl Node for Extra {
                         self.agg = Some(x);
                         self.count = 1;
                     }
+                    self.refill(w);
                     return Poll::Next(a);
                 }
             }
@@ -626,6 +672,14 @@ impl Node for Extra {
     }
 
     fn pump(&mut self, w: &mut World) {
+        // A started `map_async` has a pull out while it has room: what the
+        // stage before it offers goes to it before that stage's own work.
+        if let More::MapAsync(p) | More::MapAsyncUnordered(p) = self.op
+            && self.started
+            && w.demand == 0
+        {
+            self.take_ahead(p, w);
+        }
         self.up.pump(w);
         let room = match self.op {
             // (As a dropping buffer, below: while the sink asks, results
@@ -668,16 +722,7 @@ impl Node for Extra {
             More::KeepAlive(_) => 1,
             _ => return,
         };
-        while !self.closed && self.held.len() < room && self.up.end(w).is_none() {
-            match self.up.pull(w) {
-                Poll::Next(x) => match self.op {
-                    More::Buffer(..) => self.offer(x, w),
-                    More::KeepAlive(_) => self.held.push_back(x),
-                    _ => self.held.push_back(map(2)(x)),
-                },
-                _ => break,
-            }
-        }
+        self.take_ahead(room, w);
     }
 
     fn cancel(&mut self, w: &mut World) {

@@ -414,7 +414,8 @@ fn graph(case: &Case) -> BoxNode {
         Some(join) if sources.len() > 1 => Box::new(Junction::new(join, sources)) as BoxNode,
         _ => sources.pop().expect("a case has a source"),
     };
-    for op in &super::linear_extra::as_modelled(case).ops {
+    let ops = super::linear_extra::as_modelled(case).ops;
+    for (at, op) in ops.iter().enumerate() {
         let op = match op {
             Op::Extra(e) => {
                 node = super::linear_extra::node(*e, node);
@@ -431,7 +432,8 @@ fn graph(case: &Case) -> BoxNode {
             Op::More(m) => match m.modelled_as() {
                 Some(op) => op,
                 None => {
-                    node = super::linear_more::node(*m, node);
+                    let after = super::linear_more::async_after(&ops, at);
+                    node = super::linear_more::node(*m, node, after);
                     continue;
                 }
             },
