@@ -81,7 +81,7 @@
 //! | `RateOps::batch_weighted(max, 1, ..)`, `conflate_with_seed(identity, ..)` | modelled as `batch(max)`, `conflate` (`linear_extra.rs`; the same stage) |
 //! | `zip_with_index` | modelled (a map numbering from 0, `linear_extra.rs`) |
 //! | `StatefulOps::stateful_map`, `map_with_resource` (end element or none) | modelled (`linear_extra.rs`: a map with state; the end element on the next pull after completion; a failure at once, dropping it) |
-//! | `StatefulOps::scan_async`, `fold_async`, `FlowOps::map_async_partitioned(p, x % 2, ..)` (ready futures) | modelled as `scan`, `fold`, `map_async(p)` (`linear_extra.rs`) |
+//! | `StatefulOps::scan_async`, `fold_async`, `AsyncOps::map_async_partitioned(p, x % 2, ..)` (ready futures) | modelled as `scan`, `fold`, `map_async(p)` (`linear_extra.rs`) |
 //! | `watch_termination`, `monitor` (`Flow::` stages), `log_with_levels`, `via(Flow::new())` | modelled (pass-through, `linear_extra.rs`) |
 //! | `Balance::wait_for_all_downstreams` | compared by counts (both outputs wait from the start; which is served next follows from the order they ask again, the interpreter's) |
 //! | junctions `broadcast`, `balance` (also with `eager_cancel`), `Partition` (by `x % 2`), `UnzipWith` (two outputs, each a sink probe with its own requests and cancellation) | modelled, fused, unfused and across boundaries (the runner waits for each output's signals; each output compared as one sink is, `wide::fan_out_across_boundaries`); one more difference there: a `limit` or `reduce` before the fan-out may fail on an element the boundary asked ahead for, and that failure overtakes an element a partition holds for an output that has not asked, ending that output before the model's end (see `wide::failed_ahead`) |
