@@ -1,8 +1,9 @@
 //! The producer end of a hand-over as a sink stage's logic: the one way a
-//! running island feeds a hand-over (a `MergeHub` producer, interop's
-//! `as_stream` island form).
+//! running island feeds a hand-over from a port (an async boundary's
+//! upstream half, a `MergeHub` producer, interop's `as_stream` island
+//! form).
 
-use crate::error::StreamError;
+use crate::error::{Cancellation, StreamError};
 use crate::stage::{
     AsyncCallback, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };
@@ -12,8 +13,9 @@ use super::{Notify, Producer};
 /// A sink stage's logic that pulls while the hand-over gives credit, hands
 /// elements over in batches (a full batch at once, a partial one when the
 /// island runs dry), and passes completion and failure on. When the
-/// consumer cancels, the stage stops and upstream is cancelled; when the
-/// stage is torn down, the consumer ends with `AbruptTermination`.
+/// consumer cancels, the stage stops and upstream is cancelled with the
+/// cause the consumer gave (a failure downstream, or a plain cancel); when
+/// the stage is torn down, the consumer ends with `AbruptTermination`.
 ///
 /// # Examples
 ///
@@ -87,6 +89,11 @@ impl<T: Send + 'static, C: Notify + 'static> FeedLogic<T, C> {
         self.hand_over(ctx)
     }
 
+    /// The end it feeds (for a snapshot's buffer fill).
+    pub(crate) fn producer(&self) -> &Producer<T, AsyncCallback<()>, C> {
+        &self.producer
+    }
+
     fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let inlet = self.shape.inlet;
         if self.producer.credit() > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
@@ -99,7 +106,8 @@ impl<T: Send + 'static, C: Notify + 'static> FeedLogic<T, C> {
     /// the consumer is gone, else pull if there is credit.
     fn hand_over(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if self.producer.hand_over() {
-            ctx.complete_stage();
+            let cause = self.producer.cancel_cause();
+            ctx.cancel_stage(Cancellation::from_failure(cause));
             return Ok(());
         }
         self.pull_if_credit(ctx)
@@ -123,7 +131,11 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for FeedLogic<T, C>
     }
 
     fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        self.hand_over(ctx)
+        if self.producer.has_pending() {
+            self.hand_over(ctx)
+        } else {
+            Ok(())
+        }
     }
 
     fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {

@@ -20,7 +20,7 @@ use std::marker::PhantomData;
 
 use std::task::Waker;
 
-use crate::handover::{self, Consumer, Notify, Order, Producer};
+use crate::handover::{self, Consumer, FeedLogic, Notify, Order, Producer};
 use crate::sync::Arc;
 
 mod downstream;
@@ -28,7 +28,7 @@ mod relay;
 mod upstream;
 
 use downstream::{BoundaryIn, Downstream};
-use upstream::{BoundaryOut, Upstream};
+use upstream::{BoundaryOut, PortOut, Upstream};
 
 use crate::fusion::{ConsumerNode, FusedConsumer, FusedIter, IterNode};
 use crate::plan::{BoundaryFactory, Half};
@@ -63,22 +63,28 @@ fn upstream_half<T: Send + 'static, C: Notify + 'static>(
     capacity: usize,
     source: Option<(&dyn IterNode, &Arc<str>)>,
 ) -> Half {
-    let (upstream, name, ports) = match source {
+    let (logic, name, ports): (Box<dyn GraphStageLogic>, _, _) = match source {
         Some((iter, name)) => (
-            Upstream::Iter(FusedIter::<T>::of(iter)()),
+            Box::new(BoundaryOut {
+                producer,
+                capacity,
+                upstream: Upstream::Iter(FusedIter::<T>::of(iter)()),
+                resume: None,
+            }),
             Arc::clone(name),
             (0, 0),
         ),
-        None => (Upstream::Port, Arc::from("async-boundary-out"), (1, 0)),
-    };
-    let up = BoundaryOut {
-        producer,
-        capacity,
-        upstream,
-        resume: None,
+        None => (
+            Box::new(PortOut {
+                feed: FeedLogic::wrapped(producer),
+                capacity,
+            }),
+            Arc::from("async-boundary-out"),
+            (1, 0),
+        ),
     };
     Half {
-        logic: Box::new(up),
+        logic,
         name,
         ports,
         slot: None,
@@ -165,13 +171,27 @@ fn gauge_in<T: Send + 'static>(logic: &dyn GraphStageLogic) -> Option<BufferFill
 
 /// How full the buffer is at the upstream half: the places it has used
 /// and not been given back (at the capacity, it waits for credit).
+fn fill_out<T, C: Notify>(producer: &Producer<T, AsyncCallback<()>, C>, capacity: usize) -> BufferFill {
+    BufferFill {
+        len: capacity.saturating_sub(producer.free()),
+        capacity,
+    }
+}
+
+/// [`fill_out`] of an upstream half with a fused source.
 fn gauge_out<T: Send + 'static, C: Notify + 'static>(
     logic: &dyn GraphStageLogic,
 ) -> Option<BufferFill> {
     let any: &dyn Any = logic;
     let half = any.downcast_ref::<BoundaryOut<T, C>>()?;
-    Some(BufferFill {
-        len: half.capacity.saturating_sub(half.producer.free()),
-        capacity: half.capacity,
-    })
+    Some(fill_out(&half.producer, half.capacity))
+}
+
+/// [`fill_out`] of an upstream half fed from its inlet.
+fn gauge_port<T: Send + 'static, C: Notify + 'static>(
+    logic: &dyn GraphStageLogic,
+) -> Option<BufferFill> {
+    let any: &dyn Any = logic;
+    let half = any.downcast_ref::<PortOut<T, C>>()?;
+    Some(fill_out(half.feed.producer(), half.capacity))
 }

@@ -1,4 +1,7 @@
 //! The upstream half of an async boundary: the end of the upstream island.
+//! Fed from a port, it is the hand-over's [`FeedLogic`] (the one way an
+//! island feeds a hand-over from a port); run with a fused source, it is
+//! [`BoundaryOut`], a loop from the source into the batch.
 
 use crate::sync::Arc;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -7,22 +10,64 @@ use std::task::{Context, Waker};
 use super::FUSED_BUDGET;
 use crate::error::{Cancellation, StreamError};
 use crate::fusion::{BoxChunks, Fill};
-use crate::handover::{Notify, Producer};
-use crate::stage::{AsyncCallback, GraphStageLogic, InPort, Inlet, StageContext, StageResult};
+use crate::handover::{FeedLogic, Notify, Producer};
+use crate::stage::{AsyncCallback, GraphStageLogic, InPort, StageContext, StageResult};
 
+/// The upstream half fed from its inlet: a [`FeedLogic`], bound to its
+/// island's callback at start (the factory that makes it has no stage
+/// context), with the boundary's size for snapshots.
+pub(super) struct PortOut<T, C: Notify> {
+    pub(super) feed: FeedLogic<T, C>,
+    pub(super) capacity: usize,
+}
+
+impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for PortOut<T, C> {
+    fn pre_start(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.feed.woken(ctx));
+        self.feed.producer().set_notify(wake);
+        ctx.set_gauge(super::gauge_port::<T, C>);
+        self.feed.pre_start(ctx)
+    }
+
+    fn on_push(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.feed.on_push(port, ctx)
+    }
+
+    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
+        self.feed.on_idle(ctx)
+    }
+
+    fn on_upstream_finish(&mut self, port: InPort, ctx: &mut StageContext<'_>) -> StageResult {
+        self.feed.on_upstream_finish(port, ctx)
+    }
+
+    fn on_upstream_failure(
+        &mut self,
+        port: InPort,
+        error: StreamError,
+        ctx: &mut StageContext<'_>,
+    ) -> StageResult {
+        self.feed.on_upstream_failure(port, error, ctx)
+    }
+
+    fn post_stop(&mut self) {
+        self.feed.post_stop();
+    }
+}
+
+/// What the fused upstream half takes its elements from.
 pub(super) enum Upstream<T> {
-    /// Elements arrive on inlet 0.
-    Port,
-    /// Elements come from a fused iterator source.
+    /// A fused iterator source.
     Iter(BoxChunks<T>),
     /// The half has stopped: whatever it took elements from is dropped
     /// (a relayed boundary's consumer cancels its upstream this way).
     Stopped,
 }
 
-/// The upstream half: a sink in the upstream island. `C` is how the
-/// downstream half is notified: an async callback into its island, or a
-/// waker when the downstream half is relayed into the next boundary.
+/// The upstream half with a fused source: a port-less stage at the end of
+/// the upstream island. `C` is how the downstream half is notified: an
+/// async callback into its island, or a waker when the downstream half is
+/// relayed into the next boundary.
 pub(super) struct BoundaryOut<T, C: Notify> {
     /// Its end of the hand-over (dropped without a finish, when the
     /// island aborts, it tells downstream).
@@ -36,35 +81,19 @@ pub(super) struct BoundaryOut<T, C: Notify> {
 }
 
 impl<T: Send + 'static, C: Notify + 'static> BoundaryOut<T, C> {
-    fn inlet() -> Inlet<T> {
-        Inlet::new(0)
-    }
-
     /// Hand the local batch over; learn about cancellation; take credit.
     /// Returns whether downstream cancelled.
     fn hand_over(&mut self) -> bool {
         self.producer.hand_over()
     }
 
-    /// Hand over, then take in more: pull the inlet, or run the iterator.
+    /// Hand over, then run the source again.
     fn flush(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         if self.hand_over() {
             self.cancelled(ctx);
             return Ok(());
         }
-        match self.upstream {
-            Upstream::Port => self.pull_if_credit(ctx),
-            Upstream::Iter(_) => self.pump(ctx),
-            Upstream::Stopped => Ok(()),
-        }
-    }
-
-    fn pull_if_credit(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        let inlet = Self::inlet();
-        if self.producer.credit() > 0 && !ctx.has_been_pulled(inlet) && !ctx.is_closed(inlet) {
-            ctx.pull(inlet)?;
-        }
-        Ok(())
+        self.pump(ctx)
     }
 
     /// The fused source: fill the batch while there is credit, a budget
@@ -154,52 +183,13 @@ impl<T: Send + 'static, C: Notify + 'static> GraphStageLogic for BoundaryOut<T, 
         let wake = ctx.async_callback(|this: &mut Self, (), ctx| this.flush(ctx));
         self.producer.set_notify(wake.clone());
         ctx.set_gauge(super::gauge_out::<T, C>);
-        match self.upstream {
-            Upstream::Port => self.pull_if_credit(ctx),
-            Upstream::Iter(_) => {
-                ctx.set_keep_going(true);
-                let waker = wake.waker(());
-                self.resume = Some((wake, waker));
-                self.pump(ctx)
-            }
-            Upstream::Stopped => Ok(()),
+        if let Upstream::Stopped = self.upstream {
+            return Ok(());
         }
-    }
-
-    fn on_push(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        let element = ctx.grab(Self::inlet())?;
-        if self.producer.push(element) {
-            self.flush(ctx)
-        } else {
-            // Hand the partial batch over when the island runs dry.
-            ctx.request_idle_callback();
-            self.pull_if_credit(ctx)
-        }
-    }
-
-    fn on_idle(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
-        if self.producer.has_pending() {
-            self.flush(ctx)
-        } else {
-            Ok(())
-        }
-    }
-
-    fn on_upstream_finish(&mut self, _: InPort, ctx: &mut StageContext<'_>) -> StageResult {
-        self.finish(None);
-        ctx.complete_stage();
-        Ok(())
-    }
-
-    fn on_upstream_failure(
-        &mut self,
-        _: InPort,
-        error: StreamError,
-        ctx: &mut StageContext<'_>,
-    ) -> StageResult {
-        self.finish(Some(error));
-        ctx.complete_stage();
-        Ok(())
+        ctx.set_keep_going(true);
+        let waker = wake.waker(());
+        self.resume = Some((wake, waker));
+        self.pump(ctx)
     }
 
     fn post_stop(&mut self) {
