@@ -13,7 +13,9 @@
 use std::any::Any;
 use std::sync::Arc;
 
-use super::consumer::{Consumer, ConsumerFactory, ConsumerSinkStage, HostsConsumer, IterConsumerStage};
+use super::consumer::{
+    Consumer, ConsumerFactory, ConsumerSinkStage, HostsConsumer, IterConsumerStage,
+};
 use super::iter::{IterAdapter, IterFactory, IterSource};
 use super::pull::{Pull, PullFactory};
 use super::step::{Step, StepFactory, StepFn, StepStage};

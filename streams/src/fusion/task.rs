@@ -151,7 +151,8 @@ impl<In: Send + 'static> Future for FusedTask<In> {
         let this = self.get_mut();
         this.probe.progressed();
         if let TaskPhase::Start(..) = this.state {
-            let TaskPhase::Start(make, consumer) = std::mem::replace(&mut this.state, TaskPhase::Done)
+            let TaskPhase::Start(make, consumer) =
+                std::mem::replace(&mut this.state, TaskPhase::Done)
             else {
                 unreachable!("matched above")
             };
@@ -216,7 +217,11 @@ impl TaskProbe {
     /// A poll begins: the task makes progress now (each poll runs the
     /// loop: its source woke it, or it had more to do).
     fn progressed(&self) {
-        let since = self.system.scheduler().now().saturating_duration_since(self.origin);
+        let since = self
+            .system
+            .scheduler()
+            .now()
+            .saturating_duration_since(self.origin);
         let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
         self.progressed.store(nanos, Ordering::Relaxed);
     }

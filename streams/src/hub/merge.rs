@@ -440,9 +440,16 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
             .set_notify(cx.async_callback(|this: &mut Admitted<T>, (), ctx| this.feed.woken(ctx)));
         let feed = FeedLogic::wrapped(producer);
         let (room, state) = match Gate::enter(gate, admit) {
-            Ok(slot) => (Room::Held { _slot: slot.clone() }, Admission::In { _room: slot }),
+            Ok(slot) => (
+                Room::Held {
+                    _slot: slot.clone(),
+                },
+                Admission::In { _room: slot },
+            ),
             Err(waiter) => (
-                Room::Awaited { _waiter: Arc::clone(&waiter) },
+                Room::Awaited {
+                    _waiter: Arc::clone(&waiter),
+                },
                 Admission::Waiting(waiter),
             ),
         };
@@ -468,10 +475,7 @@ impl<T: Send + 'static> GraphStage for ProducerStage<T> {
 fn attach<T: Send + 'static>(shared: &MergeHubCore<T>, input: In<T>, room: Option<Room>) -> bool {
     shared
         .registry
-        .register(Entry {
-            input,
-            _room: room,
-        })
+        .register(Entry { input, _room: room })
         .is_ok()
 }
 

@@ -3,15 +3,14 @@
 
 use std::sync::Arc as StdArc;
 
-use super::consumer_info::{ConsumerInfo, Queues};
-use super::registry::Registry;
 use super::Out;
 use super::consumer::{ConsumerRegistry, HubConsumer, end_out};
+use super::consumer_info::{ConsumerInfo, Queues};
+use super::registry::Registry;
 use crate::blueprint::{Sink, Source};
 use crate::error::{ArgumentError, ErrorKind, StreamError};
 use crate::stage::{
-    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape,
-    StageContext, StageResult,
+    GraphStage, GraphStageLogic, InPort, MatContext, SinkShape, StageContext, StageResult,
 };
 use crate::sync::Arc;
 

@@ -92,12 +92,8 @@ impl Counters {
         let ports = core.ports[stage];
         let base = ports.base as usize;
         let ins = usize::from(ports.ins);
-        let sum = |links: &[u32]| -> u64 {
-            links
-                .iter()
-                .map(|&c| core.conns[c as usize].pushed)
-                .sum()
-        };
+        let sum =
+            |links: &[u32]| -> u64 { links.iter().map(|&c| core.conns[c as usize].pushed).sum() };
         StageCounters {
             elements_in: sum(&core.links[base..base + ins]),
             elements_out: sum(&core.links[base + ins..base + ins + usize::from(ports.outs)]),

@@ -192,7 +192,15 @@ pub(crate) fn build_island(
             attributes,
             ports: (ins, outs),
             outlets: outlet_slots,
-        } = create(planned, index32, halves, host, mats, &mut handlers, &mut on_finish);
+        } = create(
+            planned,
+            index32,
+            halves,
+            host,
+            mats,
+            &mut handlers,
+            &mut on_finish,
+        );
         debug_assert_eq!(
             mats.len(),
             planned.values.len(),

@@ -8,9 +8,7 @@ use std::collections::VecDeque;
 #[cfg(feature = "tracing")]
 use super::log;
 use super::util::{at_least_one, logic_flow, ports};
-use super::{
-    errors, grouped, intersperse, map_concat, scan, simple,
-};
+use super::{errors, grouped, intersperse, map_concat, scan, simple};
 use crate::blueprint::{Flow, Source};
 use crate::error::ArgumentError;
 use crate::overflow::upfront_capacity;

@@ -55,10 +55,10 @@ mod unfold_resource_async;
 mod util;
 mod watch;
 
+pub use async_ops::AsyncOps;
 pub use context::{ContextOps, FlowWithContext, SourceWithContext};
 pub use delay::DelayOverflowStrategy;
 pub use error_ops::ErrorOps;
-pub use async_ops::AsyncOps;
 pub use flow_ops::FlowOps;
 pub use rate_ops::RateOps;
 pub use restart::{RestartSettings, RestartSource, Restarts};

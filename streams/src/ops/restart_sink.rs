@@ -260,15 +260,16 @@ impl<T: Send + 'static> GraphStage for Feed<T> {
         &self,
         cx: &mut MatContext<'_>,
     ) -> (Box<dyn GraphStageLogic>, AsyncCallback<ToFeed<T>>) {
-        let control = cx.async_callback(|this: &mut RestartFeedLogic<T>, command: ToFeed<T>, ctx| {
-            this.reported |= !matches!(command, ToFeed::Element(_)); // ended from upstream
-            match command {
-                ToFeed::Element(element) => ctx.push(this.shape.out, element)?,
-                ToFeed::Complete => ctx.complete_stage(),
-                ToFeed::Fail(error) => ctx.fail_stage(error),
-            }
-            Ok(())
-        });
+        let control =
+            cx.async_callback(|this: &mut RestartFeedLogic<T>, command: ToFeed<T>, ctx| {
+                this.reported |= !matches!(command, ToFeed::Element(_)); // ended from upstream
+                match command {
+                    ToFeed::Element(element) => ctx.push(this.shape.out, element)?,
+                    ToFeed::Complete => ctx.complete_stage(),
+                    ToFeed::Fail(error) => ctx.fail_stage(error),
+                }
+                Ok(())
+            });
         let logic = RestartFeedLogic::<T> {
             shape: SourceShape::new(),
             run: self.run,

@@ -3,10 +3,10 @@
 
 use std::future::Future;
 
-use super::{AsyncOps, FlowOps};
 use super::scan_async::{Emit, ScanAsync};
 use super::stateful_map::StatefulMap;
 use super::util::{logic_flow, ports};
+use super::{AsyncOps, FlowOps};
 use crate::blueprint::{Flow, Keep, Sink};
 use crate::completion::Completion;
 use crate::error::{ArgumentError, StreamError};

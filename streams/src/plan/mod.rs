@@ -340,7 +340,9 @@ fn place(mut units: Vec<Placed>, unit_of: &[usize], edges: &[Edge]) -> Plan {
     }
     for (from, out_port, to, in_port) in links {
         let ((island, up), (_, down)) = (vertex[from].place, vertex[to].place);
-        islands[island].conns.push(((up, out_port), (down, in_port)));
+        islands[island]
+            .conns
+            .push(((up, out_port), (down, in_port)));
     }
     Plan {
         islands,

@@ -216,7 +216,13 @@ impl<'a> Here<'a> {
 
     /// A stage for the nodes from here up to and including `chain[last]`,
     /// named after those up to `chain[named]`.
-    fn stage(&self, stage: Arc<dyn ErasedStage>, last: usize, named: usize, values: &[usize]) -> Unit {
+    fn stage(
+        &self,
+        stage: Arc<dyn ErasedStage>,
+        last: usize,
+        named: usize,
+        values: &[usize],
+    ) -> Unit {
         let chain = self.chain;
         stage_unit(
             self.nodes,
@@ -325,7 +331,9 @@ fn host_into_sink(here: &Here<'_>, host: &Arc<dyn HostNode>) -> Option<(Unit, us
 /// named operator keeps its name).
 fn steps_into_sink(here: &Here<'_>, first: &Arc<dyn StepNode>) -> Option<(Unit, usize)> {
     let consumer = here.next_consumer()?;
-    let run: Vec<_> = std::iter::once(first).chain(here.run.iter().copied()).collect();
+    let run: Vec<_> = std::iter::once(first)
+        .chain(here.run.iter().copied())
+        .collect();
     if any_leads(&run) {
         return None;
     }
@@ -339,7 +347,9 @@ fn steps_into_sink(here: &Here<'_>, first: &Arc<dyn StepNode>) -> Option<(Unit, 
 /// flow stage, up to one that leads (`scan`, which then runs as its own
 /// stage).
 fn operator_run(here: &Here<'_>, first: &Arc<dyn StepNode>) -> Option<(Unit, usize)> {
-    let mut run: Vec<_> = std::iter::once(first).chain(here.run.iter().copied()).collect();
+    let mut run: Vec<_> = std::iter::once(first)
+        .chain(here.run.iter().copied())
+        .collect();
     run.truncate(
         run.iter()
             .position(|step| step.leads())

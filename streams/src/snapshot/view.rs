@@ -427,4 +427,3 @@ impl fmt::Display for StreamSnapshot {
         Ok(())
     }
 }
-

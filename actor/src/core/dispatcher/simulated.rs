@@ -72,7 +72,6 @@ pub(crate) fn take_stage_panic() -> bool {
     STAGE_PANIC.with(|p| p.replace(false))
 }
 
-
 /// Arm (or disarm) the injected panic for the step about to run.
 pub(crate) fn arm_panic(armed: bool) {
     PANIC.with(|p| p.set(armed));

@@ -239,7 +239,11 @@ impl Scheduler {
     /// assert!(system.scheduler().now() >= at);
     /// system.terminate().wait().unwrap();
     /// ```
-    pub fn schedule_once_fn_at(&self, at: Instant, f: impl FnOnce() + Send + 'static) -> Cancellable {
+    pub fn schedule_once_fn_at(
+        &self,
+        at: Instant,
+        f: impl FnOnce() + Send + 'static,
+    ) -> Cancellable {
         let cancellable = Cancellable::new();
         if self.run_once_at(at, &cancellable, Box::new(f)).is_err() {
             cancellable.cancel();

@@ -4,7 +4,7 @@
 use std::fmt;
 
 use super::logic::Kind;
-use super::router_actor::{RouterActor, PoolSpec};
+use super::router_actor::{PoolSpec, RouterActor};
 use super::{Op, Router, RouterMsg, Routing, RoutingTable};
 use crate::core::actor::{Actor, Props};
 use crate::core::actor_ref::ActorRef;
@@ -159,7 +159,9 @@ impl<A: Actor> Pool<A> {
 
     fn start(
         self,
-        spawn: impl FnOnce(Props<RouterActor<A::Msg>>) -> Result<ActorRef<RouterMsg<A::Msg>>, SpawnError>,
+        spawn: impl FnOnce(
+            Props<RouterActor<A::Msg>>,
+        ) -> Result<ActorRef<RouterMsg<A::Msg>>, SpawnError>,
     ) -> Result<Router<A::Msg>, SpawnError> {
         if self.size == 0 {
             // A pool keeps at least one routee (see `RouterMsg::resize`).

@@ -12,7 +12,8 @@ use crate::supervision::{Failure, SupervisorStrategy};
 use crate::sync::Arc;
 
 /// Makes one more routee, as a child of the router actor.
-type SpawnRoutee<M> = Box<dyn Fn(&mut Context<RouterActor<M>>) -> Option<ActorRef<M>> + Send + Sync>;
+type SpawnRoutee<M> =
+    Box<dyn Fn(&mut Context<RouterActor<M>>) -> Option<ActorRef<M>> + Send + Sync>;
 
 /// What a pool router needs to make routees.
 pub(super) struct PoolSpec<M: Send + 'static> {
@@ -26,7 +27,10 @@ pub(crate) struct RouterActor<M: Send + 'static> {
 }
 
 impl<M: Send + 'static> RouterActor<M> {
-    pub(super) fn props(shared: Arc<RoutingTable<M>>, pool: Option<Arc<PoolSpec<M>>>) -> Props<Self> {
+    pub(super) fn props(
+        shared: Arc<RoutingTable<M>>,
+        pool: Option<Arc<PoolSpec<M>>>,
+    ) -> Props<Self> {
         Props::new(move || RouterActor {
             shared: shared.clone(),
             pool: pool.clone(),

@@ -8,8 +8,8 @@ use super::super::iter::{BoxChunks, Chunks, Fill, IterFactory};
 use super::super::nodes::{FusedIter, IterNode};
 use super::ahead::Ahead;
 use super::node::{EndsWithLast, FanInNode, FusedFanIn, factories};
-use crate::tuning::FAN_IN_FILL_ROUNDS;
 use super::or_else::OrElseChunks;
+use crate::tuning::FAN_IN_FILL_ROUNDS;
 
 /// A uniform junction of `T`s: which one, and its settings.
 #[derive(Clone, Copy)]

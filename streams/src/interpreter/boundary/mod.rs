@@ -154,7 +154,10 @@ impl<T: Send + 'static> BoundaryFactory for Boundary<T> {
         let capacity = capacity.max(1);
         let (up_end, down_end) =
             handover::channel::<T, AsyncCallback<()>, Waker>(capacity, Order::Drain);
-        (upstream_half(up_end, capacity, source), relay::leaf(down_end))
+        (
+            upstream_half(up_end, capacity, source),
+            relay::leaf(down_end),
+        )
     }
 }
 
@@ -171,7 +174,10 @@ fn gauge_in<T: Send + 'static>(logic: &dyn GraphStageLogic) -> Option<BufferFill
 
 /// How full the buffer is at the upstream half: the places it has used
 /// and not been given back (at the capacity, it waits for credit).
-fn fill_out<T, C: Notify>(producer: &Producer<T, AsyncCallback<()>, C>, capacity: usize) -> BufferFill {
+fn fill_out<T, C: Notify>(
+    producer: &Producer<T, AsyncCallback<()>, C>,
+    capacity: usize,
+) -> BufferFill {
     BufferFill {
         len: capacity.saturating_sub(producer.free()),
         capacity,

@@ -116,8 +116,15 @@ impl<T: Send + 'static> SubSource<T> {
         if SubIsland::hostable(&plan) {
             let events = host.events.clone();
             let forward = move |msg: IslandMsg| events.invoke(SubEvent::Island(id, msg));
-            let island =
-                SubIsland::start(&graph, &plan, (None, Some(sink)), id, forward, &host.wake, ctx);
+            let island = SubIsland::start(
+                &graph,
+                &plan,
+                (None, Some(sink)),
+                id,
+                forward,
+                &host.wake,
+                ctx,
+            );
             return Self {
                 id,
                 form: Form::Island(island),

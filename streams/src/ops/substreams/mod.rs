@@ -37,9 +37,9 @@ use std::sync::Arc;
 
 pub(crate) use prefix::PrefixAndTail;
 use runner::Tail;
+use splitters::Splitter;
 pub use splitters::SubstreamCancelStrategy;
 pub(crate) use splitters::{GroupBy, SplitAfter, SplitWhen};
-use splitters::Splitter;
 use stage::Substreams;
 
 use super::FlowOps;

@@ -291,7 +291,8 @@ impl<T: Send + 'static, U: Send + 'static> Substreams<T, U> {
                 break;
             }
         }
-        if self.subs.hosted == 0 && (self.master_closed || self.upstream_done && self.pending.is_none())
+        if self.subs.hosted == 0
+            && (self.master_closed || self.upstream_done && self.pending.is_none())
         {
             ctx.complete_stage();
             return Ok(());
