@@ -191,14 +191,16 @@ pub(crate) struct Registration {
 }
 
 impl Registration {
-    /// The reserved task's handle, once spawned; a stop that came while it
-    /// was being spawned aborts it now.
-    pub(crate) fn attach(&self, task: &TaskHandle) {
+    /// The reserved task's handle, once spawned, and how to ask it for a
+    /// snapshot (dropped with the registration), under one lock; a stop
+    /// that came while it was being spawned aborts it now.
+    pub(crate) fn attach(&self, task: &TaskHandle, probe: Arc<dyn Inspect>) {
         let stopped = {
             let mut state = self.running.state.lock();
             match state.islands.get_mut(&self.key) {
                 Some((_, stops @ Stops::Starting(false))) => {
                     *stops = Stops::Task(task.clone());
+                    state.probes.insert(self.key, probe);
                     false
                 }
                 _ => true,
@@ -206,17 +208,6 @@ impl Registration {
         };
         if stopped {
             task.abort();
-        }
-    }
-}
-
-impl Registration {
-    /// How to ask the registered island for a snapshot (dropped with the
-    /// registration).
-    pub(crate) fn inspect_with(&self, probe: Arc<dyn Inspect>) {
-        let mut state = self.running.state.lock();
-        if state.islands.contains_key(&self.key) {
-            state.probes.insert(self.key, probe);
         }
     }
 }

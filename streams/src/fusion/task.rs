@@ -90,8 +90,7 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
             keep_alive: Mutex::new(None),
         });
         let spawned = system.spawn_task_with(|handle: &TaskHandle| {
-            registration.attach(handle);
-            registration.inspect_with(Arc::clone(&probe) as Arc<dyn Inspect>);
+            registration.attach(handle, Arc::clone(&probe) as Arc<dyn Inspect>);
             FusedTask {
                 state: TaskPhase::Start(source, consumer),
                 probe,

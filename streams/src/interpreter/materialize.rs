@@ -12,6 +12,7 @@ use crate::error::{ErrorKind, MaterializeError, StreamError};
 use crate::fusion::{IterNode, PullResult};
 use crate::materializer::Materializer;
 use crate::plan::{Driver, Half, IslandPlan, Made, Plan, PlannedStage, TaskPlan};
+use crate::snapshot::Inspect;
 use crate::stage::core::{Conn, Core, Handler, Host, Ports, StageMeta};
 use crate::stage::{
     Attributes, ErasedStage, GraphStageLogic, IslandRef, MatContext, Name, SlotKind,
@@ -119,7 +120,7 @@ fn spawn_islands(
         if failure.is_none() {
             let registration = materializer.reserve_task();
             let started = system.spawn_task_on(dispatcher, |handle| {
-                registration.attach(handle);
+                registration.attach(handle, Arc::clone(&inbox) as Arc<dyn Inspect>);
                 let mut island = island.take().expect("spawned once");
                 island.registration = Some(registration);
                 IslandTask::new(island, inbox)

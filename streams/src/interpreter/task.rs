@@ -148,9 +148,6 @@ impl IslandTask {
     /// The task for `island`, whose stages address `inbox`; a registered
     /// island can be asked for snapshots through its inbox.
     pub(crate) fn new(island: Island, inbox: Arc<TaskInbox>) -> Self {
-        if let Some(registration) = &island.registration {
-            registration.inspect_with(Arc::clone(&inbox) as Arc<dyn Inspect>);
-        }
         Self {
             island,
             inbox,
