@@ -35,9 +35,6 @@ struct RunningIslands {
     next_key: u64,
     /// Island key -> (the materializer that ran it, what stops it).
     islands: HashMap<u64, (u64, Stops), foldhash::fast::RandomState>,
-    /// Island key -> how to ask it for a snapshot (islands run as tasks
-    /// with an inbox; a graph run as one fused loop has none).
-    probes: HashMap<u64, Arc<dyn Inspect>, foldhash::fast::RandomState>,
     /// Futures waiting for islands to go (woken on every removal).
     waiters: Vec<Waker>,
 }
@@ -46,8 +43,9 @@ struct RunningIslands {
 #[derive(Clone)]
 enum Stops {
     /// An island's task, or a graph run as one fused task: aborting it
-    /// drops the island (or the consumer), which reports `AbruptTermination`.
-    Task(TaskHandle),
+    /// drops the island (or the consumer), which reports `AbruptTermination`;
+    /// and how to ask it for a snapshot.
+    Task(TaskHandle, Arc<dyn Inspect>),
     /// A task reserved its place and is being spawned; `true` once a stop
     /// came meanwhile (the task is aborted as soon as it attaches).
     Starting(bool),
@@ -128,7 +126,7 @@ impl Running {
         };
         for stops in stops {
             match stops {
-                Stops::Task(task) => task.abort(),
+                Stops::Task(task, _) => task.abort(),
                 Stops::Starting(_) => {} // marked above
             }
         }
@@ -145,15 +143,13 @@ impl Running {
         let mut probes: Vec<(u64, Arc<dyn Inspect>)> = {
             let state = self.state.lock();
             state
-                .probes
+                .islands
                 .iter()
-                .filter(|(key, _)| {
-                    state
-                        .islands
-                        .get(key)
-                        .is_some_and(|(m, _)| materializer.is_none_or(|id| *m == id))
+                .filter(|(_, (m, _))| materializer.is_none_or(|id| *m == id))
+                .filter_map(|(key, (_, stops))| match stops {
+                    Stops::Task(_, probe) => Some((*key, Arc::clone(probe))),
+                    Stops::Starting(_) => None,
                 })
-                .map(|(key, probe)| (*key, Arc::clone(probe)))
                 .collect()
         };
         // In the order they started (so a time-out lists the silent ones
@@ -199,8 +195,7 @@ impl Registration {
             let mut state = self.running.state.lock();
             match state.islands.get_mut(&self.key) {
                 Some((_, stops @ Stops::Starting(false))) => {
-                    *stops = Stops::Task(task.clone());
-                    state.probes.insert(self.key, probe);
+                    *stops = Stops::Task(task.clone(), probe);
                     false
                 }
                 _ => true,
@@ -214,11 +209,11 @@ impl Registration {
 
 impl Drop for Registration {
     fn drop(&mut self) {
-        let (waiters, _probe) = {
+        // The entry (its probe) is dropped after the lock is let go.
+        let (waiters, _entry) = {
             let mut state = self.running.state.lock();
-            state.islands.remove(&self.key);
-            let probe = state.probes.remove(&self.key);
-            (std::mem::take(&mut state.waiters), probe)
+            let entry = state.islands.remove(&self.key);
+            (std::mem::take(&mut state.waiters), entry)
         };
         for waiter in waiters {
             waiter.wake();

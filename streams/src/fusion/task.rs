@@ -53,7 +53,7 @@ use crate::materializer::Materializer;
 use crate::running::Registration;
 use crate::snapshot::{Answer, Inspect, IslandSnapshot, SnapshotReply, StageSnapshot};
 use crate::stage::{Name, name_chars};
-use crate::sync::{Arc, AtomicBool, AtomicU64, Mutex, Ordering};
+use crate::sync::{Arc, AtomicBool, Mutex, Ordering};
 
 /// A stage that can run alone in its graph as a pool task.
 pub(crate) trait TaskStage: Send + Sync {
@@ -83,9 +83,8 @@ impl<In: Send + 'static> TaskStage for IterConsumerStage<In> {
         let probe = Arc::new(TaskProbe {
             stream: materializer.next_stream_id(),
             name,
-            origin: system.scheduler().now(),
             system: system.clone(),
-            progressed: AtomicU64::new(0),
+            waits_since: Mutex::new(None),
             ended: AtomicBool::new(false),
             keep_alive: Mutex::new(None),
         });
@@ -148,7 +147,6 @@ impl<In: Send + 'static> Future for FusedTask<In> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let this = self.get_mut();
-        this.probe.progressed();
         if let TaskPhase::Start(..) = this.state {
             let TaskPhase::Start(make, consumer) =
                 std::mem::replace(&mut this.state, TaskPhase::Done)
@@ -165,13 +163,20 @@ impl<In: Send + 'static> Future for FusedTask<In> {
             return Poll::Ready(());
         };
         let name = &this.probe.name;
+        // A snapshot's idle time runs from the end of the last turn that
+        // left the task waiting (a turn that ends it is seen by no one, and
+        // reads no clock).
         match drain.turn(cx, || Arc::from(name.as_str())) {
             Turn::Budget => {
+                this.probe.progressed();
                 // Queued again behind what waits (see `ActorSystem::spawn_task`).
                 cx.waker().wake_by_ref();
                 Poll::Pending
             }
-            Turn::Pending => Poll::Pending,
+            Turn::Pending => {
+                this.probe.progressed();
+                Poll::Pending
+            }
             Turn::Done => {
                 this.state = TaskPhase::Done;
                 Poll::Ready(())
@@ -198,13 +203,10 @@ struct TaskProbe {
     /// The fused stage's name.
     name: Name,
     system: ActorSystem,
-    /// When the task was made, on the system's clock: `progressed` counts
-    /// from it.
-    origin: Instant,
-    /// When the last poll began, in nanoseconds since `origin` (written by
-    /// the task's poll, read by a snapshot; nothing else depends on it, so
-    /// `Relaxed`).
-    progressed: AtomicU64,
+    /// When the last poll that left the task waiting ended, on the
+    /// system's clock (`None` before one did: the task is running, or about
+    /// to). Only a task that waits reads the clock.
+    waits_since: Mutex<Option<Instant>>,
     /// The task has ended.
     ended: AtomicBool,
     /// The task's waker, from its first poll to its end: it keeps a
@@ -213,16 +215,10 @@ struct TaskProbe {
 }
 
 impl TaskProbe {
-    /// A poll begins: the task makes progress now (each poll runs the
-    /// loop: its source woke it, or it had more to do).
+    /// A poll ends with the task waiting (for its source, or for its
+    /// next turn): it is idle from now.
     fn progressed(&self) {
-        let since = self
-            .system
-            .scheduler()
-            .now()
-            .saturating_duration_since(self.origin);
-        let nanos = u64::try_from(since.as_nanos()).unwrap_or(u64::MAX);
-        self.progressed.store(nanos, Ordering::Relaxed);
+        *self.waits_since.lock() = Some(self.system.scheduler().now());
     }
 }
 
@@ -239,13 +235,13 @@ impl Inspect for TaskProbe {
         if self.ended.load(Ordering::Acquire) {
             return; // the reply, dropped, leaves the task out
         }
-        let progressed =
-            self.origin + Duration::from_nanos(self.progressed.load(Ordering::Relaxed));
-        let idle_for = self
-            .system
-            .scheduler()
-            .now()
-            .saturating_duration_since(progressed);
+        let waits_since = *self.waits_since.lock();
+        let idle_for = waits_since.map_or(Duration::ZERO, |since| {
+            self.system
+                .scheduler()
+                .now()
+                .saturating_duration_since(since)
+        });
         reply.answer(Answer {
             stream: self.stream,
             island: IslandSnapshot {
