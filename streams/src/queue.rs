@@ -302,6 +302,10 @@ struct QueueStage<T> {
 struct QueueLogic<T: Send + 'static> {
     shape: SourceShape<T>,
     consumer: Consumer<T, Waker, AsyncCallback<()>>,
+    /// The handle woke the stage while it held a batch: the queue may have
+    /// ended behind it, so the end is looked for once the batch is spent
+    /// (completion needs no demand).
+    woken_behind: bool,
     /// The queue's size, for snapshots.
     capacity: usize,
 }
@@ -322,6 +326,7 @@ impl<T: Send + 'static> GraphStage for QueueStage<T> {
         let logic = QueueLogic {
             shape: SourceShape::new(),
             consumer,
+            woken_behind: false,
             capacity: self.capacity,
         };
         (Box::new(logic), SourceQueue { handle })
@@ -346,22 +351,27 @@ impl<T: Send + 'static> QueueLogic<T> {
             },
         };
         ctx.push(out, element)?;
-        if self.consumer.end_is_next()
-            && let Refill::End(outcome) = self.consumer.refill(Wait::No)
-        {
-            return self.end(outcome, ctx);
+        let look = self.consumer.end_is_next() || (self.woken_behind && self.consumer.is_empty());
+        if look {
+            self.woken_behind = false;
+            if let Refill::End(outcome) = self.consumer.refill(Wait::No) {
+                return self.end(outcome, ctx);
+            }
         }
         Ok(())
     }
 
     /// The handle woke the stage: an element arrived while it waited, or
     /// the queue ended. A failure overtakes the batch in hand; a
-    /// completion with nothing left to emit applies at once.
+    /// completion with nothing left to emit applies at once, one behind a
+    /// batch in hand right after its last element.
     fn woken(&mut self, ctx: &mut StageContext<'_>) -> StageResult {
         let out = self.shape.out;
         if !self.consumer.is_empty() {
             if let Some(error) = self.consumer.take_abort() {
                 ctx.fail(out, error);
+            } else {
+                self.woken_behind = true;
             }
             return Ok(());
         }

@@ -275,3 +275,26 @@ fn offer_is_dropped_only_when_the_queue_holds_its_capacity() {
     }
     shutdown(&system);
 }
+
+/// Completion needs no demand (Reactive Streams rule 1.4/Pekko): a queue
+/// completed while the stage holds a batch it already took completes right
+/// after the batch's last element, without another request.
+#[test]
+fn a_queue_completed_behind_a_taken_batch_completes_after_its_last_element() {
+    let (system, mat) = stream_system("queue-complete-behind-batch");
+    let (queue, mut down) = Source::queue(4)
+        .unwrap()
+        .to_mat(TestSink::probe(), Keep::both)
+        .run(&mat);
+    assert_eq!(queue.offer(1), QueueOfferResult::Enqueued);
+    assert_eq!(queue.offer(2), QueueOfferResult::Enqueued);
+    // The stage takes both as one batch when it pushes the first.
+    down.request(1);
+    assert_eq!(down.expect_next(), 1);
+    queue.complete();
+    down.request(1);
+    assert_eq!(down.expect_next(), 2);
+    // No more demand: the completion must still come.
+    down.expect_complete();
+    shutdown(&system);
+}
