@@ -147,6 +147,32 @@ fn a_panic_between_boundaries_cancels_upstream_with_its_cause() {
     });
 }
 
+/// The same with a failure an operator between two boundaries raises
+/// itself (`limit` fused into the relay fails the fill): upstream hears
+/// the cause, as it does with ports.
+#[test]
+fn a_failing_operator_between_boundaries_cancels_upstream_with_its_cause() {
+    both_ways("relay-limit-cause", |mat| {
+        let (upstream, done) = Source::from_iter(0u32..)
+            .via_mat(Flow::watch_termination(), Keep::right)
+            .async_boundary()
+            .limit(3)
+            .async_boundary()
+            .to_mat(Sink::ignore(), Keep::both)
+            .run(mat);
+        let error = done.wait().expect_err("the stream fails");
+        assert!(
+            matches!(error.kind(), ErrorKind::LimitExceeded { max: 3 }),
+            "{error:?}"
+        );
+        let cause = upstream.wait().expect_err("cancelled with the failure");
+        assert!(
+            matches!(cause.kind(), ErrorKind::LimitExceeded { max: 3 }),
+            "{cause:?}"
+        );
+    });
+}
+
 #[test]
 fn take_between_boundaries_completes_downstream_and_cancels_upstream() {
     both_ways("relay-take", |mat| {
