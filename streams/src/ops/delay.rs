@@ -98,10 +98,10 @@ impl<T: Send + 'static, D: FnMut(&T) -> Duration + Send + 'static> Delay<T, D> {
     /// Time the timer for the head (or stop it when the buffer is empty).
     fn arm(&self, ctx: &mut StageContext<'_>) {
         match self.buf.front() {
-            Some(&(at, _)) => {
-                let wait = at.saturating_duration_since(ctx.now());
-                ctx.schedule_once(TIMER, wait);
-            }
+            // For the head's due time itself: a delay computed from a
+            // clock reading would land late if the clock moved before the
+            // timer was armed.
+            Some(&(at, _)) => ctx.schedule_once_at(TIMER, at),
             None => ctx.cancel_timer(TIMER),
         }
     }
@@ -257,7 +257,7 @@ impl<T: Send + 'static> GraphStageLogic for Windowed<T> {
         // downstream asks.
         self.ends = deadline_after(ctx.now(), self.after);
         if !self.passed(ctx) {
-            ctx.schedule_once(TIMER, self.after);
+            ctx.schedule_once_at(TIMER, self.ends);
         } else if self.window == Window::TakeWithin {
             ctx.complete_stage(); // an empty window takes nothing
         }

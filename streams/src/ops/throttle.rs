@@ -189,7 +189,9 @@ impl<T: Send + 'static, C: FnMut(&T) -> u32 + Clone + Send + 'static> GraphStage
             })),
             ThrottleMode::Shaping => {
                 self.held = Some(element);
-                ctx.schedule_once(HELD, wait);
+                // For the instant the bucket names, not a delay from a
+                // later clock reading.
+                ctx.schedule_once_at(HELD, super::delay::deadline_after(now, wait));
                 Ok(())
             }
         }
