@@ -78,11 +78,11 @@ impl Tcp {
     /// thread runs), writes what it receives and emits what it reads.
     ///
     /// - Its materialized completion tells the connection's addresses, or
-    ///   fails with an [`IoError`] (`"connect"`) that also fails the flow.
+    ///   fails with an [`IoError`](weir_streams::io::IoError) (`"connect"`) that also fails the flow.
     /// - When upstream completes, the flow half-closes the connection
     ///   (shuts down writing) and goes on reading until the peer closes.
     /// - A read or write error (the peer resetting) fails the flow with an
-    ///   [`IoError`] (`"read"` / `"write"`).
+    ///   [`IoError`](weir_streams::io::IoError) (`"read"` / `"write"`).
     /// - Cancelling downstream closes the connection.
     pub fn outgoing_connection(
         handle: &Handle,
@@ -96,7 +96,7 @@ impl Tcp {
     ///
     /// A connection not made within the timeout (measured on the actor
     /// system's clock) fails the flow and its completion with an
-    /// [`IoError`] `"connect"` of kind `std::io::ErrorKind::TimedOut`.
+    /// [`IoError`](weir_streams::io::IoError) `"connect"` of kind `std::io::ErrorKind::TimedOut`.
     ///
     /// # Examples
     ///

@@ -93,7 +93,7 @@ impl IncomingConnection {
     /// `handler`, and what `handler` emits is written back. When `handler`
     /// completes, writing is shut down (a half-close); the returned
     /// completion tells when the connection's writing side ended, with the
-    /// byte count written, or its failure ([`IoError`] `"read"` /
+    /// byte count written, or its failure ([`IoError`](weir_streams::io::IoError) `"read"` /
     /// `"write"` for a peer that reset).
     pub fn handle_with(
         self,
@@ -119,7 +119,7 @@ impl IncomingConnection {
 impl Tcp {
     /// A source of the connections accepted at `addr`, on `handle`'s
     /// runtime (which must drive IO). Its completion gives the bound
-    /// address, or fails with an [`IoError`] (`"bind"`) that also fails
+    /// address, or fails with an [`IoError`](weir_streams::io::IoError) (`"bind"`) that also fails
     /// the source. Accepts wait for demand; cancelling the source unbinds.
     ///
     /// # Examples
