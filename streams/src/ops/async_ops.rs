@@ -57,13 +57,8 @@ pub trait AsyncOps: FlowOps {
         F: FnMut(Self::Out) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
-        at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow_with(
-            "map_async",
-            move |attributes: &Attributes| {
-                map_async::unpartitioned(parallelism, &f, true, attributes.supervision_strategy())
-            },
-        )))
+        let flow = map_async::unpartitioned_flow("map_async", parallelism, f, true)?;
+        Ok(self.via_flow(flow))
     }
 
     /// [`map_async`](Self::map_async), emitting results as they finish
@@ -99,13 +94,8 @@ pub trait AsyncOps: FlowOps {
         F: FnMut(Self::Out) -> Fut + Clone + Send + Sync + 'static,
         Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
     {
-        at_least_one(parallelism, "parallelism")?;
-        Ok(self.via_flow(logic_flow_with(
-            "map_async_unordered",
-            move |attributes: &Attributes| {
-                map_async::unpartitioned(parallelism, &f, false, attributes.supervision_strategy())
-            },
-        )))
+        let flow = map_async::unpartitioned_flow("map_async_unordered", parallelism, f, false)?;
+        Ok(self.via_flow(flow))
     }
 
     /// [`map_async`](Self::map_async) with at most one element per

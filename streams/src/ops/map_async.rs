@@ -35,11 +35,13 @@ use std::hash::Hash;
 use std::pin::Pin;
 use std::task::{Context, Poll, Waker};
 
-use crate::error::StreamError;
+use super::util::{at_least_one, logic_flow_with};
+use crate::blueprint::Flow;
+use crate::error::{ArgumentError, StreamError};
 use crate::overflow::upfront_capacity;
 use crate::stage::{
-    AsyncCallback, Directive, FlowShape, GraphStageLogic, InPort, OutPort, StageContext,
-    StageResult, SupervisionStrategy, supervised,
+    AsyncCallback, Attributes, Directive, FlowShape, GraphStageLogic, InPort, OutPort,
+    StageContext, StageResult, SupervisionStrategy, supervised,
 };
 use crate::tuning::MAX_PARALLELISM;
 
@@ -65,8 +67,28 @@ impl<T> Partitioner<T> for Unpartitioned {
     fn key(&mut self, _: &T) {}
 }
 
+/// The flow of `map_async` (`ordered`) or `map_async_unordered`, named
+/// `name`; `ArgumentError::Zero` for a zero `parallelism`.
+pub(crate) fn unpartitioned_flow<T, U, F, Fut>(
+    name: &'static str,
+    parallelism: usize,
+    f: F,
+    ordered: bool,
+) -> Result<Flow<T, U>, ArgumentError>
+where
+    T: Send + 'static,
+    U: Send + 'static,
+    F: FnMut(T) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = Result<U, StreamError>> + Send + 'static,
+{
+    at_least_one(parallelism, "parallelism")?;
+    Ok(logic_flow_with(name, move |attributes: &Attributes| {
+        unpartitioned(parallelism, &f, ordered, attributes.supervision_strategy())
+    }))
+}
+
 /// The logic of `map_async` (`ordered`) or `map_async_unordered`.
-pub(crate) fn unpartitioned<T, U, F, Fut>(
+fn unpartitioned<T, U, F, Fut>(
     parallelism: usize,
     f: &F,
     ordered: bool,
