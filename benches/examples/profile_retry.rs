@@ -1,45 +1,22 @@
 //! `RetryFlow`'s no-retry path and the plain `map_async(1)` it is held
 //! against (the `weir-bench async-ops` rows, ready futures), one variant per
 //! run, for callgrind:
-//! `cargo build --release -p weir-benches --example profile_retry`, then
+//! `cargo build --release -p weir-benches --features tokio --example profile_retry`, then
 //! `valgrind --tool=callgrind target/release/examples/profile_retry retry 100000`
 //! (or `plain`). Instructions per element are the difference between two
 //! element counts divided by the difference of the counts, so the fixed
 //! cost of starting the system drops out.
 
-use std::future::ready;
-use std::time::Duration;
-
-use weir_streams::RetryFlow;
+use weir_benches::async_ops::{Work, weir_map_async, weir_retry_no_retry};
 use weir_streams::prelude::*;
 
+/// The two rows of `weir-bench async-ops`, with ready futures.
 fn plain(n: u64, mat: &Materializer) -> u64 {
-    Source::range(0..n)
-        .map_async(1, |x: u64| ready(Ok::<_, StreamError>(x + 1)))
-        .expect("parallelism is not zero")
-        .run_with(Sink::fold(0u64, u64::wrapping_add), mat)
-        .wait()
-        .expect("the pipeline completes")
+    weir_map_async(n, 1, Work::Ready, mat)
 }
 
 fn retry(n: u64, mat: &Materializer) -> u64 {
-    let service = Flow::<u64>::new()
-        .map_async(1, |x: u64| ready(Ok::<_, StreamError>(x + 1)))
-        .expect("parallelism is not zero");
-    let retried = RetryFlow::with_backoff(
-        Duration::from_millis(1),
-        Duration::from_millis(100),
-        0.0,
-        3,
-        service,
-        |_: &u64, _: &u64| None,
-    )
-    .expect("valid backoff");
-    Source::range(0..n)
-        .via(retried)
-        .run_with(Sink::fold(0u64, u64::wrapping_add), mat)
-        .wait()
-        .expect("the pipeline completes")
+    weir_retry_no_retry(n, Work::Ready, mat)
 }
 
 fn main() {
